@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sources: /proc/kcore and ELF core files (process cores, kernel vmcores,
+ * our own outputs).  Opening a source parses and validates the ELF header,
+ * the program headers and every note; segment payloads are never read
+ * until asked for.
+ */
+#ifndef KCOREDUMP_SOURCE_H
+#define KCOREDUMP_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kcore_source_kind {
+	KCORE_SOURCE_LIVE_KCORE,   /* /proc/kcore of the running kernel */
+	KCORE_SOURCE_VMCORE,	   /* kernel memory image in an ELF core */
+	KCORE_SOURCE_PROCESS_CORE, /* user process core */
+	KCORE_SOURCE_ELF_CORE,	   /* an ELF core we cannot place */
+	KCORE_SOURCE_KIND_NUM
+};
+
+enum kcore_segment_class {
+	KCORE_CLASS_RAM,     /* direct-mapped RAM */
+	KCORE_CLASS_TEXT,    /* kernel image */
+	KCORE_CLASS_MODULES, /* module area */
+	KCORE_CLASS_VMALLOC, /* vmalloc area */
+	KCORE_CLASS_VMEMMAP, /* struct page array */
+	KCORE_CLASS_NOTE,    /* PT_NOTE */
+	KCORE_CLASS_FILE,    /* process: file-backed mapping */
+	KCORE_CLASS_ANON,    /* process: anonymous mapping */
+	KCORE_CLASS_STACK,   /* process: a thread's stack */
+	KCORE_CLASS_HEAP,    /* process: the brk heap */
+	KCORE_CLASS_VDSO,    /* process: vDSO */
+	KCORE_CLASS_OTHER,
+	KCORE_CLASS_NUM
+};
+
+/* "ram", "text", ... and back; -1 if unknown. */
+const char *kcore_segment_class_name(enum kcore_segment_class cls);
+int kcore_segment_class_from_name(const char *name);
+const char *kcore_source_kind_name(enum kcore_source_kind kind);
+
+struct kcore_segment {
+	unsigned index; /* program header index */
+	uint32_t type;	/* p_type */
+	uint32_t flags; /* p_flags */
+	uint64_t vaddr;
+	uint64_t paddr;
+	bool has_paddr; /* p_paddr is a real physical address */
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint64_t align;
+	enum kcore_segment_class cls;
+	const char *label; /* mapping name or kernel area name; may be NULL */
+};
+
+struct kcore_note {
+	const char *name; /* NUL-terminated */
+	uint32_t type;
+	const unsigned char *desc;
+	size_t descsz;
+	uint64_t offset;  /* file offset of the note header */
+	unsigned segment; /* index of the PT_NOTE program header */
+};
+
+struct kcore_source_info {
+	const char *path;
+	enum kcore_source_kind kind;
+	unsigned elf_class; /* 32 or 64 */
+	bool big_endian;
+	uint16_t machine; /* e_machine */
+	uint16_t e_type;
+	uint64_t page_size;   /* from VMCOREINFO, NT_AUXV or the default */
+	bool is_regular;      /* a regular file: holes can be asked for */
+	uint64_t file_size;   /* st_size */
+	uint64_t file_blocks; /* allocated bytes (st_blocks * 512) */
+	const char *kernel_release;    /* VMCOREINFO OSRELEASE, or NULL */
+	const char *vmcoreinfo_origin; /* "note", "sysfs" or NULL */
+	const char *process_name;      /* NT_PRPSINFO pr_fname, or NULL */
+	int32_t pid;		       /* first NT_PRSTATUS pid, or 0 */
+	unsigned nthreads;	       /* NT_PRSTATUS notes in a process core */
+	int32_t signal;		       /* signal that killed it, or 0 */
+	/* Kernel layout, from VMCOREINFO or derived from the segments. */
+	bool has_page_offset;
+	uint64_t page_offset; /* direct-map base */
+	bool has_vmalloc_start;
+	uint64_t vmalloc_start;
+	bool has_vmemmap_start;
+	uint64_t vmemmap_start;
+	bool has_kernel_offset;
+	uint64_t kernel_offset; /* KASLR offset */
+	bool has_phys_base;
+	uint64_t phys_base;
+};
+
+struct kcore_source;
+struct kcore_vmcoreinfo;
+
+struct kcore_open_opts {
+	/* I/O ops (NULL: the real system calls). */
+	const struct kcore_io_ops *io;
+	/*
+	 * Root under which "sys/kernel/vmcoreinfo" is looked up for kernels
+	 * without a VMCOREINFO note in kcore (NULL: "/").
+	 */
+	const char *sysroot;
+	/* Treat the source as the live kernel's kcore regardless of path. */
+	bool force_live;
+};
+
+struct kcore_error *kcore_source_open(const char *path,
+				      const struct kcore_open_opts *opts,
+				      struct kcore_source **ret);
+void kcore_source_destroy(struct kcore_source *src);
+
+const struct kcore_source_info *
+kcore_source_info(const struct kcore_source *src);
+size_t kcore_source_nsegments(const struct kcore_source *src);
+const struct kcore_segment *kcore_source_segment(const struct kcore_source *src,
+						 size_t i);
+size_t kcore_source_nnotes(const struct kcore_source *src);
+const struct kcore_note *kcore_source_note(const struct kcore_source *src,
+					   size_t i);
+/* The parsed VMCOREINFO, or NULL if the source has none. */
+const struct kcore_vmcoreinfo *
+kcore_source_vmcoreinfo(const struct kcore_source *src);
+int kcore_source_fd(const struct kcore_source *src);
+const struct kcore_io_ops *kcore_source_io(const struct kcore_source *src);
+
+/* Read file bytes [offset, offset + len) through the I/O layer. */
+struct kcore_error *kcore_source_pread(struct kcore_source *src, void *buf,
+				       size_t len, uint64_t offset);
+
+/*
+ * Read memory at a virtual (or, with _paddr, physical) address.  The whole
+ * range must lie in PT_LOAD segments; the part of a segment past p_filesz
+ * reads as zeros.  An address no segment maps is a KCORE_ERR_INVALID error
+ * naming it.
+ */
+struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
+					    uint64_t vaddr, void *buf,
+					    size_t len);
+struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
+					    uint64_t paddr, void *buf,
+					    size_t len);
+
+/*
+ * Count data and hole bytes of a segment's file range with
+ * SEEK_DATA/SEEK_HOLE.  Only meaningful for regular files.
+ */
+struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
+					     size_t segment, uint64_t *ret_data,
+					     uint64_t *ret_hole);
+
+/* Modules mapped in a process core, found through libdwfl. */
+struct kcore_module {
+	char *name;
+	uint64_t start;
+	uint64_t end;
+	unsigned char *build_id; /* NULL if none */
+	size_t build_id_len;
+	uint64_t build_id_vaddr;
+	char *file;	  /* main file found on this system, or NULL */
+	bool elf_in_core; /* no file, but the ELF headers are in the core */
+	char *debug_file; /* separate debug file, or NULL */
+};
+
+struct kcore_error *kcore_source_modules(struct kcore_source *src,
+					 struct kcore_module **ret,
+					 size_t *ret_count);
+void kcore_modules_free(struct kcore_module *mods, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line: the command table, option specs and shared helpers.
+ * Each command's options are declared once (struct cli_option) and give
+ * getopt's table, --help, the man page check and the shell completions.
+ */
+#ifndef KCOREDUMP_CLI_H
+#define KCOREDUMP_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "kcoredump/kcore.h"
+
+/* Exit statuses (documented in kcoredump(8)). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAILURE_ = 1, /* I/O error, out of memory, interrupted */
+	EXIT_USAGE = 2,
+	EXIT_MISMATCH = 3,  /* verify found a difference */
+	EXIT_BAD_INPUT = 4, /* malformed or unsupported input */
+	EXIT_ACCESS = 5,    /* permission, capability or lockdown */
+	EXIT_NOT_FOUND = 6, /* no such source (or no /proc/kcore) */
+};
+
+enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };
+
+struct cli_option {
+	const char *name; /* long name, without "--" */
+	int short_name;	  /* 0 if none */
+	enum cli_arg arg;
+	const char *argname; /* "FILE", "N", ... */
+	const char *help;
+	/* Completion: NULL (none), "@file", "@dir" or words "a b c". */
+	const char *complete;
+	int key; /* value getopt returns; short_name if set */
+};
+
+struct cli_ctx {
+	bool json;
+	const char *progname;
+};
+
+struct cli_command {
+	const char *name;
+	int (*run)(struct cli_ctx *ctx, int argc, char **argv);
+	const struct cli_option *options; /* ends with { 0 } */
+	const char *args;	   /* positional synopsis, e.g. "[SOURCE]" */
+	const char *args_complete; /* "@file" etc. */
+	const char *summary;
+	bool hidden;
+};
+
+extern const struct cli_command cli_commands[];
+const struct cli_command *cli_find_command(const char *name);
+
+/* The options every command takes, appended to its own. */
+extern const struct cli_option cli_common_options[];
+
+/*
+ * Parse argv for cmd.  Returns each option's key with *ret_arg set, -1 at
+ * the end (positional arguments then start at *ret_optind), or -2 after
+ * printing a usage error.  --help prints help and returns -3.
+ */
+struct cli_parser;
+struct cli_parser *cli_parser_create(const struct cli_command *cmd, int argc,
+				     char **argv);
+int cli_parser_next(struct cli_parser *p, const char **ret_arg);
+int cli_parser_optind(const struct cli_parser *p);
+void cli_parser_destroy(struct cli_parser *p);
+
+void cli_print_help(FILE *f, const struct cli_command *cmd);
+void cli_print_main_help(FILE *f);
+
+/* Report err on stderr (and as a JSON document with --json); frees it
+ * and returns the exit status for it. */
+int cli_fail(struct cli_ctx *ctx, struct kcore_error *err);
+/* A usage error: message on stderr, returns EXIT_USAGE. */
+int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int cli_exit_status(const struct kcore_error *err);
+
+/* Parse sizes ("4096", "0x1000", "4K", "1M", "2G") and addresses. */
+bool cli_parse_u64(const char *s, uint64_t *ret);
+bool cli_parse_size(const char *s, uint64_t *ret);
+/* "1.5 GiB" style, into buf. */
+const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
+
+int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_complete(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_help(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_version(struct cli_ctx *ctx, int argc, char **argv);
+
+#endif

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump info: collect the model, then render it as text or JSON. */
+#include <elf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "info-model.h"
+
+static struct kcore_error *collect(struct info_model *m, bool holes,
+				   bool modules)
+{
+	size_t n = kcore_source_nsegments(m->src);
+
+	m->info = kcore_source_info(m->src);
+	m->holes = calloc(n ? n : 1, sizeof(*m->holes));
+	if (!m->holes)
+		return &kcore_error_nomem;
+	for (size_t i = 0; holes && m->info->is_regular && i < n; i++) {
+		const struct kcore_segment *seg =
+			kcore_source_segment(m->src, i);
+		struct kcore_error *err;
+
+		if (seg->type != PT_LOAD || !seg->filesz)
+			continue;
+		err = kcore_source_count_holes(m->src, i, &m->holes[i].data,
+					       &m->holes[i].hole);
+		if (err)
+			return err;
+		m->holes[i].known = true;
+	}
+	if (modules && m->info->kind == KCORE_SOURCE_PROCESS_CORE &&
+	    m->show_segments) {
+		struct kcore_error *err =
+			kcore_source_modules(m->src, &m->modules, &m->nmodules);
+
+		m->modules_listed = true;
+		if (err) {
+			/* Not fatal: the rest of the report stands. */
+			m->modules_error = kcore_error_describe(err);
+			kcore_error_destroy(err);
+		}
+	}
+	return NULL;
+}
+
+int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find_command("info");
+	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
+	struct info_model m = { .show_segments = true, .show_notes = true };
+	bool holes = true, modules = true;
+	const char *source = "/proc/kcore", *arg;
+	struct kcore_error *err;
+	int c, status = EXIT_OK;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
+		case 1000:
+			m.show_notes = false;
+			break;
+		case 1001:
+			m.show_segments = false;
+			break;
+		case 1002:
+			holes = false;
+			break;
+		case 1003:
+			modules = false;
+			break;
+		case 'r':
+			m.all_registers = true;
+			break;
+		}
+	}
+	if (c == -3 || c == -2) {
+		cli_parser_destroy(p);
+		return c == -3 ? EXIT_OK : EXIT_USAGE;
+	}
+	int first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (argc - first > 1)
+		return cli_usage_error(ctx, "info",
+				       "takes one SOURCE, got %d arguments",
+				       argc - first);
+	if (!m.show_notes && !m.show_segments)
+		return cli_usage_error(ctx, "info",
+				       "--segments-only and --notes-only "
+				       "exclude each other");
+	if (argc - first == 1)
+		source = argv[first];
+	err = kcore_source_open(source, NULL, &m.src);
+	if (err)
+		return cli_fail(ctx, err);
+	err = collect(&m, holes, modules);
+	if (err) {
+		status = cli_fail(ctx, err);
+	} else if (ctx->json) {
+		render_info_json(stdout, &m);
+	} else {
+		render_info_text(stdout, &m);
+	}
+	if (fflush(stdout) != 0 && status == EXIT_OK)
+		status = cli_fail(ctx, kcore_error_create(KCORE_ERR_OS, errno,
+							  "<stdout>",
+							  "write failed"));
+	kcore_modules_free(m.modules, m.nmodules);
+	free(m.modules_error);
+	free(m.holes);
+	kcore_source_destroy(m.src);
+	return status;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/* The JSON writer. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+
+void json_init(struct json *j, FILE *f)
+{
+	j->f = f;
+	j->depth = 0;
+	j->need_comma[0] = false;
+}
+
+static void put_escaped(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < len) {
+		unsigned char c = p[i];
+		size_t n = 0;
+
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+			i++;
+			continue;
+		}
+		if (c < 0x20 || c == 0x7f) {
+			switch (c) {
+			case '\n':
+				fputs("\\n", f);
+				break;
+			case '\t':
+				fputs("\\t", f);
+				break;
+			case '\r':
+				fputs("\\r", f);
+				break;
+			default:
+				fprintf(f, "\\u%04x", c);
+			}
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			fputc(c, f);
+			i++;
+			continue;
+		}
+		/* Copy a valid UTF-8 sequence; escape a stray byte. */
+		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
+			n = 2;
+		else if ((c & 0xf0) == 0xe0)
+			n = 3;
+		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
+			n = 4;
+		bool valid = n && i + n <= len;
+		for (size_t k = 1; valid && k < n; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				valid = false;
+		if (valid && n == 3 &&
+		    ((c == 0xe0 && p[i + 1] < 0xa0) ||
+		     (c == 0xed && p[i + 1] >= 0xa0)))
+			valid = false;
+		if (valid && n == 4 &&
+		    ((c == 0xf0 && p[i + 1] < 0x90) ||
+		     (c == 0xf4 && p[i + 1] >= 0x90)))
+			valid = false;
+		if (valid) {
+			fwrite(p + i, 1, n, f);
+			i += n;
+		} else {
+			fprintf(f, "\\u%04x", c);
+			i++;
+		}
+	}
+	fputc('"', f);
+}
+
+static void begin_value(struct json *j, const char *key)
+{
+	if (j->need_comma[j->depth])
+		fputc(',', j->f);
+	j->need_comma[j->depth] = true;
+	if (j->depth) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	if (key) {
+		put_escaped(j->f, key, strlen(key));
+		fputs(": ", j->f);
+	}
+}
+
+static void open_nested(struct json *j, const char *key, char c)
+{
+	begin_value(j, key);
+	fputc(c, j->f);
+	if (j->depth + 1 < JSON_MAX_DEPTH)
+		j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void close_nested(struct json *j, char c)
+{
+	bool had = j->need_comma[j->depth];
+
+	if (j->depth > 0)
+		j->depth--;
+	if (had) {
+		fputc('\n', j->f);
+		for (int i = 0; i < j->depth; i++)
+			fputs("  ", j->f);
+	}
+	fputc(c, j->f);
+}
+
+void json_object_begin(struct json *j, const char *key)
+{
+	open_nested(j, key, '{');
+}
+
+void json_object_end(struct json *j)
+{
+	close_nested(j, '}');
+}
+
+void json_array_begin(struct json *j, const char *key)
+{
+	open_nested(j, key, '[');
+}
+
+void json_array_end(struct json *j)
+{
+	close_nested(j, ']');
+}
+
+void json_string(struct json *j, const char *key, const char *value)
+{
+	if (!value) {
+		json_null(j, key);
+		return;
+	}
+	json_string_len(j, key, value, strlen(value));
+}
+
+void json_string_len(struct json *j, const char *key, const char *value,
+		     size_t len)
+{
+	begin_value(j, key);
+	put_escaped(j->f, value, len);
+}
+
+void json_u64(struct json *j, const char *key, uint64_t value)
+{
+	begin_value(j, key);
+	fprintf(j->f, "%" PRIu64, value);
+}
+
+void json_i64(struct json *j, const char *key, int64_t value)
+{
+	begin_value(j, key);
+	fprintf(j->f, "%" PRId64, value);
+}
+
+void json_double(struct json *j, const char *key, double value)
+{
+	begin_value(j, key);
+	if (isfinite(value))
+		fprintf(j->f, "%.6g", value);
+	else
+		fputs("null", j->f);
+}
+
+void json_bool(struct json *j, const char *key, bool value)
+{
+	begin_value(j, key);
+	fputs(value ? "true" : "false", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	begin_value(j, key);
+	fputs("null", j->f);
+}
+
+void json_hex(struct json *j, const char *key, uint64_t value)
+{
+	begin_value(j, key);
+	fprintf(j->f, "\"0x%" PRIx64 "\"", value);
+}
+
+void json_finish(struct json *j)
+{
+	fputc('\n', j->f);
+	fflush(j->f);
+}

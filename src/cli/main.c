@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump: the command table and dispatch. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct cli_option info_options[] = {
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print one JSON document instead of text", NULL, 'j' },
+	{ "segments-only", 0, CLI_ARG_NONE, NULL,
+	  "show only the source summary and segments", NULL, 1000 },
+	{ "notes-only", 0, CLI_ARG_NONE, NULL,
+	  "show only the source summary and notes", NULL, 1001 },
+	{ "no-holes", 0, CLI_ARG_NONE, NULL,
+	  "do not count data and hole bytes with SEEK_DATA/SEEK_HOLE", NULL,
+	  1002 },
+	{ "no-modules", 0, CLI_ARG_NONE, NULL,
+	  "do not list the modules of a process core (libdwfl)", NULL, 1003 },
+	{ "registers", 'r', CLI_ARG_NONE, NULL,
+	  "show every register of each NT_PRSTATUS in text output", NULL, 'r' },
+	{ 0 },
+};
+
+static const struct cli_option complete_options[] = {
+	{ "shell", 0, CLI_ARG_REQUIRED, "SHELL",
+	  "print the completion script for SHELL", "bash zsh fish", 1100 },
+	{ 0 },
+};
+
+static const struct cli_option no_options[] = { { 0 } };
+
+const struct cli_command cli_commands[] = {
+	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
+	  "describe a kcore or ELF core: source, segments, notes", false },
+	{ "help", cmd_help, no_options, "[COMMAND]", "@command",
+	  "show help for kcoredump or a command", false },
+	{ "version", cmd_version, no_options, NULL, NULL, "show the version",
+	  false },
+	{ "__complete", cmd_complete, complete_options, "[COMMAND]", NULL,
+	  "completion helper for the shell scripts", true },
+	{ 0 },
+};
+
+const struct cli_command *cli_find_command(const char *name)
+{
+	for (const struct cli_command *c = cli_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned prev = row[0];
+
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned best = prev + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+static int unknown_command(const char *name)
+{
+	const struct cli_command *best = NULL;
+	unsigned best_d = 3;
+
+	for (const struct cli_command *c = cli_commands; c->name; c++) {
+		unsigned d = edit_distance(name, c->name);
+
+		if (!c->hidden && d < best_d) {
+			best_d = d;
+			best = c;
+		}
+	}
+	fprintf(stderr, "kcoredump: '%s' is not a command.", name);
+	if (best)
+		fprintf(stderr, " Did you mean '%s'?", best->name);
+	fprintf(stderr, "\nRun 'kcoredump --help' for the list.\n");
+	return EXIT_USAGE;
+}
+
+int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc > 1 && strcmp(argv[1], "--help") != 0 &&
+	    strcmp(argv[1], "-h") != 0) {
+		cmd = cli_find_command(argv[1]);
+		if (!cmd)
+			return unknown_command(argv[1]);
+		cli_print_help(stdout, cmd);
+		return EXIT_OK;
+	}
+	if (argc > 1) {
+		cli_print_help(stdout, cli_find_command("help"));
+		return EXIT_OK;
+	}
+	cli_print_main_help(stdout);
+	return EXIT_OK;
+}
+
+int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
+{
+	if (argc > 1 &&
+	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		cli_print_help(stdout, cli_find_command("version"));
+		return EXIT_OK;
+	}
+	printf("kcoredump %s\n", KCOREDUMP_VERSION);
+	return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli_ctx ctx = { .progname = "kcoredump" };
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		cli_print_main_help(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		cli_print_main_help(stdout);
+		return EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(&ctx, 1, argv);
+	cmd = cli_find_command(argv[1]);
+	if (!cmd)
+		return unknown_command(argv[1]);
+	return cmd->run(&ctx, argc - 1, argv + 1);
+}

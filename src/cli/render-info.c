@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: MIT
+/* Renderers for `kcoredump info`: aligned text and one JSON document.
+ * Both are pure functions of the model. */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "info-model.h"
+#include "json.h"
+
+#ifndef NT_TASKSTRUCT
+#define NT_TASKSTRUCT 4
+#endif
+
+const char *machine_name(uint16_t machine, char *buf, size_t size)
+{
+	switch (machine) {
+	case EM_X86_64:
+		return "x86_64";
+	case EM_AARCH64:
+		return "aarch64";
+	case EM_386:
+		return "i386";
+	case EM_ARM:
+		return "arm";
+	case EM_PPC64:
+		return "ppc64";
+	case EM_PPC:
+		return "ppc";
+	case EM_S390:
+		return "s390";
+	case EM_RISCV:
+		return "riscv";
+	case EM_LOONGARCH:
+		return "loongarch";
+	case EM_MIPS:
+		return "mips";
+	}
+	snprintf(buf, size, "EM_%u", machine);
+	return buf;
+}
+
+static const char *kind_text(enum kcore_source_kind kind)
+{
+	switch (kind) {
+	case KCORE_SOURCE_LIVE_KCORE:
+		return "live kernel memory (/proc/kcore)";
+	case KCORE_SOURCE_VMCORE:
+		return "kernel vmcore (ELF)";
+	case KCORE_SOURCE_PROCESS_CORE:
+		return "process core";
+	default:
+		return "ELF core (unknown origin)";
+	}
+}
+
+static const char *type_text(uint32_t type, char *buf, size_t size)
+{
+	switch (type) {
+	case PT_LOAD:
+		return "LOAD";
+	case PT_NOTE:
+		return "NOTE";
+	case PT_NULL:
+		return "NULL";
+	}
+	snprintf(buf, size, "0x%x", type);
+	return buf;
+}
+
+static void flags_text(uint32_t flags, char out[4])
+{
+	out[0] = flags & PF_R ? 'R' : '-';
+	out[1] = flags & PF_W ? 'W' : '-';
+	out[2] = flags & PF_X ? 'X' : '-';
+	out[3] = '\0';
+}
+
+/* Which VMCOREINFO lines the summary names, and how. */
+struct summary_key {
+	const char *json;
+	const char *key;
+	bool hex; /* print as an address */
+};
+
+static const struct summary_key summary_keys[] = {
+	{ "osrelease", "OSRELEASE", false },
+	{ "build_id", "BUILD-ID", false },
+	{ "page_size", "PAGESIZE", false },
+	{ "kernel_offset", "KERNELOFFSET", true },
+	{ "phys_base", "NUMBER(phys_base)", true },
+	{ "swapper_pg_dir", "SYMBOL(swapper_pg_dir)", true },
+	{ "init_top_pgt", "SYMBOL(init_top_pgt)", true },
+	{ "stext", "SYMBOL(_stext)", true },
+	{ "pgtable_l5_enabled", "NUMBER(pgtable_l5_enabled)", false },
+	{ "kernel_image_size", "NUMBER(KERNEL_IMAGE_SIZE)", true },
+	{ "crashtime", "CRASHTIME", false },
+};
+
+/* ---- text ---- */
+
+static void text_source(FILE *f, const struct info_model *m)
+{
+	const struct kcore_source_info *in = m->info;
+	char mbuf[16], s1[32], s2[32];
+
+	fprintf(f, "Source:       %s\n", in->path);
+	fprintf(f, "Kind:         %s\n", kind_text(in->kind));
+	fprintf(f, "Machine:      %s, ELF%u, %s-endian\n",
+		machine_name(in->machine, mbuf, sizeof(mbuf)), in->elf_class,
+		in->big_endian ? "big" : "little");
+	fprintf(f, "Page size:    %" PRIu64 "\n", in->page_size);
+	if (in->kernel_release)
+		fprintf(f, "Kernel:       %s (VMCOREINFO from %s)\n",
+			in->kernel_release, in->vmcoreinfo_origin);
+	if (in->kind == KCORE_SOURCE_PROCESS_CORE) {
+		const char *sig = kcore_signal_name(in->signal);
+
+		fprintf(f, "Process:      %s, pid %d, %u thread%s",
+			in->process_name ? in->process_name : "?", in->pid,
+			in->nthreads, in->nthreads == 1 ? "" : "s");
+		if (in->signal)
+			fprintf(f, ", killed by signal %d%s%s%s", in->signal,
+				sig ? " (" : "", sig ? sig : "",
+				sig ? ")" : "");
+		fputc('\n', f);
+	}
+	if (in->is_regular)
+		fprintf(f, "File size:    %s (%s allocated)\n",
+			cli_human_size(in->file_size, s1, sizeof(s1)),
+			cli_human_size(in->file_blocks, s2, sizeof(s2)));
+	if (in->kind == KCORE_SOURCE_LIVE_KCORE ||
+	    in->kind == KCORE_SOURCE_VMCORE) {
+		if (in->has_page_offset)
+			fprintf(f, "Direct map:   0x%" PRIx64 "\n",
+				in->page_offset);
+		if (in->has_vmalloc_start)
+			fprintf(f, "Vmalloc:      0x%" PRIx64 "\n",
+				in->vmalloc_start);
+		if (in->has_vmemmap_start)
+			fprintf(f, "Vmemmap:      0x%" PRIx64 "\n",
+				in->vmemmap_start);
+		if (in->has_kernel_offset)
+			fprintf(f, "KASLR offset: 0x%" PRIx64 "\n",
+				in->kernel_offset);
+	}
+}
+
+static void text_segments(FILE *f, const struct info_model *m)
+{
+	size_t n = kcore_source_nsegments(m->src);
+	char tbuf[16], fl[4], s1[32], s2[32], s3[32], s4[32];
+
+	fprintf(f, "\nSegments (%zu program headers):\n", n);
+	fprintf(f, "  %4s %-4s %-3s %-7s %-37s %-18s %-18s %10s %10s", "IDX",
+		"TYPE", "FLG", "CLASS", "VIRTUAL RANGE", "PHYSICAL", "OFFSET",
+		"SIZE", "IN FILE");
+	if (m->info->is_regular)
+		fprintf(f, " %10s %10s", "DATA", "HOLES");
+	fprintf(f, "  LABEL\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_segment *s = kcore_source_segment(m->src, i);
+		char range[48] = "-", phys[24] = "-";
+
+		if (s->type == PT_LOAD)
+			snprintf(range, sizeof(range),
+				 "0x%016" PRIx64 "-0x%016" PRIx64, s->vaddr,
+				 s->vaddr + s->memsz);
+		if (s->has_paddr)
+			snprintf(phys, sizeof(phys), "0x%" PRIx64, s->paddr);
+		flags_text(s->flags, fl);
+		fprintf(f,
+			"  %4u %-4s %-3s %-7s %-37s %-18s 0x%-16" PRIx64
+			" %10s",
+			s->index, type_text(s->type, tbuf, sizeof(tbuf)), fl,
+			kcore_segment_class_name(s->cls), range, phys,
+			s->offset,
+			cli_human_size(s->type == PT_LOAD ? s->memsz
+							  : s->filesz,
+				       s1, sizeof(s1)));
+		fprintf(f, " %10s", cli_human_size(s->filesz, s4, sizeof(s4)));
+		if (m->info->is_regular) {
+			if (m->holes[i].known)
+				fprintf(f, " %10s %10s",
+					cli_human_size(m->holes[i].data, s2,
+						       sizeof(s2)),
+					cli_human_size(m->holes[i].hole, s3,
+						       sizeof(s3)));
+			else
+				fprintf(f, " %10s %10s", "-", "-");
+		}
+		fprintf(f, "  %s\n", s->label ? s->label : "");
+	}
+}
+
+static void text_prstatus(FILE *f, const struct info_model *m,
+			  const struct kcore_prstatus *st)
+{
+	const char *sig = kcore_signal_name(st->cursig);
+	unsigned shown = 0;
+
+	fprintf(f, "      pid %d, ppid %d, pgrp %d, sid %d, signal %d%s%s%s\n",
+		st->pid, st->ppid, st->pgrp, st->sid, st->cursig,
+		sig ? " (" : "", sig ? sig : "", sig ? ")" : "");
+	for (unsigned i = 0; i < st->nregs; i++) {
+		const char *name = st->reg_names[i];
+
+		if (!m->all_registers && strcmp(name, "rip") &&
+		    strcmp(name, "rsp") && strcmp(name, "rbp") &&
+		    strcmp(name, "pc") && strcmp(name, "sp") &&
+		    strcmp(name, "x29") && strcmp(name, "x30"))
+			continue;
+		fprintf(f, "%s%8s 0x%016" PRIx64, shown % 3 ? "" : "      ",
+			name, st->regs[i]);
+		if (++shown % 3 == 0)
+			fputc('\n', f);
+	}
+	if (shown % 3)
+		fputc('\n', f);
+}
+
+static void text_note_body(FILE *f, const struct info_model *m,
+			   const struct kcore_note *note)
+{
+	struct kcore_error *err = NULL;
+	bool core = strcmp(note->name, "CORE") == 0;
+
+	if (core && note->type == NT_PRSTATUS) {
+		struct kcore_prstatus st;
+
+		err = kcore_note_prstatus(m->src, note, &st);
+		if (!err)
+			text_prstatus(f, m, &st);
+	} else if (core && note->type == NT_PRPSINFO) {
+		struct kcore_prpsinfo ps;
+
+		err = kcore_note_prpsinfo(m->src, note, &ps);
+		if (!err)
+			fprintf(f,
+				"      comm \"%s\", args \"%s\", state %c, "
+				"uid %u, gid %u, pid %d, ppid %d\n",
+				ps.fname, ps.psargs, ps.sname ? ps.sname : '?',
+				ps.uid, ps.gid, ps.pid, ps.ppid);
+	} else if (core && note->type == NT_SIGINFO) {
+		struct kcore_siginfo si;
+
+		err = kcore_note_siginfo(m->src, note, &si);
+		if (!err) {
+			const char *sig = kcore_signal_name(si.signo);
+
+			fprintf(f, "      signal %d%s%s%s, code %d, errno %d",
+				si.signo, sig ? " (" : "", sig ? sig : "",
+				sig ? ")" : "", si.code, si.err);
+			if (si.has_addr)
+				fprintf(f, ", fault address 0x%" PRIx64,
+					si.addr);
+			if (si.has_sender)
+				fprintf(f, ", sent by pid %d uid %u", si.pid,
+					si.uid);
+			fputc('\n', f);
+		}
+	} else if (core && note->type == NT_AUXV) {
+		struct kcore_auxv_entry *av;
+		size_t n;
+
+		err = kcore_note_auxv(m->src, note, &av, &n);
+		for (size_t i = 0; !err && i < n; i++) {
+			const char *name = kcore_auxv_name(av[i].type);
+
+			if (name)
+				fprintf(f, "      %-22s", name);
+			else
+				fprintf(f, "      AT_%-19" PRIu64, av[i].type);
+			if (kcore_auxv_is_address(av[i].type))
+				fprintf(f, "0x%" PRIx64 "\n", av[i].value);
+			else
+				fprintf(f, "%" PRIu64 "\n", av[i].value);
+		}
+		if (!err)
+			free(av);
+	} else if (core && note->type == NT_FILE) {
+		struct kcore_file_table ft;
+
+		err = kcore_note_file(m->src, note, &ft);
+		if (!err) {
+			fprintf(f,
+				"      %zu mapped files, page size %" PRIu64
+				"\n",
+				ft.count, ft.page_size);
+			for (size_t i = 0; i < ft.count; i++)
+				fprintf(f,
+					"      0x%016" PRIx64 "-0x%016" PRIx64
+					" offset 0x%-8" PRIx64 " %s\n",
+					ft.entries[i].start, ft.entries[i].end,
+					ft.entries[i].offset,
+					ft.entries[i].name);
+			free(ft.entries);
+		}
+	} else if (strcmp(note->name, "VMCOREINFO") == 0) {
+		fprintf(f, "      (decoded below)\n");
+	}
+	if (err) {
+		char *msg = kcore_error_describe(err);
+
+		fprintf(f, "      not decoded: %s\n", msg ? msg : "?");
+		free(msg);
+		kcore_error_destroy(err);
+	}
+}
+
+static void text_notes(FILE *f, const struct info_model *m)
+{
+	size_t n = kcore_source_nnotes(m->src);
+
+	fprintf(f, "\nNotes (%zu):\n", n);
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_note *note = kcore_source_note(m->src, i);
+		const char *tname =
+			kcore_note_type_name(note->name, note->type);
+
+		fprintf(f, "  [%zu] %s ", i, note->name);
+		if (tname)
+			fprintf(f, "%s", tname);
+		else
+			fprintf(f, "type 0x%x", note->type);
+		fprintf(f, ", %zu bytes at offset 0x%" PRIx64 "\n",
+			note->descsz, note->offset);
+		text_note_body(f, m, note);
+	}
+}
+
+static void text_vmcoreinfo(FILE *f, const struct info_model *m)
+{
+	const struct kcore_vmcoreinfo *vi = kcore_source_vmcoreinfo(m->src);
+	size_t n;
+
+	if (!vi)
+		return;
+	n = kcore_vmcoreinfo_count(vi);
+	fprintf(f, "\nVMCOREINFO (%zu lines, from the %s):\n", n,
+		m->info->vmcoreinfo_origin);
+	for (size_t i = 0; i < sizeof(summary_keys) / sizeof(summary_keys[0]);
+	     i++) {
+		const char *v = kcore_vmcoreinfo_get(vi, summary_keys[i].key);
+
+		if (v)
+			fprintf(f, "  %-28s %s\n", summary_keys[i].key, v);
+	}
+	fprintf(f, "  All lines:\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_vmcoreinfo_entry *e =
+			kcore_vmcoreinfo_entry(vi, i);
+
+		fprintf(f, "    %s=%s\n", e->key, e->value);
+	}
+}
+
+static void text_modules(FILE *f, const struct info_model *m)
+{
+	if (!m->modules_listed)
+		return;
+	fprintf(f, "\nModules (%zu, via libdwfl):\n", m->nmodules);
+	if (m->modules_error)
+		fprintf(f, "  not listed: %s\n", m->modules_error);
+	for (size_t i = 0; i < m->nmodules; i++) {
+		const struct kcore_module *mod = &m->modules[i];
+
+		fprintf(f, "  0x%016" PRIx64 "+0x%-8" PRIx64 " ", mod->start,
+			mod->end - mod->start);
+		if (mod->build_id_len) {
+			for (size_t k = 0; k < mod->build_id_len; k++)
+				fprintf(f, "%02x", mod->build_id[k]);
+			fprintf(f, "@0x%" PRIx64, mod->build_id_vaddr);
+		} else {
+			fputc('-', f);
+		}
+		fprintf(f, " %s %s %s\n",
+			mod->file	   ? mod->file
+			: mod->elf_in_core ? "."
+					   : "-",
+			mod->debug_file ? mod->debug_file : "-", mod->name);
+	}
+}
+
+void render_info_text(FILE *f, const struct info_model *m)
+{
+	text_source(f, m);
+	if (m->show_segments) {
+		text_segments(f, m);
+		text_modules(f, m);
+	}
+	if (m->show_notes) {
+		text_notes(f, m);
+		text_vmcoreinfo(f, m);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_source(struct json *j, const struct info_model *m)
+{
+	const struct kcore_source_info *in = m->info;
+	char mbuf[16];
+
+	json_object_begin(j, "source");
+	json_string(j, "path", in->path);
+	json_string(j, "kind", kcore_source_kind_name(in->kind));
+	json_string(j, "machine",
+		    machine_name(in->machine, mbuf, sizeof(mbuf)));
+	json_u64(j, "e_machine", in->machine);
+	json_u64(j, "elf_class", in->elf_class);
+	json_string(j, "byte_order", in->big_endian ? "big" : "little");
+	json_u64(j, "page_size", in->page_size);
+	json_string(j, "kernel_release", in->kernel_release);
+	json_string(j, "vmcoreinfo_origin", in->vmcoreinfo_origin);
+	json_bool(j, "regular_file", in->is_regular);
+	if (in->is_regular) {
+		json_u64(j, "file_size", in->file_size);
+		json_u64(j, "allocated_bytes", in->file_blocks);
+	}
+	if (in->kind == KCORE_SOURCE_PROCESS_CORE) {
+		const char *sig = kcore_signal_name(in->signal);
+
+		json_object_begin(j, "process");
+		json_string(j, "name", in->process_name);
+		json_i64(j, "pid", in->pid);
+		json_u64(j, "threads", in->nthreads);
+		json_i64(j, "signal", in->signal);
+		json_string(j, "signal_name", sig);
+		json_object_end(j);
+	}
+	if (in->kind == KCORE_SOURCE_LIVE_KCORE ||
+	    in->kind == KCORE_SOURCE_VMCORE) {
+		json_object_begin(j, "layout");
+		if (in->has_page_offset)
+			json_hex(j, "page_offset_base", in->page_offset);
+		if (in->has_vmalloc_start)
+			json_hex(j, "vmalloc_base", in->vmalloc_start);
+		if (in->has_vmemmap_start)
+			json_hex(j, "vmemmap_base", in->vmemmap_start);
+		if (in->has_kernel_offset)
+			json_hex(j, "kernel_offset", in->kernel_offset);
+		if (in->has_phys_base)
+			json_hex(j, "phys_base", in->phys_base);
+		json_object_end(j);
+	}
+	json_object_end(j);
+}
+
+static void json_segments(struct json *j, const struct info_model *m)
+{
+	size_t n = kcore_source_nsegments(m->src);
+	char tbuf[16], fl[4];
+
+	json_array_begin(j, "segments");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_segment *s = kcore_source_segment(m->src, i);
+
+		json_object_begin(j, NULL);
+		json_u64(j, "index", s->index);
+		json_string(j, "type", type_text(s->type, tbuf, sizeof(tbuf)));
+		json_u64(j, "p_type", s->type);
+		flags_text(s->flags, fl);
+		json_string(j, "flags", fl);
+		json_string(j, "class", kcore_segment_class_name(s->cls));
+		json_string(j, "label", s->label);
+		json_hex(j, "vaddr", s->vaddr);
+		json_hex(j, "vend", s->vaddr + s->memsz);
+		if (s->has_paddr) {
+			json_hex(j, "paddr", s->paddr);
+			json_hex(j, "pend", s->paddr + s->memsz);
+		} else {
+			json_null(j, "paddr");
+		}
+		json_hex(j, "p_paddr", s->paddr);
+		json_hex(j, "offset", s->offset);
+		json_u64(j, "filesz", s->filesz);
+		json_u64(j, "memsz", s->memsz);
+		json_u64(j, "align", s->align);
+		if (m->holes[i].known) {
+			json_u64(j, "data_bytes", m->holes[i].data);
+			json_u64(j, "hole_bytes", m->holes[i].hole);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_timeval(struct json *j, const char *key,
+			 const struct kcore_timeval *tv)
+{
+	json_object_begin(j, key);
+	json_i64(j, "sec", tv->sec);
+	json_i64(j, "usec", tv->usec);
+	json_object_end(j);
+}
+
+static void json_note_body(struct json *j, const struct info_model *m,
+			   const struct kcore_note *note)
+{
+	struct kcore_error *err = NULL;
+	bool core = strcmp(note->name, "CORE") == 0;
+
+	if (core && note->type == NT_PRSTATUS) {
+		struct kcore_prstatus st;
+
+		err = kcore_note_prstatus(m->src, note, &st);
+		if (!err) {
+			json_object_begin(j, "prstatus");
+			json_i64(j, "pid", st.pid);
+			json_i64(j, "ppid", st.ppid);
+			json_i64(j, "pgrp", st.pgrp);
+			json_i64(j, "sid", st.sid);
+			json_i64(j, "signal", st.cursig);
+			json_string(j, "signal_name",
+				    kcore_signal_name(st.cursig));
+			json_i64(j, "si_signo", st.signo);
+			json_i64(j, "si_code", st.code);
+			json_i64(j, "si_errno", st.err);
+			json_hex(j, "sigpend", st.sigpend);
+			json_hex(j, "sighold", st.sighold);
+			json_timeval(j, "utime", &st.utime);
+			json_timeval(j, "stime", &st.stime);
+			json_timeval(j, "cutime", &st.cutime);
+			json_timeval(j, "cstime", &st.cstime);
+			json_object_begin(j, "registers");
+			for (unsigned i = 0; i < st.nregs; i++)
+				json_hex(j, st.reg_names[i], st.regs[i]);
+			json_object_end(j);
+			json_i64(j, "fpvalid", st.fpvalid);
+			json_object_end(j);
+		}
+	} else if (core && note->type == NT_PRPSINFO) {
+		struct kcore_prpsinfo ps;
+
+		err = kcore_note_prpsinfo(m->src, note, &ps);
+		if (!err) {
+			char sname[2] = { ps.sname, 0 };
+
+			json_object_begin(j, "prpsinfo");
+			json_i64(j, "state", ps.state);
+			json_string(j, "sname", sname);
+			json_i64(j, "zomb", ps.zomb);
+			json_i64(j, "nice", ps.nice);
+			json_hex(j, "flag", ps.flag);
+			json_u64(j, "uid", ps.uid);
+			json_u64(j, "gid", ps.gid);
+			json_i64(j, "pid", ps.pid);
+			json_i64(j, "ppid", ps.ppid);
+			json_i64(j, "pgrp", ps.pgrp);
+			json_i64(j, "sid", ps.sid);
+			json_string(j, "fname", ps.fname);
+			json_string(j, "psargs", ps.psargs);
+			json_object_end(j);
+		}
+	} else if (core && note->type == NT_SIGINFO) {
+		struct kcore_siginfo si;
+
+		err = kcore_note_siginfo(m->src, note, &si);
+		if (!err) {
+			json_object_begin(j, "siginfo");
+			json_i64(j, "signo", si.signo);
+			json_string(j, "signal_name",
+				    kcore_signal_name(si.signo));
+			json_i64(j, "code", si.code);
+			json_i64(j, "errno", si.err);
+			if (si.has_addr)
+				json_hex(j, "addr", si.addr);
+			if (si.has_sender) {
+				json_i64(j, "sender_pid", si.pid);
+				json_u64(j, "sender_uid", si.uid);
+			}
+			json_object_end(j);
+		}
+	} else if (core && note->type == NT_AUXV) {
+		struct kcore_auxv_entry *av;
+		size_t n;
+
+		err = kcore_note_auxv(m->src, note, &av, &n);
+		if (!err) {
+			json_array_begin(j, "auxv");
+			for (size_t i = 0; i < n; i++) {
+				json_object_begin(j, NULL);
+				json_u64(j, "type", av[i].type);
+				json_string(j, "name",
+					    kcore_auxv_name(av[i].type));
+				json_hex(j, "value", av[i].value);
+				json_object_end(j);
+			}
+			json_array_end(j);
+			free(av);
+		}
+	} else if (core && note->type == NT_FILE) {
+		struct kcore_file_table ft;
+
+		err = kcore_note_file(m->src, note, &ft);
+		if (!err) {
+			json_object_begin(j, "file");
+			json_u64(j, "page_size", ft.page_size);
+			json_u64(j, "count", ft.count);
+			json_array_begin(j, "mappings");
+			for (size_t i = 0; i < ft.count; i++) {
+				json_object_begin(j, NULL);
+				json_hex(j, "start", ft.entries[i].start);
+				json_hex(j, "end", ft.entries[i].end);
+				json_hex(j, "offset", ft.entries[i].offset);
+				json_string(j, "path", ft.entries[i].name);
+				json_object_end(j);
+			}
+			json_array_end(j);
+			json_object_end(j);
+			free(ft.entries);
+		}
+	} else if (core && note->type == NT_TASKSTRUCT) {
+		json_object_begin(j, "taskstruct");
+		json_u64(j, "size", note->descsz);
+		json_object_end(j);
+	}
+	if (err) {
+		char *msg = kcore_error_describe(err);
+
+		json_string(j, "decode_error", msg ? msg : "out of memory");
+		free(msg);
+		kcore_error_destroy(err);
+	}
+}
+
+static void json_notes(struct json *j, const struct info_model *m)
+{
+	size_t n = kcore_source_nnotes(m->src);
+
+	json_array_begin(j, "notes");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_note *note = kcore_source_note(m->src, i);
+
+		json_object_begin(j, NULL);
+		json_u64(j, "index", i);
+		json_string(j, "name", note->name);
+		json_u64(j, "type", note->type);
+		json_string(j, "type_name",
+			    kcore_note_type_name(note->name, note->type));
+		json_u64(j, "size", note->descsz);
+		json_hex(j, "offset", note->offset);
+		json_u64(j, "segment", note->segment);
+		json_note_body(j, m, note);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_vmcoreinfo(struct json *j, const struct info_model *m)
+{
+	const struct kcore_vmcoreinfo *vi = kcore_source_vmcoreinfo(m->src);
+	size_t n, len;
+	const char *text;
+
+	if (!vi) {
+		json_null(j, "vmcoreinfo");
+		return;
+	}
+	n = kcore_vmcoreinfo_count(vi);
+	json_object_begin(j, "vmcoreinfo");
+	json_string(j, "origin", m->info->vmcoreinfo_origin);
+	json_object_begin(j, "summary");
+	for (size_t i = 0; i < sizeof(summary_keys) / sizeof(summary_keys[0]);
+	     i++) {
+		const struct summary_key *k = &summary_keys[i];
+		uint64_t v;
+
+		if (!kcore_vmcoreinfo_get(vi, k->key))
+			continue;
+		if (k->hex && kcore_vmcoreinfo_get_u64(vi, k->key, &v))
+			json_hex(j, k->json, v);
+		else
+			json_string(j, k->json,
+				    kcore_vmcoreinfo_get(vi, k->key));
+	}
+	json_object_end(j);
+	/* One member per key; the last line wins, as in the look-ups. */
+	json_object_begin(j, "lines");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_vmcoreinfo_entry *e =
+			kcore_vmcoreinfo_entry(vi, i);
+		bool later = false;
+
+		for (size_t k = i + 1; k < n && !later; k++)
+			later = !strcmp(kcore_vmcoreinfo_entry(vi, k)->key,
+					e->key);
+		if (!later)
+			json_string(j, e->key, e->value);
+	}
+	json_object_end(j);
+	text = kcore_vmcoreinfo_text(vi, &len);
+	json_string_len(j, "text", text, len);
+	json_object_end(j);
+}
+
+static void json_modules(struct json *j, const struct info_model *m)
+{
+	if (!m->modules_listed)
+		return;
+	json_array_begin(j, "modules");
+	for (size_t i = 0; i < m->nmodules; i++) {
+		const struct kcore_module *mod = &m->modules[i];
+
+		json_object_begin(j, NULL);
+		json_string(j, "name", mod->name);
+		json_hex(j, "start", mod->start);
+		json_hex(j, "end", mod->end);
+		if (mod->build_id_len) {
+			char hex[2 * 64 + 1];
+			size_t len =
+				mod->build_id_len < 64 ? mod->build_id_len : 64;
+
+			for (size_t k = 0; k < len; k++)
+				snprintf(hex + 2 * k, 3, "%02x",
+					 mod->build_id[k]);
+			json_string(j, "build_id", hex);
+			json_hex(j, "build_id_vaddr", mod->build_id_vaddr);
+		} else {
+			json_null(j, "build_id");
+		}
+		json_string(j, "file", mod->file);
+		json_bool(j, "elf_in_core", mod->elf_in_core);
+		json_string(j, "debug_file", mod->debug_file);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	if (m->modules_error)
+		json_string(j, "modules_error", m->modules_error);
+}
+
+void render_info_json(FILE *f, const struct info_model *m)
+{
+	struct json j;
+
+	json_init(&j, f);
+	json_object_begin(&j, NULL);
+	json_source(&j, m);
+	if (m->show_segments) {
+		json_segments(&j, m);
+		json_modules(&j, m);
+	}
+	if (m->show_notes) {
+		json_notes(&j, m);
+		json_vmcoreinfo(&j, m);
+	}
+	json_object_end(&j);
+	json_finish(&j);
+}

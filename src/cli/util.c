@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+/* Shared CLI helpers: error reporting, exit statuses, number parsing. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+
+int cli_exit_status(const struct kcore_error *err)
+{
+	switch (err->code) {
+	case KCORE_ERR_INVALID:
+		return EXIT_USAGE;
+	case KCORE_ERR_MISMATCH:
+		return EXIT_MISMATCH;
+	case KCORE_ERR_FORMAT:
+	case KCORE_ERR_UNSUPPORTED:
+		return EXIT_BAD_INPUT;
+	case KCORE_ERR_ACCESS:
+		return EXIT_ACCESS;
+	case KCORE_ERR_NOT_FOUND:
+		return EXIT_NOT_FOUND;
+	default:
+		return EXIT_FAILURE_;
+	}
+}
+
+int cli_fail(struct cli_ctx *ctx, struct kcore_error *err)
+{
+	char *msg = kcore_error_describe(err);
+	int status = cli_exit_status(err);
+
+	fprintf(stderr, "kcoredump: %s\n", msg ? msg : "out of memory");
+	if (ctx && ctx->json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_object_begin(&j, "error");
+		json_string(&j, "kind", kcore_error_code_name(err->code));
+		json_string(&j, "message", msg ? msg : "out of memory");
+		json_string(&j, "path", err->path);
+		if (err->has_offset)
+			json_hex(&j, "offset", err->offset);
+		else
+			json_null(&j, "offset");
+		if (err->errnum)
+			json_string(&j, "errno", strerrorname_np(err->errnum));
+		json_i64(&j, "exit_status", status);
+		json_object_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
+	}
+	free(msg);
+	kcore_error_destroy(err);
+	return status;
+}
+
+int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "kcoredump%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'kcoredump%s%s --help'.\n", cmd ? " " : "",
+		cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+bool cli_parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return false;
+	*ret = v;
+	return true;
+}
+
+bool cli_parse_size(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return false;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		shift = 10;
+		break;
+	case 'm':
+	case 'M':
+		shift = 20;
+		break;
+	case 'g':
+	case 'G':
+		shift = 30;
+		break;
+	case 't':
+	case 'T':
+		shift = 40;
+		break;
+	case '\0':
+		break;
+	default:
+		return false;
+	}
+	if (shift) {
+		end++;
+		if (*end == 'i' && end[1] == 'B')
+			end += 2;
+		else if (*end == 'B')
+			end++;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return false;
+	*ret = (uint64_t)v << shift;
+	return true;
+}
+
+const char *cli_human_size(uint64_t bytes, char *buf, size_t size)
+{
+	static const char *const units[] = { "B",   "KiB", "MiB", "GiB",
+					     "TiB", "PiB", "EiB" };
+	double v = (double)bytes;
+	unsigned u = 0;
+
+	while (v >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Segment classes.  Kernel segments are placed by the layout the kernel
+ * itself reports (VMCOREINFO) and by p_paddr, never by hard-coded
+ * addresses: KASLR moves RAM, vmalloc, vmemmap and text every boot.
+ * Process segments are named after NT_FILE mappings, thread stacks, the
+ * vDSO and the brk heap.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Segments larger than this cannot be a vsyscall-like single page. */
+#define SMALL_SEGMENT (2 * 4096)
+/* brk randomisation on x86_64 and arm64 is at most 32 MiB (1 GiB on
+ * arm64 with 64K pages; the heap then stays unlabelled). */
+#define BRK_RANDOM_MAX (32ull << 20)
+
+static bool vmcoreinfo_u64(const struct kcore_source *src, const char *key,
+			   uint64_t *ret)
+{
+	return src->vmcoreinfo &&
+	       kcore_vmcoreinfo_get_u64(src->vmcoreinfo, key, ret);
+}
+
+static bool contains(const struct kcore_segment *seg, uint64_t addr)
+{
+	return addr >= seg->vaddr && addr - seg->vaddr < seg->memsz;
+}
+
+static void kernel_layout(struct kcore_source *src)
+{
+	struct kcore_source_info *info = &src->info;
+	uint64_t v;
+
+	if (vmcoreinfo_u64(src, "PAGESIZE", &v) && v >= 512 &&
+	    (v & (v - 1)) == 0)
+		info->page_size = v;
+	info->has_kernel_offset =
+		vmcoreinfo_u64(src, "KERNELOFFSET", &info->kernel_offset);
+	info->has_phys_base =
+		vmcoreinfo_u64(src, "NUMBER(phys_base)", &info->phys_base);
+	if (!vmcoreinfo_u64(src, "SYMBOL(_stext)", &src->stext))
+		src->stext = 0;
+	info->has_page_offset =
+		vmcoreinfo_u64(src, "NUMBER(PAGE_OFFSET)",
+			       &info->page_offset) ||
+		vmcoreinfo_u64(src, "PAGE_OFFSET", &info->page_offset);
+	info->has_vmalloc_start =
+		vmcoreinfo_u64(src, "NUMBER(VMALLOC_START)",
+			       &info->vmalloc_start) ||
+		vmcoreinfo_u64(src, "VMALLOC_START", &info->vmalloc_start);
+	info->has_vmemmap_start =
+		vmcoreinfo_u64(src, "NUMBER(VMEMMAP_START)",
+			       &info->vmemmap_start) ||
+		vmcoreinfo_u64(src, "VMEMMAP_START", &info->vmemmap_start);
+}
+
+/* p_paddr is real for RAM and text; (u64)-1 marks the others.  Older
+ * kernels and some VMs write 0 everywhere: then nothing is physical. */
+static void mark_physical(struct kcore_source *src)
+{
+	size_t loads = 0, zero = 0;
+
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		loads++;
+		if (seg->paddr == 0)
+			zero++;
+	}
+	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		seg->has_paddr = seg->type == PT_LOAD &&
+				 seg->paddr != UINT64_MAX &&
+				 !(zero > 1 && zero == loads);
+	}
+}
+
+/*
+ * The direct-map offset: the value of vaddr - paddr that most physical
+ * segments share (the kernel image has its own).
+ */
+static bool derive_page_offset(const struct kcore_source *src, uint64_t *ret)
+{
+	uint64_t best = 0;
+	size_t best_n = 0;
+
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *a = &src->segments[i];
+		size_t n = 0;
+
+		if (!a->has_paddr)
+			continue;
+		for (size_t j = 0; j < src->nsegments; j++) {
+			const struct kcore_segment *b = &src->segments[j];
+
+			if (b->has_paddr &&
+			    b->vaddr - b->paddr == a->vaddr - a->paddr)
+				n++;
+		}
+		if (n > best_n) {
+			best_n = n;
+			best = a->vaddr - a->paddr;
+		}
+	}
+	*ret = best;
+	return best_n > 0;
+}
+
+static void classify_kernel(struct kcore_source *src)
+{
+	struct kcore_source_info *info = &src->info;
+	const struct kcore_segment *text = NULL, *biggest = NULL;
+	uint64_t modules_start = 0, modules_end = 0;
+	bool has_modules =
+		vmcoreinfo_u64(src, "NUMBER(MODULES_VADDR)", &modules_start) &&
+		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
+
+	kernel_layout(src);
+	if (!info->has_page_offset)
+		info->has_page_offset =
+			derive_page_offset(src, &info->page_offset);
+	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		if (seg->has_paddr && info->has_page_offset &&
+		    seg->vaddr - seg->paddr == info->page_offset) {
+			seg->cls = KCORE_CLASS_RAM;
+			seg->label = "direct map";
+		} else if (seg->has_paddr ||
+			   (src->stext && contains(seg, src->stext))) {
+			seg->cls = KCORE_CLASS_TEXT;
+			seg->label = "kernel image";
+			if (!text)
+				text = seg;
+		} else {
+			seg->cls = KCORE_CLASS_OTHER;
+			if (!biggest || seg->memsz > biggest->memsz)
+				biggest = seg;
+		}
+	}
+	/* kcore's vmalloc segment spans the whole area: the largest. */
+	if (!info->has_vmalloc_start && biggest &&
+	    info->kind == KCORE_SOURCE_LIVE_KCORE) {
+		info->has_vmalloc_start = true;
+		info->vmalloc_start = biggest->vaddr;
+	}
+	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD || seg->cls != KCORE_CLASS_OTHER)
+			continue;
+		if (info->has_vmalloc_start &&
+		    seg->vaddr == info->vmalloc_start) {
+			seg->cls = KCORE_CLASS_VMALLOC;
+			seg->label = "vmalloc area";
+		} else if (info->has_vmemmap_start &&
+			   contains(seg, info->vmemmap_start)) {
+			seg->cls = KCORE_CLASS_VMEMMAP;
+			seg->label = "struct page array";
+		} else if (has_modules && seg->vaddr >= modules_start &&
+			   seg->vaddr < modules_end) {
+			seg->cls = KCORE_CLASS_MODULES;
+			seg->label = "module area";
+		} else if (!has_modules && text && seg->vaddr > text->vaddr &&
+			   seg->memsz > SMALL_SEGMENT) {
+			/* x86_64: modules sit right above the kernel image */
+			seg->cls = KCORE_CLASS_MODULES;
+			seg->label = "module area";
+		} else if (!info->has_vmemmap_start && text &&
+			   info->has_vmalloc_start &&
+			   seg->vaddr > info->vmalloc_start &&
+			   seg->vaddr < text->vaddr) {
+			/* x86_64 orders the KASLR regions direct map <
+			 * vmalloc < vmemmap, all below the kernel image. */
+			seg->cls = KCORE_CLASS_VMEMMAP;
+			seg->label = "struct page array";
+		}
+	}
+}
+
+static const char *stack_label(struct kcore_source *src, int32_t tid)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "[stack:%d]", tid);
+	return kcore_source_add_label(src, buf);
+}
+
+static void classify_process(struct kcore_source *src)
+{
+	struct kcore_file_table files = { 0 };
+	uint64_t vdso = 0, phdr = 0, exe_end = 0;
+	const char *exe = NULL;
+
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *note = &src->notes[i];
+		struct kcore_error *err = NULL;
+
+		if (strcmp(note->name, "CORE") != 0)
+			continue;
+		if (note->type == NT_FILE && !files.entries) {
+			err = kcore_note_file(src, note, &files);
+		} else if (note->type == NT_AUXV) {
+			struct kcore_auxv_entry *av;
+			size_t n;
+
+			err = kcore_note_auxv(src, note, &av, &n);
+			for (size_t j = 0; !err && j < n; j++) {
+				if (av[j].type == AT_SYSINFO_EHDR)
+					vdso = av[j].value;
+				else if (av[j].type == AT_PHDR)
+					phdr = av[j].value;
+				else if (av[j].type == AT_PAGESZ &&
+					 av[j].value >= 512 &&
+					 !(av[j].value & (av[j].value - 1)))
+					src->info.page_size = av[j].value;
+			}
+			if (!err)
+				free(av);
+		}
+		kcore_error_destroy(err);
+	}
+	/* The main executable is the file mapped at AT_PHDR. */
+	for (size_t i = 0; i < files.count; i++)
+		if (phdr >= files.entries[i].start &&
+		    phdr < files.entries[i].end)
+			exe = files.entries[i].name;
+	for (size_t i = 0; exe && i < files.count; i++)
+		if (strcmp(files.entries[i].name, exe) == 0 &&
+		    files.entries[i].end > exe_end)
+			exe_end = files.entries[i].end;
+
+	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		seg->cls = KCORE_CLASS_ANON;
+		seg->label = "[anon]";
+		for (size_t j = 0; j < files.count; j++) {
+			const struct kcore_file_entry *f = &files.entries[j];
+
+			if (seg->vaddr < f->end &&
+			    f->start < seg->vaddr + seg->memsz) {
+				seg->cls = KCORE_CLASS_FILE;
+				seg->label =
+					kcore_source_add_label(src, f->name);
+				break;
+			}
+		}
+		if (seg->cls == KCORE_CLASS_FILE)
+			continue;
+		if (vdso && contains(seg, vdso)) {
+			seg->cls = KCORE_CLASS_VDSO;
+			seg->label = "[vdso]";
+			continue;
+		}
+		/* The x86_64 vsyscall page is at a fixed ABI address. */
+		if (src->info.machine == EM_X86_64 &&
+		    seg->vaddr == 0xffffffffff600000ull) {
+			seg->cls = KCORE_CLASS_OTHER;
+			seg->label = "[vsyscall]";
+			continue;
+		}
+		if (exe_end && seg->vaddr >= exe_end &&
+		    seg->vaddr - exe_end <= BRK_RANDOM_MAX) {
+			/* the first anonymous segment above the executable */
+			bool first = true;
+
+			for (size_t j = 0; j < i; j++) {
+				const struct kcore_segment *o =
+					&src->segments[j];
+
+				if (o->type == PT_LOAD &&
+				    o->cls == KCORE_CLASS_HEAP)
+					first = false;
+			}
+			if (first) {
+				seg->cls = KCORE_CLASS_HEAP;
+				seg->label = "[heap]";
+				continue;
+			}
+		}
+	}
+	/* Stacks: the segment holding each thread's stack pointer. */
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *note = &src->notes[i];
+		struct kcore_prstatus st;
+		struct kcore_error *err;
+		uint64_t sp;
+
+		if (strcmp(note->name, "CORE") != 0 ||
+		    note->type != NT_PRSTATUS)
+			continue;
+		err = kcore_note_prstatus(src, note, &st);
+		if (err) {
+			kcore_error_destroy(err);
+			continue;
+		}
+		if (src->info.machine == EM_X86_64)
+			sp = st.regs[19];
+		else if (src->info.machine == EM_AARCH64)
+			sp = st.regs[31];
+		else
+			continue;
+		for (size_t j = 0; j < src->nsegments; j++) {
+			struct kcore_segment *seg = &src->segments[j];
+
+			if (seg->type != PT_LOAD || !contains(seg, sp))
+				continue;
+			seg->cls = KCORE_CLASS_STACK;
+			seg->label = st.pid == src->info.pid
+					     ? "[stack]"
+					     : stack_label(src, st.pid);
+		}
+	}
+	free(files.entries);
+}
+
+struct kcore_error *kcore_classify_segments(struct kcore_source *src)
+{
+	if (!src->info.page_size)
+		src->info.page_size = 4096;
+	mark_physical(src);
+	switch (src->info.kind) {
+	case KCORE_SOURCE_LIVE_KCORE:
+	case KCORE_SOURCE_VMCORE:
+		classify_kernel(src);
+		break;
+	case KCORE_SOURCE_PROCESS_CORE:
+		for (size_t i = 0; i < src->nsegments; i++)
+			src->segments[i].has_paddr = false;
+		classify_process(src);
+		break;
+	default:
+		break;
+	}
+	if (src->vmcoreinfo)
+		src->info.kernel_release =
+			kcore_vmcoreinfo_get(src->vmcoreinfo, "OSRELEASE");
+	return NULL;
+}

@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/* Facts about the running kernel: why kcore cannot be opened, and the
+ * VMCOREINFO of kernels whose kcore lacks the note. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Largest VMCOREINFO note we accept from memory. */
+#define MAX_VMCOREINFO_NOTE (1u << 20)
+
+static void sys_path(char *buf, size_t size, const char *sysroot,
+		     const char *rel)
+{
+	snprintf(buf, size, "%s/%s", sysroot ? sysroot : "", rel);
+}
+
+/* The lockdown mode in brackets, e.g. "confidentiality", or "". */
+static void lockdown_mode(const char *sysroot, char *mode, size_t size)
+{
+	char path[PATH_MAX], line[256];
+	FILE *f;
+
+	mode[0] = '\0';
+	sys_path(path, sizeof(path), sysroot, "sys/kernel/security/lockdown");
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(line, sizeof(line), f)) {
+		char *open = strchr(line, '['), *close;
+
+		if (open && (close = strchr(open, ']'))) {
+			*close = '\0';
+			snprintf(mode, size, "%s", open + 1);
+		}
+	}
+	fclose(f);
+}
+
+struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
+					     bool live, const char *sysroot)
+{
+	char mode[64];
+
+	if (!live) {
+		if (errnum == ENOENT)
+			return kcore_error_create(KCORE_ERR_NOT_FOUND, errnum,
+						  path, "cannot open");
+		if (errnum == EACCES || errnum == EPERM)
+			return kcore_error_create(KCORE_ERR_ACCESS, errnum,
+						  path, "cannot open");
+		return kcore_error_create(KCORE_ERR_OS, errnum, path,
+					  "cannot open");
+	}
+	if (errnum == ENOENT)
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, 0, path,
+					  "this kernel has no /proc/kcore "
+					  "(built without CONFIG_PROC_KCORE, "
+					  "or /proc is not mounted)");
+	if (errnum != EACCES && errnum != EPERM)
+		return kcore_error_create(KCORE_ERR_OS, errnum, path,
+					  "cannot open the kernel's memory");
+	lockdown_mode(sysroot, mode, sizeof(mode));
+	if (strcmp(mode, "confidentiality") == 0)
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, 0, path,
+			"kernel lockdown in confidentiality "
+			"mode forbids reading /proc/kcore "
+			"(see /sys/kernel/security/lockdown)");
+	if (geteuid() != 0)
+		return kcore_error_create(KCORE_ERR_ACCESS, 0, path,
+					  "reading /proc/kcore needs root "
+					  "(CAP_SYS_RAWIO); run as root");
+	return kcore_error_create(KCORE_ERR_ACCESS, errnum, path,
+				  "access denied although running as root: "
+				  "CAP_SYS_RAWIO missing or a security module "
+				  "forbids it");
+}
+
+struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
+						const char *sysroot)
+{
+	char path[PATH_MAX];
+	unsigned long long paddr;
+	unsigned int size;
+	unsigned char *note;
+	uint32_t namesz, descsz;
+	size_t desc_off;
+	struct kcore_error *err;
+	FILE *f;
+	int n;
+
+	sys_path(path, sizeof(path), sysroot, "sys/kernel/vmcoreinfo");
+	f = fopen(path, "re");
+	if (!f)
+		return NULL; /* nothing to fall back to: no VMCOREINFO */
+	n = fscanf(f, "%llx %x", &paddr, &size);
+	fclose(f);
+	if (n != 2 || size < 12 || size > MAX_VMCOREINFO_NOTE)
+		return kcore_error_create(KCORE_ERR_FORMAT, 0, path,
+					  "expected \"ADDRESS SIZE\" in hex");
+	note = malloc(size);
+	if (!note)
+		return &kcore_error_nomem;
+	err = kcore_source_read_paddr(src, paddr, note, size);
+	if (err) {
+		free(note);
+		return err;
+	}
+	namesz = (uint32_t)kcore_load(note, 4, src->info.big_endian);
+	descsz = (uint32_t)kcore_load(note + 4, 4, src->info.big_endian);
+	desc_off = 12 + (((size_t)namesz + 3) & ~(size_t)3);
+	if (namesz != sizeof("VMCOREINFO") ||
+	    memcmp(note + 12, "VMCOREINFO", namesz) != 0 || desc_off > size ||
+	    descsz > size - desc_off) {
+		free(note);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     paddr,
+					     "no VMCOREINFO note at physical "
+					     "address 0x%llx given by %s",
+					     paddr, path);
+	}
+	err = kcore_vmcoreinfo_parse((const char *)note + desc_off, descsz,
+				     &src->vmcoreinfo);
+	if (err) {
+		free(note);
+		return err;
+	}
+	src->vmcoreinfo_note = note;
+	src->info.vmcoreinfo_origin = "sysfs";
+	return NULL;
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/* Modules mapped in a process core, as libdwfl sees them (the list
+ * `eu-unstrip -n --core` prints). */
+#include <elfutils/libdwfl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct module_list {
+	struct kcore_module *mods;
+	size_t count;
+	size_t cap;
+	bool nomem;
+};
+
+static char *dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static int add_module(Dwfl_Module *mod, void **userdata, const char *name,
+		      Dwarf_Addr start, void *arg)
+{
+	struct module_list *list = arg;
+	struct kcore_module *m;
+	const unsigned char *bits;
+	GElf_Addr vaddr, bias;
+	const char *mainfile = NULL, *debugfile = NULL;
+	Dwarf_Addr end;
+	int len;
+
+	if (list->count == list->cap) {
+		size_t cap = list->cap ? 2 * list->cap : 16;
+		struct kcore_module *mods =
+			realloc(list->mods, cap * sizeof(*mods));
+
+		if (!mods) {
+			list->nomem = true;
+			return DWARF_CB_ABORT;
+		}
+		list->mods = mods;
+		list->cap = cap;
+	}
+	/* Look for the file on this system, as eu-unstrip does. */
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+
+	dwfl_module_getdwarf(mod, &bias);
+	dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &mainfile,
+			 &debugfile);
+	m = &list->mods[list->count];
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->name = dup_or_null(name ? name : "");
+	m->file = dup_or_null(mainfile);
+	m->elf_in_core = elf && !mainfile;
+	m->debug_file = dup_or_null(debugfile);
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len > 0) {
+		m->build_id = malloc((size_t)len);
+		if (m->build_id) {
+			memcpy(m->build_id, bits, (size_t)len);
+			m->build_id_len = (size_t)len;
+			m->build_id_vaddr = vaddr;
+		}
+	}
+	list->count++;
+	if (!m->name || (mainfile && !m->file) ||
+	    (debugfile && !m->debug_file) || (len > 0 && !m->build_id)) {
+		list->nomem = true;
+		return DWARF_CB_ABORT;
+	}
+	return DWARF_CB_OK;
+}
+
+struct kcore_error *kcore_source_modules(struct kcore_source *src,
+					 struct kcore_module **ret,
+					 size_t *ret_count)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &debuginfo_path,
+	};
+	struct module_list list = { 0 };
+	Dwfl *dwfl;
+	int n;
+
+	*ret = NULL;
+	*ret_count = 0;
+	if (src->info.kind != KCORE_SOURCE_PROCESS_CORE)
+		return NULL;
+	dwfl = dwfl_begin(&callbacks);
+	if (!dwfl)
+		return &kcore_error_nomem;
+	n = dwfl_core_file_report(dwfl, src->elf, NULL);
+	if (n < 0) {
+		struct kcore_error *err = kcore_error_create(
+			KCORE_ERR_FORMAT, 0, src->path,
+			"cannot list the modules of the core: %s",
+			dwfl_errmsg(-1));
+
+		dwfl_end(dwfl);
+		return err;
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	dwfl_getmodules(dwfl, add_module, &list, 0);
+	dwfl_end(dwfl);
+	if (list.nomem) {
+		kcore_modules_free(list.mods, list.count);
+		return &kcore_error_nomem;
+	}
+	*ret = list.mods;
+	*ret_count = list.count;
+	return NULL;
+}
+
+void kcore_modules_free(struct kcore_module *mods, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(mods[i].name);
+		free(mods[i].file);
+		free(mods[i].debug_file);
+		free(mods[i].build_id);
+	}
+	free(mods);
+}

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Note decoders.  Layouts are the Linux ones for 64-bit targets
+ * (include/uapi/linux/elfcore.h, the arch's user_regs_struct); every read
+ * is bounds-checked against the note's descriptor size.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifndef NT_TASKSTRUCT
+#define NT_TASKSTRUCT 4
+#endif
+
+static const char *const x86_64_regs[] = {
+	"r15",	   "r14",      "r13", "r12", "rbp",    "rbx", "r11",
+	"r10",	   "r9",       "r8",  "rax", "rcx",    "rdx", "rsi",
+	"rdi",	   "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",
+	"fs_base", "gs_base",  "ds",  "es",  "fs",     "gs",
+};
+
+static const char *const aarch64_regs[] = {
+	"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",	    "x7",  "x8",
+	"x9",  "x10", "x11", "x12", "x13", "x14", "x15",    "x16", "x17",
+	"x18", "x19", "x20", "x21", "x22", "x23", "x24",    "x25", "x26",
+	"x27", "x28", "x29", "x30", "sp",  "pc",  "pstate",
+};
+
+_Static_assert(sizeof(x86_64_regs) / sizeof(x86_64_regs[0]) == 27,
+	       "x86_64 user_regs_struct has 27 registers");
+_Static_assert(sizeof(aarch64_regs) / sizeof(aarch64_regs[0]) == 34,
+	       "aarch64 user_pt_regs has 34 registers");
+
+const char *kcore_note_type_name(const char *name, uint32_t type)
+{
+	if (strcmp(name, "VMCOREINFO") == 0)
+		return "VMCOREINFO";
+	if (strcmp(name, "GNU") == 0) {
+		switch (type) {
+		case NT_GNU_BUILD_ID:
+			return "NT_GNU_BUILD_ID";
+		case NT_GNU_PROPERTY_TYPE_0:
+			return "NT_GNU_PROPERTY_TYPE_0";
+		}
+		return NULL;
+	}
+	if (strcmp(name, "CORE") != 0 && strcmp(name, "LINUX") != 0)
+		return NULL;
+	switch (type) {
+	case NT_PRSTATUS:
+		return "NT_PRSTATUS";
+	case NT_PRFPREG:
+		return "NT_PRFPREG";
+	case NT_PRPSINFO:
+		return "NT_PRPSINFO";
+	case NT_TASKSTRUCT:
+		return "NT_TASKSTRUCT";
+	case NT_AUXV:
+		return "NT_AUXV";
+	case NT_SIGINFO:
+		return "NT_SIGINFO";
+	case NT_FILE:
+		return "NT_FILE";
+	case NT_PRXFPREG:
+		return "NT_PRXFPREG";
+	case NT_X86_XSTATE:
+		return "NT_X86_XSTATE";
+	case NT_ARM_TLS:
+		return "NT_ARM_TLS";
+	case NT_ARM_HW_BREAK:
+		return "NT_ARM_HW_BREAK";
+	case NT_ARM_HW_WATCH:
+		return "NT_ARM_HW_WATCH";
+	case NT_ARM_SYSTEM_CALL:
+		return "NT_ARM_SYSTEM_CALL";
+	case NT_ARM_SVE:
+		return "NT_ARM_SVE";
+	case NT_ARM_PAC_MASK:
+		return "NT_ARM_PAC_MASK";
+	case NT_ARM_TAGGED_ADDR_CTRL:
+		return "NT_ARM_TAGGED_ADDR_CTRL";
+	case NT_386_TLS:
+		return "NT_386_TLS";
+	}
+	return NULL;
+}
+
+static struct kcore_error *too_small(const struct kcore_source *src,
+				     const struct kcore_note *note,
+				     const char *what, size_t need)
+{
+	return kcore_error_create_at(
+		KCORE_ERR_FORMAT, 0, src->path, note->offset,
+		"%s note at offset 0x%" PRIx64 " has 0x%zx bytes, needs 0x%zx",
+		what, note->offset, note->descsz, need);
+}
+
+static struct kcore_error *need_64bit(const struct kcore_source *src,
+				      const struct kcore_note *note,
+				      const char *what)
+{
+	if (src->info.elf_class == 64)
+		return NULL;
+	return kcore_error_create_at(
+		KCORE_ERR_UNSUPPORTED, 0, src->path, note->offset,
+		"%s layout of 32-bit cores is not decoded", what);
+}
+
+#define LD(p, size) kcore_load((p), (size), src->info.big_endian)
+
+struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
+					const struct kcore_note *note,
+					struct kcore_prstatus *ret)
+{
+	const unsigned char *d = note->desc;
+	struct kcore_prstatus st = { 0 };
+	struct kcore_error *err = need_64bit(src, note, "NT_PRSTATUS");
+	size_t need = 112;
+
+	if (err)
+		return err;
+	if (src->info.machine == EM_X86_64) {
+		st.nregs = 27;
+		st.reg_names = x86_64_regs;
+	} else if (src->info.machine == EM_AARCH64) {
+		st.nregs = 34;
+		st.reg_names = aarch64_regs;
+	}
+	if (note->descsz < need + 8 * st.nregs)
+		return too_small(src, note, "NT_PRSTATUS", need + 8 * st.nregs);
+	st.signo = (int32_t)LD(d, 4);
+	st.code = (int32_t)LD(d + 4, 4);
+	st.err = (int32_t)LD(d + 8, 4);
+	st.cursig = (int16_t)LD(d + 12, 2);
+	st.sigpend = LD(d + 16, 8);
+	st.sighold = LD(d + 24, 8);
+	st.pid = (int32_t)LD(d + 32, 4);
+	st.ppid = (int32_t)LD(d + 36, 4);
+	st.pgrp = (int32_t)LD(d + 40, 4);
+	st.sid = (int32_t)LD(d + 44, 4);
+	struct kcore_timeval *tv[] = { &st.utime, &st.stime, &st.cutime,
+				       &st.cstime };
+	for (unsigned i = 0; i < 4; i++) {
+		tv[i]->sec = (int64_t)LD(d + 48 + 16 * i, 8);
+		tv[i]->usec = (int64_t)LD(d + 56 + 16 * i, 8);
+	}
+	for (unsigned i = 0; i < st.nregs; i++)
+		st.regs[i] = LD(d + 112 + 8 * i, 8);
+	if (st.nregs && note->descsz >= 112 + 8 * st.nregs + 4)
+		st.fpvalid = (int32_t)LD(d + 112 + 8 * st.nregs, 4);
+	*ret = st;
+	return NULL;
+}
+
+static void copy_cstr(char *dst, const unsigned char *src, size_t len)
+{
+	size_t n = strnlen((const char *)src, len);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+struct kcore_error *kcore_note_prpsinfo(const struct kcore_source *src,
+					const struct kcore_note *note,
+					struct kcore_prpsinfo *ret)
+{
+	const unsigned char *d = note->desc;
+	struct kcore_prpsinfo ps = { 0 };
+	struct kcore_error *err = need_64bit(src, note, "NT_PRPSINFO");
+
+	if (err)
+		return err;
+	if (note->descsz < 136)
+		return too_small(src, note, "NT_PRPSINFO", 136);
+	ps.state = (char)d[0];
+	ps.sname = (char)d[1];
+	ps.zomb = (char)d[2];
+	ps.nice = (int8_t)d[3];
+	ps.flag = LD(d + 8, 8);
+	ps.uid = (uint32_t)LD(d + 16, 4);
+	ps.gid = (uint32_t)LD(d + 20, 4);
+	ps.pid = (int32_t)LD(d + 24, 4);
+	ps.ppid = (int32_t)LD(d + 28, 4);
+	ps.pgrp = (int32_t)LD(d + 32, 4);
+	ps.sid = (int32_t)LD(d + 36, 4);
+	copy_cstr(ps.fname, d + 40, 16);
+	copy_cstr(ps.psargs, d + 56, 80);
+	*ret = ps;
+	return NULL;
+}
+
+struct kcore_error *kcore_note_siginfo(const struct kcore_source *src,
+				       const struct kcore_note *note,
+				       struct kcore_siginfo *ret)
+{
+	const unsigned char *d = note->desc;
+	struct kcore_siginfo si = { 0 };
+	struct kcore_error *err = need_64bit(src, note, "NT_SIGINFO");
+
+	if (err)
+		return err;
+	if (note->descsz < 128)
+		return too_small(src, note, "NT_SIGINFO", 128);
+	si.signo = (int32_t)LD(d, 4);
+	si.err = (int32_t)LD(d + 4, 4);
+	si.code = (int32_t)LD(d + 8, 4);
+	switch (si.signo) {
+	case SIGSEGV:
+	case SIGBUS:
+	case SIGILL:
+	case SIGFPE:
+	case SIGTRAP:
+		if (si.code > 0) { /* raised by the kernel: a fault */
+			si.has_addr = true;
+			si.addr = LD(d + 16, 8);
+		}
+		break;
+	}
+	if (!si.has_addr && (si.code == SI_USER || si.code == SI_TKILL ||
+			     si.code == SI_QUEUE)) {
+		si.has_sender = true;
+		si.pid = (int32_t)LD(d + 16, 4);
+		si.uid = (uint32_t)LD(d + 20, 4);
+	}
+	*ret = si;
+	return NULL;
+}
+
+struct kcore_error *kcore_note_auxv(const struct kcore_source *src,
+				    const struct kcore_note *note,
+				    struct kcore_auxv_entry **ret,
+				    size_t *ret_count)
+{
+	unsigned word = src->info.elf_class == 64 ? 8 : 4;
+	size_t max = note->descsz / (2 * word), n = 0;
+	struct kcore_auxv_entry *v = calloc(max ? max : 1, sizeof(*v));
+
+	if (!v)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < max; i++) {
+		uint64_t type = LD(note->desc + 2 * word * i, word);
+
+		if (type == AT_NULL)
+			break;
+		v[n].type = type;
+		v[n].value = LD(note->desc + 2 * word * i + word, word);
+		n++;
+	}
+	*ret = v;
+	*ret_count = n;
+	return NULL;
+}
+
+struct kcore_error *kcore_note_file(const struct kcore_source *src,
+				    const struct kcore_note *note,
+				    struct kcore_file_table *ret)
+{
+	unsigned word = src->info.elf_class == 64 ? 8 : 4;
+	const unsigned char *d = note->desc;
+	size_t size = note->descsz;
+	uint64_t count, page_size, table;
+	struct kcore_file_entry *e;
+	size_t pos;
+
+	if (size < 2 * word)
+		return too_small(src, note, "NT_FILE", 2 * word);
+	count = LD(d, word);
+	page_size = LD(d + word, word);
+	if (__builtin_mul_overflow(count, 3 * (uint64_t)word, &table) ||
+	    table > size - 2 * word)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, note->offset,
+			"NT_FILE note at offset 0x%" PRIx64 " claims %" PRIu64
+			" entries but has room for %zu",
+			note->offset, count, (size - 2 * word) / (3 * word));
+	e = calloc(count ? count : 1, sizeof(*e));
+	if (!e)
+		return &kcore_error_nomem;
+	pos = 2 * word + table;
+	for (uint64_t i = 0; i < count; i++) {
+		const unsigned char *t = d + 2 * word + 3 * word * i;
+		const char *name = (const char *)d + pos;
+		size_t len;
+
+		if (pos >= size ||
+		    (len = strnlen(name, size - pos)) == size - pos) {
+			free(e);
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, note->offset,
+				"NT_FILE note at offset 0x%" PRIx64
+				": name %" PRIu64 " of %" PRIu64
+				" is missing or not terminated",
+				note->offset, i, count);
+		}
+		e[i].start = LD(t, word);
+		e[i].end = LD(t + word, word);
+		e[i].offset = LD(t + 2 * word, word) * page_size;
+		e[i].name = name;
+		pos += len + 1;
+	}
+	ret->page_size = page_size;
+	ret->count = count;
+	ret->entries = e;
+	return NULL;
+}
+
+struct auxv_name {
+	uint64_t type;
+	const char *name;
+	bool address;
+};
+
+static const struct auxv_name auxv_names[] = {
+	{ AT_IGNORE, "AT_IGNORE", false },
+	{ AT_EXECFD, "AT_EXECFD", false },
+	{ AT_PHDR, "AT_PHDR", true },
+	{ AT_PHENT, "AT_PHENT", false },
+	{ AT_PHNUM, "AT_PHNUM", false },
+	{ AT_PAGESZ, "AT_PAGESZ", false },
+	{ AT_BASE, "AT_BASE", true },
+	{ AT_FLAGS, "AT_FLAGS", true },
+	{ AT_ENTRY, "AT_ENTRY", true },
+	{ AT_NOTELF, "AT_NOTELF", false },
+	{ AT_UID, "AT_UID", false },
+	{ AT_EUID, "AT_EUID", false },
+	{ AT_GID, "AT_GID", false },
+	{ AT_EGID, "AT_EGID", false },
+	{ AT_PLATFORM, "AT_PLATFORM", true },
+	{ AT_HWCAP, "AT_HWCAP", true },
+	{ AT_CLKTCK, "AT_CLKTCK", false },
+	{ AT_SECURE, "AT_SECURE", false },
+	{ AT_BASE_PLATFORM, "AT_BASE_PLATFORM", true },
+	{ AT_RANDOM, "AT_RANDOM", true },
+	{ AT_HWCAP2, "AT_HWCAP2", true },
+	{ AT_EXECFN, "AT_EXECFN", true },
+	{ AT_SYSINFO, "AT_SYSINFO", true },
+	{ AT_SYSINFO_EHDR, "AT_SYSINFO_EHDR", true },
+	{ AT_MINSIGSTKSZ, "AT_MINSIGSTKSZ", false },
+	{ 27, "AT_RSEQ_FEATURE_SIZE", false },
+	{ 28, "AT_RSEQ_ALIGN", false },
+	{ 29, "AT_HWCAP3", true },
+	{ 30, "AT_HWCAP4", true },
+};
+
+static const struct auxv_name *find_auxv(uint64_t type)
+{
+	for (size_t i = 0; i < sizeof(auxv_names) / sizeof(auxv_names[0]); i++)
+		if (auxv_names[i].type == type)
+			return &auxv_names[i];
+	return NULL;
+}
+
+const char *kcore_auxv_name(uint64_t type)
+{
+	const struct auxv_name *a = find_auxv(type);
+
+	return a ? a->name : NULL;
+}
+
+bool kcore_auxv_is_address(uint64_t type)
+{
+	const struct auxv_name *a = find_auxv(type);
+
+	return a ? a->address : true;
+}
+
+const char *kcore_signal_name(int sig)
+{
+	static const char *const names[] = {
+		[SIGHUP] = "SIGHUP",   [SIGINT] = "SIGINT",
+		[SIGQUIT] = "SIGQUIT", [SIGILL] = "SIGILL",
+		[SIGTRAP] = "SIGTRAP", [SIGABRT] = "SIGABRT",
+		[SIGBUS] = "SIGBUS",   [SIGFPE] = "SIGFPE",
+		[SIGKILL] = "SIGKILL", [SIGUSR1] = "SIGUSR1",
+		[SIGSEGV] = "SIGSEGV", [SIGUSR2] = "SIGUSR2",
+		[SIGPIPE] = "SIGPIPE", [SIGALRM] = "SIGALRM",
+		[SIGTERM] = "SIGTERM", [SIGSTKFLT] = "SIGSTKFLT",
+		[SIGCHLD] = "SIGCHLD", [SIGCONT] = "SIGCONT",
+		[SIGSTOP] = "SIGSTOP", [SIGTSTP] = "SIGTSTP",
+		[SIGTTIN] = "SIGTTIN", [SIGTTOU] = "SIGTTOU",
+		[SIGURG] = "SIGURG",   [SIGXCPU] = "SIGXCPU",
+		[SIGXFSZ] = "SIGXFSZ", [SIGVTALRM] = "SIGVTALRM",
+		[SIGPROF] = "SIGPROF", [SIGWINCH] = "SIGWINCH",
+		[SIGIO] = "SIGIO",     [SIGPWR] = "SIGPWR",
+		[SIGSYS] = "SIGSYS",
+	};
+
+	if (sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]))
+		return names[sig];
+	return NULL;
+}

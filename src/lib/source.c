@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Opening an ELF core source: ELF header, program headers and notes, each
+ * checked against the file before anything trusts it.  libelf parses the
+ * headers; segment payloads are read with our own pread layer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PROC_SUPER_MAGIC 0x9fa0
+/* Notes larger than this are refused rather than read into memory. */
+#define MAX_NOTE_SEGMENT (256u << 20)
+
+static const char *const kind_names[KCORE_SOURCE_KIND_NUM] = {
+	[KCORE_SOURCE_LIVE_KCORE] = "live-kcore",
+	[KCORE_SOURCE_VMCORE] = "kernel-vmcore",
+	[KCORE_SOURCE_PROCESS_CORE] = "process-core",
+	[KCORE_SOURCE_ELF_CORE] = "elf-core",
+};
+
+const char *kcore_source_kind_name(enum kcore_source_kind kind)
+{
+	return (unsigned)kind < KCORE_SOURCE_KIND_NUM ? kind_names[kind]
+						      : "unknown";
+}
+
+static const char *const class_names[KCORE_CLASS_NUM] = {
+	[KCORE_CLASS_RAM] = "ram",	   [KCORE_CLASS_TEXT] = "text",
+	[KCORE_CLASS_MODULES] = "modules", [KCORE_CLASS_VMALLOC] = "vmalloc",
+	[KCORE_CLASS_VMEMMAP] = "vmemmap", [KCORE_CLASS_NOTE] = "note",
+	[KCORE_CLASS_FILE] = "file",	   [KCORE_CLASS_ANON] = "anon",
+	[KCORE_CLASS_STACK] = "stack",	   [KCORE_CLASS_HEAP] = "heap",
+	[KCORE_CLASS_VDSO] = "vdso",	   [KCORE_CLASS_OTHER] = "other",
+};
+
+const char *kcore_segment_class_name(enum kcore_segment_class cls)
+{
+	return (unsigned)cls < KCORE_CLASS_NUM ? class_names[cls] : "unknown";
+}
+
+int kcore_segment_class_from_name(const char *name)
+{
+	for (int i = 0; i < KCORE_CLASS_NUM; i++)
+		if (strcmp(class_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *kcore_source_add_label(struct kcore_source *src, const char *label)
+{
+	char **labels =
+		realloc(src->labels, (src->nlabels + 1) * sizeof(*labels));
+	char *copy;
+
+	if (!labels)
+		return NULL;
+	src->labels = labels;
+	copy = strdup(label);
+	if (!copy)
+		return NULL;
+	src->labels[src->nlabels++] = copy;
+	return copy;
+}
+
+static struct kcore_error *libelf_error(const char *path, const char *what)
+{
+	return kcore_error_create(KCORE_ERR_FORMAT, 0, path, "%s: %s", what,
+				  elf_errmsg(-1));
+}
+
+static const char *phdr_type_name(uint32_t type)
+{
+	switch (type) {
+	case PT_LOAD:
+		return "PT_LOAD";
+	case PT_NOTE:
+		return "PT_NOTE";
+	default:
+		return "program header";
+	}
+}
+
+/* Check the identification bytes before handing the file to libelf. */
+static struct kcore_error *check_ident(struct kcore_source *src)
+{
+	unsigned char ident[EI_NIDENT];
+	size_t done;
+	struct kcore_error *err;
+
+	err = kcore_pread_all(src->io, src->fd, src->path, ident, sizeof(ident),
+			      0, &done);
+	if (err) {
+		if (err->code != KCORE_ERR_FORMAT)
+			return err;
+		kcore_error_destroy(err);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     done,
+					     "not an ELF file: only 0x%zx "
+					     "bytes long",
+					     done);
+	}
+	if (memcmp(ident, ELFMAG, SELFMAG) != 0)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
+					     "not an ELF file: bad magic "
+					     "number");
+	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     EI_CLASS,
+					     "invalid ELF class %u at offset "
+					     "0x%x",
+					     ident[EI_CLASS], EI_CLASS);
+	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     EI_DATA,
+					     "invalid ELF byte order %u at "
+					     "offset 0x%x",
+					     ident[EI_DATA], EI_DATA);
+	if (ident[EI_VERSION] != EV_CURRENT)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     EI_VERSION,
+					     "unknown ELF version %u at offset "
+					     "0x%x",
+					     ident[EI_VERSION], EI_VERSION);
+	src->info.elf_class = ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+	src->info.big_endian = ident[EI_DATA] == ELFDATA2MSB;
+	return NULL;
+}
+
+static struct kcore_error *read_phdrs(struct kcore_source *src)
+{
+	GElf_Ehdr ehdr;
+	size_t phnum, entsize;
+	uint64_t table_end;
+	bool regular = src->info.is_regular &&
+		       src->info.kind != KCORE_SOURCE_LIVE_KCORE;
+	uint64_t size = src->info.file_size;
+
+	if (!gelf_getehdr(src->elf, &ehdr))
+		return libelf_error(src->path, "cannot read the ELF header");
+	src->info.machine = ehdr.e_machine;
+	src->info.e_type = ehdr.e_type;
+	if (ehdr.e_type != ET_CORE)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, 0x10,
+			"not an ELF core file (e_type %u, %s)", ehdr.e_type,
+			ehdr.e_type == ET_EXEC	? "an executable"
+			: ehdr.e_type == ET_DYN ? "a shared object"
+			: ehdr.e_type == ET_REL ? "an object file"
+						: "unknown type");
+	entsize = gelf_fsize(src->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	if (ehdr.e_phoff == 0 || ehdr.e_phnum == 0)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
+					     "no program headers");
+	if (ehdr.e_phentsize != entsize)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path,
+			src->info.elf_class == 64 ? 0x36 : 0x2a,
+			"program header entry size is %u, expected %zu",
+			ehdr.e_phentsize, entsize);
+	if (elf_getphdrnum(src->elf, &phnum) != 0)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_shoff,
+			"cannot count program headers%s: %s",
+			ehdr.e_phnum == PN_XNUM ? " (PN_XNUM needs section "
+						  "header 0)"
+						: "",
+			elf_errmsg(-1));
+	if (phnum == 0)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
+					     "no program headers");
+	if (__builtin_mul_overflow((uint64_t)phnum, entsize, &table_end) ||
+	    __builtin_add_overflow(table_end, ehdr.e_phoff, &table_end) ||
+	    (regular && table_end > size))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_phoff,
+			"program header table (%zu entries at offset 0x%" PRIx64
+			") extends past the end of the file (size 0x%" PRIx64
+			")",
+			phnum, (uint64_t)ehdr.e_phoff, size);
+	src->segments = calloc(phnum, sizeof(*src->segments));
+	if (!src->segments)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < phnum; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+		uint64_t end;
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(src->elf, (int)i, &ph))
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path,
+				ehdr.e_phoff + i * entsize,
+				"cannot read program header %zu: %s", i,
+				elf_errmsg(-1));
+		seg->index = (unsigned)i;
+		seg->type = ph.p_type;
+		seg->flags = ph.p_flags;
+		seg->vaddr = ph.p_vaddr;
+		seg->paddr = ph.p_paddr;
+		seg->offset = ph.p_offset;
+		seg->filesz = ph.p_filesz;
+		seg->memsz = ph.p_memsz;
+		seg->align = ph.p_align;
+		seg->cls = ph.p_type == PT_NOTE ? KCORE_CLASS_NOTE
+						: KCORE_CLASS_OTHER;
+		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
+			continue;
+		if (__builtin_add_overflow(ph.p_offset, ph.p_filesz, &end) ||
+		    end > INT64_MAX)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
+				"%s %zu: file range 0x%" PRIx64 "+0x%" PRIx64
+				" overflows",
+				phdr_type_name(ph.p_type), i,
+				(uint64_t)ph.p_offset, (uint64_t)ph.p_filesz);
+		if (regular && end > size)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
+				"%s %zu is truncated: it needs file bytes up "
+				"to "
+				"0x%" PRIx64 " but the file ends at 0x%" PRIx64,
+				phdr_type_name(ph.p_type), i, end, size);
+		if (ph.p_type == PT_LOAD && ph.p_filesz > ph.p_memsz)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
+				"PT_LOAD %zu has p_filesz 0x%" PRIx64
+				" larger than p_memsz 0x%" PRIx64,
+				i, (uint64_t)ph.p_filesz, (uint64_t)ph.p_memsz);
+		if (ph.p_type == PT_LOAD &&
+		    __builtin_add_overflow(ph.p_vaddr, ph.p_memsz - 1, &end) &&
+		    ph.p_memsz)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path,
+				ehdr.e_phoff + i * entsize,
+				"PT_LOAD %zu: address range 0x%" PRIx64
+				"+0x%" PRIx64 " wraps around",
+				i, (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
+	}
+	src->nsegments = phnum;
+	return NULL;
+}
+
+static int cmp_by_offset(const void *a, const void *b)
+{
+	const struct kcore_segment *x = *(struct kcore_segment *const *)a;
+	const struct kcore_segment *y = *(struct kcore_segment *const *)b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Two segments must not claim the same file bytes. */
+static struct kcore_error *check_overlaps(struct kcore_source *src)
+{
+	struct kcore_segment **by_off;
+	size_t n = 0;
+	struct kcore_error *err = NULL;
+
+	by_off = calloc(src->nsegments ? src->nsegments : 1, sizeof(*by_off));
+	if (!by_off)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if ((seg->type == PT_LOAD || seg->type == PT_NOTE) &&
+		    seg->filesz)
+			by_off[n++] = seg;
+	}
+	qsort(by_off, n, sizeof(*by_off), cmp_by_offset);
+	for (size_t i = 1; i < n; i++) {
+		const struct kcore_segment *a = by_off[i - 1], *b = by_off[i];
+
+		if (b->offset < a->offset + a->filesz) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, b->offset,
+				"program headers %u and %u overlap in the file "
+				"at offset 0x%" PRIx64,
+				a->index, b->index, b->offset);
+			break;
+		}
+	}
+	free(by_off);
+	return err;
+}
+
+static struct kcore_error *add_note(struct kcore_source *src,
+				    const struct kcore_note *note)
+{
+	size_t n = src->nnotes;
+
+	if ((n & (n - 1)) == 0) {
+		size_t cap = n ? 2 * n : 8;
+		struct kcore_note *notes =
+			realloc(src->notes, cap * sizeof(*notes));
+		char **names;
+
+		if (!notes)
+			return &kcore_error_nomem;
+		src->notes = notes;
+		names = realloc(src->note_names, cap * sizeof(*names));
+		if (!names)
+			return &kcore_error_nomem;
+		src->note_names = names;
+	}
+	src->note_names[n] = strdup(note->name);
+	if (!src->note_names[n])
+		return &kcore_error_nomem;
+	src->notes[n] = *note;
+	src->notes[n].name = src->note_names[n];
+	src->nnotes++;
+	return NULL;
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static struct kcore_error *read_notes(struct kcore_source *src,
+				      const struct kcore_segment *seg)
+{
+	Elf_Data *data;
+	size_t off = 0;
+	Elf_Type type = seg->align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+
+	if (seg->filesz == 0)
+		return NULL;
+	if (seg->filesz > MAX_NOTE_SEGMENT)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, seg->offset,
+			"PT_NOTE %u is 0x%" PRIx64 " bytes, more than the "
+			"0x%x this tool reads",
+			seg->index, seg->filesz, MAX_NOTE_SEGMENT);
+	data = elf_getdata_rawchunk(src->elf, (int64_t)seg->offset, seg->filesz,
+				    type);
+	if (!data)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     seg->offset,
+					     "cannot read PT_NOTE %u: %s",
+					     seg->index, elf_errmsg(-1));
+	while (off < data->d_size) {
+		GElf_Nhdr nhdr;
+		size_t name_off, desc_off, next;
+		const unsigned char *base = data->d_buf;
+		struct kcore_note note;
+		char name[256];
+		struct kcore_error *err;
+
+		next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off);
+		if (next == 0) {
+			size_t left = data->d_size - off;
+
+			/* Trailing padding is not a note. */
+			if (all_zero(base + off, left))
+				break;
+			if (left < 12)
+				return kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, src->path,
+					seg->offset + off,
+					"PT_NOTE %u: truncated note header at "
+					"offset 0x%" PRIx64 " (0x%zx bytes "
+					"left)",
+					seg->index, seg->offset + off, left);
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path,
+				seg->offset + off,
+				"PT_NOTE %u: note at offset 0x%" PRIx64
+				" has namesz 0x%" PRIx64
+				" and descsz 0x%" PRIx64
+				" but only 0x%zx bytes remain",
+				seg->index, seg->offset + off,
+				kcore_load(base + off, 4, src->info.big_endian),
+				kcore_load(base + off + 4, 4,
+					   src->info.big_endian),
+				left - 12);
+		}
+		size_t nlen = nhdr.n_namesz;
+		if (nlen && base[name_off + nlen - 1] == '\0')
+			nlen--;
+		if (nlen >= sizeof(name))
+			nlen = sizeof(name) - 1;
+		memcpy(name, base + name_off, nlen);
+		name[nlen] = '\0';
+		note = (struct kcore_note){
+			.name = name,
+			.type = nhdr.n_type,
+			.desc = base + desc_off,
+			.descsz = nhdr.n_descsz,
+			.offset = seg->offset + off,
+			.segment = seg->index,
+		};
+		err = add_note(src, &note);
+		if (err)
+			return err;
+		off = next;
+	}
+	return NULL;
+}
+
+static bool is_kernel_note(const struct kcore_note *note)
+{
+	return strcmp(note->name, "VMCOREINFO") == 0 ||
+	       (strcmp(note->name, "CORE") == 0 && note->type == NT_TASKSTRUCT);
+}
+
+static void decide_kind(struct kcore_source *src, bool live)
+{
+	bool kernel = src->vmcoreinfo != NULL, process = false;
+
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *note = &src->notes[i];
+
+		if (is_kernel_note(note))
+			kernel = true;
+		if (strcmp(note->name, "CORE") == 0 &&
+		    (note->type == NT_FILE || note->type == NT_AUXV ||
+		     note->type == NT_SIGINFO))
+			process = true;
+	}
+	if (live)
+		src->info.kind = KCORE_SOURCE_LIVE_KCORE;
+	else if (kernel)
+		src->info.kind = KCORE_SOURCE_VMCORE;
+	else if (process)
+		src->info.kind = KCORE_SOURCE_PROCESS_CORE;
+	else
+		src->info.kind = KCORE_SOURCE_ELF_CORE;
+}
+
+static struct kcore_error *parse_vmcoreinfo_note(struct kcore_source *src)
+{
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *note = &src->notes[i];
+
+		if (strcmp(note->name, "VMCOREINFO") != 0)
+			continue;
+		src->info.vmcoreinfo_origin = "note";
+		return kcore_vmcoreinfo_parse((const char *)note->desc,
+					      note->descsz, &src->vmcoreinfo);
+	}
+	return NULL;
+}
+
+static void fill_process_info(struct kcore_source *src)
+{
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *note = &src->notes[i];
+		struct kcore_error *err;
+
+		if (strcmp(note->name, "CORE") != 0)
+			continue;
+		if (note->type == NT_PRSTATUS) {
+			struct kcore_prstatus st;
+
+			src->info.nthreads++;
+			err = kcore_note_prstatus(src, note, &st);
+			if (err) {
+				kcore_error_destroy(err);
+				continue;
+			}
+			if (!src->info.pid)
+				src->info.pid = st.pid;
+			if (!src->info.signal)
+				src->info.signal = st.cursig;
+		} else if (note->type == NT_PRPSINFO) {
+			struct kcore_prpsinfo ps;
+
+			err = kcore_note_prpsinfo(src, note, &ps);
+			if (err) {
+				kcore_error_destroy(err);
+				continue;
+			}
+			if (!src->info.process_name)
+				src->info.process_name =
+					kcore_source_add_label(src, ps.fname);
+		} else if (note->type == NT_SIGINFO && !src->info.signal) {
+			struct kcore_siginfo si;
+
+			err = kcore_note_siginfo(src, note, &si);
+			if (!err)
+				src->info.signal = si.signo;
+			kcore_error_destroy(err);
+		}
+	}
+}
+
+struct kcore_error *kcore_source_open(const char *path,
+				      const struct kcore_open_opts *opts,
+				      struct kcore_source **ret)
+{
+	static const struct kcore_open_opts no_opts;
+	struct kcore_source *src;
+	struct kcore_error *err;
+	struct statfs sfs;
+	struct stat st;
+	bool live;
+
+	if (!opts)
+		opts = &no_opts;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, path,
+					  "libelf is too old");
+	src = calloc(1, sizeof(*src));
+	if (!src)
+		return &kcore_error_nomem;
+	src->fd = -1;
+	src->io = opts->io ? opts->io : &kcore_io_default;
+	src->path = strdup(path);
+	if (!src->path) {
+		err = &kcore_error_nomem;
+		goto fail;
+	}
+	src->info.path = src->path;
+	src->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (src->fd < 0) {
+		err = kcore_explain_open_error(
+			path, errno,
+			opts->force_live || strcmp(path, "/proc/kcore") == 0,
+			opts->sysroot);
+		goto fail;
+	}
+	if (fstat(src->fd, &st) < 0) {
+		err = kcore_error_create(KCORE_ERR_OS, errno, path,
+					 "cannot stat");
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = kcore_error_create(KCORE_ERR_INVALID, EISDIR, path,
+					 "not a core file");
+		goto fail;
+	}
+	live = opts->force_live ||
+	       (fstatfs(src->fd, &sfs) == 0 && sfs.f_type == PROC_SUPER_MAGIC);
+	src->info.is_regular = S_ISREG(st.st_mode) && !live;
+	src->info.file_size = (uint64_t)st.st_size;
+	src->info.file_blocks = (uint64_t)st.st_blocks * 512;
+	if (live)
+		src->info.kind = KCORE_SOURCE_LIVE_KCORE;
+	err = check_ident(src);
+	if (err)
+		goto fail;
+	src->elf = elf_begin(src->fd, ELF_C_READ, NULL);
+	if (!src->elf || elf_kind(src->elf) != ELF_K_ELF) {
+		err = libelf_error(path, "cannot parse the ELF header");
+		goto fail;
+	}
+	err = read_phdrs(src);
+	if (err)
+		goto fail;
+	if (!live) {
+		err = check_overlaps(src);
+		if (err)
+			goto fail;
+	}
+	for (size_t i = 0; i < src->nsegments; i++) {
+		if (src->segments[i].type != PT_NOTE)
+			continue;
+		err = read_notes(src, &src->segments[i]);
+		if (err)
+			goto fail;
+	}
+	err = parse_vmcoreinfo_note(src);
+	if (err)
+		goto fail;
+	decide_kind(src, live);
+	fill_process_info(src);
+	err = kcore_classify_segments(src);
+	if (err)
+		goto fail;
+	/*
+	 * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no
+	 * VMCOREINFO note; /sys/kernel/vmcoreinfo says where it is in RAM.
+	 */
+	if (live && !src->vmcoreinfo) {
+		err = kcore_vmcoreinfo_from_sysfs(src, opts->sysroot);
+		if (err)
+			goto fail;
+		if (src->vmcoreinfo) {
+			err = kcore_classify_segments(src);
+			if (err)
+				goto fail;
+		}
+	}
+	*ret = src;
+	return NULL;
+fail:
+	kcore_source_destroy(src);
+	return err;
+}
+
+void kcore_source_destroy(struct kcore_source *src)
+{
+	if (!src)
+		return;
+	if (src->elf)
+		elf_end(src->elf);
+	if (src->fd >= 0)
+		close(src->fd);
+	for (size_t i = 0; i < src->nnotes; i++)
+		free(src->note_names[i]);
+	free(src->note_names);
+	free(src->notes);
+	for (size_t i = 0; i < src->nlabels; i++)
+		free(src->labels[i]);
+	free(src->labels);
+	free(src->segments);
+	kcore_vmcoreinfo_destroy(src->vmcoreinfo);
+	free(src->vmcoreinfo_note);
+	free(src->path);
+	free(src);
+}
+
+const struct kcore_source_info *
+kcore_source_info(const struct kcore_source *src)
+{
+	return &src->info;
+}
+
+size_t kcore_source_nsegments(const struct kcore_source *src)
+{
+	return src->nsegments;
+}
+
+const struct kcore_segment *kcore_source_segment(const struct kcore_source *src,
+						 size_t i)
+{
+	return i < src->nsegments ? &src->segments[i] : NULL;
+}
+
+size_t kcore_source_nnotes(const struct kcore_source *src)
+{
+	return src->nnotes;
+}
+
+const struct kcore_note *kcore_source_note(const struct kcore_source *src,
+					   size_t i)
+{
+	return i < src->nnotes ? &src->notes[i] : NULL;
+}
+
+const struct kcore_vmcoreinfo *
+kcore_source_vmcoreinfo(const struct kcore_source *src)
+{
+	return src->vmcoreinfo;
+}
+
+int kcore_source_fd(const struct kcore_source *src)
+{
+	return src->fd;
+}
+
+const struct kcore_io_ops *kcore_source_io(const struct kcore_source *src)
+{
+	return src->io;
+}
+
+struct kcore_error *kcore_source_pread(struct kcore_source *src, void *buf,
+				       size_t len, uint64_t offset)
+{
+	return kcore_pread_all(src->io, src->fd, src->path, buf, len, offset,
+			       NULL);
+}
+
+static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
+				    void *buf, size_t len, bool physical)
+{
+	unsigned char *out = buf;
+
+	while (len) {
+		const struct kcore_segment *found = NULL;
+		uint64_t start, pos, chunk;
+
+		for (size_t i = 0; i < src->nsegments; i++) {
+			const struct kcore_segment *seg = &src->segments[i];
+
+			if (seg->type != PT_LOAD || !seg->memsz)
+				continue;
+			if (physical && !seg->has_paddr)
+				continue;
+			start = physical ? seg->paddr : seg->vaddr;
+			if (addr >= start && addr - start < seg->memsz) {
+				found = seg;
+				break;
+			}
+		}
+		if (!found)
+			return kcore_error_create_at(
+				KCORE_ERR_INVALID, 0, src->path, addr,
+				"no segment holds %s address 0x%" PRIx64,
+				physical ? "physical" : "virtual", addr);
+		start = physical ? found->paddr : found->vaddr;
+		pos = addr - start;
+		chunk = found->memsz - pos;
+		if (chunk > len)
+			chunk = len;
+		if (pos < found->filesz) {
+			uint64_t n = found->filesz - pos;
+			struct kcore_error *err;
+
+			if (n > chunk)
+				n = chunk;
+			err = kcore_source_pread(src, out, n,
+						 found->offset + pos);
+			if (err)
+				return err;
+			memset(out + n, 0, chunk - n);
+		} else {
+			memset(out, 0, chunk);
+		}
+		out += chunk;
+		addr += chunk;
+		len -= chunk;
+	}
+	return NULL;
+}
+
+struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
+					    uint64_t vaddr, void *buf,
+					    size_t len)
+{
+	return read_mem(src, vaddr, buf, len, false);
+}
+
+struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
+					    uint64_t paddr, void *buf,
+					    size_t len)
+{
+	return read_mem(src, paddr, buf, len, true);
+}
+
+struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
+					     size_t segment, uint64_t *ret_data,
+					     uint64_t *ret_hole)
+{
+	const struct kcore_segment *seg = kcore_source_segment(src, segment);
+	uint64_t pos, end, data = 0;
+
+	if (!seg)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
+					  "no segment %zu", segment);
+	pos = seg->offset;
+	end = seg->offset + seg->filesz;
+	while (pos < end) {
+		off_t d = lseek(src->fd, (off_t)pos, SEEK_DATA), h;
+
+		if (d < 0) {
+			if (errno == ENXIO)
+				break;	       /* only a hole up to EOF */
+			if (errno == EINVAL) { /* no hole support: all data */
+				data += end - pos;
+				break;
+			}
+			return kcore_error_create_at(KCORE_ERR_OS, errno,
+						     src->path, pos,
+						     "SEEK_DATA failed");
+		}
+		if ((uint64_t)d >= end)
+			break;
+		h = lseek(src->fd, d, SEEK_HOLE);
+		if (h < 0)
+			return kcore_error_create_at(KCORE_ERR_OS, errno,
+						     src->path, (uint64_t)d,
+						     "SEEK_HOLE failed");
+		if ((uint64_t)h > end)
+			h = (off_t)end;
+		data += (uint64_t)(h - d);
+		pos = (uint64_t)h;
+	}
+	*ret_data = data;
+	*ret_hole = seg->filesz - data;
+	return NULL;
+}
