@@ -165,6 +165,27 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 			src->info.elf_class == 64 ? 0x36 : 0x2a,
 			"program header entry size is %u, expected %zu",
 			ehdr.e_phentsize, entsize);
+	/* Check what libelf will read before it reads it, so the error can
+	 * say what is wrong. */
+	if (ehdr.e_phnum == PN_XNUM &&
+	    (ehdr.e_shoff == 0 ||
+	     (regular && (ehdr.e_shoff > size ||
+			  size - ehdr.e_shoff < gelf_fsize(src->elf, ELF_T_SHDR,
+							   1, EV_CURRENT)))))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_shoff,
+			"e_phnum is PN_XNUM but section header 0, which holds "
+			"the real count, is missing (e_shoff 0x%" PRIx64 ")",
+			(uint64_t)ehdr.e_shoff);
+	if (ehdr.e_phnum != PN_XNUM && regular &&
+	    (ehdr.e_phoff > size ||
+	     (size - ehdr.e_phoff) / entsize < ehdr.e_phnum))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_phoff,
+			"program header table (%u entries at offset 0x%" PRIx64
+			") extends past the end of the file (size 0x%" PRIx64
+			")",
+			ehdr.e_phnum, (uint64_t)ehdr.e_phoff, size);
 	if (elf_getphdrnum(src->elf, &phnum) != 0)
 		return kcore_error_create_at(
 			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_shoff,
@@ -522,6 +543,7 @@ struct kcore_error *kcore_source_open(const char *path,
 		goto fail;
 	}
 	src->info.path = src->path;
+	src->info.kind = KCORE_SOURCE_ELF_CORE; /* until the notes say more */
 	src->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (src->fd < 0) {
 		err = kcore_explain_open_error(
