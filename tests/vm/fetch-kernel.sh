@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Download Debian's linux-image-6.12.*-amd64-unsigned (newest available) and
+# unpack it into the cache, outside the source tree:
+#   ${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/kernel/<version>/
+# Print the unpacked directory on stdout.  An existing complete cache entry is
+# reused; an interrupted download never leaves a half-unpacked entry behind
+# (work happens in a temp dir that is renamed into place when complete).
+#
+# Usage: fetch-kernel.sh [--package NAME] [--print-vmlinuz] [--skip-without-qemu]
+#   --package NAME       use this package instead of the newest 6.12 one
+#   --print-vmlinuz      print the path of the vmlinuz instead of the directory
+#   --skip-without-qemu  exit 77 (ctest skip) when qemu-system-x86_64 is
+#                        missing, as the VM tests themselves do
+set -euo pipefail
+
+cache="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/kernel"
+pkg=
+print_vmlinuz=0
+
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--package) pkg="$2"; shift 2 ;;
+	--print-vmlinuz) print_vmlinuz=1; shift ;;
+	--skip-without-qemu)
+		command -v qemu-system-x86_64 > /dev/null || {
+			echo "fetch-kernel: qemu-system-x86_64 not installed; skipping" >&2
+			exit 77
+		}
+		shift ;;
+	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "fetch-kernel.sh: unknown argument '$1'" >&2; exit 2 ;;
+	esac
+done
+
+log() { echo "fetch-kernel: $*" >&2; }
+
+# One fetch at a time (parallel ctest runs share the cache).
+mkdir -p "$cache"
+exec 9> "$cache/.lock"
+flock 9
+
+newest_pkg() {
+	apt-cache search --names-only \
+		'^linux-image-6\.12\.[0-9.+a-z]*-amd64-unsigned$' 2>/dev/null |
+		awk '{print $1}' | sort -V | tail -n 1
+}
+
+# Fast path: no package given and a complete entry is cached -> use the
+# newest cached one without touching apt at all (works offline).
+if [[ -z "$pkg" && -d "$cache" ]]; then
+	best=$(find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
+		-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+	if [[ -n "$best" && -f "$cache/$best/.complete" ]]; then
+		dir="$cache/$best"
+	fi
+fi
+
+if [[ -z "${dir:-}" ]]; then
+	if [[ -z "$pkg" ]]; then
+		pkg=$(newest_pkg)
+		if [[ -z "$pkg" ]]; then
+			log "no linux-image-6.12.*-amd64-unsigned known to apt; running apt-get update"
+			apt-get update -qq >&2
+			pkg=$(newest_pkg)
+		fi
+		[[ -n "$pkg" ]] || { log "no linux-image-6.12.*-amd64-unsigned package available"; exit 1; }
+	fi
+	# linux-image-6.12.117+deb12-amd64-unsigned -> 6.12.117+deb12-amd64
+	ver=${pkg#linux-image-}
+	ver=${ver%-unsigned}
+	dir="$cache/$ver"
+	if [[ ! -f "$dir/.complete" ]]; then
+		tmp=$(mktemp -d "$cache/.tmp-$ver.XXXXXX")
+		chmod 0755 "$tmp" # apt-get download drops privileges to _apt
+		trap 'rm -rf "$tmp"' EXIT
+		log "downloading $pkg"
+		(cd "$tmp" && apt-get download -q "$pkg" >&2) || {
+			log "apt-get download failed; running apt-get update and retrying"
+			apt-get update -qq >&2
+			(cd "$tmp" && apt-get download -q "$pkg" >&2)
+		}
+		deb=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n 1)
+		[[ -n "$deb" ]] || { log "download of $pkg produced no .deb"; exit 1; }
+		log "unpacking $(basename "$deb")"
+		mkdir "$tmp/root"
+		dpkg-deb -x "$deb" "$tmp/root"
+		# Only what the rig needs: vmlinuz, config, System.map, modules.
+		kver=$(find "$tmp/root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+		[[ -n "$kver" && -f "$tmp/root/boot/vmlinuz-$kver" ]] ||
+			{ log "unexpected package layout in $deb"; exit 1; }
+		echo "$kver" > "$tmp/root/kernel-release"
+		echo "$pkg" > "$tmp/root/package"
+		touch "$tmp/root/.complete"
+		rm -rf "$dir"
+		mv "$tmp/root" "$dir"
+		rm -rf "$tmp"
+		trap - EXIT
+	fi
+fi
+
+if [[ $print_vmlinuz -eq 1 ]]; then
+	echo "$dir/boot/vmlinuz-$(cat "$dir/kernel-release")"
+else
+	echo "$dir"
+fi

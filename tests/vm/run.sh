@@ -1,0 +1,315 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Boot a real Linux kernel under QEMU with a throw-away initramfs, run a guest
+# test script against the real /proc/kcore and real process cores, bring the
+# results back through a 9p share, then run the case's host-side check.
+#
+# Usage: tests/vm/run.sh [options] SCRIPT [ARGS...]
+#   SCRIPT           a guest script: NAME (tests/vm/cases/NAME.sh) or a path
+#   --kernel PATH    bzImage/vmlinuz (default: Debian 6.12 from the cache,
+#                    downloaded by fetch-kernel.sh when missing)
+#   --modules-dir D  lib/modules/<release> for --kernel (9p modules come
+#                    from here; not needed when 9p is built in)
+#   --mem SIZE       guest memory (default 1G)
+#   --cpus N         vCPUs (default 2)
+#   --accel A        tcg (default) or kvm
+#   --5lvl           boot with 5-level paging (default: no5lvl)
+#   --append STR     extra kernel command line
+#   --timeout S      bound the whole VM run (default 300)
+#   --results DIR    where results land (default: a new /tmp/kcoredump-vm.*)
+#   --kcoredump PATH kcoredump binary (default $KCOREDUMP_BIN, build/kcoredump)
+#   --tool PATH      extra program for the guest's PATH (repeatable)
+#   --no-host-check  skip cases/NAME.host.sh
+#   -h, --help       this text
+#
+# Exit: 0 pass, 1 fail, 2 usage, 77 skip (no qemu-system-x86_64).
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+kernel=
+modules_dir=
+mem=1G
+cpus=2
+accel=tcg
+five_level=0
+append=
+timeout_s=300
+results=
+kcoredump="${KCOREDUMP_BIN:-$repo/build/kcoredump}"
+tools=()
+host_check=1
+
+usage() { sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "vm: $*" >&2; exit 1; }
+log() { echo "vm: $*" >&2; }
+
+while [[ $# -gt 0 ]]; do
+	case "$1" in
+	--kernel) kernel=$2; shift 2 ;;
+	--modules-dir) modules_dir=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--cpus) cpus=$2; shift 2 ;;
+	--accel) accel=$2; shift 2 ;;
+	--5lvl) five_level=1; shift ;;
+	--append) append=$2; shift 2 ;;
+	--timeout) timeout_s=$2; shift 2 ;;
+	--results) results=$2; shift 2 ;;
+	--kcoredump) kcoredump=$2; shift 2 ;;
+	--tool) tools+=("$2"); shift 2 ;;
+	--no-host-check) host_check=0; shift ;;
+	-h|--help) usage; exit 0 ;;
+	--) shift; break ;;
+	-*) echo "vm: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+[[ $# -ge 1 ]] || { usage >&2; exit 2; }
+script=$1
+shift
+case "$accel" in tcg|kvm) ;; *) echo "vm: --accel must be tcg or kvm" >&2; exit 2 ;; esac
+
+# Resolve the case: NAME, NAME.sh, cases/NAME.sh or any path.
+if [[ -f "$script" ]]; then
+	script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
+elif [[ -f "$here/cases/$script" ]]; then
+	script=$here/cases/$script
+elif [[ -f "$here/cases/$script.sh" ]]; then
+	script=$here/cases/$script.sh
+else
+	die "no such guest script '$script'"
+fi
+case_name=$(basename "$script" .sh)
+
+command -v qemu-system-x86_64 >/dev/null || {
+	echo "vm: qemu-system-x86_64 not installed; skipping" >&2
+	exit 77
+}
+for t in cpio busybox; do
+	command -v "$t" >/dev/null || die "'$t' is needed (see tests/vm/README.md)"
+done
+busybox_bin=$(command -v busybox)
+# The initramfs has no libraries for busybox: it must be the static one.
+if ldd "$busybox_bin" >/dev/null 2>&1; then
+	die "'$busybox_bin' is dynamically linked; install busybox-static"
+fi
+[[ -x "$kcoredump" ]] || die "kcoredump binary '$kcoredump' not found (build it, or pass --kcoredump)"
+kcoredump=$(cd "$(dirname "$kcoredump")" && pwd)/$(basename "$kcoredump")
+
+t_start=$(date +%s.%N)
+
+# --- kernel -----------------------------------------------------------------
+if [[ -z "$kernel" ]]; then
+	kdir=$("$here/fetch-kernel.sh")
+	krel=$(cat "$kdir/kernel-release")
+	kernel=$kdir/boot/vmlinuz-$krel
+	[[ -n "$modules_dir" ]] || modules_dir=$kdir/lib/modules/$krel
+fi
+[[ -f "$kernel" ]] || die "kernel '$kernel' not found"
+[[ -z "$modules_dir" || -d "$modules_dir" ]] || die "modules dir '$modules_dir' not found"
+
+# --- work dir and results ---------------------------------------------------
+work=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-vm-work.XXXXXX")
+qemu_pid=
+# shellcheck disable=SC2317 # called through the trap
+cleanup() {
+	if [[ -n "$qemu_pid" ]]; then kill "$qemu_pid" 2>/dev/null || true; fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [[ -z "$results" ]]; then
+	results=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-vm.XXXXXX")
+else
+	mkdir -p "$results"
+	# Only ever wipe a directory this script created earlier.
+	if [[ -n "$(ls -A "$results")" ]]; then
+		[[ -f "$results/.kcoredump-vm" ]] ||
+			die "results dir '$results' is not empty and not ours; refusing to wipe it"
+		find "$results" -mindepth 1 -delete
+	fi
+fi
+results=$(cd "$results" && pwd)
+touch "$results/.kcoredump-vm"
+chmod 0777 "$results" # the guest's root may map to another host user
+echo "FAIL boot" > "$results/status"
+serial_log=$results/serial.log
+
+# --- helpers (static) -------------------------------------------------------
+cc=${CC:-cc}
+helper_flags=(-static -O2 -g -pthread -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
+	-I"$repo/tests/common")
+if ! echo 'int main(void){return 0;}' |
+	"$cc" "${helper_flags[@]}" -x c - -o "$work/cc-test" 2>/dev/null; then
+	die "cannot link static C programs with '$cc' (install libc6-dev)"
+fi
+
+# --- initramfs --------------------------------------------------------------
+root=$work/root
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,results,helpers,tools,cases,modules,etc,lib64,lib,root}
+
+for src in "$here"/helpers/*.c; do
+	name=$(basename "$src" .c)
+	"$cc" "${helper_flags[@]}" -o "$root/helpers/$name" "$src"
+done
+
+cp "$busybox_bin" "$root/bin/busybox"
+for applet in $("$root/bin/busybox" --list-full); do
+	[[ -e "$root/$applet" ]] || ln -s /bin/busybox "$root/$applet"
+done
+
+# Copy a dynamically linked program's libraries to the same paths in the
+# guest (the loader included).
+copy_libs() {
+	local lib
+	{ ldd "$1" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } |
+	while read -r lib; do
+		[[ -e "$root$lib" ]] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+cp -L "$kcoredump" "$root/tools/kcoredump"
+copy_libs "$kcoredump"
+for t in ${tools[@]+"${tools[@]}"}; do
+	[[ -x "$t" ]] || die "tool '$t' not found or not executable"
+	cp -L "$t" "$root/tools/$(basename "$t")"
+	copy_libs "$t"
+done
+
+cp "$here"/cases/*.sh "$root/cases/"
+cp "$script" "$root/cases/$case_name.sh"
+
+# Kernel modules the guest needs (9p over virtio), in dependency order.  The
+# Debian package has no modules.dep (depmod runs at install time), so read
+# "depends=" from each module's .modinfo.  Modules may be .ko.xz/.ko.zst:
+# busybox insmod cannot decompress, so decompress here.
+: > "$root/modules/order"
+if [[ -n "$modules_dir" ]]; then
+	declare -A mod_done=()
+	add_module() {
+		local name=$1 f dep deps
+		[[ -n "${mod_done[$name]:-}" ]] && return 0
+		mod_done[$name]=1
+		f=$(find "$modules_dir/kernel" -name "$name.ko" -o -name "$name.ko.xz" \
+			-o -name "$name.ko.zst" -o -name "$name.ko.gz" | head -n 1)
+		if [[ -z "$f" ]]; then
+			# Alternative spelling (dash vs underscore) or built in.
+			f=$(find "$modules_dir/kernel" -name "${name//_/-}.ko*" | head -n 1)
+			[[ -n "$f" ]] || return 0
+		fi
+		case "$f" in
+		*.xz) xz -dc "$f" > "$work/$name.ko" ;;
+		*.zst) zstd -qdc "$f" > "$work/$name.ko" ;;
+		*.gz) gzip -dc "$f" > "$work/$name.ko" ;;
+		*) cp "$f" "$work/$name.ko" ;;
+		esac
+		deps=$(LC_ALL=C tr '\0' '\n' < "$work/$name.ko" | sed -n 's/^depends=//p' | head -n 1)
+		for dep in ${deps//,/ }; do
+			add_module "$dep"
+		done
+		mv "$work/$name.ko" "$root/modules/$name.ko"
+		echo "$name.ko" >> "$root/modules/order"
+	}
+	for m in 9p 9pnet_virtio; do
+		add_module "$m"
+	done
+fi
+
+{
+	printf 'VM_CASE=%q\n' "$case_name"
+	printf 'VM_TIMEOUT=%q\n' "$timeout_s"
+	printf 'set --'
+	printf ' %q' "$@"
+	printf '\n'
+} > "$root/etc/vmtest.conf"
+
+cp "$here/init" "$root/init"
+chmod +x "$root/init" "$root"/cases/*.sh
+
+initrd=$work/initramfs.cpio
+(cd "$root" && find . -print0 | cpio --null -o -H newc --quiet) > "$initrd"
+t_built=$(date +%s.%N)
+
+# --- boot -------------------------------------------------------------------
+cmdline="console=ttyS0 panic=-1 oops=panic quiet loglevel=4 rdinit=/init"
+[[ $five_level -eq 1 ]] || cmdline+=" no5lvl"
+[[ -z "$append" ]] || cmdline+=" $append"
+
+qemu=(qemu-system-x86_64 -nodefaults -nographic -no-reboot
+	-accel "$accel" -cpu max -smp "$cpus" -m "$mem"
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
+	-serial "file:$serial_log" -monitor none
+	-fsdev "local,id=results,path=$results,security_model=none"
+	-device "virtio-9p-pci,fsdev=results,mount_tag=results")
+
+log "case $case_name: booting $(basename "$kernel") ($accel, $cpus CPUs, $mem$([[ $five_level -eq 1 ]] && echo ', 5-level'))"
+log "results: $results"
+# Bound the run: qemu's own timeout (hard-killed 10 s later if need be).
+timeout -k 10 "$timeout_s" "${qemu[@]}" &
+qemu_pid=$!
+t_boot=
+while kill -0 "$qemu_pid" 2>/dev/null; do
+	if [[ -z "$t_boot" && -e "$results/started" ]]; then
+		t_boot=$(date +%s.%N)
+	fi
+	sleep 0.1
+done
+qemu_rc=0
+wait "$qemu_pid" || qemu_rc=$?
+qemu_pid=
+t_vm=$(date +%s.%N)
+[[ -n "$t_boot" || ! -e "$results/started" ]] || t_boot=$t_vm
+
+status=$(cat "$results/status" 2>/dev/null || echo "FAIL no status")
+[[ $qemu_rc -ne 124 && $qemu_rc -ne 137 ]] || status="FAIL timeout after ${timeout_s}s ($status)"
+
+rc=0
+if [[ "$status" != "0" ]]; then
+	log "case $case_name: guest FAILED: $status"
+	if [[ -f "$results/guest.log" ]]; then
+		echo "---- guest.log (tail) ----" >&2
+		tail -n 40 "$results/guest.log" >&2
+	fi
+	echo "---- serial.log (tail) ----" >&2
+	tail -n 40 "$serial_log" >&2 || true
+	rc=1
+fi
+
+# The host check runs whenever the guest script ran (even if it failed: its
+# diagnostics help), with the host's kcoredump and --tool programs on PATH.
+t_check=$t_vm
+if [[ "$status" =~ ^[0-9]+$ && $host_check -eq 1 && -f "${script%.sh}.host.sh" ]]; then
+	log "case $case_name: host check"
+	for t in ${tools[@]+"${tools[@]}"}; do
+		PATH=$(cd "$(dirname "$t")" && pwd):$PATH
+	done
+	export PATH KCOREDUMP="$kcoredump" VM_REPO="$repo" VM_HERE="$here"
+	if ! bash "${script%.sh}.host.sh" "$results"; then
+		log "case $case_name: host check FAILED"
+		rc=1
+	fi
+	t_check=$(date +%s.%N)
+fi
+
+# --- timings ----------------------------------------------------------------
+fmt() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+guest_up=$(awk '{print $1}' "$results/uptime-start" 2>/dev/null || echo "?")
+{
+	echo "initramfs_s $(fmt "$t_start" "$t_built")"
+	[[ -z "$t_boot" ]] || echo "boot_s $(fmt "$t_built" "$t_boot")"
+	echo "guest_uptime_at_start_s $guest_up"
+	echo "vm_s $(fmt "$t_built" "$t_vm")"
+	echo "host_check_s $(fmt "$t_vm" "$t_check")"
+	echo "total_s $(fmt "$t_start" "$(date +%s.%N)")"
+} > "$results/timings"
+log "timings: $(tr '\n' ' ' < "$results/timings")"
+if [[ $rc -eq 0 ]]; then
+	log "case $case_name: PASS"
+else
+	log "case $case_name: FAIL (results in $results)"
+fi
+exit $rc
