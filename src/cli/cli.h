@@ -87,6 +87,9 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_complete(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_help(struct cli_ctx *ctx, int argc, char **argv);

@@ -30,7 +30,17 @@ static const struct cli_option complete_options[] = {
 
 static const struct cli_option no_options[] = { { 0 } };
 
+extern const struct cli_option dump_options[];
+extern const struct cli_option verify_options[];
+extern const struct cli_option extract_options[];
+
 const struct cli_command cli_commands[] = {
+	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
+	  "write a sparse, compressed, hashed ELF dump of a source", false },
+	{ "verify", cmd_verify, verify_options, "DUMP [SOURCE]", "@file",
+	  "check a dump against its digests (and a source)", false },
+	{ "extract", cmd_extract, extract_options, "DUMP", "@file",
+	  "decompress a .zst/.xz dump into a sparse ELF file", false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
 	{ "help", cmd_help, no_options, "[COMMAND]", "@command",
@@ -144,6 +154,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
 		return cmd_version(&ctx, 1, argv);
+	/* Options or a path without a command mean "dump". */
+	if (argv[1][0] == '-' || strchr(argv[1], '/'))
+		return cmd_dump(&ctx, argc, argv);
 	cmd = cli_find_command(argv[1]);
 	if (!cmd)
 		return unknown_command(argv[1]);

@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Dumps: choose what to copy from a source (a plan of output segments),
+ * find data and holes, read in large blocks, detect zero pages, hash, and
+ * write an ELF core (sparse file, or a zstd/xz stream) atomically.
+ */
+#ifndef KCOREDUMP_DUMP_H
+#define KCOREDUMP_DUMP_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "source.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Logical content is hashed in blocks of this size (see kcoredump(8)). */
+#define KCORE_HASH_BLOCK (1u << 20)
+#define KCORE_DIGEST_LEN 32
+
+struct kcore_range {
+	uint64_t start;
+	uint64_t end; /* exclusive */
+};
+
+struct kcore_selection {
+	unsigned classes; /* bit (1u << KCORE_CLASS_x); 0 = the default */
+	struct kcore_range *ranges; /* --range; none = everything */
+	size_t nranges;
+	bool ranges_physical;		   /* --phys */
+	bool vmalloc;			   /* --vmalloc-range */
+	struct kcore_range vmalloc_window; /* {0, 0} = the whole area */
+	const char *caller; /* --caller: vmallocinfo caller substring */
+	const char *const *mappings; /* --mapping: fnmatch() patterns */
+	size_t nmappings;
+	/* Root for proc/vmallocinfo (tests); NULL = "/". */
+	const char *sysroot;
+};
+
+/* One PT_LOAD of the output, copied from one source segment. */
+struct kcore_plan_segment {
+	uint64_t vaddr;
+	uint64_t paddr;
+	bool has_paddr;
+	uint64_t size;	     /* p_filesz == p_memsz of the output */
+	uint64_t src_offset; /* source file offset of the first byte */
+	uint64_t src_avail;  /* bytes the source file holds (rest: zeros) */
+	uint32_t flags;
+	enum kcore_segment_class cls;
+	const char *label;
+	size_t src_segment; /* index in the source */
+	/* Filled by the dump. */
+	uint64_t out_offset;
+	unsigned char digest[KCORE_DIGEST_LEN];
+	uint64_t data_bytes; /* bytes written as data (not holes/zeros) */
+};
+
+struct kcore_plan {
+	struct kcore_plan_segment *segs;
+	size_t nsegs;
+	/* How vmalloc areas were found, for the summary. */
+	const char *vmalloc_source; /* "vmallocinfo", "segments" or NULL */
+	size_t vmalloc_areas;
+	uint64_t vmalloc_segment_size; /* size of the whole vmalloc area */
+	char *warning; /* e.g. kptr_restrict hides vmallocinfo; or NULL */
+	char **labels; /* owned strings the segments point to */
+	size_t nlabels;
+};
+
+struct kcore_error *kcore_plan_create(struct kcore_source *src,
+				      const struct kcore_selection *sel,
+				      struct kcore_plan **ret);
+void kcore_plan_destroy(struct kcore_plan *plan);
+
+struct kcore_read_error {
+	uint64_t offset; /* source file offset */
+	uint64_t len;
+	int errnum;
+};
+
+struct kcore_dump_stats {
+	uint64_t bytes_total;	/* bytes of output segments */
+	uint64_t bytes_to_read; /* data extents: what will be read */
+	uint64_t bytes_read;
+	uint64_t bytes_hole;	   /* skipped: holes in the source */
+	uint64_t bytes_zero;	   /* read, found to be zero pages */
+	uint64_t bytes_done;	   /* logical bytes processed (read + holes) */
+	uint64_t bytes_written;	   /* output bytes (after compression) */
+	uint64_t bytes_unreadable; /* zero-filled after read errors */
+	uint64_t start_ns, end_ns; /* CLOCK_REALTIME window of the read */
+	double elapsed;		   /* seconds, monotonic */
+	bool seek_data;		   /* holes found with SEEK_DATA/SEEK_HOLE */
+};
+
+struct kcore_dump_opts {
+	const char *output; /* path, or "-" for stdout */
+	int output_fd;	    /* with output "-": the fd to write */
+	bool force;	    /* replace an existing output */
+	bool sync;	    /* fsync before publishing */
+	enum kcore_compress compress;
+	int level;
+	unsigned threads;    /* 0 = online CPUs */
+	uint64_t block_size; /* read size; multiple of KCORE_HASH_BLOCK */
+	const struct kcore_io_ops *out_io; /* NULL = system calls */
+	/* Set asynchronously (signal handler) to stop promptly. */
+	volatile sig_atomic_t *cancel;
+	/* Called from the dumping thread, at most about 5 times a second. */
+	void (*progress)(void *arg, const struct kcore_dump_stats *st);
+	void *progress_arg;
+	/* Text recorded in the metadata note: command line, host. */
+	const char *command_line;
+};
+
+struct kcore_dump_result {
+	struct kcore_dump_stats stats;
+	unsigned char digest[KCORE_DIGEST_LEN]; /* whole dump */
+	struct kcore_read_error *errors;
+	size_t nerrors;
+	char *output_path;     /* the published path, or NULL for stdout */
+	char *digest_location; /* "note" or "trailer" */
+};
+
+struct kcore_error *kcore_dump(struct kcore_source *src,
+			       struct kcore_plan *plan,
+			       const struct kcore_dump_opts *opts,
+			       struct kcore_dump_result *ret);
+void kcore_dump_result_deinit(struct kcore_dump_result *res);
+
+/* Hashing (hash.c): the documented digest of logical content. */
+struct kcore_seg_hasher;
+struct kcore_error *kcore_seg_hasher_create(uint64_t size,
+					    struct kcore_seg_hasher **ret);
+/* Blocks must be added in ascending order; all-zero blocks may be left
+ * out (they do not contribute).  digest is SHA-256 of the block. */
+struct kcore_error *kcore_seg_hasher_add(struct kcore_seg_hasher *h,
+					 uint64_t block_index,
+					 const unsigned char *digest);
+void kcore_seg_hasher_finish(struct kcore_seg_hasher *h,
+			     unsigned char out[KCORE_DIGEST_LEN]);
+void kcore_seg_hasher_destroy(struct kcore_seg_hasher *h);
+void kcore_sha256(const void *data, size_t len,
+		  unsigned char out[KCORE_DIGEST_LEN]);
+/* Dump digest from segment digests in program header order. */
+void kcore_dump_digest(const unsigned char (*segs)[KCORE_DIGEST_LEN], size_t n,
+		       unsigned char out[KCORE_DIGEST_LEN]);
+bool kcore_is_zero(const void *buf, size_t len);
+
+/* The same digest for content that arrives in order (verify). */
+struct kcore_content_hasher;
+struct kcore_error *
+kcore_content_hasher_create(uint64_t size, struct kcore_content_hasher **ret);
+struct kcore_error *kcore_content_hasher_add(struct kcore_content_hasher *c,
+					     const void *data, uint64_t len);
+struct kcore_error *
+kcore_content_hasher_add_zeros(struct kcore_content_hasher *c, uint64_t len);
+/* Pads the rest with zeros. */
+struct kcore_error *
+kcore_content_hasher_finish(struct kcore_content_hasher *c,
+			    unsigned char out[KCORE_DIGEST_LEN]);
+void kcore_content_hasher_destroy(struct kcore_content_hasher *c);
+void kcore_hex(const unsigned char *bytes, size_t len, char *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

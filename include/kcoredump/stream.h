@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whole-stream compression: the .zst and .xz containers a dump can be
+ * written into, and the reader that gets the bytes back, by random access
+ * when the container allows it.
+ *
+ * Writing is sequential (the output may be a pipe).  The input is cut into
+ * independent frames of frame_size uncompressed bytes that worker threads
+ * compress in parallel; frames are written in order.
+ *   zstd: one zstd frame per piece, each with a content checksum, then a
+ *         seek table in the zstd seekable format (contrib/seekable_format):
+ *         plain "zstd -d" skips the table and restores the input.
+ *   xz:   one .xz stream with one block per piece (sizes in every block
+ *         header, CRC64 check) and the usual index: "xz -d" restores the
+ *         input, and the index locates each block.
+ * Memory stays O(threads * frame_size), plus 8 bytes of seek table or
+ * index per frame.
+ */
+#ifndef KCOREDUMP_STREAM_H
+#define KCOREDUMP_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum kcore_compress {
+	KCORE_COMPRESS_NONE,
+	KCORE_COMPRESS_ZSTD,
+	KCORE_COMPRESS_XZ,
+	KCORE_COMPRESS_NUM
+};
+
+/* "none", "zstd", "xz" and back; -1 if unknown. */
+const char *kcore_compress_name(enum kcore_compress c);
+int kcore_compress_from_name(const char *name);
+/* ".zst"/".zstd" -> ZSTD, ".xz" -> XZ, anything else -> NONE. */
+enum kcore_compress kcore_compress_from_suffix(const char *path);
+
+/* Defaults chosen for speed: dumping live memory should not wait on us. */
+#define KCORE_ZSTD_DEFAULT_LEVEL  1
+#define KCORE_XZ_DEFAULT_LEVEL	  1
+#define KCORE_STREAM_DEFAULT_FRAME (4u << 20)
+#define KCORE_STREAM_MIN_FRAME	  (4u << 10)
+/* The seekable format's limit on a frame's decompressed size. */
+#define KCORE_STREAM_MAX_FRAME (1u << 30)
+
+struct kcore_ostream_opts {
+	enum kcore_compress method;
+	/*
+	 * 0 = default (KCORE_ZSTD_DEFAULT_LEVEL, KCORE_XZ_DEFAULT_LEVEL).
+	 * zstd: ZSTD_minCLevel()..ZSTD_maxCLevel() (negative = faster);
+	 * xz: 1..9 (the xz preset).  Ignored for NONE.
+	 */
+	int level;
+	unsigned threads;    /* compression threads; 0 = online CPUs */
+	uint64_t frame_size; /* uncompressed bytes per frame; 0 = 4 MiB */
+	const struct kcore_io_ops *io; /* NULL = the real system calls */
+};
+
+struct kcore_ostream;
+
+/*
+ * Start a compressed stream written to fd (path names it in errors).  The
+ * fd is only ever written sequentially with kcore_write_all().  opts may be
+ * NULL for zstd with all defaults.
+ */
+struct kcore_error *kcore_ostream_create(int fd, const char *path,
+					 const struct kcore_ostream_opts *opts,
+					 struct kcore_ostream **ret);
+struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
+					const void *buf, size_t len);
+/* Append len zero bytes; whole zero frames cost no compression. */
+struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
+					      uint64_t len);
+/*
+ * Compress what is pending, write the seek table or index and wait for
+ * every byte to be written.  No writes are accepted afterwards.  After any
+ * error the stream is dead: every later call fails.
+ */
+struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s);
+/* Stops the workers; an unfinished stream is left incomplete. */
+void kcore_ostream_destroy(struct kcore_ostream *s);
+uint64_t kcore_ostream_bytes_in(const struct kcore_ostream *s);
+/* Bytes handed to the fd so far (all of them after finish). */
+uint64_t kcore_ostream_bytes_out(const struct kcore_ostream *s);
+
+struct kcore_istream;
+
+/*
+ * Open a zstd or xz stream on fd.  A regular file or block device is read
+ * with pread() and, when its seek table or index is valid, allows random
+ * access; anything else (a pipe) is read sequentially.  Fails with
+ * KCORE_ERR_FORMAT "not a zstd or xz stream" for anything else.
+ */
+struct kcore_error *kcore_istream_open(int fd, const char *path,
+				       struct kcore_istream **ret);
+enum kcore_compress kcore_istream_method(const struct kcore_istream *s);
+/* zstd with a valid seek table, or xz with a readable index, on a file. */
+bool kcore_istream_seekable(const struct kcore_istream *s);
+/*
+ * Why a file stream is not seekable ("no seek table", "seek table sizes do
+ * not add up to the file size", ...), or NULL if it is, or is a pipe.
+ */
+const char *kcore_istream_index_problem(const struct kcore_istream *s);
+/* Total decompressed size if seekable, else UINT64_MAX. */
+uint64_t kcore_istream_size(const struct kcore_istream *s);
+/* Number of frames (zstd) or blocks (xz) if seekable, else 0. */
+uint64_t kcore_istream_frames(const struct kcore_istream *s);
+
+/*
+ * Read decompressed bytes [offset, offset + len).  Seekable streams decode
+ * only the frames involved (the last one decoded is cached).  A stream
+ * that is not seekable is decoded sequentially, so offsets must not go
+ * backwards (KCORE_ERR_UNSUPPORTED).  *ret_done is short only at the end
+ * of the stream.
+ */
+struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
+					size_t len, uint64_t offset,
+					size_t *ret_done);
+/*
+ * Read the next bytes in order; *ret_done is len, or less only at the end
+ * of the stream (0 = end).  On a seekable stream pread does not move this
+ * position; on a sequential one both share the decoder's position.
+ */
+struct kcore_error *kcore_istream_read(struct kcore_istream *s, void *buf,
+				       size_t len, size_t *ret_done);
+void kcore_istream_destroy(struct kcore_istream *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

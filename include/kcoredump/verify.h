@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Verifying a dump against the digests it carries (kcoredump's metadata
+ * note, or its trailer for streamed dumps), optionally comparing its
+ * content with a source; and extracting a .zst/.xz dump to a sparse ELF.
+ */
+#ifndef KCOREDUMP_VERIFY_H
+#define KCOREDUMP_VERIFY_H
+
+#include <signal.h>
+
+#include "dump.h"
+
+struct kcore_verify_segment {
+	uint64_t vaddr;
+	uint64_t paddr;
+	bool has_paddr;
+	uint64_t size;
+	bool has_expected;
+	unsigned char expected[KCORE_DIGEST_LEN];
+	unsigned char actual[KCORE_DIGEST_LEN];
+	bool match;
+	/* With a source: bytes in pages that differ from it. */
+	uint64_t differ_bytes;
+};
+
+struct kcore_verify_result {
+	enum kcore_compress method; /* how the dump is compressed */
+	char *digest_location;	    /* "note", "trailer" or NULL */
+	struct kcore_verify_segment *segs;
+	size_t nsegs;
+	bool has_expected;
+	unsigned char expected[KCORE_DIGEST_LEN];
+	unsigned char actual[KCORE_DIGEST_LEN];
+	bool match;	       /* every digest present matches */
+	bool compared;	       /* a source was compared */
+	uint64_t differ_bytes; /* total bytes differing from the source */
+	uint64_t bytes_checked;
+};
+
+struct kcore_error *kcore_verify(const char *dump, const char *source,
+				 volatile sig_atomic_t *cancel,
+				 struct kcore_verify_result *ret);
+void kcore_verify_result_deinit(struct kcore_verify_result *res);
+
+/* Decompress a .zst/.xz dump into a sparse file, published atomically. */
+struct kcore_error *kcore_extract(const char *dump, const char *output,
+				  bool force, volatile sig_atomic_t *cancel,
+				  uint64_t *ret_size);
+
+#endif

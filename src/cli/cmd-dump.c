@@ -1,0 +1,546 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump dump: select, read, compress, hash and publish a dump. */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kcoredump/dump.h"
+
+enum {
+	OPT_FORMAT = 2000,
+	OPT_COMPRESS,
+	OPT_LEVEL,
+	OPT_THREADS,
+	OPT_BLOCK_SIZE,
+	OPT_VMALLOC,
+	OPT_CALLER,
+	OPT_RANGE,
+	OPT_PHYS,
+	OPT_SEGMENTS,
+	OPT_MAPPING,
+	OPT_FORCE,
+	OPT_SYNC,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+	OPT_DRY_RUN,
+};
+
+const struct cli_option dump_options[] = {
+	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
+	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
+	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
+	  "output format: elf (an ELF core)", "elf", OPT_FORMAT },
+	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "whole-stream compression: zstd, xz or none (default: from the "
+	  "suffix)",
+	  "zstd xz none", OPT_COMPRESS },
+	{ "level", 0, CLI_ARG_REQUIRED, "N", "compression level", NULL,
+	  OPT_LEVEL },
+	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
+	  "worker threads for hashing and compression (default: CPUs)", NULL,
+	  'T' },
+	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
+	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
+	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
+	  OPT_VMALLOC },
+	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
+	  "only vmalloc areas whose vmallocinfo caller contains SUBSTR", NULL,
+	  OPT_CALLER },
+	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
+	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
+	  'r' },
+	{ "phys", 0, CLI_ARG_NONE, NULL,
+	  "--range addresses are physical, not virtual", NULL, OPT_PHYS },
+	{ "segments", 0, CLI_ARG_REQUIRED, "CLASSES",
+	  "only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap",
+	  "ram text modules vmalloc vmemmap file anon stack heap vdso other",
+	  OPT_SEGMENTS },
+	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
+	  "process cores: only mappings whose file matches PATTERN "
+	  "(repeatable)",
+	  NULL, OPT_MAPPING },
+	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
+	  NULL, 'f' },
+	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
+	  NULL, OPT_SYNC },
+	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	{ "progress", 0, CLI_ARG_NONE, NULL,
+	  "show progress even when stderr is not a terminal", NULL,
+	  OPT_PROGRESS },
+	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
+	  OPT_NO_PROGRESS },
+	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
+	  "show the segments that would be dumped and stop", NULL, 'n' },
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print the summary as one JSON document", NULL, 'j' },
+	{ 0 },
+};
+
+static volatile sig_atomic_t cancelled;
+
+static void on_signal(int sig)
+{
+	cancelled = sig;
+}
+
+/* "START-END" or "START+LENGTH"; sizes take K/M/G/T suffixes. */
+static bool parse_range(const char *s, struct kcore_range *ret)
+{
+	char *copy = strdup(s), *sep;
+	uint64_t a, b;
+	bool ok = false;
+
+	if (!copy)
+		return false;
+	sep = strpbrk(copy + 1, "-+");
+	if (sep) {
+		char kind = *sep;
+
+		*sep = '\0';
+		if (cli_parse_size(copy, &a) && cli_parse_size(sep + 1, &b)) {
+			if (kind == '+' && !__builtin_add_overflow(a, b, &b))
+				ok = b > a;
+			else if (kind == '-')
+				ok = b > a;
+		}
+	}
+	free(copy);
+	if (ok) {
+		ret->start = a;
+		ret->end = b;
+	}
+	return ok;
+}
+
+static bool parse_classes(const char *s, unsigned *ret)
+{
+	char *copy = strdup(s), *save = NULL;
+	bool ok = copy != NULL;
+
+	*ret = 0;
+	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t;
+	     t = strtok_r(NULL, ",", &save)) {
+		int c = kcore_segment_class_from_name(t);
+
+		if (c < 0) {
+			fprintf(stderr,
+				"kcoredump dump: unknown segment class "
+				"'%s'\n",
+				t);
+			ok = false;
+			break;
+		}
+		*ret |= 1u << c;
+	}
+	free(copy);
+	return ok && *ret;
+}
+
+struct progress_state {
+	bool tty;
+	bool shown;
+};
+
+static void show_progress(void *arg, const struct kcore_dump_stats *st)
+{
+	struct progress_state *ps = arg;
+	char a[32], b[32], c[32], eta[32] = "--:--";
+	double rate =
+		st->elapsed > 0 ? (double)st->bytes_read / st->elapsed : 0;
+	uint64_t left = st->bytes_total > st->bytes_done
+				? st->bytes_total - st->bytes_done
+				: 0;
+	double pct = st->bytes_total ? 100.0 * (double)st->bytes_done /
+					       (double)st->bytes_total
+				     : 100;
+
+	if (rate > 0 && st->bytes_done) {
+		/* Holes go fast: estimate from the logical rate. */
+		double lrate = (double)st->bytes_done / st->elapsed;
+		unsigned s = (unsigned)((double)left / lrate);
+
+		snprintf(eta, sizeof(eta), "%u:%02u", s / 60, s % 60);
+	}
+	fprintf(stderr, "%s%5.1f%%  %s of %s read, %s/s, ETA %s, holes %s%s",
+		ps->tty ? "\r\033[K" : "", pct,
+		cli_human_size(st->bytes_read, a, sizeof(a)),
+		cli_human_size(st->bytes_to_read ? st->bytes_to_read
+						 : st->bytes_total,
+			       b, sizeof(b)),
+		cli_human_size((uint64_t)rate, c, sizeof(c)), eta,
+		cli_human_size(st->bytes_hole, a, sizeof(a)),
+		ps->tty ? "" : "\n");
+	fflush(stderr);
+	ps->shown = true;
+}
+
+static void print_plan(FILE *f, const struct kcore_plan *plan)
+{
+	char s[32];
+
+	fprintf(f, "%zu segment%s would be dumped", plan->nsegs,
+		plan->nsegs == 1 ? "" : "s");
+	if (plan->vmalloc_source)
+		fprintf(f, " (%zu vmalloc areas from %s)", plan->vmalloc_areas,
+			plan->vmalloc_source);
+	fprintf(f, ":\n");
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *p = &plan->segs[i];
+
+		fprintf(f, "  %5zu %-7s 0x%016" PRIx64 "-0x%016" PRIx64, i,
+			kcore_segment_class_name(p->cls), p->vaddr,
+			p->vaddr + p->size);
+		if (p->has_paddr)
+			fprintf(f, " phys 0x%" PRIx64, p->paddr);
+		fprintf(f, " %10s %s\n", cli_human_size(p->size, s, sizeof(s)),
+			p->label ? p->label : "");
+	}
+}
+
+static void summary_text(FILE *f, const struct kcore_plan *plan,
+			 const struct kcore_dump_result *r)
+{
+	const struct kcore_dump_stats *st = &r->stats;
+	char a[32], b[32], c[32], d[32], hex[2 * KCORE_DIGEST_LEN + 1];
+	double ratio = st->bytes_written ? (double)st->bytes_total /
+						   (double)st->bytes_written
+					 : 0;
+
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	fprintf(f, "Dumped %zu segment%s to %s\n", plan->nsegs,
+		plan->nsegs == 1 ? "" : "s",
+		r->output_path ? r->output_path : "<stdout>");
+	if (plan->vmalloc_source)
+		fprintf(f,
+			"  vmalloc:      %zu mapped areas (from %s) of a "
+			"%s vmalloc segment\n",
+			plan->vmalloc_areas, plan->vmalloc_source,
+			cli_human_size(plan->vmalloc_segment_size, a,
+				       sizeof(a)));
+	fprintf(f, "  logical size: %s\n",
+		cli_human_size(st->bytes_total, a, sizeof(a)));
+	fprintf(f, "  read:         %s in %.2f s (%s/s)\n",
+		cli_human_size(st->bytes_read, a, sizeof(a)), st->elapsed,
+		cli_human_size(st->elapsed > 0
+				       ? (uint64_t)((double)st->bytes_read /
+						    st->elapsed)
+				       : 0,
+			       b, sizeof(b)));
+	fprintf(f, "  holes:        %s skipped (%s)\n",
+		cli_human_size(st->bytes_hole, a, sizeof(a)),
+		st->seek_data ? "SEEK_DATA/SEEK_HOLE" : "segment maps");
+	fprintf(f, "  zero pages:   %s\n",
+		cli_human_size(st->bytes_zero, c, sizeof(c)));
+	fprintf(f, "  written:      %s (%.1fx smaller than the logical size)\n",
+		cli_human_size(st->bytes_written, d, sizeof(d)), ratio);
+	fprintf(f, "  read errors:  %s in %zu range%s\n",
+		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
+		r->nerrors == 1 ? "" : "s");
+	for (size_t i = 0; i < r->nerrors && i < 20; i++)
+		fprintf(f, "    offset 0x%" PRIx64 "+0x%" PRIx64 ": %s\n",
+			r->errors[i].offset, r->errors[i].len,
+			strerror(r->errors[i].errnum));
+	fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
+		r->digest_location);
+}
+
+static void summary_json(FILE *f, const struct kcore_plan *plan,
+			 const struct kcore_dump_result *r)
+{
+	const struct kcore_dump_stats *st = &r->stats;
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+	struct json j;
+
+	json_init(&j, f);
+	json_object_begin(&j, NULL);
+	json_string(&j, "output", r->output_path ? r->output_path : "-");
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	json_string(&j, "sha256", hex);
+	json_string(&j, "digests", r->digest_location);
+	json_object_begin(&j, "stats");
+	json_u64(&j, "bytes_total", st->bytes_total);
+	json_u64(&j, "bytes_read", st->bytes_read);
+	json_u64(&j, "bytes_hole", st->bytes_hole);
+	json_u64(&j, "bytes_zero", st->bytes_zero);
+	json_u64(&j, "bytes_written", st->bytes_written);
+	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
+	json_double(&j, "seconds", st->elapsed);
+	json_double(&j, "read_mb_per_s",
+		    st->elapsed > 0 ? (double)st->bytes_read / st->elapsed / 1e6
+				    : 0);
+	json_bool(&j, "seek_data", st->seek_data);
+	json_object_end(&j);
+	if (plan->vmalloc_source) {
+		json_object_begin(&j, "vmalloc");
+		json_string(&j, "source", plan->vmalloc_source);
+		json_u64(&j, "areas", plan->vmalloc_areas);
+		json_u64(&j, "segment_size", plan->vmalloc_segment_size);
+		json_object_end(&j);
+	}
+	json_array_begin(&j, "segments");
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *p = &plan->segs[i];
+
+		json_object_begin(&j, NULL);
+		json_string(&j, "class", kcore_segment_class_name(p->cls));
+		json_string(&j, "label", p->label);
+		json_hex(&j, "vaddr", p->vaddr);
+		if (p->has_paddr)
+			json_hex(&j, "paddr", p->paddr);
+		else
+			json_null(&j, "paddr");
+		json_u64(&j, "size", p->size);
+		json_u64(&j, "data_bytes", p->data_bytes);
+		json_hex(&j, "offset", p->out_offset);
+		kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
+		json_string(&j, "sha256", hex);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_array_begin(&j, "read_errors");
+	for (size_t i = 0; i < r->nerrors; i++) {
+		json_object_begin(&j, NULL);
+		json_hex(&j, "offset", r->errors[i].offset);
+		json_u64(&j, "length", r->errors[i].len);
+		json_string(&j, "error", strerror(r->errors[i].errnum));
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 16;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	strcpy(s, "kcoredump");
+	for (int i = 0; i < argc; i++) {
+		strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find_command("dump");
+	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
+	struct kcore_selection sel = { 0 };
+	struct kcore_dump_opts opts = { .cancel = &cancelled };
+	struct kcore_dump_result res;
+	struct progress_state ps = { 0 };
+	const char *source = "/proc/kcore", *arg, *mappings[64];
+	struct kcore_range ranges[64];
+	struct kcore_source *src = NULL;
+	struct kcore_plan *plan = NULL;
+	struct kcore_error *err;
+	int c, status, progress = -1;
+	bool quiet = false, dry_run = false, compress_set = false;
+	uint64_t v;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	sel.ranges = ranges;
+	sel.mappings = mappings;
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		switch (c) {
+		case 'o':
+			opts.output = arg;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(arg, "elf") != 0) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "unknown format '%s' "
+						       "(supported: elf)",
+						       arg);
+			}
+			break;
+		case OPT_COMPRESS:
+			if (kcore_compress_from_name(arg) < 0) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "unknown compression "
+						       "'%s'",
+						       arg);
+			}
+			opts.compress = kcore_compress_from_name(arg);
+			compress_set = true;
+			break;
+		case OPT_LEVEL:
+			if (!cli_parse_u64(arg, &v) || v > 22) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "bad level '%s'", arg);
+			}
+			opts.level = (int)v;
+			break;
+		case 'T':
+			if (!cli_parse_u64(arg, &v) || v < 1 || v > 256) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "bad thread count '%s'",
+						       arg);
+			}
+			opts.threads = (unsigned)v;
+			break;
+		case OPT_BLOCK_SIZE:
+			if (!cli_parse_size(arg, &v) || !v ||
+			    v % KCORE_HASH_BLOCK || v > (256u << 20)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "block size '%s' must "
+						       "be a multiple of 1M, "
+						       "at most 256M",
+						       arg);
+			}
+			opts.block_size = v;
+			break;
+		case OPT_VMALLOC:
+			sel.vmalloc = true;
+			if (arg && !parse_range(arg, &sel.vmalloc_window)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "bad range '%s'", arg);
+			}
+			break;
+		case OPT_CALLER:
+			sel.caller = arg;
+			break;
+		case 'r':
+			if (sel.nranges == 64 ||
+			    !parse_range(arg, &ranges[sel.nranges])) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "bad range '%s' (START-"
+						       "END or START+LENGTH)",
+						       arg);
+			}
+			sel.nranges++;
+			break;
+		case OPT_PHYS:
+			sel.ranges_physical = true;
+			break;
+		case OPT_SEGMENTS:
+			if (!parse_classes(arg, &sel.classes)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "bad --segments '%s'",
+						       arg);
+			}
+			break;
+		case OPT_MAPPING:
+			if (sel.nmappings == 64) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "dump",
+						       "too many --mapping");
+			}
+			mappings[sel.nmappings++] = arg;
+			break;
+		case 'f':
+			opts.force = true;
+			break;
+		case OPT_SYNC:
+			opts.sync = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case OPT_PROGRESS:
+			progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			progress = 0;
+			break;
+		case 'n':
+			dry_run = true;
+			break;
+		case 'j':
+			ctx->json = true;
+			break;
+		}
+	}
+	int first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (c == -3)
+		return EXIT_OK;
+	if (c == -2)
+		return EXIT_USAGE;
+	if (argc - first > 1)
+		return cli_usage_error(ctx, "dump", "takes one SOURCE");
+	if (argc - first == 1)
+		source = argv[first];
+	if (!opts.output && !dry_run)
+		return cli_usage_error(ctx, "dump",
+				       "needs -o FILE (or -o - for stdout)");
+	if (sel.caller && !sel.vmalloc)
+		return cli_usage_error(ctx, "dump",
+				       "--caller needs --vmalloc-range");
+	if (sel.ranges_physical && !sel.nranges)
+		return cli_usage_error(ctx, "dump", "--phys needs --range");
+	if (!compress_set && opts.output)
+		opts.compress = kcore_compress_from_suffix(opts.output);
+
+	err = kcore_source_open(source, NULL, &src);
+	if (err)
+		return cli_fail(ctx, err);
+	err = kcore_plan_create(src, &sel, &plan);
+	if (err) {
+		kcore_source_destroy(src);
+		return cli_fail(ctx, err);
+	}
+	if (dry_run) {
+		print_plan(stdout, plan);
+		kcore_plan_destroy(plan);
+		kcore_source_destroy(src);
+		return EXIT_OK;
+	}
+	ps.tty = isatty(STDERR_FILENO);
+	if (progress == 1 || (progress == -1 && ps.tty && !quiet)) {
+		opts.progress = show_progress;
+		opts.progress_arg = &ps;
+	}
+	opts.output_fd = STDOUT_FILENO;
+	opts.command_line = join_args(argc, argv);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	err = kcore_dump(src, plan, &opts, &res);
+	free((char *)opts.command_line);
+	if (ps.shown && ps.tty)
+		fputc('\n', stderr);
+	if (err) {
+		status = cli_fail(ctx, err);
+	} else {
+		/* With -o - the dump owns stdout: the summary goes to
+		 * stderr. */
+		FILE *f = strcmp(opts.output, "-") == 0 ? stderr : stdout;
+
+		if (ctx->json)
+			summary_json(f, plan, &res);
+		else if (!quiet)
+			summary_text(f, plan, &res);
+		status = EXIT_OK;
+		kcore_dump_result_deinit(&res);
+	}
+	kcore_plan_destroy(plan);
+	kcore_source_destroy(src);
+	return status;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump verify and extract. */
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kcoredump/verify.h"
+
+const struct cli_option verify_options[] = {
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print the result as one JSON document", NULL, 'j' },
+	{ "quiet", 'q', CLI_ARG_NONE, NULL,
+	  "print nothing; only the exit status tells", NULL, 'q' },
+	{ 0 },
+};
+
+const struct cli_option extract_options[] = {
+	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
+	  "write the sparse ELF dump to FILE", "@file", 'o' },
+	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
+	  NULL, 'f' },
+	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	{ 0 },
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	stop = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void render_verify_text(const char *dump,
+			       const struct kcore_verify_result *r)
+{
+	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
+
+	printf("%s: %s (%zu segments, %s, digests in the %s)\n", dump,
+	       r->match ? (r->has_expected ? "OK" : "no digests to check")
+			: "MISMATCH",
+	       r->nsegs, kcore_compress_name(r->method),
+	       r->digest_location ? r->digest_location : "-");
+	for (size_t i = 0; i < r->nsegs; i++) {
+		const struct kcore_verify_segment *v = &r->segs[i];
+
+		if (v->match && !v->differ_bytes)
+			continue;
+		printf("  segment %zu at 0x%016" PRIx64 ": %s", i, v->vaddr,
+		       v->match ? "digest ok" : "DIGEST MISMATCH");
+		if (v->differ_bytes)
+			printf(", %s differ from the source",
+			       cli_human_size(v->differ_bytes, s, sizeof(s)));
+		printf("\n");
+	}
+	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
+	printf("  sha256: %s\n", hex);
+	if (r->compared)
+		printf("  source: %s of %s differ\n",
+		       cli_human_size(r->differ_bytes, s, sizeof(s)),
+		       cli_human_size(r->bytes_checked, hex, sizeof(hex)));
+}
+
+static void render_verify_json(const char *dump,
+			       const struct kcore_verify_result *r)
+{
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "dump", dump);
+	json_bool(&j, "ok", r->match && (!r->compared || !r->differ_bytes));
+	json_bool(&j, "digests_match", r->match);
+	json_bool(&j, "has_digests", r->has_expected);
+	json_string(&j, "compression", kcore_compress_name(r->method));
+	json_string(&j, "digest_location", r->digest_location);
+	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
+	json_string(&j, "sha256", hex);
+	if (r->compared) {
+		json_u64(&j, "source_bytes_checked", r->bytes_checked);
+		json_u64(&j, "source_bytes_differ", r->differ_bytes);
+	}
+	json_array_begin(&j, "segments");
+	for (size_t i = 0; i < r->nsegs; i++) {
+		const struct kcore_verify_segment *v = &r->segs[i];
+
+		json_object_begin(&j, NULL);
+		json_hex(&j, "vaddr", v->vaddr);
+		json_u64(&j, "size", v->size);
+		json_bool(&j, "match", v->match);
+		kcore_hex(v->actual, KCORE_DIGEST_LEN, hex);
+		json_string(&j, "sha256", hex);
+		if (v->has_expected) {
+			kcore_hex(v->expected, KCORE_DIGEST_LEN, hex);
+			json_string(&j, "expected", hex);
+		}
+		if (r->compared)
+			json_u64(&j, "source_bytes_differ", v->differ_bytes);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct cli_parser *p =
+		cli_parser_create(cli_find_command("verify"), argc, argv);
+	struct kcore_verify_result r;
+	struct kcore_error *err;
+	bool quiet = false;
+	const char *arg;
+	int c;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		if (c == 'j')
+			ctx->json = true;
+		else if (c == 'q')
+			quiet = true;
+	}
+	int first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (c == -3)
+		return EXIT_OK;
+	if (c == -2)
+		return EXIT_USAGE;
+	if (argc - first < 1 || argc - first > 2)
+		return cli_usage_error(ctx, "verify",
+				       "needs DUMP and optionally SOURCE");
+	catch_signals();
+	err = kcore_verify(argv[first],
+			   argc - first == 2 ? argv[first + 1] : NULL, &stop,
+			   &r);
+	if (err)
+		return cli_fail(ctx, err);
+	if (ctx->json)
+		render_verify_json(argv[first], &r);
+	else if (!quiet)
+		render_verify_text(argv[first], &r);
+	int status = r.match && (!r.compared || !r.differ_bytes)
+			     ? EXIT_OK
+			     : EXIT_MISMATCH;
+	if (!r.has_expected && status == EXIT_OK && !r.compared) {
+		if (!quiet)
+			fprintf(stderr,
+				"kcoredump: '%s': has no kcoredump "
+				"digests to verify\n",
+				argv[first]);
+		status = EXIT_BAD_INPUT;
+	}
+	kcore_verify_result_deinit(&r);
+	return status;
+}
+
+int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct cli_parser *p =
+		cli_parser_create(cli_find_command("extract"), argc, argv);
+	const char *output = NULL, *arg;
+	bool force = false, quiet = false;
+	struct kcore_error *err;
+	uint64_t size;
+	char s[32];
+	int c;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		if (c == 'o')
+			output = arg;
+		else if (c == 'f')
+			force = true;
+		else if (c == 'q')
+			quiet = true;
+	}
+	int first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (c == -3)
+		return EXIT_OK;
+	if (c == -2)
+		return EXIT_USAGE;
+	if (argc - first != 1 || !output)
+		return cli_usage_error(ctx, "extract",
+				       "needs DUMP and -o FILE");
+	catch_signals();
+	err = kcore_extract(argv[first], output, force, &stop, &size);
+	if (err)
+		return cli_fail(ctx, err);
+	if (!quiet)
+		printf("Extracted %s to %s (%s)\n", argv[first], output,
+		       cli_human_size(size, s, sizeof(s)));
+	return EXIT_OK;
+}

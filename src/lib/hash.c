@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The dump digest (SHA-256 through OpenSSL's libcrypto).
+ *
+ * A segment's logical content (p_memsz bytes, holes read as zeros) is cut
+ * into KCORE_HASH_BLOCK blocks.  For each block that is not all zero, in
+ * ascending order, the record le64(index) || SHA-256(block) is appended;
+ * the segment digest is SHA-256("kcoredump-sha256-v1\0" || le64(size) ||
+ * records).  All-zero blocks contribute nothing, so holes cost nothing and
+ * a sparse and a dense copy of the same content hash alike.  The dump
+ * digest is SHA-256 of the segment digests in program header order.
+ * Block digests are computed on the worker threads; only the 40-byte
+ * records pass through the ordered combination.
+ */
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kcoredump/dump.h"
+
+static const char hash_tag[] = "kcoredump-sha256-v1";
+
+struct kcore_seg_hasher {
+	EVP_MD_CTX *ctx;
+	uint64_t next; /* lowest block index still allowed */
+};
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+struct kcore_error *kcore_seg_hasher_create(uint64_t size,
+					    struct kcore_seg_hasher **ret)
+{
+	struct kcore_seg_hasher *h = calloc(1, sizeof(*h));
+	unsigned char len[8];
+
+	if (!h)
+		return &kcore_error_nomem;
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+		kcore_seg_hasher_destroy(h);
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "SHA-256 is not available from "
+					  "libcrypto");
+	}
+	put_le64(len, size);
+	EVP_DigestUpdate(h->ctx, hash_tag, sizeof(hash_tag));
+	EVP_DigestUpdate(h->ctx, len, sizeof(len));
+	*ret = h;
+	return NULL;
+}
+
+struct kcore_error *kcore_seg_hasher_add(struct kcore_seg_hasher *h,
+					 uint64_t block_index,
+					 const unsigned char *digest)
+{
+	unsigned char rec[8 + KCORE_DIGEST_LEN];
+
+	if (block_index < h->next)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "hash block %llu added out of "
+					  "order",
+					  (unsigned long long)block_index);
+	put_le64(rec, block_index);
+	memcpy(rec + 8, digest, KCORE_DIGEST_LEN);
+	EVP_DigestUpdate(h->ctx, rec, sizeof(rec));
+	h->next = block_index + 1;
+	return NULL;
+}
+
+void kcore_seg_hasher_finish(struct kcore_seg_hasher *h,
+			     unsigned char out[KCORE_DIGEST_LEN])
+{
+	unsigned int len = KCORE_DIGEST_LEN;
+
+	EVP_DigestFinal_ex(h->ctx, out, &len);
+}
+
+void kcore_seg_hasher_destroy(struct kcore_seg_hasher *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+void kcore_sha256(const void *data, size_t len,
+		  unsigned char out[KCORE_DIGEST_LEN])
+{
+	unsigned int n = KCORE_DIGEST_LEN;
+
+	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
+}
+
+void kcore_dump_digest(const unsigned char (*segs)[KCORE_DIGEST_LEN], size_t n,
+		       unsigned char out[KCORE_DIGEST_LEN])
+{
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned int len = KCORE_DIGEST_LEN;
+
+	if (!ctx) {
+		memset(out, 0, KCORE_DIGEST_LEN);
+		return;
+	}
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, segs, n * KCORE_DIGEST_LEN);
+	EVP_DigestFinal_ex(ctx, out, &len);
+	EVP_MD_CTX_free(ctx);
+}
+
+bool kcore_is_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	const uint64_t *w;
+	size_t i = 0;
+
+	/* Unaligned head, then 64 bytes a step: the compiler vectorises. */
+	while (i < len && ((uintptr_t)(p + i) & 7))
+		if (p[i++])
+			return false;
+	w = (const uint64_t *)(const void *)(p + i);
+	for (; i + 64 <= len; i += 64, w += 8)
+		if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
+			return false;
+	for (; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+void kcore_hex(const unsigned char *bytes, size_t len, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+/* Hashing content that arrives in order (verify, extract). */
+struct kcore_content_hasher {
+	struct kcore_seg_hasher *h;
+	uint64_t size;
+	uint64_t pos;	    /* bytes consumed */
+	unsigned char *blk; /* the partial current block */
+	size_t fill;
+	bool blk_nonzero;
+};
+
+struct kcore_error *
+kcore_content_hasher_create(uint64_t size, struct kcore_content_hasher **ret)
+{
+	struct kcore_content_hasher *c = calloc(1, sizeof(*c));
+	struct kcore_error *err;
+
+	if (!c)
+		return &kcore_error_nomem;
+	c->size = size;
+	c->blk = malloc(KCORE_HASH_BLOCK);
+	if (!c->blk) {
+		free(c);
+		return &kcore_error_nomem;
+	}
+	err = kcore_seg_hasher_create(size, &c->h);
+	if (err) {
+		free(c->blk);
+		free(c);
+		return err;
+	}
+	*ret = c;
+	return NULL;
+}
+
+static struct kcore_error *flush_block(struct kcore_content_hasher *c)
+{
+	struct kcore_error *err = NULL;
+
+	if (c->fill && !kcore_is_zero(c->blk, c->fill)) {
+		unsigned char d[KCORE_DIGEST_LEN];
+
+		kcore_sha256(c->blk, c->fill, d);
+		err = kcore_seg_hasher_add(c->h,
+					   (c->pos - 1) / KCORE_HASH_BLOCK, d);
+	}
+	c->fill = 0;
+	return err;
+}
+
+static uint64_t block_room(const struct kcore_content_hasher *c)
+{
+	uint64_t room = KCORE_HASH_BLOCK - c->pos % KCORE_HASH_BLOCK;
+
+	return room < c->size - c->pos ? room : c->size - c->pos;
+}
+
+struct kcore_error *kcore_content_hasher_add(struct kcore_content_hasher *c,
+					     const void *data, uint64_t len)
+{
+	const unsigned char *p = data;
+
+	if (len > c->size - c->pos)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "more content than the segment "
+					  "holds");
+	while (len) {
+		uint64_t n = block_room(c);
+
+		if (n > len)
+			n = len;
+		memcpy(c->blk + c->fill, p, n);
+		c->fill += n;
+		c->pos += n;
+		p += n;
+		len -= n;
+		if (c->pos % KCORE_HASH_BLOCK == 0 || c->pos == c->size) {
+			struct kcore_error *err = flush_block(c);
+
+			if (err)
+				return err;
+		}
+	}
+	return NULL;
+}
+
+struct kcore_error *
+kcore_content_hasher_add_zeros(struct kcore_content_hasher *c, uint64_t len)
+{
+	if (len > c->size - c->pos)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "more content than the segment "
+					  "holds");
+	while (len) {
+		uint64_t n = block_room(c);
+
+		if (n > len)
+			n = len;
+		if (c->fill == 0 && n == block_room(c) &&
+		    (c->pos + n) % KCORE_HASH_BLOCK == 0) {
+			/* A whole zero block: nothing to hash. */
+			c->pos += n;
+		} else {
+			memset(c->blk + c->fill, 0, n);
+			c->fill += n;
+			c->pos += n;
+			if (c->pos % KCORE_HASH_BLOCK == 0 ||
+			    c->pos == c->size) {
+				struct kcore_error *err = flush_block(c);
+
+				if (err)
+					return err;
+			}
+		}
+		len -= n;
+	}
+	return NULL;
+}
+
+struct kcore_error *
+kcore_content_hasher_finish(struct kcore_content_hasher *c,
+			    unsigned char out[KCORE_DIGEST_LEN])
+{
+	struct kcore_error *err = NULL;
+
+	if (c->pos < c->size)
+		err = kcore_content_hasher_add_zeros(c, c->size - c->pos);
+	if (!err)
+		err = flush_block(c);
+	kcore_seg_hasher_finish(c->h, out);
+	return err;
+}
+
+void kcore_content_hasher_destroy(struct kcore_content_hasher *c)
+{
+	if (!c)
+		return;
+	kcore_seg_hasher_destroy(c->h);
+	free(c->blk);
+	free(c);
+}

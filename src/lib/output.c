@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/* Atomic output: temporary file, then link() or rename() into place. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kcoredump/output.h"
+
+struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
+				      struct kcore_output **ret)
+{
+	struct kcore_output *out = calloc(1, sizeof(*out));
+	char *dcopy = NULL, *bcopy = NULL;
+	struct stat st;
+
+	if (!out)
+		return &kcore_error_nomem;
+	out->fd = -1;
+	out->force = force;
+	out->sync = sync;
+	if (strcmp(path, "-") == 0) {
+		if (isatty(STDOUT_FILENO)) {
+			free(out);
+			return kcore_error_create(KCORE_ERR_INVALID, 0,
+						  "<stdout>",
+						  "refusing to write a binary "
+						  "dump to a terminal; "
+						  "redirect it or use -o FILE");
+		}
+		out->fd = STDOUT_FILENO;
+		*ret = out;
+		return NULL;
+	}
+	if (lstat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			free(out);
+			return kcore_error_create(KCORE_ERR_INVALID, EISDIR,
+						  path,
+						  "cannot write the dump");
+		}
+		if (!force) {
+			free(out);
+			return kcore_error_create(KCORE_ERR_EXISTS, 0, path,
+						  "already exists; use --force "
+						  "to replace it");
+		}
+	}
+	out->path = strdup(path);
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!out->path || !dcopy || !bcopy ||
+	    asprintf(&out->tmp, "%s/.%s.XXXXXX", dirname(dcopy),
+		     basename(bcopy)) < 0) {
+		out->tmp = NULL;
+		free(dcopy);
+		free(bcopy);
+		kcore_output_destroy(out);
+		return &kcore_error_nomem;
+	}
+	free(dcopy);
+	free(bcopy);
+	/* mkostemp creates the file 0600 with O_EXCL: nothing is followed. */
+	out->fd = mkostemp(out->tmp, O_CLOEXEC);
+	if (out->fd < 0) {
+		struct kcore_error *err = kcore_error_create(
+			errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
+							  : KCORE_ERR_OS,
+			errno, path, "cannot create a temporary file beside");
+
+		free(out->tmp);
+		out->tmp = NULL;
+		kcore_output_destroy(out);
+		return err;
+	}
+	out->seekable = true;
+	*ret = out;
+	return NULL;
+}
+
+static void sync_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+struct kcore_error *kcore_output_commit(struct kcore_output *out, uint64_t size)
+{
+	if (!out->tmp) { /* stdout */
+		if (out->sync && fsync(out->fd) < 0 && errno != EINVAL &&
+		    errno != EROFS)
+			return kcore_error_create(KCORE_ERR_OS, errno,
+						  "<stdout>", "fsync failed");
+		return NULL;
+	}
+	if (ftruncate(out->fd, (off_t)size) < 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, out->tmp,
+					  "cannot set the file size");
+	if (out->sync && fsync(out->fd) < 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, out->tmp,
+					  "fsync failed");
+	if (close(out->fd) < 0) {
+		out->fd = -1;
+		return kcore_error_create(KCORE_ERR_OS, errno, out->tmp,
+					  "close failed");
+	}
+	out->fd = -1;
+	if (out->force) {
+		if (rename(out->tmp, out->path) < 0)
+			return kcore_error_create(KCORE_ERR_OS, errno,
+						  out->path,
+						  "cannot move the dump into "
+						  "place");
+	} else {
+		if (link(out->tmp, out->path) < 0)
+			return kcore_error_create(
+				errno == EEXIST ? KCORE_ERR_EXISTS
+						: KCORE_ERR_OS,
+				errno, out->path,
+				errno == EEXIST
+					? "appeared while dumping; use --force "
+					  "to replace it"
+					: "cannot link the dump into place");
+		unlink(out->tmp);
+	}
+	free(out->tmp);
+	out->tmp = NULL;
+	if (out->sync)
+		sync_dir(out->path);
+	return NULL;
+}
+
+void kcore_output_abort(struct kcore_output *out)
+{
+	if (!out || !out->tmp)
+		return;
+	if (out->fd >= 0) {
+		close(out->fd);
+		out->fd = -1;
+	}
+	unlink(out->tmp);
+	free(out->tmp);
+	out->tmp = NULL;
+}
+
+void kcore_output_destroy(struct kcore_output *out)
+{
+	if (!out)
+		return;
+	kcore_output_abort(out);
+	if (out->fd > STDOUT_FILENO)
+		close(out->fd);
+	free(out->path);
+	free(out);
+}

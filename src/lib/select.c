@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Selection: turn a source and the user's choices (segment classes,
+ * address ranges, vmalloc areas, mapping names) into a plan of output
+ * segments, each a contiguous piece of one source segment.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "kcoredump/dump.h"
+
+#define CLASS_BIT(c) (1u << (c))
+
+struct plan_builder {
+	struct kcore_plan *plan;
+	size_t cap;
+};
+
+static struct kcore_error *plan_add(struct plan_builder *b,
+				    const struct kcore_plan_segment *seg)
+{
+	struct kcore_plan *plan = b->plan;
+
+	if (plan->nsegs == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 16;
+		struct kcore_plan_segment *segs =
+			realloc(plan->segs, cap * sizeof(*segs));
+
+		if (!segs)
+			return &kcore_error_nomem;
+		plan->segs = segs;
+		b->cap = cap;
+	}
+	plan->segs[plan->nsegs++] = *seg;
+	return NULL;
+}
+
+static const char *plan_label(struct kcore_plan *plan, const char *s)
+{
+	char **labels =
+		realloc(plan->labels, (plan->nlabels + 1) * sizeof(*labels));
+	char *copy;
+
+	if (!labels)
+		return NULL;
+	plan->labels = labels;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	plan->labels[plan->nlabels++] = copy;
+	return copy;
+}
+
+/* Add [vaddr, vaddr + size) of source segment seg, clipped to ranges. */
+static struct kcore_error *add_piece(struct plan_builder *b,
+				     const struct kcore_selection *sel,
+				     const struct kcore_segment *seg,
+				     uint64_t vaddr, uint64_t size,
+				     const char *label, bool clip)
+{
+	struct kcore_range whole = { 0, UINT64_MAX };
+	const struct kcore_range *ranges = &whole;
+	size_t nranges = 1;
+
+	if (clip && sel->nranges) {
+		ranges = sel->ranges;
+		nranges = sel->nranges;
+	}
+	for (size_t i = 0; i < nranges; i++) {
+		uint64_t base = sel->ranges_physical && clip && sel->nranges
+					? seg->paddr + (vaddr - seg->vaddr)
+					: vaddr;
+		uint64_t lo = base, hi = base + size;
+		struct kcore_plan_segment p = { 0 };
+		uint64_t rel;
+
+		if (ranges[i].start > lo)
+			lo = ranges[i].start;
+		if (ranges[i].end < hi)
+			hi = ranges[i].end;
+		if (lo >= hi)
+			continue;
+		rel = (vaddr - seg->vaddr) + (lo - base);
+		p.vaddr = seg->vaddr + rel;
+		p.has_paddr = seg->has_paddr;
+		p.paddr = seg->has_paddr ? seg->paddr + rel : UINT64_MAX;
+		p.size = hi - lo;
+		p.src_offset = seg->offset + rel;
+		p.src_avail = rel >= seg->filesz ? 0 : seg->filesz - rel;
+		if (p.src_avail > p.size)
+			p.src_avail = p.size;
+		p.flags = seg->flags;
+		p.cls = seg->cls;
+		p.label = label ? label : seg->label;
+		p.src_segment = seg->index;
+		struct kcore_error *err = plan_add(b, &p);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+struct vmalloc_area {
+	uint64_t start, end;
+	char caller[128];
+};
+
+static bool is_flag_word(const char *w)
+{
+	static const char *const flags[] = {
+		"vmalloc",    "vmap",	      "ioremap",  "user",   "vpages",
+		"vm_map_ram", "dma-coherent", "unpurged", "vm_area"
+	};
+
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strcmp(w, flags[i]) == 0)
+			return true;
+	return !strncmp(w, "pages=", 6) || !strncmp(w, "phys=", 5) ||
+	       (w[0] == 'N' && w[1] >= '0' && w[1] <= '9');
+}
+
+/*
+ * Parse /proc/vmallocinfo: "0xSTART-0xEND SIZE [CALLER] [pages=N] ...
+ * FLAGS".  The range includes the guard page of guarded areas; only pages
+ * that can hold data are kept: pages=N for vmalloc areas, size minus the
+ * guard for vmap.  ioremap areas read as zeros through kcore and lazily
+ * freed ("unpurged") areas are unmapped: both are left out.
+ */
+static struct kcore_error *read_vmallocinfo(const char *sysroot,
+					    uint64_t page_size,
+					    struct vmalloc_area **ret,
+					    size_t *ret_n, bool *ret_hidden)
+{
+	char path[PATH_MAX], line[1024];
+	struct vmalloc_area *v = NULL;
+	size_t n = 0, cap = 0, zero = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/vmallocinfo",
+		 sysroot ? sysroot : "");
+	f = fopen(path, "re");
+	if (!f)
+		return kcore_error_create(
+			errno == ENOENT ? KCORE_ERR_NOT_FOUND
+					: KCORE_ERR_ACCESS,
+			errno, path, "cannot list the mapped vmalloc areas");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, end, size, pages = 0;
+		char *save = NULL, *tok, caller[128] = "";
+		bool ioremap = false, unpurged = false, guard = true;
+		int used = 0;
+
+		if (sscanf(line, "0x%llx-0x%llx %llu%n", &start, &end, &size,
+			   &used) != 3)
+			continue;
+		for (tok = strtok_r(line + used, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save)) {
+			if (!strncmp(tok, "pages=", 6))
+				pages = strtoull(tok + 6, NULL, 10);
+			else if (!strcmp(tok, "ioremap"))
+				ioremap = true;
+			else if (!strcmp(tok, "unpurged"))
+				unpurged = true;
+			else if (!strcmp(tok, "vm_map_ram"))
+				guard = false;
+			else if (!caller[0] && !is_flag_word(tok))
+				snprintf(caller, sizeof(caller), "%s", tok);
+		}
+		if (start == 0)
+			zero++;
+		if (ioremap || unpurged || end <= start)
+			continue;
+		if (pages)
+			end = start + pages * page_size < end
+				      ? start + pages * page_size
+				      : end;
+		else if (guard && end - start > page_size)
+			end -= page_size;
+		if (n == cap) {
+			struct vmalloc_area *nv;
+
+			cap = cap ? 2 * cap : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				fclose(f);
+				return &kcore_error_nomem;
+			}
+			v = nv;
+		}
+		v[n].start = start;
+		v[n].end = end;
+		snprintf(v[n].caller, sizeof(v[n].caller), "%s",
+			 caller[0] ? caller : "-");
+		n++;
+	}
+	fclose(f);
+	/* With kptr_restrict the kernel prints every address as zero. */
+	*ret_hidden = zero > 0 && zero >= n;
+	*ret = v;
+	*ret_n = n;
+	return NULL;
+}
+
+static int cmp_area(const void *a, const void *b)
+{
+	const struct vmalloc_area *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Live kernel: one output segment per mapped vmalloc area. */
+static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
+					     struct kcore_source *src,
+					     const struct kcore_selection *sel,
+					     unsigned classes)
+{
+	struct kcore_plan *plan = b->plan;
+	struct vmalloc_area *areas;
+	struct kcore_error *err;
+	size_t n;
+	bool hidden;
+
+	err = read_vmallocinfo(sel->sysroot, src->info.page_size, &areas, &n,
+			       &hidden);
+	if (err)
+		return err;
+	if (hidden) {
+		free(areas);
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, 0, "/proc/vmallocinfo",
+			"addresses are hidden (kernel.kptr_restrict); run as "
+			"root with CAP_SYSLOG or set kernel.kptr_restrict=0 — "
+			"without them only --range over the vmalloc area "
+			"works (every byte is read)");
+	}
+	qsort(areas, n, sizeof(*areas), cmp_area);
+	plan->vmalloc_source = "vmallocinfo";
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD || !(classes & CLASS_BIT(seg->cls)))
+			continue;
+		if (seg->cls == KCORE_CLASS_VMALLOC)
+			plan->vmalloc_segment_size += seg->memsz;
+		for (size_t k = 0; k < n; k++) {
+			uint64_t lo = areas[k].start, hi = areas[k].end;
+			const char *label;
+
+			if (hi <= seg->vaddr || lo >= seg->vaddr + seg->memsz)
+				continue;
+			if (lo < seg->vaddr)
+				lo = seg->vaddr;
+			if (hi > seg->vaddr + seg->memsz)
+				hi = seg->vaddr + seg->memsz;
+			if (sel->vmalloc_window.end) {
+				if (lo < sel->vmalloc_window.start)
+					lo = sel->vmalloc_window.start;
+				if (hi > sel->vmalloc_window.end)
+					hi = sel->vmalloc_window.end;
+				if (lo >= hi)
+					continue;
+			}
+			if (sel->caller &&
+			    !strstr(areas[k].caller, sel->caller))
+				continue;
+			label = plan_label(plan, areas[k].caller);
+			if (!label) {
+				free(areas);
+				return &kcore_error_nomem;
+			}
+			err = add_piece(b, sel, seg, lo, hi - lo, label, true);
+			if (err) {
+				free(areas);
+				return err;
+			}
+			plan->vmalloc_areas++;
+		}
+	}
+	free(areas);
+	return NULL;
+}
+
+static bool mapping_matches(const struct kcore_selection *sel,
+			    const char *label)
+{
+	const char *base;
+
+	if (!sel->nmappings)
+		return true;
+	if (!label)
+		return false;
+	base = strrchr(label, '/');
+	base = base ? base + 1 : label;
+	for (size_t i = 0; i < sel->nmappings; i++)
+		if (fnmatch(sel->mappings[i], label, 0) == 0 ||
+		    fnmatch(sel->mappings[i], base, 0) == 0)
+			return true;
+	return false;
+}
+
+static int cmp_plan(const void *a, const void *b)
+{
+	const struct kcore_plan_segment *x = a, *y = b;
+
+	/* Physical segments first, by address (what crash expects); then
+	 * virtual-only ones by address. */
+	if (x->has_paddr != y->has_paddr)
+		return x->has_paddr ? -1 : 1;
+	if (x->has_paddr && x->paddr != y->paddr)
+		return x->paddr < y->paddr ? -1 : 1;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+struct kcore_error *kcore_plan_create(struct kcore_source *src,
+				      const struct kcore_selection *sel,
+				      struct kcore_plan **ret)
+{
+	bool live = src->info.kind == KCORE_SOURCE_LIVE_KCORE;
+	struct plan_builder b = { 0 };
+	unsigned classes = sel->classes;
+	struct kcore_error *err = NULL;
+
+	b.plan = calloc(1, sizeof(*b.plan));
+	if (!b.plan)
+		return &kcore_error_nomem;
+	if (sel->vmalloc) {
+		classes = CLASS_BIT(KCORE_CLASS_VMALLOC);
+		/* A window reaching into the module area includes it. */
+		if (sel->vmalloc_window.end)
+			classes |= CLASS_BIT(KCORE_CLASS_MODULES);
+	} else if (!classes) {
+		classes = live && !sel->nranges ? CLASS_BIT(KCORE_CLASS_RAM)
+						: ~0u;
+	}
+	/* Areas of the live vmalloc space come from vmallocinfo: the
+	 * segment itself spans tens of TiB, almost all unmapped. */
+	if (live &&
+	    (classes & (CLASS_BIT(KCORE_CLASS_VMALLOC) |
+			CLASS_BIT(KCORE_CLASS_MODULES))) &&
+	    (sel->vmalloc || !sel->nranges)) {
+		err = plan_vmalloc_live(
+			&b, src, sel,
+			classes & (CLASS_BIT(KCORE_CLASS_VMALLOC) |
+				   CLASS_BIT(KCORE_CLASS_MODULES)));
+		if (err)
+			goto fail;
+		classes &= ~(CLASS_BIT(KCORE_CLASS_VMALLOC) |
+			     CLASS_BIT(KCORE_CLASS_MODULES));
+	}
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD || !seg->memsz ||
+		    !(classes & CLASS_BIT(seg->cls)))
+			continue;
+		if (sel->ranges_physical && sel->nranges && !seg->has_paddr)
+			continue;
+		if (!mapping_matches(sel, seg->label))
+			continue;
+		if (sel->vmalloc) { /* a non-live source: clip the segment */
+			uint64_t lo = seg->vaddr, hi = seg->vaddr + seg->memsz;
+
+			b.plan->vmalloc_segment_size += seg->memsz;
+			if (sel->vmalloc_window.end) {
+				if (lo < sel->vmalloc_window.start)
+					lo = sel->vmalloc_window.start;
+				if (hi > sel->vmalloc_window.end)
+					hi = sel->vmalloc_window.end;
+			}
+			b.plan->vmalloc_source = "segments";
+			if (lo < hi)
+				err = add_piece(&b, sel, seg, lo, hi - lo, NULL,
+						true);
+		} else {
+			err = add_piece(&b, sel, seg, seg->vaddr, seg->memsz,
+					NULL, true);
+		}
+		if (err)
+			goto fail;
+	}
+	if (!b.plan->nsegs) {
+		err = kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
+					 "the selection matches no memory");
+		goto fail;
+	}
+	qsort(b.plan->segs, b.plan->nsegs, sizeof(*b.plan->segs), cmp_plan);
+	*ret = b.plan;
+	return NULL;
+fail:
+	kcore_plan_destroy(b.plan);
+	return err;
+}
+
+void kcore_plan_destroy(struct kcore_plan *plan)
+{
+	if (!plan)
+		return;
+	for (size_t i = 0; i < plan->nlabels; i++)
+		free(plan->labels[i]);
+	free(plan->labels);
+	free(plan->segs);
+	free(plan->warning);
+	free(plan);
+}

@@ -1,0 +1,844 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compressed stream reader.  On a file with a valid zstd seek table or
+ * xz index, reads decode only the frames (blocks) they touch and keep the
+ * last one; otherwise the stream is decoded front to back, which is also
+ * what a pipe allows.  Nothing in the input is trusted: a seek table that
+ * does not describe the file is ignored (and the reason kept), and frame
+ * sizes are checked against what actually decodes.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "kcoredump/stream.h"
+#include "stream-internal.h"
+
+#define IBUF_SIZE (1u << 20)
+/* Limits for the index the reader accepts; see KCORE_STREAM_MAX_FRAME. */
+#define MAX_FRAME_SIZE	 ((uint64_t)KCORE_STREAM_MAX_FRAME)
+#define XZ_INDEX_MEMLIMIT (1ull << 30)
+
+struct kcore_istream {
+	enum kcore_compress method;
+	int fd;
+	char *path;
+	bool fd_seekable; /* regular file or block device: pread works */
+	uint64_t file_size;
+
+	/* Random access. */
+	bool seekable;
+	const char *index_problem;
+	uint64_t nframes;
+	uint64_t *c_off; /* zstd: nframes + 1 file offsets */
+	uint64_t *d_off; /* zstd: nframes + 1 decompressed offsets */
+	lzma_index *xz_index;
+	uint64_t total;
+	uint64_t cached; /* frame in cache, or UINT64_MAX */
+	uint64_t cache_start;
+	unsigned char *cache;
+	size_t cache_len;
+	size_t cache_cap;
+	unsigned char *cbuf;
+	size_t cbuf_cap;
+	ZSTD_DCtx *dctx;
+
+	/* Sequential decoding. */
+	uint64_t pos;	   /* decompressed bytes delivered */
+	uint64_t in_read;  /* compressed bytes read from the fd */
+	uint64_t in_used;  /* compressed bytes the decoder consumed */
+	uint64_t frame_at; /* where the current zstd frame starts */
+	unsigned char *ibuf;
+	size_t ibuf_len;
+	size_t ibuf_pos;
+	bool in_eof;
+	bool seq_end;
+	bool frame_open; /* zstd: inside a frame */
+	ZSTD_DStream *ds;
+	lzma_stream lz;
+	bool lz_ready;
+	unsigned char *scratch;
+};
+
+static uint64_t get_le64_pair(const unsigned char *p, unsigned i)
+{
+	return stream_get_le32(p + 4 * i);
+}
+
+enum kcore_compress kcore_istream_method(const struct kcore_istream *s)
+{
+	return s->method;
+}
+
+bool kcore_istream_seekable(const struct kcore_istream *s)
+{
+	return s->seekable;
+}
+
+const char *kcore_istream_index_problem(const struct kcore_istream *s)
+{
+	return s->index_problem;
+}
+
+uint64_t kcore_istream_size(const struct kcore_istream *s)
+{
+	return s->seekable ? s->total : UINT64_MAX;
+}
+
+uint64_t kcore_istream_frames(const struct kcore_istream *s)
+{
+	return s->seekable ? s->nframes : 0;
+}
+
+static struct kcore_error *format_error(const struct kcore_istream *s,
+					uint64_t offset, const char *what)
+{
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, offset,
+				     "%s", what);
+}
+
+/* Read a whole range of the file (which is known to hold it). */
+static struct kcore_error *file_read(struct kcore_istream *s, void *buf,
+				     size_t len, uint64_t offset)
+{
+	return kcore_pread_all(NULL, s->fd, s->path, buf, len, offset, NULL);
+}
+
+/* ---- zstd seek table ---- */
+
+static struct kcore_error *zstd_parse_seek_table(struct kcore_istream *s)
+{
+	unsigned char footer[SEEK_TABLE_FOOTER_SIZE];
+	unsigned char head[SEEK_TABLE_HEADER_SIZE];
+	unsigned char *table;
+	uint64_t n, esize, tsize, start, c = 0, d = 0;
+	struct kcore_error *err;
+
+	if (s->file_size < SEEK_TABLE_FOOTER_SIZE + SEEK_TABLE_HEADER_SIZE) {
+		s->index_problem = "no seek table";
+		return NULL;
+	}
+	err = file_read(s, footer, sizeof(footer),
+			s->file_size - SEEK_TABLE_FOOTER_SIZE);
+	if (err)
+		return err;
+	if (stream_get_le32(footer + 5) != SEEKABLE_MAGIC) {
+		s->index_problem = "no seek table";
+		return NULL;
+	}
+	if (footer[4] & SEEK_TABLE_RESERVED_BITS) {
+		s->index_problem = "seek table uses reserved descriptor bits";
+		return NULL;
+	}
+	n = stream_get_le32(footer);
+	esize = footer[4] & SEEK_TABLE_CHECKSUM_FLAG ? 12 : 8;
+	if (n > SEEKABLE_MAX_FRAMES) {
+		s->index_problem = "seek table has too many frames";
+		return NULL;
+	}
+	tsize = SEEK_TABLE_HEADER_SIZE + n * esize + SEEK_TABLE_FOOTER_SIZE;
+	if (tsize > s->file_size) {
+		s->index_problem = "seek table is larger than the file";
+		return NULL;
+	}
+	start = s->file_size - tsize;
+	err = file_read(s, head, sizeof(head), start);
+	if (err)
+		return err;
+	if (stream_get_le32(head) != SEEK_TABLE_SKIPPABLE_MAGIC ||
+	    stream_get_le32(head + 4) != tsize - SEEK_TABLE_HEADER_SIZE) {
+		s->index_problem = "seek table frame header is wrong";
+		return NULL;
+	}
+	table = malloc(n * esize + 1);
+	s->c_off = malloc((n + 1) * sizeof(*s->c_off));
+	s->d_off = malloc((n + 1) * sizeof(*s->d_off));
+	if (!table || !s->c_off || !s->d_off) {
+		free(table);
+		return &kcore_error_nomem;
+	}
+	err = file_read(s, table, n * esize, start + SEEK_TABLE_HEADER_SIZE);
+	if (err) {
+		free(table);
+		return err;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		const unsigned char *e = table + i * esize;
+		uint64_t csize = get_le64_pair(e, 0);
+		uint64_t dsize = get_le64_pair(e, 1);
+
+		s->c_off[i] = c;
+		s->d_off[i] = d;
+		if (dsize > MAX_FRAME_SIZE) {
+			s->index_problem = "seek table has a frame larger "
+					   "than 1 GiB";
+			break;
+		}
+		c += csize;
+		d += dsize;
+	}
+	free(table);
+	if (s->index_problem)
+		return NULL;
+	s->c_off[n] = c;
+	s->d_off[n] = d;
+	if (c != start) {
+		s->index_problem = "seek table sizes do not add up to the "
+				   "file size";
+		return NULL;
+	}
+	s->nframes = n;
+	s->total = d;
+	s->seekable = true;
+	return NULL;
+}
+
+/* The first frame i whose data ends after offset (offset < total). */
+static uint64_t zstd_find_frame(const struct kcore_istream *s, uint64_t offset)
+{
+	uint64_t lo = 0, hi = s->nframes;
+
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (s->d_off[mid + 1] <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct kcore_error *grow(unsigned char **buf, size_t *cap, size_t len)
+{
+	unsigned char *p;
+
+	if (len <= *cap)
+		return NULL;
+	p = realloc(*buf, len);
+	if (!p)
+		return &kcore_error_nomem;
+	*buf = p;
+	*cap = len;
+	return NULL;
+}
+
+static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
+					     uint64_t i)
+{
+	uint64_t at = s->c_off[i];
+	uint64_t csize = s->c_off[i + 1] - at;
+	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]);
+	struct kcore_error *err;
+	size_t r;
+
+	if (csize > ZSTD_compressBound(MAX_FRAME_SIZE))
+		return format_error(s, at, "zstd frame is implausibly large");
+	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)csize);
+	if (!err)
+		err = grow(&s->cache, &s->cache_cap, dsize);
+	if (err)
+		return err;
+	s->cached = UINT64_MAX;
+	err = file_read(s, s->cbuf, (size_t)csize, at);
+	if (err)
+		return err;
+	if (!s->dctx) {
+		s->dctx = ZSTD_createDCtx();
+		if (!s->dctx)
+			return &kcore_error_nomem;
+	}
+	r = ZSTD_decompressDCtx(s->dctx, s->cache, dsize, s->cbuf,
+				(size_t)csize);
+	if (ZSTD_isError(r)) {
+		if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, s->path, at,
+				"zstd frame at offset 0x%" PRIx64
+				" fails its checksum",
+				at);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, at,
+					     "zstd frame at offset 0x%" PRIx64
+					     " is corrupt: %s",
+					     at, ZSTD_getErrorName(r));
+	}
+	if (r != dsize)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, s->path, at,
+			"zstd frame at offset 0x%" PRIx64 " holds 0x%zx bytes, "
+			"its seek table entry says 0x%zx",
+			at, r, dsize);
+	s->cached = i;
+	s->cache_start = s->d_off[i];
+	s->cache_len = dsize;
+	return NULL;
+}
+
+/* ---- xz index ---- */
+
+static struct kcore_error *xz_parse_index(struct kcore_istream *s)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	uint64_t at = 0;
+	lzma_ret ret;
+	struct kcore_error *err = NULL;
+	lzma_index_iter iter;
+
+	if (!s->ibuf) {
+		s->ibuf = malloc(IBUF_SIZE);
+		if (!s->ibuf)
+			return &kcore_error_nomem;
+	}
+	ret = lzma_file_info_decoder(&strm, &s->xz_index, XZ_INDEX_MEMLIMIT,
+				     s->file_size);
+	if (ret != LZMA_OK)
+		return ret == LZMA_MEM_ERROR
+			       ? &kcore_error_nomem
+			       : format_error(s, 0, "cannot start xz index "
+						    "decoding");
+	for (;;) {
+		if (strm.avail_in == 0 && at < s->file_size) {
+			uint64_t n = s->file_size - at;
+
+			if (n > IBUF_SIZE)
+				n = IBUF_SIZE;
+			err = file_read(s, s->ibuf, (size_t)n, at);
+			if (err)
+				break;
+			strm.next_in = s->ibuf;
+			strm.avail_in = (size_t)n;
+			at += n;
+		}
+		ret = lzma_code(&strm, LZMA_RUN);
+		if (ret == LZMA_OK && strm.avail_in == 0 &&
+		    at >= s->file_size) {
+			/* The decoder wants input the file does not have. */
+			ret = LZMA_DATA_ERROR;
+		}
+		if (ret == LZMA_SEEK_NEEDED) {
+			at = strm.seek_pos;
+			strm.avail_in = 0;
+			continue;
+		}
+		if (ret != LZMA_OK)
+			break;
+	}
+	lzma_end(&strm);
+	if (err)
+		return err;
+	if (ret == LZMA_MEM_ERROR)
+		return &kcore_error_nomem;
+	if (ret != LZMA_STREAM_END) {
+		s->xz_index = NULL; /* not set on failure */
+		s->index_problem = ret == LZMA_MEMLIMIT_ERROR
+					   ? "xz index is too large"
+					   : "xz index is unreadable";
+		return NULL;
+	}
+	/* Refuse blocks too big to hold in memory one at a time. */
+	lzma_index_iter_init(&iter, s->xz_index);
+	while (!lzma_index_iter_next(&iter, LZMA_INDEX_ITER_NONEMPTY_BLOCK)) {
+		if (iter.block.uncompressed_size > MAX_FRAME_SIZE ||
+		    iter.block.total_size >
+			    lzma_block_buffer_bound(MAX_FRAME_SIZE) +
+				    LZMA_BLOCK_HEADER_SIZE_MAX) {
+			s->index_problem = "xz stream has a block larger than "
+					   "1 GiB";
+			return NULL;
+		}
+	}
+	s->nframes = lzma_index_block_count(s->xz_index);
+	s->total = lzma_index_uncompressed_size(s->xz_index);
+	s->seekable = true;
+	return NULL;
+}
+
+static struct kcore_error *xz_block_error(const struct kcore_istream *s,
+					  uint64_t at, const char *what)
+{
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, at,
+				     "xz block at offset 0x%" PRIx64 " %s", at,
+				     what);
+}
+
+static struct kcore_error *xz_decode_block(struct kcore_istream *s,
+					   uint64_t offset)
+{
+	lzma_filter filters[LZMA_FILTERS_MAX + 1];
+	lzma_index_iter iter;
+	lzma_block block;
+	uint64_t at, total;
+	size_t dsize, in_pos, out_pos = 0;
+	struct kcore_error *err;
+	lzma_ret ret;
+
+	lzma_index_iter_init(&iter, s->xz_index);
+	if (lzma_index_iter_locate(&iter, offset))
+		return format_error(s, offset, "xz index lost a block");
+	if (s->cached == iter.block.number_in_file)
+		return NULL;
+	at = iter.block.compressed_file_offset;
+	total = iter.block.total_size;
+	dsize = (size_t)iter.block.uncompressed_size;
+	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)total);
+	if (!err)
+		err = grow(&s->cache, &s->cache_cap, dsize ? dsize : 1);
+	if (err)
+		return err;
+	s->cached = UINT64_MAX;
+	err = file_read(s, s->cbuf, (size_t)total, at);
+	if (err)
+		return err;
+	memset(&block, 0, sizeof(block));
+	block.version = 1;
+	block.check = iter.stream.flags->check;
+	block.filters = filters;
+	block.header_size = lzma_block_header_size_decode(s->cbuf[0]);
+	if (s->cbuf[0] == 0 || block.header_size > total)
+		return xz_block_error(s, at, "has a bad header");
+	ret = lzma_block_header_decode(&block, NULL, s->cbuf);
+	if (ret != LZMA_OK)
+		return xz_block_error(s, at, "has a bad header");
+	ret = lzma_block_compressed_size(&block, iter.block.unpadded_size);
+	if (ret != LZMA_OK) {
+		lzma_filters_free(filters, NULL);
+		return xz_block_error(s, at, "does not match the index");
+	}
+	in_pos = block.header_size;
+	ret = lzma_block_buffer_decode(&block, NULL, s->cbuf, &in_pos,
+				       (size_t)total, s->cache, &out_pos,
+				       dsize);
+	lzma_filters_free(filters, NULL);
+	if (ret == LZMA_MEM_ERROR)
+		return &kcore_error_nomem;
+	if (ret != LZMA_OK)
+		return xz_block_error(s, at,
+				      ret == LZMA_BUF_ERROR
+					      ? "does not match the index"
+					      : "is corrupt or fails its check");
+	if (out_pos != dsize)
+		return xz_block_error(s, at, "does not match the index");
+	s->cached = iter.block.number_in_file;
+	s->cache_start = iter.block.uncompressed_file_offset;
+	s->cache_len = dsize;
+	return NULL;
+}
+
+static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
+				      size_t len, uint64_t offset,
+				      size_t *ret_done)
+{
+	unsigned char *p = buf;
+	size_t done = 0;
+
+	while (done < len && offset < s->total) {
+		struct kcore_error *err;
+		size_t n;
+
+		if (s->cached == UINT64_MAX || offset < s->cache_start ||
+		    offset - s->cache_start >= s->cache_len) {
+			if (s->method == KCORE_COMPRESS_ZSTD)
+				err = zstd_decode_frame(
+					s, zstd_find_frame(s, offset));
+			else
+				err = xz_decode_block(s, offset);
+			if (err) {
+				*ret_done = done;
+				return err;
+			}
+			if (offset - s->cache_start >= s->cache_len) {
+				*ret_done = done;
+				return format_error(s, offset,
+						    "stream index has a gap");
+			}
+		}
+		n = s->cache_len - (size_t)(offset - s->cache_start);
+		if (n > len - done)
+			n = len - done;
+		memcpy(p + done, s->cache + (offset - s->cache_start), n);
+		done += n;
+		offset += n;
+	}
+	*ret_done = done;
+	return NULL;
+}
+
+/* ---- sequential decoding ---- */
+
+static struct kcore_error *refill(struct kcore_istream *s)
+{
+	struct kcore_error *err;
+	ssize_t n;
+
+	s->ibuf_pos = 0;
+	s->ibuf_len = 0;
+	if (s->fd_seekable) {
+		uint64_t left = s->file_size - s->in_read;
+
+		if (left > IBUF_SIZE)
+			left = IBUF_SIZE;
+		if (!left) {
+			s->in_eof = true;
+			return NULL;
+		}
+		err = file_read(s, s->ibuf, (size_t)left, s->in_read);
+		if (err)
+			return err;
+		s->ibuf_len = (size_t)left;
+		s->in_read += left;
+		return NULL;
+	}
+	do {
+		n = read(s->fd, s->ibuf, IBUF_SIZE);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return kcore_error_create_at(KCORE_ERR_OS, errno, s->path,
+					     s->in_read, "read failed");
+	if (n == 0)
+		s->in_eof = true;
+	s->ibuf_len = (size_t)n;
+	s->in_read += (uint64_t)n;
+	return NULL;
+}
+
+static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
+					 size_t len, size_t *ret_done)
+{
+	ZSTD_outBuffer out = { buf, len, 0 };
+	struct kcore_error *err;
+
+	if (!s->ds) {
+		s->ds = ZSTD_createDStream();
+		if (!s->ds)
+			return &kcore_error_nomem;
+	}
+	while (out.pos < out.size) {
+		ZSTD_inBuffer in;
+		size_t before_out = out.pos, r;
+		bool progress;
+
+		if (s->ibuf_pos == s->ibuf_len && !s->in_eof) {
+			err = refill(s);
+			if (err)
+				goto out;
+		}
+		in = (ZSTD_inBuffer){ s->ibuf, s->ibuf_len, s->ibuf_pos };
+		r = ZSTD_decompressStream(s->ds, &out, &in);
+		s->in_used += in.pos - s->ibuf_pos;
+		if (ZSTD_isError(r)) {
+			uint64_t at = s->frame_at;
+
+			if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, s->path, at,
+					"zstd frame at offset 0x%" PRIx64
+					" fails its checksum",
+					at);
+			else
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, s->path, at,
+					"zstd frame at offset 0x%" PRIx64
+					" is corrupt: %s",
+					at, ZSTD_getErrorName(r));
+			goto out;
+		}
+		if (in.pos == s->ibuf_pos && out.pos == before_out &&
+		    s->ibuf_pos < s->ibuf_len) {
+			err = format_error(s, s->in_used,
+					   "zstd decoder made no progress");
+			goto out;
+		}
+		progress = in.pos != s->ibuf_pos || out.pos != before_out;
+		s->ibuf_pos = in.pos;
+		/* Without progress, r only hints at the next frame's header. */
+		if (progress && r == 0) {
+			s->frame_open = false;
+			s->frame_at = s->in_used;
+		} else if (progress) {
+			s->frame_open = true;
+		}
+		if (s->in_eof && s->ibuf_pos == s->ibuf_len && !progress) {
+			if (s->frame_open) {
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, s->path,
+					s->in_used,
+					"zstd stream is truncated at offset "
+					"0x%" PRIx64,
+					s->in_used);
+				goto out;
+			}
+			s->seq_end = true;
+			break;
+		}
+	}
+	err = NULL;
+out:
+	*ret_done = out.pos;
+	return err;
+}
+
+static struct kcore_error *xz_seq_read(struct kcore_istream *s, void *buf,
+				       size_t len, size_t *ret_done)
+{
+	struct kcore_error *err = NULL;
+	lzma_ret ret;
+
+	if (!s->lz_ready) {
+		lzma_mt mt = {
+			.flags = LZMA_CONCATENATED,
+			.threads = lzma_cputhreads(),
+			.memlimit_threading = 1ull << 30,
+			.memlimit_stop = UINT64_MAX,
+		};
+
+		if (!mt.threads)
+			mt.threads = 1;
+		s->lz = (lzma_stream)LZMA_STREAM_INIT;
+		ret = lzma_stream_decoder_mt(&s->lz, &mt);
+		if (ret != LZMA_OK)
+			ret = lzma_stream_decoder(&s->lz, UINT64_MAX,
+						  LZMA_CONCATENATED);
+		if (ret != LZMA_OK)
+			return &kcore_error_nomem;
+		s->lz_ready = true;
+	}
+	s->lz.next_out = buf;
+	s->lz.avail_out = len;
+	while (s->lz.avail_out) {
+		if (s->ibuf_pos == s->ibuf_len && !s->in_eof) {
+			err = refill(s);
+			if (err)
+				goto out;
+		}
+		s->lz.next_in = s->ibuf + s->ibuf_pos;
+		s->lz.avail_in = s->ibuf_len - s->ibuf_pos;
+		ret = lzma_code(&s->lz, s->in_eof ? LZMA_FINISH : LZMA_RUN);
+		s->ibuf_pos = s->ibuf_len - s->lz.avail_in;
+		if (ret == LZMA_STREAM_END) {
+			s->seq_end = true;
+			break;
+		}
+		if (ret == LZMA_OK)
+			continue;
+		if (ret == LZMA_MEM_ERROR) {
+			err = &kcore_error_nomem;
+		} else {
+			uint64_t at = s->lz.total_in;
+
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, s->path, at,
+				"xz stream %s at offset 0x%" PRIx64,
+				ret == LZMA_BUF_ERROR ? "is truncated"
+						      : "is corrupt",
+				at);
+		}
+		goto out;
+	}
+out:
+	*ret_done = len - s->lz.avail_out;
+	return err;
+}
+
+static struct kcore_error *seq_read(struct kcore_istream *s, void *buf,
+				    size_t len, size_t *ret_done)
+{
+	struct kcore_error *err;
+
+	*ret_done = 0;
+	if (s->seq_end || !len)
+		return NULL;
+	if (s->method == KCORE_COMPRESS_ZSTD)
+		err = zstd_seq_read(s, buf, len, ret_done);
+	else
+		err = xz_seq_read(s, buf, len, ret_done);
+	s->pos += *ret_done;
+	return err;
+}
+
+struct kcore_error *kcore_istream_read(struct kcore_istream *s, void *buf,
+				       size_t len, size_t *ret_done)
+{
+	struct kcore_error *err;
+
+	if (s->seekable) {
+		err = seek_pread(s, buf, len, s->pos, ret_done);
+		s->pos += *ret_done;
+		return err;
+	}
+	return seq_read(s, buf, len, ret_done);
+}
+
+struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
+					size_t len, uint64_t offset,
+					size_t *ret_done)
+{
+	struct kcore_error *err;
+	size_t done;
+
+	if (s->seekable)
+		return seek_pread(s, buf, len, offset, ret_done);
+	*ret_done = 0;
+	if (offset < s->pos)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, s->path, offset,
+			"stream is not seekable%s%s: cannot go back to "
+			"decompressed offset 0x%" PRIx64,
+			s->index_problem ? " (" : "",
+			s->index_problem ? s->index_problem : "", offset);
+	while (s->pos < offset) {
+		uint64_t skip = offset - s->pos;
+
+		if (!s->scratch) {
+			s->scratch = malloc(IBUF_SIZE);
+			if (!s->scratch)
+				return &kcore_error_nomem;
+		}
+		err = seq_read(s, s->scratch,
+			       skip < IBUF_SIZE ? (size_t)skip : IBUF_SIZE,
+			       &done);
+		if (err)
+			return err;
+		if (!done)
+			return NULL; /* offset is past the end */
+	}
+	return seq_read(s, buf, len, ret_done);
+}
+
+/* ---- open / destroy ---- */
+
+static struct kcore_error *read_magic(struct kcore_istream *s)
+{
+	struct kcore_error *err;
+	size_t want = XZ_MAGIC_LEN;
+
+	if (s->fd_seekable) {
+		if (s->file_size < want)
+			want = (size_t)s->file_size;
+		err = file_read(s, s->ibuf, want, 0);
+		if (err)
+			return err;
+		s->ibuf_len = want;
+		return NULL;
+	}
+	while (s->ibuf_len < want) {
+		ssize_t n = read(s->fd, s->ibuf + s->ibuf_len,
+				 want - s->ibuf_len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return kcore_error_create(KCORE_ERR_OS, errno, s->path,
+						  "read failed");
+		if (n == 0)
+			break;
+		s->ibuf_len += (size_t)n;
+	}
+	s->in_read = s->ibuf_len;
+	return NULL;
+}
+
+static enum kcore_compress detect(const unsigned char *p, size_t len)
+{
+	uint32_t m;
+
+	if (len >= XZ_MAGIC_LEN && memcmp(p, XZ_MAGIC, XZ_MAGIC_LEN) == 0)
+		return KCORE_COMPRESS_XZ;
+	if (len < 4)
+		return KCORE_COMPRESS_NONE;
+	m = stream_get_le32(p);
+	if (m == ZSTD_FRAME_MAGIC ||
+	    (m & ZSTD_SKIPPABLE_MAGIC_MASK) == ZSTD_SKIPPABLE_MAGIC_BASE)
+		return KCORE_COMPRESS_ZSTD;
+	return KCORE_COMPRESS_NONE;
+}
+
+struct kcore_error *kcore_istream_open(int fd, const char *path,
+				       struct kcore_istream **ret)
+{
+	struct kcore_istream *s = calloc(1, sizeof(*s));
+	struct kcore_error *err;
+	struct stat st;
+
+	if (!s)
+		return &kcore_error_nomem;
+	s->fd = fd;
+	s->cached = UINT64_MAX;
+	if (path) {
+		s->path = strdup(path);
+		if (!s->path) {
+			err = &kcore_error_nomem;
+			goto fail;
+		}
+	}
+	s->ibuf = malloc(IBUF_SIZE);
+	if (!s->ibuf) {
+		err = &kcore_error_nomem;
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = kcore_error_create(KCORE_ERR_OS, errno, path,
+					 "cannot stat");
+		goto fail;
+	}
+	if (S_ISREG(st.st_mode)) {
+		s->fd_seekable = true;
+		s->file_size = (uint64_t)st.st_size;
+	} else if (S_ISBLK(st.st_mode)) {
+		off_t end = lseek(fd, 0, SEEK_END);
+
+		if (end >= 0) {
+			s->fd_seekable = true;
+			s->file_size = (uint64_t)end;
+		}
+	}
+	err = read_magic(s);
+	if (err)
+		goto fail;
+	s->method = detect(s->ibuf, s->ibuf_len);
+	if (s->method == KCORE_COMPRESS_NONE) {
+		err = kcore_error_create(KCORE_ERR_FORMAT, 0, path,
+					 "not a zstd or xz stream");
+		goto fail;
+	}
+	if (s->fd_seekable) {
+		s->ibuf_len = 0; /* sequential reads start over at 0 */
+		if (s->method == KCORE_COMPRESS_ZSTD)
+			err = zstd_parse_seek_table(s);
+		else
+			err = xz_parse_index(s);
+		if (err)
+			goto fail;
+	}
+	*ret = s;
+	return NULL;
+
+fail:
+	kcore_istream_destroy(s);
+	return err;
+}
+
+void kcore_istream_destroy(struct kcore_istream *s)
+{
+	if (!s)
+		return;
+	if (s->lz_ready)
+		lzma_end(&s->lz);
+	if (s->xz_index)
+		lzma_index_end(s->xz_index, NULL);
+	ZSTD_freeDStream(s->ds);
+	ZSTD_freeDCtx(s->dctx);
+	free(s->scratch);
+	free(s->cbuf);
+	free(s->cache);
+	free(s->ibuf);
+	free(s->c_off);
+	free(s->d_off);
+	free(s->path);
+	free(s);
+}

@@ -1,0 +1,877 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compressed stream writer.  Input is cut into frames of frame_size
+ * bytes; worker threads compress whole frames independently (one zstd
+ * frame or one xz block each) and the caller's thread writes the results
+ * in order, so the output is sequential and every frame can later be
+ * decoded alone.  Whole-frame zero runs reuse one precompressed frame.
+ *
+ * zstd's own multi-threading (ZSTD_c_nbWorkers) cuts a frame into jobs
+ * that depend on each other, so it cannot give independent frames; and
+ * liblzma's lzma_stream_encoder_mt() hides its blocks, so zero blocks
+ * could not be reused.  Both containers are therefore assembled here.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <lzma.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "kcoredump/stream.h"
+#include "stream-internal.h"
+
+/* Small outputs (zero frames, the table) are gathered into one write. */
+#define OBUF_SIZE   (256u << 10)
+#define ZERO_CHUNK  (1u << 20)
+#define MAX_THREADS 256u
+
+static const char *const compress_names[KCORE_COMPRESS_NUM] = {
+	[KCORE_COMPRESS_NONE] = "none",
+	[KCORE_COMPRESS_ZSTD] = "zstd",
+	[KCORE_COMPRESS_XZ] = "xz",
+};
+
+const char *kcore_compress_name(enum kcore_compress c)
+{
+	return (unsigned)c < KCORE_COMPRESS_NUM ? compress_names[c] : "unknown";
+}
+
+int kcore_compress_from_name(const char *name)
+{
+	for (int i = 0; i < KCORE_COMPRESS_NUM; i++)
+		if (strcmp(compress_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+enum kcore_compress kcore_compress_from_suffix(const char *path)
+{
+	if (!path)
+		return KCORE_COMPRESS_NONE;
+	if (has_suffix(path, ".zst") || has_suffix(path, ".zstd"))
+		return KCORE_COMPRESS_ZSTD;
+	if (has_suffix(path, ".xz"))
+		return KCORE_COMPRESS_XZ;
+	return KCORE_COMPRESS_NONE;
+}
+
+struct job {
+	unsigned char *in;  /* frame_size bytes */
+	unsigned char *out; /* out_cap bytes */
+	size_t in_len;
+	const unsigned char *result; /* out, or the shared zero frame */
+	size_t result_len;
+	uint64_t unpadded; /* xz: the block's unpadded size */
+	struct kcore_error *err;
+	bool done;
+};
+
+struct worker {
+	struct kcore_ostream *s;
+	pthread_t thread;
+	ZSTD_CCtx *cctx;
+};
+
+struct kcore_ostream {
+	enum kcore_compress method;
+	int fd;
+	char *path;
+	const struct kcore_io_ops *io;
+	int level;
+	size_t frame_size;
+	size_t out_cap;
+	uint64_t bytes_in;
+	uint64_t bytes_out;
+	bool finished;
+	bool dead; /* an error happened: refuse everything after it */
+
+	/* Job k lives in jobs[k % nslots]. */
+	struct job *jobs;
+	unsigned nslots;
+	uint64_t submitted; /* jobs handed over */
+	uint64_t taken;	    /* jobs claimed by a worker */
+	uint64_t written;   /* jobs written out */
+	size_t fill;	    /* bytes in the job being filled */
+	bool filling;	    /* jobs[submitted % nslots] is reserved */
+	pthread_mutex_t lock;
+	pthread_cond_t work_cond;
+	pthread_cond_t done_cond;
+	bool stop;
+	bool sync_ready;
+	struct worker *workers;
+	unsigned nthreads;  /* workers allocated */
+	unsigned nworkers;  /* workers started */
+
+	unsigned char *zero_frame;
+	size_t zero_frame_len;
+	uint64_t zero_unpadded;
+	unsigned char *zeros; /* ZERO_CHUNK zero bytes (NONE) */
+
+	unsigned char *obuf;
+	size_t olen;
+
+	/* zstd: the seek table entries; xz: the index. */
+	uint32_t *entries;
+	uint64_t nframes;
+	uint64_t entries_cap;
+	lzma_index *index;
+	lzma_options_lzma lzma_opts;
+	lzma_filter filters[2];
+};
+
+static struct kcore_error *zstd_error(const struct kcore_ostream *s,
+				      const char *what, size_t code)
+{
+	return kcore_error_create(KCORE_ERR_OS, 0, s->path, "zstd %s: %s", what,
+				  ZSTD_getErrorName(code));
+}
+
+static struct kcore_error *lzma_error(const struct kcore_ostream *s,
+				      const char *what, lzma_ret ret)
+{
+	if (ret == LZMA_MEM_ERROR)
+		return &kcore_error_nomem;
+	return kcore_error_create(KCORE_ERR_OS, 0, s->path,
+				  "xz %s failed (liblzma error %d)", what,
+				  (int)ret);
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	static const unsigned char z[256];
+
+	while (len >= sizeof(z)) {
+		if (memcmp(p, z, sizeof(z)) != 0)
+			return false;
+		p += sizeof(z);
+		len -= sizeof(z);
+	}
+	return memcmp(p, z, len) == 0;
+}
+
+static struct kcore_error *zstd_cctx_setup(const struct kcore_ostream *s,
+					   ZSTD_CCtx *cctx)
+{
+	size_t r;
+
+	r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, s->level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1);
+	if (ZSTD_isError(r))
+		return zstd_error(s, "setup", r);
+	return NULL;
+}
+
+/* Compress one frame into out; thread-safe given its own cctx. */
+static struct kcore_error *compress_frame(struct kcore_ostream *s,
+					  ZSTD_CCtx *cctx,
+					  const unsigned char *in, size_t len,
+					  unsigned char *out, size_t *ret_len,
+					  uint64_t *ret_unpadded)
+{
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		size_t r = ZSTD_compress2(cctx, out, s->out_cap, in, len);
+
+		if (ZSTD_isError(r))
+			return zstd_error(s, "compression", r);
+		*ret_len = r;
+		*ret_unpadded = 0;
+	} else {
+		lzma_block block = {
+			.version = 0,
+			.check = LZMA_CHECK_CRC64,
+			.filters = s->filters,
+		};
+		size_t pos = 0;
+		lzma_ret ret = lzma_block_buffer_encode(&block, NULL, in, len,
+							out, &pos, s->out_cap);
+
+		if (ret != LZMA_OK)
+			return lzma_error(s, "block compression", ret);
+		*ret_len = pos;
+		*ret_unpadded = lzma_block_unpadded_size(&block);
+	}
+	return NULL;
+}
+
+static void run_job(struct kcore_ostream *s, struct worker *w, struct job *j)
+{
+	if (j->in_len == s->frame_size && s->zero_frame &&
+	    all_zero(j->in, j->in_len)) {
+		j->result = s->zero_frame;
+		j->result_len = s->zero_frame_len;
+		j->unpadded = s->zero_unpadded;
+		return;
+	}
+	j->result = j->out;
+	j->err = compress_frame(s, w->cctx, j->in, j->in_len, j->out,
+				&j->result_len, &j->unpadded);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct kcore_ostream *s = w->s;
+
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		struct job *j;
+
+		while (!s->stop && s->taken == s->submitted)
+			pthread_cond_wait(&s->work_cond, &s->lock);
+		if (s->stop)
+			break;
+		/*
+		 * Zero frames are done when submitted and may be written out
+		 * before any worker passes them: never look behind written,
+		 * those slots are being refilled.
+		 */
+		if (s->taken < s->written)
+			s->taken = s->written;
+		if (s->taken == s->submitted)
+			continue;
+		j = &s->jobs[s->taken++ % s->nslots];
+		if (j->done)
+			continue; /* a precompressed zero frame */
+		pthread_mutex_unlock(&s->lock);
+		run_job(s, w, j);
+		pthread_mutex_lock(&s->lock);
+		j->done = true;
+		pthread_cond_broadcast(&s->done_cond);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static struct kcore_error *flush_obuf(struct kcore_ostream *s)
+{
+	struct kcore_error *err;
+
+	if (!s->olen)
+		return NULL;
+	err = kcore_write_all(s->io, s->fd, s->path, s->obuf, s->olen);
+	if (err)
+		return err;
+	s->bytes_out += s->olen;
+	s->olen = 0;
+	return NULL;
+}
+
+static struct kcore_error *emit(struct kcore_ostream *s, const void *buf,
+				size_t len)
+{
+	struct kcore_error *err;
+
+	if (s->olen + len <= OBUF_SIZE) {
+		memcpy(s->obuf + s->olen, buf, len);
+		s->olen += len;
+		return NULL;
+	}
+	err = flush_obuf(s);
+	if (err)
+		return err;
+	if (len < OBUF_SIZE / 2) {
+		memcpy(s->obuf, buf, len);
+		s->olen = len;
+		return NULL;
+	}
+	err = kcore_write_all(s->io, s->fd, s->path, buf, len);
+	if (err)
+		return err;
+	s->bytes_out += len;
+	return NULL;
+}
+
+static struct kcore_error *record_frame(struct kcore_ostream *s,
+					size_t comp_len, uint64_t unpadded,
+					size_t in_len)
+{
+	if (s->method == KCORE_COMPRESS_XZ) {
+		lzma_ret ret = lzma_index_append(s->index, NULL, unpadded,
+						 in_len);
+
+		return ret == LZMA_OK ? NULL : lzma_error(s, "index", ret);
+	}
+	if (s->nframes >= SEEKABLE_MAX_FRAMES)
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, s->path,
+					  "more than %u zstd frames; use a "
+					  "larger frame size",
+					  SEEKABLE_MAX_FRAMES);
+	if (s->nframes == s->entries_cap) {
+		uint64_t cap = s->entries_cap ? 2 * s->entries_cap : 1024;
+		uint32_t *e = realloc(s->entries, cap * 2 * sizeof(*e));
+
+		if (!e)
+			return &kcore_error_nomem;
+		s->entries = e;
+		s->entries_cap = cap;
+	}
+	/* compressBound(1 GiB) < 4 GiB, so both fit. */
+	s->entries[2 * s->nframes] = (uint32_t)comp_len;
+	s->entries[2 * s->nframes + 1] = (uint32_t)in_len;
+	s->nframes++;
+	return NULL;
+}
+
+/* Write out the oldest job, waiting for it if wait is set. */
+static struct kcore_error *write_oldest(struct kcore_ostream *s, bool wait,
+					bool *ret_wrote)
+{
+	struct job *j = &s->jobs[s->written % s->nslots];
+	struct kcore_error *err;
+	bool done;
+
+	*ret_wrote = false;
+	if (s->written == s->submitted)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	while (!j->done && wait)
+		pthread_cond_wait(&s->done_cond, &s->lock);
+	done = j->done;
+	if (done)
+		s->written++; /* workers read it */
+	pthread_mutex_unlock(&s->lock);
+	if (!done)
+		return NULL;
+	*ret_wrote = true;
+	if (j->err) {
+		err = j->err;
+		j->err = NULL;
+		return err;
+	}
+	err = record_frame(s, j->result_len, j->unpadded, j->in_len);
+	if (!err)
+		err = emit(s, j->result, j->result_len);
+	return err;
+}
+
+static struct kcore_error *drain(struct kcore_ostream *s, bool wait)
+{
+	bool wrote = true;
+
+	while (wrote) {
+		struct kcore_error *err = write_oldest(s, wait, &wrote);
+
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+/* Reserve the slot of the next job, writing out old jobs to free it. */
+static struct kcore_error *reserve(struct kcore_ostream *s)
+{
+	while (s->submitted - s->written >= s->nslots) {
+		bool wrote;
+		struct kcore_error *err = write_oldest(s, true, &wrote);
+
+		if (err)
+			return err;
+	}
+	s->filling = true;
+	return NULL;
+}
+
+static struct kcore_error *submit(struct kcore_ostream *s, bool zero_frame)
+{
+	struct job *j = &s->jobs[s->submitted % s->nslots];
+
+	j->in_len = zero_frame ? s->frame_size : s->fill;
+	j->err = NULL;
+	pthread_mutex_lock(&s->lock);
+	if (zero_frame) {
+		j->result = s->zero_frame;
+		j->result_len = s->zero_frame_len;
+		j->unpadded = s->zero_unpadded;
+		j->done = true;
+	} else {
+		j->done = false;
+	}
+	s->submitted++;
+	pthread_cond_signal(&s->work_cond);
+	pthread_mutex_unlock(&s->lock);
+	s->fill = 0;
+	s->filling = false;
+	return drain(s, false);
+}
+
+static struct kcore_error *fail(struct kcore_ostream *s,
+				struct kcore_error *err)
+{
+	if (err)
+		s->dead = true;
+	return err;
+}
+
+static struct kcore_error *check_alive(struct kcore_ostream *s)
+{
+	if (s->dead)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "output stream failed earlier");
+	if (s->finished)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "output stream is already finished");
+	return NULL;
+}
+
+static struct kcore_error *write_none(struct kcore_ostream *s,
+				      const void *buf, size_t len)
+{
+	struct kcore_error *err = kcore_write_all(s->io, s->fd, s->path, buf,
+						  len);
+
+	if (!err)
+		s->bytes_out += len;
+	return err;
+}
+
+struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
+					const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	struct kcore_error *err = check_alive(s);
+
+	if (err)
+		return err;
+	if (s->method == KCORE_COMPRESS_NONE) {
+		err = write_none(s, buf, len);
+		if (!err)
+			s->bytes_in += len;
+		return fail(s, err);
+	}
+	while (len) {
+		size_t n;
+
+		if (!s->filling) {
+			err = reserve(s);
+			if (err)
+				return fail(s, err);
+		}
+		n = s->frame_size - s->fill;
+		if (n > len)
+			n = len;
+		memcpy(s->jobs[s->submitted % s->nslots].in + s->fill, p, n);
+		s->fill += n;
+		s->bytes_in += n;
+		p += n;
+		len -= n;
+		if (s->fill == s->frame_size) {
+			err = submit(s, false);
+			if (err)
+				return fail(s, err);
+		}
+	}
+	return NULL;
+}
+
+struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
+					      uint64_t len)
+{
+	struct kcore_error *err = check_alive(s);
+
+	if (err)
+		return err;
+	if (s->method == KCORE_COMPRESS_NONE) {
+		while (len) {
+			size_t n = len < ZERO_CHUNK ? (size_t)len : ZERO_CHUNK;
+
+			err = write_none(s, s->zeros, n);
+			if (err)
+				return fail(s, err);
+			s->bytes_in += n;
+			len -= n;
+		}
+		return NULL;
+	}
+	while (len) {
+		size_t n;
+
+		if (!s->filling) {
+			err = reserve(s);
+			if (err)
+				return fail(s, err);
+		}
+		if (s->fill == 0 && len >= s->frame_size) {
+			s->bytes_in += s->frame_size;
+			len -= s->frame_size;
+			err = submit(s, true);
+			if (err)
+				return fail(s, err);
+			continue;
+		}
+		n = s->frame_size - s->fill;
+		if (n > len)
+			n = (size_t)len;
+		memset(s->jobs[s->submitted % s->nslots].in + s->fill, 0, n);
+		s->fill += n;
+		s->bytes_in += n;
+		len -= n;
+		if (s->fill == s->frame_size) {
+			err = submit(s, false);
+			if (err)
+				return fail(s, err);
+		}
+	}
+	return NULL;
+}
+
+static struct kcore_error *write_seek_table(struct kcore_ostream *s)
+{
+	unsigned char buf[SEEK_TABLE_HEADER_SIZE];
+	unsigned char footer[SEEK_TABLE_FOOTER_SIZE];
+	struct kcore_error *err;
+	uint64_t i;
+
+	stream_put_le32(buf, SEEK_TABLE_SKIPPABLE_MAGIC);
+	/* nframes <= 2^27, so this fits in 32 bits. */
+	stream_put_le32(buf + 4, (uint32_t)(8 * s->nframes +
+					    SEEK_TABLE_FOOTER_SIZE));
+	err = emit(s, buf, sizeof(buf));
+	for (i = 0; !err && i < s->nframes; i++) {
+		unsigned char e[8];
+
+		stream_put_le32(e, s->entries[2 * i]);
+		stream_put_le32(e + 4, s->entries[2 * i + 1]);
+		err = emit(s, e, sizeof(e));
+	}
+	if (err)
+		return err;
+	stream_put_le32(footer, (uint32_t)s->nframes);
+	footer[4] = 0; /* no checksums: each frame carries its own */
+	stream_put_le32(footer + 5, SEEKABLE_MAGIC);
+	return emit(s, footer, sizeof(footer));
+}
+
+static struct kcore_error *write_xz_trailer(struct kcore_ostream *s)
+{
+	lzma_stream_flags flags = {
+		.version = 0,
+		.check = LZMA_CHECK_CRC64,
+		.backward_size = lzma_index_size(s->index),
+	};
+	unsigned char footer[LZMA_STREAM_HEADER_SIZE];
+	size_t size = (size_t)lzma_index_size(s->index), pos = 0;
+	unsigned char *buf = malloc(size);
+	struct kcore_error *err;
+	lzma_ret ret;
+
+	if (!buf)
+		return &kcore_error_nomem;
+	ret = lzma_index_buffer_encode(s->index, buf, &pos, size);
+	if (ret != LZMA_OK) {
+		free(buf);
+		return lzma_error(s, "index encoding", ret);
+	}
+	err = emit(s, buf, pos);
+	free(buf);
+	if (err)
+		return err;
+	ret = lzma_stream_footer_encode(&flags, footer);
+	if (ret != LZMA_OK)
+		return lzma_error(s, "stream footer encoding", ret);
+	return emit(s, footer, sizeof(footer));
+}
+
+struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s)
+{
+	struct kcore_error *err = check_alive(s);
+
+	if (err)
+		return err;
+	if (s->method == KCORE_COMPRESS_NONE) {
+		s->finished = true;
+		return NULL;
+	}
+	/* zstd: an empty input still gets one (empty) frame, so the file
+	 * starts with the zstd magic and every tool knows it. */
+	if (s->filling && (s->fill || (s->method == KCORE_COMPRESS_ZSTD &&
+				       s->submitted == 0))) {
+		err = submit(s, false);
+	} else if (s->method == KCORE_COMPRESS_ZSTD && s->submitted == 0) {
+		err = reserve(s);
+		if (!err)
+			err = submit(s, false);
+	}
+	if (!err)
+		err = drain(s, true);
+	if (!err)
+		err = s->method == KCORE_COMPRESS_ZSTD ? write_seek_table(s)
+						       : write_xz_trailer(s);
+	if (!err)
+		err = flush_obuf(s);
+	if (err)
+		return fail(s, err);
+	s->finished = true;
+	return NULL;
+}
+
+uint64_t kcore_ostream_bytes_in(const struct kcore_ostream *s)
+{
+	return s->bytes_in;
+}
+
+uint64_t kcore_ostream_bytes_out(const struct kcore_ostream *s)
+{
+	return s->bytes_out;
+}
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+static struct kcore_error *check_opts(const struct kcore_ostream_opts *o,
+				      const char *path)
+{
+	if ((unsigned)o->method >= KCORE_COMPRESS_NUM)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "unknown compression method %d",
+					  (int)o->method);
+	if (o->frame_size &&
+	    (o->frame_size < KCORE_STREAM_MIN_FRAME ||
+	     o->frame_size > KCORE_STREAM_MAX_FRAME))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "frame size %" PRIu64
+					  " is outside %u..%u bytes",
+					  o->frame_size, KCORE_STREAM_MIN_FRAME,
+					  KCORE_STREAM_MAX_FRAME);
+	if (o->level && o->method == KCORE_COMPRESS_ZSTD &&
+	    (o->level < ZSTD_minCLevel() || o->level > ZSTD_maxCLevel()))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "zstd level %d is outside %d..%d",
+					  o->level, ZSTD_minCLevel(),
+					  ZSTD_maxCLevel());
+	if (o->level && o->method == KCORE_COMPRESS_XZ &&
+	    (o->level < 1 || o->level > 9))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "xz level %d is outside 1..9",
+					  o->level);
+	return NULL;
+}
+
+/* Compress one frame of zeros once; whole zero frames reuse it. */
+static struct kcore_error *make_zero_frame(struct kcore_ostream *s)
+{
+	struct job *j = &s->jobs[0];
+	struct kcore_error *err;
+
+	memset(j->in, 0, s->frame_size);
+	err = compress_frame(s, s->workers[0].cctx, j->in, s->frame_size,
+			     j->out, &s->zero_frame_len, &s->zero_unpadded);
+	if (err)
+		return err;
+	s->zero_frame = malloc(s->zero_frame_len);
+	if (!s->zero_frame)
+		return &kcore_error_nomem;
+	memcpy(s->zero_frame, j->out, s->zero_frame_len);
+	return NULL;
+}
+
+static struct kcore_error *setup_codec(struct kcore_ostream *s)
+{
+	unsigned char header[LZMA_STREAM_HEADER_SIZE];
+	lzma_stream_flags flags = { .version = 0, .check = LZMA_CHECK_CRC64 };
+	lzma_ret ret;
+
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		s->out_cap = ZSTD_compressBound(s->frame_size);
+		return NULL;
+	}
+	if (lzma_lzma_preset(&s->lzma_opts, (uint32_t)s->level))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "xz level %d is not supported",
+					  s->level);
+	s->filters[0].id = LZMA_FILTER_LZMA2;
+	s->filters[0].options = &s->lzma_opts;
+	s->filters[1].id = LZMA_VLI_UNKNOWN;
+	s->out_cap = lzma_block_buffer_bound(s->frame_size);
+	s->index = lzma_index_init(NULL);
+	if (!s->index)
+		return &kcore_error_nomem;
+	ret = lzma_stream_header_encode(&flags, header);
+	if (ret != LZMA_OK)
+		return lzma_error(s, "stream header encoding", ret);
+	return emit(s, header, sizeof(header));
+}
+
+static struct kcore_error *start_workers(struct kcore_ostream *s,
+					 unsigned threads)
+{
+	struct kcore_error *err;
+	int r;
+
+	s->workers = calloc(threads, sizeof(*s->workers));
+	if (!s->workers)
+		return &kcore_error_nomem;
+	s->nthreads = threads;
+	for (unsigned i = 0; i < threads; i++) {
+		s->workers[i].s = s;
+		if (s->method != KCORE_COMPRESS_ZSTD)
+			continue;
+		s->workers[i].cctx = ZSTD_createCCtx();
+		if (!s->workers[i].cctx)
+			return &kcore_error_nomem;
+		err = zstd_cctx_setup(s, s->workers[i].cctx);
+		if (err)
+			return err;
+	}
+	/* Built before any thread runs: they read it without the lock. */
+	err = make_zero_frame(s);
+	if (err)
+		return err;
+	r = pthread_mutex_init(&s->lock, NULL);
+	if (!r)
+		r = pthread_cond_init(&s->work_cond, NULL);
+	if (!r)
+		r = pthread_cond_init(&s->done_cond, NULL);
+	if (r)
+		return kcore_error_create(KCORE_ERR_OS, r, s->path,
+					  "cannot set up worker threads");
+	s->sync_ready = true;
+	for (unsigned i = 0; i < threads; i++) {
+		r = pthread_create(&s->workers[i].thread, NULL, worker_main,
+				   &s->workers[i]);
+		if (r)
+			return kcore_error_create(KCORE_ERR_OS, r, s->path,
+						  "cannot start a compression "
+						  "thread");
+		s->nworkers++;
+	}
+	return NULL;
+}
+
+struct kcore_error *kcore_ostream_create(int fd, const char *path,
+					 const struct kcore_ostream_opts *opts,
+					 struct kcore_ostream **ret)
+{
+	static const struct kcore_ostream_opts defaults = {
+		.method = KCORE_COMPRESS_ZSTD,
+	};
+	struct kcore_ostream *s;
+	struct kcore_error *err;
+	unsigned threads;
+
+	if (!opts)
+		opts = &defaults;
+	err = check_opts(opts, path);
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return &kcore_error_nomem;
+	s->method = opts->method;
+	s->fd = fd;
+	s->io = opts->io ? opts->io : &kcore_io_default;
+	s->frame_size = opts->frame_size ? (size_t)opts->frame_size
+					 : KCORE_STREAM_DEFAULT_FRAME;
+	s->level = opts->level;
+	if (!s->level)
+		s->level = s->method == KCORE_COMPRESS_XZ
+				   ? KCORE_XZ_DEFAULT_LEVEL
+				   : KCORE_ZSTD_DEFAULT_LEVEL;
+	if (path) {
+		s->path = strdup(path);
+		if (!s->path) {
+			err = &kcore_error_nomem;
+			goto fail;
+		}
+	}
+	s->obuf = malloc(OBUF_SIZE);
+	if (!s->obuf) {
+		err = &kcore_error_nomem;
+		goto fail;
+	}
+	if (s->method == KCORE_COMPRESS_NONE) {
+		s->zeros = calloc(1, ZERO_CHUNK);
+		if (!s->zeros) {
+			err = &kcore_error_nomem;
+			goto fail;
+		}
+		*ret = s;
+		return NULL;
+	}
+	err = setup_codec(s);
+	if (err)
+		goto fail;
+	threads = opts->threads ? opts->threads : online_cpus();
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	/* Two frames per worker: one compressing, one being filled or
+	 * waiting to be written. */
+	s->nslots = 2 * threads;
+	s->jobs = calloc(s->nslots, sizeof(*s->jobs));
+	if (!s->jobs) {
+		err = &kcore_error_nomem;
+		goto fail;
+	}
+	for (unsigned i = 0; i < s->nslots; i++) {
+		s->jobs[i].in = malloc(s->frame_size);
+		s->jobs[i].out = malloc(s->out_cap);
+		if (!s->jobs[i].in || !s->jobs[i].out) {
+			err = &kcore_error_nomem;
+			goto fail;
+		}
+	}
+	err = start_workers(s, threads);
+	if (err)
+		goto fail;
+	*ret = s;
+	return NULL;
+
+fail:
+	kcore_ostream_destroy(s);
+	return err;
+}
+
+void kcore_ostream_destroy(struct kcore_ostream *s)
+{
+	if (!s)
+		return;
+	if (s->sync_ready) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_broadcast(&s->work_cond);
+		pthread_mutex_unlock(&s->lock);
+		for (unsigned i = 0; i < s->nworkers; i++)
+			pthread_join(s->workers[i].thread, NULL);
+		pthread_cond_destroy(&s->done_cond);
+		pthread_cond_destroy(&s->work_cond);
+		pthread_mutex_destroy(&s->lock);
+	}
+	if (s->workers) {
+		for (unsigned i = 0; i < s->nthreads; i++)
+			ZSTD_freeCCtx(s->workers[i].cctx);
+		free(s->workers);
+	}
+	if (s->jobs) {
+		for (unsigned i = 0; i < s->nslots; i++) {
+			kcore_error_destroy(s->jobs[i].err);
+			free(s->jobs[i].in);
+			free(s->jobs[i].out);
+		}
+		free(s->jobs);
+	}
+	if (s->index)
+		lzma_index_end(s->index, NULL);
+	free(s->entries);
+	free(s->zero_frame);
+	free(s->zeros);
+	free(s->obuf);
+	free(s->path);
+	free(s);
+}

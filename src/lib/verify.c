@@ -1,0 +1,722 @@
+// SPDX-License-Identifier: MIT
+/*
+ * verify and extract.  A plain dump is read through the source layer
+ * (holes found with SEEK_DATA are not read); a compressed one is read as
+ * a stream: the header area first, then the segments in file order, then
+ * the trailer.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kcoredump/output.h"
+#include "kcoredump/verify.h"
+
+#define CHUNK	      (1u << 20)
+#define TRAILER_MAGIC "KCDTRL01"
+#define MAX_HEADER    (256u << 20)
+#define MAX_TRAILER   (64u << 20)
+
+static bool parse_hex_digest(const char *s, unsigned char out[KCORE_DIGEST_LEN])
+{
+	for (int i = 0; i < KCORE_DIGEST_LEN; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return false;
+		out[i] = (unsigned char)v;
+	}
+	return true;
+}
+
+/* Take the digests from metadata text into the result. */
+static void apply_metadata(struct kcore_verify_result *r, const char *text,
+			   size_t len)
+{
+	char *copy = strndup(text, len), *save = NULL;
+
+	if (!copy)
+		return;
+	for (char *line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		const char *sha;
+		size_t idx;
+
+		if (!strncmp(line, "dump_sha256=", 12)) {
+			r->has_expected =
+				parse_hex_digest(line + 12, r->expected);
+		} else if (!strncmp(line, "digests=", 8)) {
+			free(r->digest_location);
+			r->digest_location = strdup(line + 8);
+		} else if (sscanf(line, "segment=%zu ", &idx) == 1 &&
+			   idx < r->nsegs && (sha = strstr(line, " sha256="))) {
+			r->segs[idx].has_expected = parse_hex_digest(
+				sha + 8, r->segs[idx].expected);
+		}
+	}
+	free(copy);
+}
+
+static void finish_result(struct kcore_verify_result *r)
+{
+	unsigned char(*d)[KCORE_DIGEST_LEN] =
+		calloc(r->nsegs ? r->nsegs : 1, KCORE_DIGEST_LEN);
+
+	r->match = true;
+	for (size_t i = 0; i < r->nsegs; i++) {
+		struct kcore_verify_segment *s = &r->segs[i];
+
+		s->match = !s->has_expected ||
+			   !memcmp(s->expected, s->actual, KCORE_DIGEST_LEN);
+		r->match &= s->match;
+		if (d)
+			memcpy(d[i], s->actual, KCORE_DIGEST_LEN);
+	}
+	if (d)
+		kcore_dump_digest((const unsigned char(*)[KCORE_DIGEST_LEN])d,
+				  r->nsegs, r->actual);
+	free(d);
+	if (r->has_expected)
+		r->match &= !memcmp(r->expected, r->actual, KCORE_DIGEST_LEN);
+}
+
+static struct kcore_error *cancelled(volatile sig_atomic_t *cancel,
+				     const char *path)
+{
+	if (cancel && *cancel)
+		return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, path,
+					  "interrupted");
+	return NULL;
+}
+
+/* ---- plain ELF dumps ---- */
+
+static struct kcore_error *hash_segment(struct kcore_source *src,
+					const struct kcore_segment *seg,
+					unsigned char *buf,
+					volatile sig_atomic_t *cancel,
+					unsigned char out[KCORE_DIGEST_LEN])
+{
+	struct kcore_content_hasher *h;
+	struct kcore_error *err;
+	uint64_t pos = 0;
+
+	err = kcore_content_hasher_create(seg->memsz, &h);
+	if (err)
+		return err;
+	while (!err && pos < seg->filesz) {
+		off_t data =
+			lseek(src->fd, (off_t)(seg->offset + pos), SEEK_DATA);
+		uint64_t ds, de;
+
+		if (data < 0 && errno != ENXIO) {
+			ds = pos; /* no hole support: read everything */
+			de = seg->filesz;
+		} else if (data < 0 ||
+			   (uint64_t)data >= seg->offset + seg->filesz) {
+			break;
+		} else {
+			off_t hole = lseek(src->fd, data, SEEK_HOLE);
+
+			ds = (uint64_t)data - seg->offset;
+			de = hole < 0 ? seg->filesz
+				      : (uint64_t)hole - seg->offset;
+			if (de > seg->filesz)
+				de = seg->filesz;
+		}
+		if (ds > pos)
+			err = kcore_content_hasher_add_zeros(h, ds - pos);
+		for (pos = ds; !err && pos < de;) {
+			uint64_t n = de - pos < CHUNK ? de - pos : CHUNK;
+
+			err = kcore_source_pread(src, buf, n,
+						 seg->offset + pos);
+			if (!err)
+				err = kcore_content_hasher_add(h, buf, n);
+			if (!err)
+				err = cancelled(cancel, src->path);
+			pos += n;
+		}
+	}
+	if (!err)
+		err = kcore_content_hasher_finish(h, out);
+	kcore_content_hasher_destroy(h);
+	return err;
+}
+
+static struct kcore_error *read_trailer_fd(struct kcore_source *src,
+					   struct kcore_verify_result *r)
+{
+	unsigned char tail[16];
+	uint64_t len;
+	char *text;
+	struct kcore_error *err;
+
+	if (src->info.file_size < 16)
+		return NULL;
+	err = kcore_source_pread(src, tail, 16, src->info.file_size - 16);
+	if (err)
+		return err;
+	if (memcmp(tail + 8, TRAILER_MAGIC, 8) != 0)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     src->info.file_size - 16,
+					     "the metadata says the digests "
+					     "are in a trailer, but there is "
+					     "none");
+	memcpy(&len, tail, 8);
+	if (len > MAX_TRAILER || len > src->info.file_size - 16)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path,
+			src->info.file_size - 16,
+			"trailer length 0x%" PRIx64 " is impossible", len);
+	text = malloc(len ? len : 1);
+	if (!text)
+		return &kcore_error_nomem;
+	err = kcore_source_pread(src, text, len,
+				 src->info.file_size - 16 - len);
+	if (!err)
+		apply_metadata(r, text, len);
+	free(text);
+	return err;
+}
+
+static struct kcore_error *compare_source(struct kcore_source *dump,
+					  const char *source,
+					  struct kcore_verify_result *r,
+					  volatile sig_atomic_t *cancel)
+{
+	struct kcore_source *src;
+	struct kcore_error *err = kcore_source_open(source, NULL, &src);
+	unsigned char *a = NULL, *b = NULL;
+	size_t k = 0;
+
+	if (err)
+		return err;
+	a = malloc(CHUNK);
+	b = malloc(CHUNK);
+	if (!a || !b) {
+		err = &kcore_error_nomem;
+		goto out;
+	}
+	r->compared = true;
+	for (size_t i = 0; !err && i < dump->nsegments; i++) {
+		const struct kcore_segment *seg = &dump->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		struct kcore_verify_segment *vs = &r->segs[k++];
+		for (uint64_t pos = 0; !err && pos < seg->memsz;) {
+			uint64_t n = seg->memsz - pos < CHUNK ? seg->memsz - pos
+							      : CHUNK;
+
+			err = kcore_source_read_vaddr(dump, seg->vaddr + pos, a,
+						      n);
+			if (!err)
+				err = vs->has_paddr
+					      ? kcore_source_read_paddr(
+							src, vs->paddr + pos, b,
+							n)
+					      : kcore_source_read_vaddr(
+							src, seg->vaddr + pos,
+							b, n);
+			for (uint64_t p = 0; !err && p < n; p += 4096) {
+				uint64_t m = n - p < 4096 ? n - p : 4096;
+
+				if (memcmp(a + p, b + p, m))
+					vs->differ_bytes += m;
+			}
+			r->bytes_checked += n;
+			if (!err)
+				err = cancelled(cancel, source);
+			pos += n;
+		}
+		r->differ_bytes += vs->differ_bytes;
+	}
+out:
+	free(a);
+	free(b);
+	kcore_source_destroy(src);
+	return err;
+}
+
+static struct kcore_error *verify_plain(const char *path, const char *source,
+					volatile sig_atomic_t *cancel,
+					struct kcore_verify_result *r)
+{
+	struct kcore_source *src;
+	struct kcore_error *err = kcore_source_open(path, NULL, &src);
+	unsigned char *buf;
+	size_t n = 0;
+
+	if (err)
+		return err;
+	for (size_t i = 0; i < src->nsegments; i++)
+		n += src->segments[i].type == PT_LOAD;
+	r->segs = calloc(n ? n : 1, sizeof(*r->segs));
+	buf = malloc(CHUNK);
+	if (!r->segs || !buf) {
+		free(buf);
+		kcore_source_destroy(src);
+		return &kcore_error_nomem;
+	}
+	r->nsegs = n;
+	for (size_t i = 0, k = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		r->segs[k].vaddr = seg->vaddr;
+		r->segs[k].paddr = seg->paddr;
+		r->segs[k].has_paddr = seg->paddr != UINT64_MAX;
+		r->segs[k].size = seg->memsz;
+		k++;
+	}
+	for (size_t i = 0; i < src->nnotes; i++)
+		if (!strcmp(src->notes[i].name, "KCOREDUMP"))
+			apply_metadata(r, (const char *)src->notes[i].desc,
+				       strnlen((const char *)src->notes[i].desc,
+					       src->notes[i].descsz));
+	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
+		err = read_trailer_fd(src, r);
+	for (size_t i = 0, k = 0; !err && i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		err = hash_segment(src, seg, buf, cancel, r->segs[k++].actual);
+	}
+	free(buf);
+	if (!err)
+		finish_result(r);
+	if (!err && source)
+		err = compare_source(src, source, r, cancel);
+	kcore_source_destroy(src);
+	return err;
+}
+
+/* ---- compressed dumps, as a stream ---- */
+
+struct sload {
+	size_t idx; /* in the result */
+	uint64_t offset, filesz;
+};
+
+static int cmp_sload(const void *a, const void *b)
+{
+	const struct sload *x = a, *y = b;
+
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
+
+static struct kcore_error *sread(struct kcore_istream *is, const char *path,
+				 void *buf, size_t len, uint64_t at)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		size_t n;
+		struct kcore_error *err = kcore_istream_read(
+			is, (char *)buf + done, len - done, &n);
+
+		if (err)
+			return err;
+		if (!n)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, path, at + done,
+				"the decompressed stream ends at offset "
+				"0x%" PRIx64 " inside the dump",
+				at + done);
+		done += n;
+	}
+	return NULL;
+}
+
+/* Read the header area (ELF header to the first PT_LOAD) and the phdrs. */
+static struct kcore_error *stream_header(struct kcore_istream *is,
+					 const char *path,
+					 unsigned char **ret_hdr,
+					 size_t *ret_len, Elf64_Phdr **ret_ph,
+					 size_t *ret_phnum)
+{
+	Elf64_Ehdr eh;
+	unsigned char *hdr;
+	uint64_t hdr_len = sizeof(eh), phnum, first = UINT64_MAX;
+	Elf64_Phdr *ph;
+	struct kcore_error *err = sread(is, path, &eh, sizeof(eh), 0);
+
+	if (err)
+		return err;
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff < sizeof(eh))
+		return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0, path, 0,
+					     "the decompressed stream is not a "
+					     "64-bit little-endian ELF core");
+	phnum = eh.e_phnum;
+	/* Our writer puts section header 0 (PN_XNUM) after the phdrs; read
+	 * the table and learn the count from sh_info. */
+	if (phnum == PN_XNUM) {
+		if (eh.e_shoff < eh.e_phoff || eh.e_shoff > MAX_HEADER)
+			return kcore_error_create_at(KCORE_ERR_FORMAT, 0, path,
+						     0x28,
+						     "bad PN_XNUM e_shoff");
+		hdr_len = eh.e_shoff + sizeof(Elf64_Shdr);
+	} else {
+		hdr_len = eh.e_phoff + phnum * sizeof(Elf64_Phdr);
+	}
+	if (hdr_len > MAX_HEADER)
+		return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0, path,
+					     0x20,
+					     "program header table too "
+					     "large");
+	hdr = malloc(hdr_len);
+	if (!hdr)
+		return &kcore_error_nomem;
+	memcpy(hdr, &eh, sizeof(eh));
+	err = sread(is, path, hdr + sizeof(eh), hdr_len - sizeof(eh),
+		    sizeof(eh));
+	if (!err && phnum == PN_XNUM) {
+		Elf64_Shdr sh;
+
+		memcpy(&sh, hdr + eh.e_shoff, sizeof(sh));
+		phnum = sh.sh_info;
+		if (eh.e_phoff + phnum * sizeof(Elf64_Phdr) > eh.e_shoff)
+			err = kcore_error_create_at(KCORE_ERR_FORMAT, 0, path,
+						    eh.e_shoff,
+						    "PN_XNUM count overlaps");
+	}
+	if (err) {
+		free(hdr);
+		return err;
+	}
+	ph = calloc(phnum ? phnum : 1, sizeof(*ph));
+	if (!ph) {
+		free(hdr);
+		return &kcore_error_nomem;
+	}
+	memcpy(ph, hdr + eh.e_phoff, phnum * sizeof(*ph));
+	for (size_t i = 0; i < phnum; i++)
+		if (ph[i].p_type == PT_LOAD && ph[i].p_offset < first)
+			first = ph[i].p_offset;
+	/* Extend the buffer to cover the notes before the first load. */
+	if (first != UINT64_MAX && first > hdr_len) {
+		unsigned char *more;
+
+		if (first > MAX_HEADER) {
+			free(ph);
+			free(hdr);
+			return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0,
+						     path, 0,
+						     "header area too large");
+		}
+		more = realloc(hdr, first);
+		if (!more) {
+			free(ph);
+			free(hdr);
+			return &kcore_error_nomem;
+		}
+		hdr = more;
+		err = sread(is, path, hdr + hdr_len, first - hdr_len, hdr_len);
+		hdr_len = first;
+	}
+	if (err) {
+		free(ph);
+		free(hdr);
+		return err;
+	}
+	*ret_hdr = hdr;
+	*ret_len = hdr_len;
+	*ret_ph = ph;
+	*ret_phnum = phnum;
+	return NULL;
+}
+
+/* Find our metadata note in the header area. */
+static void stream_notes(const unsigned char *hdr, size_t len,
+			 const Elf64_Phdr *ph, size_t phnum,
+			 struct kcore_verify_result *r)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t off = ph[i].p_offset, end = off + ph[i].p_filesz;
+
+		if (ph[i].p_type != PT_NOTE || end > len || end < off)
+			continue;
+		while (off + 12 <= end) {
+			uint32_t nsz, dsz;
+
+			memcpy(&nsz, hdr + off, 4);
+			memcpy(&dsz, hdr + off + 4, 4);
+			uint64_t name = off + 12;
+			uint64_t desc = name + ((nsz + 3ull) & ~3ull);
+			uint64_t next = desc + ((dsz + 3ull) & ~3ull);
+
+			if (next > end)
+				break;
+			if (nsz == sizeof("KCOREDUMP") &&
+			    !memcmp(hdr + name, "KCOREDUMP", nsz))
+				apply_metadata(
+					r, (const char *)hdr + desc,
+					strnlen((const char *)hdr + desc, dsz));
+			off = next;
+		}
+	}
+}
+
+static struct kcore_error *verify_stream(int fd, const char *path,
+					 volatile sig_atomic_t *cancel,
+					 struct kcore_verify_result *r)
+{
+	struct kcore_istream *is;
+	unsigned char *hdr = NULL, *buf = NULL;
+	Elf64_Phdr *ph = NULL;
+	struct sload *loads = NULL;
+	size_t hdr_len = 0, phnum = 0, n = 0;
+	uint64_t pos;
+	struct kcore_error *err = kcore_istream_open(fd, path, &is);
+
+	if (err)
+		return err;
+	r->method = kcore_istream_method(is);
+	err = stream_header(is, path, &hdr, &hdr_len, &ph, &phnum);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < phnum; i++)
+		n += ph[i].p_type == PT_LOAD;
+	r->segs = calloc(n ? n : 1, sizeof(*r->segs));
+	loads = calloc(n ? n : 1, sizeof(*loads));
+	buf = malloc(CHUNK);
+	if (!r->segs || !loads || !buf) {
+		err = &kcore_error_nomem;
+		goto out;
+	}
+	r->nsegs = n;
+	for (size_t i = 0, k = 0; i < phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		r->segs[k] = (struct kcore_verify_segment){
+			.vaddr = ph[i].p_vaddr,
+			.paddr = ph[i].p_paddr,
+			.has_paddr = ph[i].p_paddr != UINT64_MAX,
+			.size = ph[i].p_memsz,
+		};
+		loads[k] = (struct sload){ k, ph[i].p_offset, ph[i].p_filesz };
+		k++;
+	}
+	stream_notes(hdr, hdr_len, ph, phnum, r);
+	qsort(loads, n, sizeof(*loads), cmp_sload);
+	pos = hdr_len;
+	for (size_t k = 0; !err && k < n; k++) {
+		struct kcore_content_hasher *h;
+
+		if (loads[k].offset < pos) {
+			err = kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, path, loads[k].offset,
+				"segments overlap; a stream cannot be "
+				"verified");
+			break;
+		}
+		while (!err && pos < loads[k].offset) { /* padding */
+			uint64_t m = loads[k].offset - pos;
+
+			m = m < CHUNK ? m : CHUNK;
+			err = sread(is, path, buf, m, pos);
+			pos += m;
+		}
+		if (!err)
+			err = kcore_content_hasher_create(
+				r->segs[loads[k].idx].size, &h);
+		if (err)
+			break;
+		for (uint64_t done = 0; !err && done < loads[k].filesz;) {
+			uint64_t m = loads[k].filesz - done;
+
+			m = m < CHUNK ? m : CHUNK;
+			err = sread(is, path, buf, m, pos);
+			if (!err) {
+				if (kcore_is_zero(buf, m))
+					err = kcore_content_hasher_add_zeros(h,
+									     m);
+				else
+					err = kcore_content_hasher_add(h, buf,
+								       m);
+			}
+			if (!err)
+				err = cancelled(cancel, path);
+			done += m;
+			pos += m;
+		}
+		if (!err)
+			err = kcore_content_hasher_finish(
+				h, r->segs[loads[k].idx].actual);
+		kcore_content_hasher_destroy(h);
+	}
+	if (!err && r->digest_location &&
+	    !strcmp(r->digest_location, "trailer")) {
+		/* The rest of the stream: metadata text, le64 len, magic. */
+		size_t cap = 1 << 16, len = 0, got;
+		char *t = malloc(cap);
+
+		while (t && !err) {
+			if (len == cap) {
+				char *nt = cap < MAX_TRAILER
+						   ? realloc(t, 2 * cap)
+						   : NULL;
+				if (!nt) {
+					err = kcore_error_create_at(
+						KCORE_ERR_FORMAT, 0, path, pos,
+						"trailer too large");
+					break;
+				}
+				t = nt;
+				cap *= 2;
+			}
+			err = kcore_istream_read(is, t + len, cap - len, &got);
+			if (!err && !got)
+				break;
+			len += got;
+		}
+		if (!t && !err)
+			err = &kcore_error_nomem;
+		if (!err) {
+			uint64_t tl = 0;
+
+			if (len >= 16)
+				memcpy(&tl, t + len - 16, 8);
+			if (len < 16 || memcmp(t + len - 8, TRAILER_MAGIC, 8) ||
+			    tl > len - 16)
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, path, pos,
+					"no kcoredump trailer after the last "
+					"segment");
+			else
+				apply_metadata(r, t + len - 16 - tl, tl);
+		}
+		free(t);
+	}
+	if (!err)
+		finish_result(r);
+out:
+	free(buf);
+	free(loads);
+	free(ph);
+	free(hdr);
+	kcore_istream_destroy(is);
+	return err;
+}
+
+static bool is_compressed(int fd)
+{
+	unsigned char m[6];
+
+	if (pread(fd, m, sizeof(m), 0) != (ssize_t)sizeof(m))
+		return false;
+	return !memcmp(m, "\x28\xb5\x2f\xfd", 4) || !memcmp(m,
+							    "\xfd"
+							    "7zXZ\0",
+							    6);
+}
+
+struct kcore_error *kcore_verify(const char *dump, const char *source,
+				 volatile sig_atomic_t *cancel,
+				 struct kcore_verify_result *ret)
+{
+	struct kcore_error *err;
+	int fd;
+
+	memset(ret, 0, sizeof(*ret));
+	fd = open(dump, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kcore_explain_open_error(dump, errno, false, NULL);
+	if (is_compressed(fd)) {
+		if (source) {
+			close(fd);
+			return kcore_error_create(
+				KCORE_ERR_UNSUPPORTED, 0, dump,
+				"comparing a compressed dump "
+				"with a source needs 'kcoredump "
+				"extract' first");
+		}
+		err = verify_stream(fd, dump, cancel, ret);
+		close(fd);
+		return err;
+	}
+	close(fd);
+	ret->method = KCORE_COMPRESS_NONE;
+	return verify_plain(dump, source, cancel, ret);
+}
+
+void kcore_verify_result_deinit(struct kcore_verify_result *res)
+{
+	free(res->segs);
+	free(res->digest_location);
+	memset(res, 0, sizeof(*res));
+}
+
+struct kcore_error *kcore_extract(const char *dump, const char *output,
+				  bool force, volatile sig_atomic_t *cancel,
+				  uint64_t *ret_size)
+{
+	struct kcore_istream *is = NULL;
+	struct kcore_output *out = NULL;
+	struct kcore_error *err;
+	unsigned char *buf = NULL;
+	uint64_t pos = 0;
+	int fd = open(dump, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return kcore_explain_open_error(dump, errno, false, NULL);
+	err = kcore_istream_open(fd, dump, &is);
+	if (!err)
+		err = kcore_output_open(output, force, false, &out);
+	if (!err && !out->seekable)
+		err = kcore_error_create(KCORE_ERR_INVALID, 0, output,
+					 "extract writes a sparse file; not "
+					 "stdout");
+	buf = err ? NULL : malloc(CHUNK);
+	if (!err && !buf)
+		err = &kcore_error_nomem;
+	while (!err) {
+		size_t n;
+
+		err = kcore_istream_read(is, buf, CHUNK, &n);
+		if (err || !n)
+			break;
+		/* Zero pages stay holes. */
+		for (size_t p = 0; !err && p < n;) {
+			size_t q = p, m = n - p < 4096 ? n - p : 4096;
+
+			if (kcore_is_zero(buf + p, m)) {
+				p += m;
+				continue;
+			}
+			while (q < n &&
+			       !kcore_is_zero(buf + q,
+					      n - q < 4096 ? n - q : 4096))
+				q += n - q < 4096 ? n - q : 4096;
+			err = kcore_pwrite_all(NULL, out->fd, out->tmp, buf + p,
+					       q - p, pos + p);
+			p = q;
+		}
+		pos += n;
+		if (!err)
+			err = cancelled(cancel, dump);
+	}
+	if (!err)
+		err = kcore_output_commit(out, pos);
+	if (err)
+		kcore_output_abort(out);
+	else if (ret_size)
+		*ret_size = pos;
+	kcore_output_destroy(out);
+	kcore_istream_destroy(is);
+	free(buf);
+	close(fd);
+	return err;
+}
