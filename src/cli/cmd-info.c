@@ -74,7 +74,7 @@ int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 		case 1003:
 			modules = false;
 			break;
-		case 'r':
+		case 1004:
 			m.all_registers = true;
 			break;
 		}

@@ -17,7 +17,7 @@ static const struct cli_option info_options[] = {
 	  1002 },
 	{ "no-modules", 0, CLI_ARG_NONE, NULL,
 	  "do not list the modules of a process core (libdwfl)", NULL, 1003 },
-	{ "registers", 'r', CLI_ARG_NONE, NULL,
+	{ "registers", 0, CLI_ARG_NONE, NULL,
 	  "show every register of each NT_PRSTATUS in text output", NULL, 'r' },
 	{ 0 },
 };
@@ -108,20 +108,43 @@ static int unknown_command(const char *name)
 	return EXIT_USAGE;
 }
 
+/* Parse a command that takes no options of its own; returns -1 to go
+ * on, else the exit status. */
+static int parse_plain(const char *name, int argc, char **argv, int max_args,
+		       int *ret_first)
+{
+	struct cli_parser *p =
+		cli_parser_create(cli_find_command(name), argc, argv);
+	const char *arg;
+	int c;
+
+	if (!p)
+		return EXIT_FAILURE_;
+	while ((c = cli_parser_next(p, &arg)) >= 0)
+		;
+	*ret_first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (c == -3)
+		return EXIT_OK;
+	if (c == -2)
+		return EXIT_USAGE;
+	if (argc - *ret_first > max_args)
+		return cli_usage_error(NULL, name, "too many arguments");
+	return -1;
+}
+
 int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
 {
 	const struct cli_command *cmd;
+	int first, status = parse_plain("help", argc, argv, 1, &first);
 
-	if (argc > 1 && strcmp(argv[1], "--help") != 0 &&
-	    strcmp(argv[1], "-h") != 0) {
-		cmd = cli_find_command(argv[1]);
+	if (status >= 0)
+		return status;
+	if (first < argc) {
+		cmd = cli_find_command(argv[first]);
 		if (!cmd)
-			return unknown_command(argv[1]);
+			return unknown_command(argv[first]);
 		cli_print_help(stdout, cmd);
-		return EXIT_OK;
-	}
-	if (argc > 1) {
-		cli_print_help(stdout, cli_find_command("help"));
 		return EXIT_OK;
 	}
 	cli_print_main_help(stdout);
@@ -130,11 +153,10 @@ int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
 
 int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 {
-	if (argc > 1 &&
-	    (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		cli_print_help(stdout, cli_find_command("version"));
-		return EXIT_OK;
-	}
+	int first, status = parse_plain("version", argc, argv, 0, &first);
+
+	if (status >= 0)
+		return status;
 	printf("kcoredump %s\n", KCOREDUMP_VERSION);
 	return EXIT_OK;
 }
@@ -152,8 +174,10 @@ int main(int argc, char **argv)
 		cli_print_main_help(stdout);
 		return EXIT_OK;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
-		return cmd_version(&ctx, 1, argv);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("kcoredump %s\n", KCOREDUMP_VERSION);
+		return EXIT_OK;
+	}
 	/* Options or a path without a command mean "dump". */
 	if (argv[1][0] == '-' || strchr(argv[1], '/'))
 		return cmd_dump(&ctx, argc, argv);

@@ -146,7 +146,7 @@ static void print_options(FILE *f, const struct cli_option *o)
 
 void cli_print_help(FILE *f, const struct cli_command *cmd)
 {
-	fprintf(f, "Usage: kcoredump %s [OPTIONS]%s%s\n\n%s.\n\nOptions:\n",
+	fprintf(f, "Usage: kcoredump %s [OPTIONS]%s%s\n\n%s\n\nOptions:\n",
 		cmd->name, cmd->args ? " " : "", cmd->args ? cmd->args : "",
 		cmd->summary);
 	print_options(f, cmd->options);

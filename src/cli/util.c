@@ -69,6 +69,27 @@ int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'kcoredump%s%s --help'.\n", cmd ? " " : "",
 		cmd ? cmd : "");
+	if (ctx && ctx->json) {
+		char *msg = NULL;
+		struct json j;
+
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) < 0)
+			msg = NULL;
+		va_end(ap);
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_object_begin(&j, "error");
+		json_string(&j, "kind", "usage");
+		json_string(&j, "message", msg ? msg : "usage error");
+		json_null(&j, "path");
+		json_null(&j, "offset");
+		json_i64(&j, "exit_status", EXIT_USAGE);
+		json_object_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
+		free(msg);
+	}
 	return EXIT_USAGE;
 }
 

@@ -16,9 +16,11 @@
 
 /* Segments larger than this cannot be a vsyscall-like single page. */
 #define SMALL_SEGMENT (2 * 4096)
-/* brk randomisation on x86_64 and arm64 is at most 32 MiB (1 GiB on
- * arm64 with 64K pages; the heap then stays unlabelled). */
-#define BRK_RANDOM_MAX (32ull << 20)
+/* How far above the executable the brk heap may start: 32 MiB of
+ * randomisation on older kernels, up to 1 GiB on newer x86_64 and arm64
+ * (observed ~800 MiB on 6.18).  Only the first anonymous segment in that
+ * window is called the heap. */
+#define BRK_RANDOM_MAX (1ull << 30)
 
 static bool vmcoreinfo_u64(const struct kcore_source *src, const char *key,
 			   uint64_t *ret)
@@ -57,7 +59,9 @@ static void kernel_layout(struct kcore_source *src)
 	info->has_vmemmap_start =
 		vmcoreinfo_u64(src, "NUMBER(VMEMMAP_START)",
 			       &info->vmemmap_start) ||
-		vmcoreinfo_u64(src, "VMEMMAP_START", &info->vmemmap_start);
+		vmcoreinfo_u64(src, "VMEMMAP_START", &info->vmemmap_start) ||
+		/* x86_64: the vmemmap array itself, i.e. vmemmap_base */
+		vmcoreinfo_u64(src, "SYMBOL(vmemmap)", &info->vmemmap_start);
 }
 
 /* p_paddr is real for RAM and text; (u64)-1 marks the others.  Older

@@ -558,7 +558,7 @@ struct kcore_error *kcore_source_open(const char *path,
 		goto fail;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		err = kcore_error_create(KCORE_ERR_INVALID, EISDIR, path,
+		err = kcore_error_create(KCORE_ERR_UNSUPPORTED, EISDIR, path,
 					 "not a core file");
 		goto fail;
 	}
