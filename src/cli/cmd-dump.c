@@ -224,6 +224,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			plan->vmalloc_areas, plan->vmalloc_source,
 			cli_human_size(plan->vmalloc_segment_size, a,
 				       sizeof(a)));
+	if (plan->warning)
+		fprintf(f, "  note:         %s\n", plan->warning);
 	fprintf(f, "  logical size: %s\n",
 		cli_human_size(st->bytes_total, a, sizeof(a)));
 	fprintf(f, "  read:         %s in %.2f s (%s/s)\n",
@@ -282,6 +284,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 		json_string(&j, "source", plan->vmalloc_source);
 		json_u64(&j, "areas", plan->vmalloc_areas);
 		json_u64(&j, "segment_size", plan->vmalloc_segment_size);
+		json_string(&j, "warning", plan->warning);
 		json_object_end(&j);
 	}
 	json_array_begin(&j, "segments");
@@ -503,6 +506,8 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
+	if (plan->warning && !quiet && !ctx->json)
+		fprintf(stderr, "kcoredump: %s\n", plan->warning);
 	if (dry_run) {
 		print_plan(stdout, plan);
 		kcore_plan_destroy(plan);

@@ -15,6 +15,7 @@
 
 #include "internal.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/pgtable.h"
 
 #define CLASS_BIT(c) (1u << (c))
 
@@ -216,6 +217,74 @@ static int cmp_area(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+static void clip_window(const struct kcore_selection *sel, uint64_t *lo,
+			uint64_t *hi)
+{
+	if (!sel->vmalloc_window.end)
+		return;
+	if (*lo < sel->vmalloc_window.start)
+		*lo = sel->vmalloc_window.start;
+	if (*hi > sel->vmalloc_window.end)
+		*hi = sel->vmalloc_window.end;
+}
+
+/* Whether an area lies in one of the selected kernel segments. */
+static bool area_in_segments(const struct kcore_source *src, unsigned classes,
+			     const struct vmalloc_area *a)
+{
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type == PT_LOAD && (classes & CLASS_BIT(seg->cls)) &&
+		    a->start >= seg->vaddr &&
+		    a->start - seg->vaddr < seg->memsz)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Without real addresses in vmallocinfo (kernel.kptr_restrict 0 prints
+ * hashed pointers, 2 prints zeros), the kernel's page tables say what is
+ * mapped.
+ */
+static struct kcore_error *
+plan_from_page_tables(struct plan_builder *b, struct kcore_source *src,
+		      const struct kcore_selection *sel, unsigned classes)
+{
+	struct kcore_plan *plan = b->plan;
+
+	plan->vmalloc_source = "page tables";
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+		uint64_t lo = seg->vaddr, hi = seg->vaddr + seg->memsz;
+		struct kcore_vrange *runs;
+		struct kcore_error *err;
+		size_t n;
+
+		if (seg->type != PT_LOAD || !(classes & CLASS_BIT(seg->cls)))
+			continue;
+		if (seg->cls == KCORE_CLASS_VMALLOC)
+			plan->vmalloc_segment_size += seg->memsz;
+		clip_window(sel, &lo, &hi);
+		if (lo >= hi)
+			continue;
+		err = kcore_kernel_mapped_ranges(src, lo, hi, &runs, &n, NULL);
+		if (err)
+			return err;
+		for (size_t k = 0; k < n && !err; k++) {
+			err = add_piece(b, sel, seg, runs[k].start,
+					runs[k].end - runs[k].start, "[mapped]",
+					true);
+			plan->vmalloc_areas++;
+		}
+		free(runs);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
 /* Live kernel: one output segment per mapped vmalloc area. */
 static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 					     struct kcore_source *src,
@@ -225,21 +294,34 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 	struct kcore_plan *plan = b->plan;
 	struct vmalloc_area *areas;
 	struct kcore_error *err;
-	size_t n;
+	size_t n, inside = 0;
 	bool hidden;
 
 	err = read_vmallocinfo(sel->sysroot, src->info.page_size, &areas, &n,
 			       &hidden);
-	if (err)
+	if (err && sel->caller)
 		return err;
-	if (hidden) {
+	if (err) { /* no vmallocinfo: the page tables still know */
+		kcore_error_destroy(err);
+		return plan_from_page_tables(b, src, sel, classes);
+	}
+	for (size_t k = 0; k < n; k++)
+		inside += area_in_segments(src, classes, &areas[k]);
+	if (hidden || (n && !inside)) {
 		free(areas);
-		return kcore_error_create(
-			KCORE_ERR_ACCESS, 0, "/proc/vmallocinfo",
-			"addresses are hidden (kernel.kptr_restrict); run as "
-			"root with CAP_SYSLOG or set kernel.kptr_restrict=0 — "
-			"without them only --range over the vmalloc area "
-			"works (every byte is read)");
+		if (sel->caller)
+			return kcore_error_create(
+				KCORE_ERR_ACCESS, 0, "/proc/vmallocinfo",
+				"addresses are hidden or hashed "
+				"(kernel.kptr_restrict), so callers cannot be "
+				"matched; as root, 'sysctl "
+				"kernel.kptr_restrict=1' "
+				"shows the real addresses");
+		plan->warning = strdup("/proc/vmallocinfo addresses are hidden "
+				       "or hashed (kernel.kptr_restrict); the "
+				       "mapped pages were found in the "
+				       "kernel's page tables instead");
+		return plan_from_page_tables(b, src, sel, classes);
 	}
 	qsort(areas, n, sizeof(*areas), cmp_area);
 	plan->vmalloc_source = "vmallocinfo";
@@ -260,14 +342,9 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 				lo = seg->vaddr;
 			if (hi > seg->vaddr + seg->memsz)
 				hi = seg->vaddr + seg->memsz;
-			if (sel->vmalloc_window.end) {
-				if (lo < sel->vmalloc_window.start)
-					lo = sel->vmalloc_window.start;
-				if (hi > sel->vmalloc_window.end)
-					hi = sel->vmalloc_window.end;
-				if (lo >= hi)
-					continue;
-			}
+			clip_window(sel, &lo, &hi);
+			if (lo >= hi)
+				continue;
 			if (sel->caller &&
 			    !strstr(areas[k].caller, sel->caller))
 				continue;

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* Mapped kernel virtual ranges, from the kernel's page tables. */
+#ifndef KCOREDUMP_PGTABLE_H
+#define KCOREDUMP_PGTABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "source.h"
+
+struct kcore_vrange {
+	uint64_t start;
+	uint64_t end; /* exclusive */
+};
+
+/*
+ * The RAM-backed mapped runs within [start, end) of a kernel source
+ * (x86_64: needs SYMBOL(init_top_pgt) or SYMBOL(swapper_pg_dir) and
+ * NUMBER(pgtable_l5_enabled) in VMCOREINFO).  *ret is malloc()ed, sorted
+ * and merged; *ret_tables (optional) counts the tables read.
+ */
+struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
+					       uint64_t start, uint64_t end,
+					       struct kcore_vrange **ret,
+					       size_t *ret_n,
+					       size_t *ret_tables);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Install the Debian 12 packages kcoredump builds and tests with.  Quiet and
+# quick when they are already there.
+set -euo pipefail
+
+pkgs=(
+	# build
+	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev liblzma-dev
+	libssl-dev
+	# tools the tests use
+	elfutils jq zstd xz-utils clang-format python3 gdb
+	# the real-kernel VM rig (tests/vm)
+	qemu-system-x86 busybox-static cpio libc6-dev
+	# independent readers of our outputs
+	python3-drgn
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+		grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+	echo "installing: ${missing[*]}"
+	sudo=""
+	[[ $(id -u) -eq 0 ]] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}"
+fi

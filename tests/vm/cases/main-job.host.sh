@@ -1,0 +1,25 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# shellcheck source-path=SCRIPTDIR
+# Host: the main job's dumps verify on the host too and carry VMCOREINFO.
+# shellcheck source=../lib/host-common.sh
+source "$VM_HERE/lib/host-common.sh"
+d=$1
+for f in ram.elf.zst vmalloc.elf; do
+	if "$KCOREDUMP" verify -q "$d/$f"; then
+		ok "$f verifies on the host"
+	else
+		not_ok "$f does not verify on the host"
+	fi
+done
+jqcheck "RAM dump read something" "$d/ram.json" '.stats.bytes_read > 0'
+jqcheck "vmalloc dump lists mapped areas" "$d/vmalloc.json" \
+	'.vmalloc.areas > 0 and .stats.bytes_read < .vmalloc.segment_size'
+if "$KCOREDUMP" info --notes-only "$d/vmalloc.elf" | grep -q "OSRELEASE.*$(cat "$d/uname-r")"; then
+	ok "the vmalloc dump carries VMCOREINFO with the guest's release"
+else
+	not_ok "no VMCOREINFO OSRELEASE in the vmalloc dump"
+fi
+echo "# RAM: $(jq -r '"\(.stats.bytes_read) bytes read in \(.stats.seconds) s, \(.stats.bytes_written) written"' "$d/ram.json")"
+echo "# vmalloc: $(jq -r '"\(.vmalloc.areas) areas, \(.stats.bytes_read) bytes read of a \(.vmalloc.segment_size)-byte segment in \(.stats.seconds) s"' "$d/vmalloc.json")"
+exit $fail
