@@ -44,10 +44,10 @@ int kcore_compress_from_name(const char *name);
 enum kcore_compress kcore_compress_from_suffix(const char *path);
 
 /* Defaults chosen for speed: dumping live memory should not wait on us. */
-#define KCORE_ZSTD_DEFAULT_LEVEL  1
-#define KCORE_XZ_DEFAULT_LEVEL	  1
+#define KCORE_ZSTD_DEFAULT_LEVEL   1
+#define KCORE_XZ_DEFAULT_LEVEL	   1
 #define KCORE_STREAM_DEFAULT_FRAME (4u << 20)
-#define KCORE_STREAM_MIN_FRAME	  (4u << 10)
+#define KCORE_STREAM_MIN_FRAME	   (4u << 10)
 /* The seekable format's limit on a frame's decompressed size. */
 #define KCORE_STREAM_MAX_FRAME (1u << 30)
 
@@ -125,9 +125,10 @@ struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
 					size_t len, uint64_t offset,
 					size_t *ret_done);
 /*
- * Read the next bytes in order; *ret_done is len, or less only at the end
- * of the stream (0 = end).  On a seekable stream pread does not move this
- * position; on a sequential one both share the decoder's position.
+ * Read the next bytes in order with the streaming decoder (multi-threaded
+ * for xz); *ret_done is len, or less only at the end of the stream (0 =
+ * end).  On a seekable stream pread does not move this position; on a
+ * sequential one both share the decoder's position.
  */
 struct kcore_error *kcore_istream_read(struct kcore_istream *s, void *buf,
 				       size_t len, size_t *ret_done);

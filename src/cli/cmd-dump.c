@@ -204,6 +204,41 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 	}
 }
 
+static void plan_json(FILE *f, const struct kcore_plan *plan)
+{
+	struct json j;
+
+	json_init(&j, f);
+	json_object_begin(&j, NULL);
+	json_bool(&j, "dry_run", true);
+	if (plan->vmalloc_source) {
+		json_object_begin(&j, "vmalloc");
+		json_string(&j, "source", plan->vmalloc_source);
+		json_u64(&j, "areas", plan->vmalloc_areas);
+		json_u64(&j, "segment_size", plan->vmalloc_segment_size);
+		json_string(&j, "warning", plan->warning);
+		json_object_end(&j);
+	}
+	json_array_begin(&j, "segments");
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *p = &plan->segs[i];
+
+		json_object_begin(&j, NULL);
+		json_string(&j, "class", kcore_segment_class_name(p->cls));
+		json_string(&j, "label", p->label);
+		json_hex(&j, "vaddr", p->vaddr);
+		if (p->has_paddr)
+			json_hex(&j, "paddr", p->paddr);
+		else
+			json_null(&j, "paddr");
+		json_u64(&j, "size", p->size);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
 static void summary_text(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r)
 {
@@ -509,7 +544,10 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	if (plan->warning && !quiet && !ctx->json)
 		fprintf(stderr, "kcoredump: %s\n", plan->warning);
 	if (dry_run) {
-		print_plan(stdout, plan);
+		if (ctx->json)
+			plan_json(stdout, plan);
+		else
+			print_plan(stdout, plan);
 		kcore_plan_destroy(plan);
 		kcore_source_destroy(src);
 		return EXIT_OK;

@@ -36,6 +36,27 @@ struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 		*ret = out;
 		return NULL;
 	}
+	if (stat(path, &st) == 0 &&
+	    (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
+		/* /dev/null, a FIFO: nothing to replace, write a stream. */
+		out->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (out->fd < 0) {
+			int e = errno;
+
+			free(out);
+			return kcore_error_create(KCORE_ERR_OS, e, path,
+						  "cannot open for writing");
+		}
+		if (isatty(out->fd)) {
+			close(out->fd);
+			free(out);
+			return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+						  "refusing to write a binary "
+						  "dump to a terminal");
+		}
+		*ret = out;
+		return NULL;
+	}
 	if (lstat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			free(out);
@@ -161,7 +182,7 @@ void kcore_output_destroy(struct kcore_output *out)
 	if (!out)
 		return;
 	kcore_output_abort(out);
-	if (out->fd > STDOUT_FILENO)
+	if (out->fd > STDERR_FILENO)
 		close(out->fd);
 	free(out->path);
 	free(out);

@@ -387,8 +387,11 @@ static int cmp_plan(const void *a, const void *b)
 {
 	const struct kcore_plan_segment *x = a, *y = b;
 
-	/* Physical segments first, by address (what crash expects); then
-	 * virtual-only ones by address. */
+	/* The kernel image first (as in kdump's vmcores), then physical
+	 * segments by address (what crash expects), then virtual-only ones
+	 * by address. */
+	if ((x->cls == KCORE_CLASS_TEXT) != (y->cls == KCORE_CLASS_TEXT))
+		return x->cls == KCORE_CLASS_TEXT ? -1 : 1;
 	if (x->has_paddr != y->has_paddr)
 		return x->has_paddr ? -1 : 1;
 	if (x->has_paddr && x->paddr != y->paddr)
@@ -414,8 +417,12 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 		if (sel->vmalloc_window.end)
 			classes |= CLASS_BIT(KCORE_CLASS_MODULES);
 	} else if (!classes) {
-		classes = live && !sel->nranges ? CLASS_BIT(KCORE_CLASS_RAM)
-						: ~0u;
+		/* RAM for crash; the kernel image too, so readers can
+		 * reach swapper_pg_dir by its virtual address (drgn). */
+		classes = live && !sel->nranges
+				  ? CLASS_BIT(KCORE_CLASS_RAM) |
+					    CLASS_BIT(KCORE_CLASS_TEXT)
+				  : ~0u;
 	}
 	/* Areas of the live vmalloc space come from vmallocinfo: the
 	 * segment itself spans tens of TiB, almost all unmapped. */

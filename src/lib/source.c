@@ -717,8 +717,8 @@ static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
 			}
 		}
 		if (!found)
-			return kcore_error_create_at(
-				KCORE_ERR_INVALID, 0, src->path, addr,
+			return kcore_error_create(
+				KCORE_ERR_INVALID, 0, src->path,
 				"no segment holds %s address 0x%" PRIx64,
 				physical ? "physical" : "virtual", addr);
 		start = physical ? found->paddr : found->vaddr;

@@ -27,7 +27,9 @@
 #define SEEKABLE_MAX_FRAMES 0x8000000u
 
 /* The .xz stream header magic (6 bytes, the last one NUL). */
-#define XZ_MAGIC     "\xFD" "7zXZ"
+#define XZ_MAGIC \
+	"\xFD"   \
+	"7zXZ"
 #define XZ_MAGIC_LEN 6
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)

@@ -22,7 +22,7 @@
 
 #define IBUF_SIZE (1u << 20)
 /* Limits for the index the reader accepts; see KCORE_STREAM_MAX_FRAME. */
-#define MAX_FRAME_SIZE	 ((uint64_t)KCORE_STREAM_MAX_FRAME)
+#define MAX_FRAME_SIZE	  ((uint64_t)KCORE_STREAM_MAX_FRAME)
 #define XZ_INDEX_MEMLIMIT (1ull << 30)
 
 struct kcore_istream {
@@ -99,8 +99,8 @@ uint64_t kcore_istream_frames(const struct kcore_istream *s)
 static struct kcore_error *format_error(const struct kcore_istream *s,
 					uint64_t offset, const char *what)
 {
-	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, offset,
-				     "%s", what);
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, offset, "%s",
+				     what);
 }
 
 /* Read a whole range of the file (which is known to hold it). */
@@ -269,11 +269,11 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     at, ZSTD_getErrorName(r));
 	}
 	if (r != dsize)
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, s->path, at,
-			"zstd frame at offset 0x%" PRIx64 " holds 0x%zx bytes, "
-			"its seek table entry says 0x%zx",
-			at, r, dsize);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, s->path, at,
+					     "zstd frame at offset 0x%" PRIx64
+					     " holds 0x%zx bytes, "
+					     "its seek table entry says 0x%zx",
+					     at, r, dsize);
 	s->cached = i;
 	s->cache_start = s->d_off[i];
 	s->cache_len = dsize;
@@ -300,8 +300,9 @@ static struct kcore_error *xz_parse_index(struct kcore_istream *s)
 	if (ret != LZMA_OK)
 		return ret == LZMA_MEM_ERROR
 			       ? &kcore_error_nomem
-			       : format_error(s, 0, "cannot start xz index "
-						    "decoding");
+			       : format_error(s, 0,
+					      "cannot start xz index "
+					      "decoding");
 	for (;;) {
 		if (strm.avail_in == 0 && at < s->file_size) {
 			uint64_t n = s->file_size - at;
@@ -418,10 +419,11 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	if (ret == LZMA_MEM_ERROR)
 		return &kcore_error_nomem;
 	if (ret != LZMA_OK)
-		return xz_block_error(s, at,
-				      ret == LZMA_BUF_ERROR
-					      ? "does not match the index"
-					      : "is corrupt or fails its check");
+		return xz_block_error(
+			s, at,
+			ret == LZMA_BUF_ERROR
+				? "does not match the index"
+				: "is corrupt or fails its check");
 	if (out_pos != dsize)
 		return xz_block_error(s, at, "does not match the index");
 	s->cached = iter.block.number_in_file;
@@ -664,13 +666,10 @@ static struct kcore_error *seq_read(struct kcore_istream *s, void *buf,
 struct kcore_error *kcore_istream_read(struct kcore_istream *s, void *buf,
 				       size_t len, size_t *ret_done)
 {
-	struct kcore_error *err;
-
-	if (s->seekable) {
-		err = seek_pread(s, buf, len, s->pos, ret_done);
-		s->pos += *ret_done;
-		return err;
-	}
+	/*
+	 * Even a seekable stream is read front to back with the streaming
+	 * decoder: it is as fast for zstd and multi-threaded for xz.
+	 */
 	return seq_read(s, buf, len, ret_done);
 }
 
@@ -685,12 +684,13 @@ struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
 		return seek_pread(s, buf, len, offset, ret_done);
 	*ret_done = 0;
 	if (offset < s->pos)
-		return kcore_error_create_at(
-			KCORE_ERR_UNSUPPORTED, 0, s->path, offset,
-			"stream is not seekable%s%s: cannot go back to "
+		return kcore_error_create(
+			KCORE_ERR_UNSUPPORTED, 0, s->path,
+			"stream is not seekable%s%s%s: cannot go back to "
 			"decompressed offset 0x%" PRIx64,
 			s->index_problem ? " (" : "",
-			s->index_problem ? s->index_problem : "", offset);
+			s->index_problem ? s->index_problem : "",
+			s->index_problem ? ")" : "", offset);
 	while (s->pos < offset) {
 		uint64_t skip = offset - s->pos;
 
@@ -727,8 +727,8 @@ static struct kcore_error *read_magic(struct kcore_istream *s)
 		return NULL;
 	}
 	while (s->ibuf_len < want) {
-		ssize_t n = read(s->fd, s->ibuf + s->ibuf_len,
-				 want - s->ibuf_len);
+		ssize_t n =
+			read(s->fd, s->ibuf + s->ibuf_len, want - s->ibuf_len);
 
 		if (n < 0 && errno == EINTR)
 			continue;

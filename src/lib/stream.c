@@ -110,8 +110,8 @@ struct kcore_ostream {
 	bool stop;
 	bool sync_ready;
 	struct worker *workers;
-	unsigned nthreads;  /* workers allocated */
-	unsigned nworkers;  /* workers started */
+	unsigned nthreads; /* workers allocated */
+	unsigned nworkers; /* workers started */
 
 	unsigned char *zero_frame;
 	size_t zero_frame_len;
@@ -300,8 +300,8 @@ static struct kcore_error *record_frame(struct kcore_ostream *s,
 					size_t in_len)
 {
 	if (s->method == KCORE_COMPRESS_XZ) {
-		lzma_ret ret = lzma_index_append(s->index, NULL, unpadded,
-						 in_len);
+		lzma_ret ret =
+			lzma_index_append(s->index, NULL, unpadded, in_len);
 
 		return ret == LZMA_OK ? NULL : lzma_error(s, "index", ret);
 	}
@@ -427,11 +427,11 @@ static struct kcore_error *check_alive(struct kcore_ostream *s)
 	return NULL;
 }
 
-static struct kcore_error *write_none(struct kcore_ostream *s,
-				      const void *buf, size_t len)
+static struct kcore_error *write_none(struct kcore_ostream *s, const void *buf,
+				      size_t len)
 {
-	struct kcore_error *err = kcore_write_all(s->io, s->fd, s->path, buf,
-						  len);
+	struct kcore_error *err =
+		kcore_write_all(s->io, s->fd, s->path, buf, len);
 
 	if (!err)
 		s->bytes_out += len;
@@ -537,8 +537,8 @@ static struct kcore_error *write_seek_table(struct kcore_ostream *s)
 
 	stream_put_le32(buf, SEEK_TABLE_SKIPPABLE_MAGIC);
 	/* nframes <= 2^27, so this fits in 32 bits. */
-	stream_put_le32(buf + 4, (uint32_t)(8 * s->nframes +
-					    SEEK_TABLE_FOOTER_SIZE));
+	stream_put_le32(buf + 4,
+			(uint32_t)(8 * s->nframes + SEEK_TABLE_FOOTER_SIZE));
 	err = emit(s, buf, sizeof(buf));
 	for (i = 0; !err && i < s->nframes; i++) {
 		unsigned char e[8];
@@ -642,9 +642,8 @@ static struct kcore_error *check_opts(const struct kcore_ostream_opts *o,
 		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
 					  "unknown compression method %d",
 					  (int)o->method);
-	if (o->frame_size &&
-	    (o->frame_size < KCORE_STREAM_MIN_FRAME ||
-	     o->frame_size > KCORE_STREAM_MAX_FRAME))
+	if (o->frame_size && (o->frame_size < KCORE_STREAM_MIN_FRAME ||
+			      o->frame_size > KCORE_STREAM_MAX_FRAME))
 		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
 					  "frame size %" PRIu64
 					  " is outside %u..%u bytes",

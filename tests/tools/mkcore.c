@@ -24,13 +24,13 @@
 
 #include "pattern.h"
 
-#define PAGE		 4096ULL
-#define MAX_TOKENS	 64
-#define MAX_NOTE_SEGS	 16
-#define MAX_EHDR_OVR	 32
-#define CHUNK		 (1U << 20)
-#define ALIGN_UP(x, a)	 (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
-#define ARRAY_SIZE(a)	 (sizeof(a) / sizeof((a)[0]))
+#define PAGE	       4096ULL
+#define MAX_TOKENS     64
+#define MAX_NOTE_SEGS  16
+#define MAX_EHDR_OVR   32
+#define CHUNK	       (1U << 20)
+#define ALIGN_UP(x, a) (((x) + (a)-1) & ~((uint64_t)(a)-1))
+#define ARRAY_SIZE(a)  (sizeof(a) / sizeof((a)[0]))
 
 enum fill { FILL_PATTERN, FILL_ZERO, FILL_BYTE, FILL_RANDOM };
 
@@ -70,8 +70,8 @@ struct ovr {
 struct spec {
 	const char *path;
 	int line;
-	int class;   /* ELFCLASS32 / ELFCLASS64 */
-	int data;    /* ELFDATA2LSB / ELFDATA2MSB */
+	int class; /* ELFCLASS32 / ELFCLASS64 */
+	int data;  /* ELFDATA2LSB / ELFDATA2MSB */
 	uint64_t machine, type, default_align;
 	struct buf notes[MAX_NOTE_SEGS];
 	size_t nnotesegs, cur_note;
@@ -101,7 +101,8 @@ struct layout {
 
 static struct spec S;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -143,28 +144,46 @@ static const struct name_val etypes[] = {
 };
 
 static const struct name_val ptypes[] = {
-	{ "null", PT_NULL },	{ "load", PT_LOAD }, { "dynamic", PT_DYNAMIC },
+	{ "null", PT_NULL },	 { "load", PT_LOAD }, { "dynamic", PT_DYNAMIC },
 	{ "interp", PT_INTERP }, { "note", PT_NOTE }, { "phdr", PT_PHDR },
 };
 
 static const struct name_val signals[] = {
-	{ "SIGHUP", 1 },   { "SIGINT", 2 },   { "SIGQUIT", 3 },	 { "SIGILL", 4 },
-	{ "SIGTRAP", 5 },  { "SIGABRT", 6 },  { "SIGBUS", 7 },	 { "SIGFPE", 8 },
-	{ "SIGKILL", 9 },  { "SIGUSR1", 10 }, { "SIGSEGV", 11 }, { "SIGUSR2", 12 },
-	{ "SIGPIPE", 13 }, { "SIGALRM", 14 }, { "SIGTERM", 15 }, { "SIGSTOP", 19 },
-	{ "SIGSYS", 31 },
+	{ "SIGHUP", 1 },   { "SIGINT", 2 },   { "SIGQUIT", 3 },
+	{ "SIGILL", 4 },   { "SIGTRAP", 5 },  { "SIGABRT", 6 },
+	{ "SIGBUS", 7 },   { "SIGFPE", 8 },   { "SIGKILL", 9 },
+	{ "SIGUSR1", 10 }, { "SIGSEGV", 11 }, { "SIGUSR2", 12 },
+	{ "SIGPIPE", 13 }, { "SIGALRM", 14 }, { "SIGTERM", 15 },
+	{ "SIGSTOP", 19 }, { "SIGSYS", 31 },
 };
 
 static const struct name_val auxv_names[] = {
-	{ "AT_NULL", 0 },	     { "AT_IGNORE", 1 },	{ "AT_EXECFD", 2 },
-	{ "AT_PHDR", 3 },	     { "AT_PHENT", 4 },		{ "AT_PHNUM", 5 },
-	{ "AT_PAGESZ", 6 },	     { "AT_BASE", 7 },		{ "AT_FLAGS", 8 },
-	{ "AT_ENTRY", 9 },	     { "AT_NOTELF", 10 },	{ "AT_UID", 11 },
-	{ "AT_EUID", 12 },	     { "AT_GID", 13 },		{ "AT_EGID", 14 },
-	{ "AT_PLATFORM", 15 },	     { "AT_HWCAP", 16 },	{ "AT_CLKTCK", 17 },
-	{ "AT_SECURE", 23 },	     { "AT_BASE_PLATFORM", 24 }, { "AT_RANDOM", 25 },
-	{ "AT_HWCAP2", 26 },	     { "AT_RSEQ_FEATURE_SIZE", 27 },
-	{ "AT_RSEQ_ALIGN", 28 },     { "AT_EXECFN", 31 },	{ "AT_SYSINFO_EHDR", 33 },
+	{ "AT_NULL", 0 },
+	{ "AT_IGNORE", 1 },
+	{ "AT_EXECFD", 2 },
+	{ "AT_PHDR", 3 },
+	{ "AT_PHENT", 4 },
+	{ "AT_PHNUM", 5 },
+	{ "AT_PAGESZ", 6 },
+	{ "AT_BASE", 7 },
+	{ "AT_FLAGS", 8 },
+	{ "AT_ENTRY", 9 },
+	{ "AT_NOTELF", 10 },
+	{ "AT_UID", 11 },
+	{ "AT_EUID", 12 },
+	{ "AT_GID", 13 },
+	{ "AT_EGID", 14 },
+	{ "AT_PLATFORM", 15 },
+	{ "AT_HWCAP", 16 },
+	{ "AT_CLKTCK", 17 },
+	{ "AT_SECURE", 23 },
+	{ "AT_BASE_PLATFORM", 24 },
+	{ "AT_RANDOM", 25 },
+	{ "AT_HWCAP2", 26 },
+	{ "AT_RSEQ_FEATURE_SIZE", 27 },
+	{ "AT_RSEQ_ALIGN", 28 },
+	{ "AT_EXECFN", 31 },
+	{ "AT_SYSINFO_EHDR", 33 },
 	{ "AT_MINSIGSTKSZ", 51 },
 };
 
@@ -190,16 +209,39 @@ static bool parse_term(const char **sp, uint64_t *ret)
 	if (!((*s >= '0' && *s <= '9')))
 		return false;
 	errno = 0;
-	v = strtoull(s, &end, 0);
+	/* decimal unless 0x: a leading zero does not mean octal here */
+	v = strtoull(s, &end,
+		     s[0] == '0' && (s[1] == 'x' || s[1] == 'X') ? 16 : 10);
 	if (errno || end == s)
 		return false;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	case 't': case 'T': v <<= 40; end++; break;
-	case 'p': case 'P': v <<= 50; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v <<= 30;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		v <<= 40;
+		end++;
+		break;
+	case 'p':
+	case 'P':
+		v <<= 50;
+		end++;
+		break;
+	default:
+		break;
 	}
 	*sp = end;
 	*ret = v;
@@ -263,11 +305,19 @@ static uint64_t parse_flags(const char *s)
 		return v;
 	for (; *s; s++) {
 		switch (*s) {
-		case 'r': v |= PF_R; break;
-		case 'w': v |= PF_W; break;
-		case 'x': v |= PF_X; break;
-		case '-': break;
-		default: die("bad flags character '%c'", *s);
+		case 'r':
+			v |= PF_R;
+			break;
+		case 'w':
+			v |= PF_W;
+			break;
+		case 'x':
+			v |= PF_X;
+			break;
+		case '-':
+			break;
+		default:
+			die("bad flags character '%c'", *s);
 		}
 	}
 	return v;
@@ -287,7 +337,8 @@ static void parse_fill(const char *k, const char *v, struct piece *p)
 		p->fill = FILL_RANDOM;
 		p->arg = v ? num(v) : 0;
 	} else {
-		die("unknown fill '%s' (pattern=SEED, zero, byte=N, random=SEED)",
+		die("unknown fill '%s' (pattern=SEED, zero, byte=N, "
+		    "random=SEED)",
 		    k);
 	}
 }
@@ -320,9 +371,9 @@ static size_t tokenize(char *line, struct tok *t)
 			die("too many words on one line");
 		start = w;
 		t[n].val = NULL;
-		while (*r && (quoted || (*r != ' ' && *r != '\t' &&
-					 *r != '\n' && *r != '\r' &&
-					 *r != '#'))) {
+		while (*r &&
+		       (quoted || (*r != ' ' && *r != '\t' && *r != '\n' &&
+				   *r != '\r' && *r != '#'))) {
 			if (*r == '"') {
 				quoted = !quoted;
 				r++;
@@ -452,21 +503,22 @@ static void add_core_note(uint32_t type, const void *desc, size_t len)
 }
 
 static const char *const regs_x86_64[] = {
-	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9",
-	"r8", "rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs",
-	"eflags", "rsp", "ss", "fs_base", "gs_base", "ds", "es", "fs", "gs",
+	"r15",	   "r14",      "r13", "r12", "rbp",    "rbx", "r11",
+	"r10",	   "r9",       "r8",  "rax", "rcx",    "rdx", "rsi",
+	"rdi",	   "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",
+	"fs_base", "gs_base",  "ds",  "es",  "fs",     "gs",
 };
 
 static const char *const regs_i386[] = {
-	"ebx", "ecx", "edx", "esi", "edi", "ebp", "eax", "ds", "es",
-	"fs", "gs", "orig_eax", "eip", "cs", "eflags", "esp", "ss",
+	"ebx", "ecx", "edx",	  "esi", "edi", "ebp",	  "eax", "ds", "es",
+	"fs",  "gs",  "orig_eax", "eip", "cs",	"eflags", "esp", "ss",
 };
 
 static const char *const regs_aarch64[] = {
-	"x0", "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8",
-	"x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17",
-	"x18", "x19", "x20", "x21", "x22", "x23", "x24", "x25", "x26",
-	"x27", "x28", "x29", "x30", "sp", "pc", "pstate",
+	"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",	    "x7",  "x8",
+	"x9",  "x10", "x11", "x12", "x13", "x14", "x15",    "x16", "x17",
+	"x18", "x19", "x20", "x21", "x22", "x23", "x24",    "x25", "x26",
+	"x27", "x28", "x29", "x30", "sp",  "pc",  "pstate",
 };
 
 static const char *const *reg_names(size_t *n)
@@ -527,8 +579,9 @@ static void note_prstatus(struct tok *t, size_t n)
 					   "signal");
 			continue;
 		}
-		static const char *const f[] = { "", "code", "errno", "cursig",
-						 "pid", "ppid", "pgrp", "sid" };
+		static const char *const f[] = { "",	   "code", "errno",
+						 "cursig", "pid",  "ppid",
+						 "pgrp",   "sid" };
 		for (size_t j = 1; j < ARRAY_SIZE(f); j++) {
 			if (!strcmp(k, f[j])) {
 				v[j] = num_or_name(val, signals,
@@ -618,7 +671,9 @@ static void note_prpsinfo(struct tok *t, size_t n)
 {
 	size_t L = word_size();
 	size_t uidsz = (S.class == ELFCLASS32 &&
-			(S.machine == EM_386 || S.machine == EM_ARM)) ? 2 : 4;
+			(S.machine == EM_386 || S.machine == EM_ARM))
+			       ? 2
+			       : 4;
 	unsigned char d[256];
 	int state = 0;
 	uint64_t nice = 0, flag = 0, uid = 0, gid = 0, id[4] = { 0 };
@@ -698,8 +753,9 @@ static void note_siginfo(struct tok *t, size_t n)
 		const char *k = t[i].key, *v = need_val(&t[i]);
 
 		if (!strcmp(k, "signo") || !strcmp(k, "signal"))
-			put(d, 4, num_or_name(v, signals, ARRAY_SIZE(signals),
-					      "signal"));
+			put(d, 4,
+			    num_or_name(v, signals, ARRAY_SIZE(signals),
+					"signal"));
 		else if (!strcmp(k, "errno"))
 			put(d + 4, 4, num(v));
 		else if (!strcmp(k, "code"))
@@ -729,8 +785,9 @@ static void note_auxv(struct tok *t, size_t n)
 			term = false;
 			continue;
 		}
-		put(w, L, num_or_name(t[i].key, auxv_names,
-				      ARRAY_SIZE(auxv_names), "auxv key"));
+		put(w, L,
+		    num_or_name(t[i].key, auxv_names, ARRAY_SIZE(auxv_names),
+				"auxv key"));
 		put(w + L, L, num(need_val(&t[i])));
 		buf_add(&b, w, 2 * L);
 	}
@@ -853,7 +910,8 @@ static void note_raw(struct tok *t, size_t n)
 			buf_add(&d, NULL, sz);
 		} else if (!strcmp(k, "hex")) {
 			for (const char *p = v; *p; p += 2) {
-				int hi = hexval(p[0]), lo = p[1] ? hexval(p[1]) : -1;
+				int hi = hexval(p[0]),
+				    lo = p[1] ? hexval(p[1]) : -1;
 				unsigned char c;
 
 				if (hi < 0 || lo < 0)
@@ -867,8 +925,8 @@ static void note_raw(struct tok *t, size_t n)
 	}
 	if (!name)
 		die("raw: name= is required (name=\"\" for none)");
-	add_note(name, *name ? strlen(name) + 1 : 0, (uint32_t)type, d.p,
-		 d.len, &o);
+	add_note(name, *name ? strlen(name) + 1 : 0, (uint32_t)type, d.p, d.len,
+		 &o);
 	free(d.p);
 }
 
@@ -906,17 +964,16 @@ static struct seg *new_seg(struct tok *t, size_t n)
 		else if (!strcmp(k, "pattern_at"))
 			g->pattern_at = num(v), g->has_pattern_at = true;
 		else if (!strcmp(k, "type"))
-			g->type = (uint32_t)num_or_name(v, ptypes,
-							ARRAY_SIZE(ptypes),
-							"p_type");
+			g->type = (uint32_t)num_or_name(
+				v, ptypes, ARRAY_SIZE(ptypes), "p_type");
 		else
 			die("load: unknown field '%s'", k);
 	}
 	return g;
 }
 
-static void add_piece(struct piece **arr, size_t *n, struct tok *t,
-		      size_t nt, bool hole)
+static void add_piece(struct piece **arr, size_t *n, struct tok *t, size_t nt,
+		      bool hole)
 {
 	struct piece p = { .hole = hole, .fill = FILL_PATTERN };
 
@@ -935,30 +992,60 @@ static void add_piece(struct piece **arr, size_t *n, struct tok *t,
 /* ---- overrides --------------------------------------------------------- */
 
 enum {
-	E_MAGIC, E_CLASS, E_DATA, E_IVERSION, E_OSABI, E_ABIVERSION, E_TYPE,
-	E_MACHINE, E_VERSION, E_ENTRY, E_PHOFF, E_SHOFF, E_FLAGS, E_EHSIZE,
-	E_PHENTSIZE, E_PHNUM, E_SHENTSIZE, E_SHNUM, E_SHSTRNDX, E_NUM
+	E_MAGIC,
+	E_CLASS,
+	E_DATA,
+	E_IVERSION,
+	E_OSABI,
+	E_ABIVERSION,
+	E_TYPE,
+	E_MACHINE,
+	E_VERSION,
+	E_ENTRY,
+	E_PHOFF,
+	E_SHOFF,
+	E_FLAGS,
+	E_EHSIZE,
+	E_PHENTSIZE,
+	E_PHNUM,
+	E_SHENTSIZE,
+	E_SHNUM,
+	E_SHSTRNDX,
+	E_NUM
 };
 
 static const char *const ehdr_fields[E_NUM] = {
-	"ident_magic", "ident_class", "ident_data", "ident_version",
-	"ident_osabi", "ident_abiversion", "e_type", "e_machine", "e_version",
-	"e_entry", "e_phoff", "e_shoff", "e_flags", "e_ehsize", "e_phentsize",
-	"e_phnum", "e_shentsize", "e_shnum", "e_shstrndx",
+	"ident_magic", "ident_class",	   "ident_data",  "ident_version",
+	"ident_osabi", "ident_abiversion", "e_type",	  "e_machine",
+	"e_version",   "e_entry",	   "e_phoff",	  "e_shoff",
+	"e_flags",     "e_ehsize",	   "e_phentsize", "e_phnum",
+	"e_shentsize", "e_shnum",	   "e_shstrndx",
 };
 
-enum { P_TYPE, P_FLAGS, P_OFFSET, P_VADDR, P_PADDR, P_FILESZ, P_MEMSZ, P_ALIGN,
-       P_NUM };
+enum {
+	P_TYPE,
+	P_FLAGS,
+	P_OFFSET,
+	P_VADDR,
+	P_PADDR,
+	P_FILESZ,
+	P_MEMSZ,
+	P_ALIGN,
+	P_NUM
+};
 
 static const char *const phdr_fields[P_NUM] = {
-	"p_type", "p_flags", "p_offset", "p_vaddr", "p_paddr", "p_filesz",
-	"p_memsz", "p_align",
+	"p_type",  "p_flags",  "p_offset", "p_vaddr",
+	"p_paddr", "p_filesz", "p_memsz",  "p_align",
 };
 
 enum { SH_TYPE, SH_SIZE, SH_LINK, SH_INFO, SH_NUM };
 
 static const char *const shdr_fields[SH_NUM] = {
-	"sh_type", "sh_size", "sh_link", "sh_info",
+	"sh_type",
+	"sh_size",
+	"sh_link",
+	"sh_info",
 };
 
 static int field_index(const char *const *names, int n, const char *k)
@@ -989,8 +1076,7 @@ static void parse_ehdr(struct tok *t, size_t n)
 					       "type");
 		else if (f == E_MACHINE)
 			o->value = num_or_name(v, machines,
-					       ARRAY_SIZE(machines),
-					       "machine");
+					       ARRAY_SIZE(machines), "machine");
 		else
 			o->value = num(v);
 	}
@@ -1056,9 +1142,8 @@ static void parse_elf(struct tok *t, size_t n)
 			else
 				die("data must be lsb or msb");
 		} else if (!strcmp(k, "machine")) {
-			S.machine = num_or_name(v, machines,
-						ARRAY_SIZE(machines),
-						"machine");
+			S.machine = num_or_name(
+				v, machines, ARRAY_SIZE(machines), "machine");
 		} else if (!strcmp(k, "type")) {
 			S.type = num_or_name(v, etypes, ARRAY_SIZE(etypes),
 					     "type");
@@ -1141,12 +1226,15 @@ static void read_spec(const char *path)
 				if (!seg->has_memsz)
 					seg->memsz = seg->filesz;
 				blk = B_TOP;
-			} else if (!strcmp(cmd, "data") || !strcmp(cmd, "hole")) {
+			} else if (!strcmp(cmd, "data") ||
+				   !strcmp(cmd, "hole")) {
 				add_piece(&seg->pieces, &seg->npieces, t, n,
 					  cmd[0] == 'h');
-				seg->filesz += seg->pieces[seg->npieces - 1].size;
+				seg->filesz +=
+					seg->pieces[seg->npieces - 1].size;
 			} else {
-				die("expected data, hole or end in a load block");
+				die("expected data, hole or end in a load "
+				    "block");
 			}
 			continue;
 		}
@@ -1265,8 +1353,10 @@ static void compute_layout(struct layout *l)
 
 		cur = ALIGN_UP(cur, 8);
 		l->note_off[i] = cur;
-		*p = (struct phdr){ .type = PT_NOTE, .offset = cur,
-				    .filesz = S.notes[i].len, .align = 4 };
+		*p = (struct phdr){ .type = PT_NOTE,
+				    .offset = cur,
+				    .filesz = S.notes[i].len,
+				    .align = 4 };
 		cur += S.notes[i].len;
 	}
 	l->shoff = 0;
@@ -1283,7 +1373,8 @@ static void compute_layout(struct layout *l)
 			struct phdr *p = &l->ph[k++];
 
 			if (g->has_offset) {
-				p->offset = g->offset + r * ALIGN_UP(g->filesz, PAGE);
+				p->offset = g->offset +
+					    r * ALIGN_UP(g->filesz, PAGE);
 			} else {
 				cur = ALIGN_UP(cur, PAGE);
 				p->offset = cur;
@@ -1305,7 +1396,8 @@ static void compute_layout(struct layout *l)
 		uint64_t *fields;
 
 		if (o->index >= l->phnum)
-			die("phdr %" PRIu64 ": only %" PRIu64 " program headers",
+			die("phdr %" PRIu64 ": only %" PRIu64
+			    " program headers",
 			    o->index, l->phnum);
 		fields = &l->ph[o->index].type;
 		fields[o->field] = o->value;
@@ -1485,7 +1577,8 @@ static void write_core(const char *out, const struct layout *l)
 		write_phdrs(l);
 	for (size_t i = 0; i < S.nnotesegs; i++)
 		if (S.notes[i].len)
-			pwrite_all(S.notes[i].p, S.notes[i].len, l->note_off[i]);
+			pwrite_all(S.notes[i].p, S.notes[i].len,
+				   l->note_off[i]);
 	if (l->xnum)
 		write_shdr0(l);
 	/*
@@ -1559,11 +1652,13 @@ static void describe(const struct layout *l)
 				printf("  ...\n");
 			continue;
 		}
-		printf("  [%" PRIu64 "] %-5s off=0x%" PRIx64 " filesz=0x%" PRIx64
-		       " memsz=0x%" PRIx64 " vaddr=0x%" PRIx64
-		       " paddr=0x%" PRIx64 "\n",
-		       i, p->type == PT_NOTE ? "NOTE" :
-			  p->type == PT_LOAD ? "LOAD" : "?",
+		printf("  [%" PRIu64 "] %-5s off=0x%" PRIx64
+		       " filesz=0x%" PRIx64 " memsz=0x%" PRIx64
+		       " vaddr=0x%" PRIx64 " paddr=0x%" PRIx64 "\n",
+		       i,
+		       p->type == PT_NOTE   ? "NOTE"
+		       : p->type == PT_LOAD ? "LOAD"
+					    : "?",
 		       p->offset, p->filesz, p->memsz, p->vaddr, p->paddr);
 	}
 }

@@ -156,8 +156,8 @@ static struct kcore_istream *open_in(const char *path, int *ret_fd)
 	return s;
 }
 
-static bool read_all_matches(struct kcore_istream *s,
-			     const unsigned char *data, size_t len)
+static bool read_all_matches(struct kcore_istream *s, const unsigned char *data,
+			     size_t len)
 {
 	unsigned char *buf = malloc(len + 100);
 	size_t done = 0, n;
@@ -168,11 +168,9 @@ static bool read_all_matches(struct kcore_istream *s,
 	for (;;) {
 		size_t want = 1 + rng() % (2 * FS);
 
-		err = kcore_istream_read(s, buf + done,
-					 want < len + 100 - done
-						 ? want
-						 : len + 100 - done,
-					 &n);
+		err = kcore_istream_read(
+			s, buf + done,
+			want < len + 100 - done ? want : len + 100 - done, &n);
 		if (err || !n)
 			break;
 		done += n;
@@ -218,8 +216,7 @@ static bool preads_match(struct kcore_istream *s, const unsigned char *data,
 	return good;
 }
 
-static bool cli_matches(const char *tool, const char *path,
-			const char *orig)
+static bool cli_matches(const char *tool, const char *path, const char *orig)
 {
 	char cmd[1024];
 
@@ -256,12 +253,10 @@ static void test_round_trips(enum kcore_compress method)
 			fill(data, len, (enum mix)m);
 			if (!ok(compress_to(path, method, data, len,
 					    1 + rng() % FS, FS, 2),
-				"%s %s %zu: compress", name, mix_names[m],
-				len))
+				"%s %s %zu: compress", name, mix_names[m], len))
 				continue;
 			s = open_in(path, &fd);
-			if (ok(s, "%s %s %zu: open", name, mix_names[m],
-			       len)) {
+			if (ok(s, "%s %s %zu: open", name, mix_names[m], len)) {
 				ok(kcore_istream_method(s) == method &&
 					   kcore_istream_seekable(s) &&
 					   kcore_istream_size(s) == len,
@@ -283,8 +278,8 @@ static void test_round_trips(enum kcore_compress method)
 				   mix_names[m], len);
 			if (method == KCORE_COMPRESS_XZ && have_xz)
 				ok(cli_matches("xz", path, orig),
-				   "xz %s %zu: xz -d restores it",
-				   mix_names[m], len);
+				   "xz %s %zu: xz -d restores it", mix_names[m],
+				   len);
 		}
 	}
 	free(data);
@@ -491,8 +486,8 @@ static void test_damage(enum kcore_compress method)
 		if (s) {
 			unsigned char buf[16];
 
-			err = kcore_istream_pread(s, buf, sizeof(buf),
-						  len - 10, &done);
+			err = kcore_istream_pread(s, buf, sizeof(buf), len - 10,
+						  &done);
 			report(err);
 			ok(err && strstr(err->message, "fails its checksum"),
 			   "zstd: a bad checksum is reported as such");
@@ -593,8 +588,7 @@ static void test_pipe(enum kcore_compress method)
 		ok(err && err->code == KCORE_ERR_UNSUPPORTED,
 		   "%s pipe: backward pread is refused", name);
 		kcore_error_destroy(err);
-		err = kcore_istream_pread(s, buf, sizeof(buf), len - 10,
-					  &done);
+		err = kcore_istream_pread(s, buf, sizeof(buf), len - 10, &done);
 		ok(!err && done == 10 && !memcmp(buf, data + len - 10, 10),
 		   "%s pipe: short read at the end", name);
 	}

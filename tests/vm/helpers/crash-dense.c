@@ -22,10 +22,10 @@
 
 #include "pattern.h"
 
-#define ANON_LEN (8u << 20)
-#define FILE_LEN (1u << 20)
-#define ANON_SEED 0x1001
-#define FILE_SEED 0x1002
+#define ANON_LEN      (8u << 20)
+#define FILE_LEN      (1u << 20)
+#define ANON_SEED     0x1001
+#define FILE_SEED     0x1002
 #define EXTRA_THREADS 2
 
 static pthread_barrier_t started;
@@ -77,7 +77,8 @@ int main(int argc, char **argv)
 	 * coredump_filter (0x33) a private file mapping is dumped whole only
 	 * once it has one.
 	 */
-	fmap = mmap(NULL, FILE_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fmap = mmap(NULL, FILE_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		    0);
 	if (fmap == MAP_FAILED)
 		die("mmap reserve");
 	snprintf(path, sizeof(path), "/tmp/kc-dense-file.%d", (int)getpid());
@@ -90,10 +91,11 @@ int main(int argc, char **argv)
 	kc_pattern_fill(fbuf, (uint64_t)(uintptr_t)fmap, FILE_LEN, FILE_SEED);
 	if (write(fd, fbuf, FILE_LEN) != FILE_LEN)
 		die("write file");
-	if (mmap(fmap, FILE_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED,
-		 fd, 0) != fmap)
+	if (mmap(fmap, FILE_LEN, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_FIXED, fd, 0) != fmap)
 		die("mmap file");
-	fmap[FILE_LEN / 2] = fbuf[FILE_LEN / 2]; /* COW one page, same content */
+	fmap[FILE_LEN / 2] =
+		fbuf[FILE_LEN / 2]; /* COW one page, same content */
 
 	if (pipe(pipefd))
 		die("pipe");
@@ -112,7 +114,8 @@ int main(int argc, char **argv)
 		die("fopen desc");
 	fprintf(desc, "pid %d\nthreads %d\nexe %s\npark_func %p\n",
 		(int)getpid(), EXTRA_THREADS + 1, exe, (void *)kc_thread_park);
-	fprintf(desc, "region anon %p %u %u\n", (void *)anon, ANON_LEN, ANON_SEED);
+	fprintf(desc, "region anon %p %u %u\n", (void *)anon, ANON_LEN,
+		ANON_SEED);
 	fprintf(desc, "region file %p %u %u %s\n", (void *)fmap, FILE_LEN,
 		FILE_SEED, path);
 	if (fclose(desc))

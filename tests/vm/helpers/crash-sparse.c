@@ -19,8 +19,8 @@
 #include "pattern.h"
 
 #define MAP_LEN (64ULL << 30)
-#define PAGE 4096ULL
-#define SEED 0x2002
+#define PAGE	4096ULL
+#define SEED	0x2002
 
 static const uint64_t offsets[] = {
 	0,
@@ -47,8 +47,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
-		kc_pattern_fill(map + offsets[i], (uint64_t)(uintptr_t)(map + offsets[i]),
-				PAGE, SEED + i);
+		kc_pattern_fill(map + offsets[i],
+				(uint64_t)(uintptr_t)(map + offsets[i]), PAGE,
+				SEED + i);
 
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n < 0) {
@@ -65,7 +66,8 @@ int main(int argc, char **argv)
 	fprintf(desc, "mapping %p %llu\n", (void *)map, MAP_LEN);
 	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
 		fprintf(desc, "region page%zu %p %llu %llu\n", i,
-			(void *)(map + offsets[i]), PAGE, SEED + (unsigned long long)i);
+			(void *)(map + offsets[i]), PAGE,
+			SEED + (unsigned long long)i);
 	if (fclose(desc)) {
 		perror("fclose");
 		return 1;

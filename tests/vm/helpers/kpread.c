@@ -33,7 +33,8 @@
 static Elf64_Phdr *phdrs;
 static size_t nphdrs;
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -56,7 +57,8 @@ static void pread_all(int fd, void *buf, size_t len, uint64_t off)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die("pread at offset 0x%" PRIx64 ": %s", off, strerror(errno));
+			die("pread at offset 0x%" PRIx64 ": %s", off,
+			    strerror(errno));
 		if (n == 0) /* past EOF: the rest reads as zeros */
 			break;
 		p += n;
@@ -87,7 +89,8 @@ static void load_phdrs(int fd)
 	Elf64_Ehdr eh;
 
 	pread_all(fd, &eh, sizeof(eh), 0);
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64)
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64)
 		die("not an ELF64 file");
 	if (eh.e_phentsize != sizeof(Elf64_Phdr))
 		die("unexpected e_phentsize %u", eh.e_phentsize);
@@ -109,9 +112,12 @@ static void load_phdrs(int fd)
 static const char *ptype(uint32_t t)
 {
 	switch (t) {
-	case PT_LOAD: return "LOAD";
-	case PT_NOTE: return "NOTE";
-	default: return "OTHER";
+	case PT_LOAD:
+		return "LOAD";
+	case PT_NOTE:
+		return "NOTE";
+	default:
+		return "OTHER";
 	}
 }
 
@@ -128,9 +134,9 @@ static void cmd_phdrs(void)
 		const Elf64_Phdr *ph = &phdrs[i];
 
 		printf("%zu %s 0x%" PRIx64 " 0x%" PRIx64 " 0x%" PRIx64
-		       " %" PRIu64 " %" PRIu64 " %d\n", i, ptype(ph->p_type),
-		       ph->p_vaddr, ph->p_paddr, ph->p_offset, ph->p_filesz,
-		       ph->p_memsz, is_ram(ph));
+		       " %" PRIu64 " %" PRIu64 " %d\n",
+		       i, ptype(ph->p_type), ph->p_vaddr, ph->p_paddr,
+		       ph->p_offset, ph->p_filesz, ph->p_memsz, is_ram(ph));
 	}
 }
 
@@ -145,18 +151,21 @@ static void cmd_read(int fd, uint64_t vaddr, uint64_t len)
 		    vaddr - ph->p_vaddr >= ph->p_memsz)
 			continue;
 		if (len > ph->p_memsz - (vaddr - ph->p_vaddr))
-			die("range 0x%" PRIx64 "+%" PRIu64 " crosses the end of segment %zu",
+			die("range 0x%" PRIx64 "+%" PRIu64
+			    " crosses the end of segment %zu",
 			    vaddr, len, i);
 		uint64_t rel = vaddr - ph->p_vaddr;
 
 		while (len) {
-			size_t n = len < sizeof(buf) ? (size_t)len : sizeof(buf);
+			size_t n =
+				len < sizeof(buf) ? (size_t)len : sizeof(buf);
 
 			if (rel >= ph->p_filesz)
 				memset(buf, 0, n);
 			else if (rel + n > ph->p_filesz) {
 				memset(buf, 0, n);
-				pread_all(fd, buf, (size_t)(ph->p_filesz - rel), ph->p_offset + rel);
+				pread_all(fd, buf, (size_t)(ph->p_filesz - rel),
+					  ph->p_offset + rel);
 			} else
 				pread_all(fd, buf, n, ph->p_offset + rel);
 			write_all(STDOUT_FILENO, buf, n);
@@ -245,7 +254,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--max-mib") && i + 1 < argc)
 			max_bytes = num(argv[++i]) << 20;
 		else
-			die("usage: kpread [--file F] (--phdrs | --vaddr A --len N | --bench [--max-mib M])");
+			die("usage: kpread [--file F] (--phdrs | --vaddr A "
+			    "--len N | --bench [--max-mib M])");
 	}
 	if (mode == NONE || (mode == READ && !have_vaddr))
 		die("nothing to do (see --phdrs, --vaddr, --bench)");
@@ -256,10 +266,17 @@ int main(int argc, char **argv)
 		die("'%s': %s", file, strerror(errno));
 	load_phdrs(fd);
 	switch (mode) {
-	case PHDRS: cmd_phdrs(); break;
-	case READ: cmd_read(fd, vaddr, len); break;
-	case BENCH: cmd_bench(fd, max_bytes); break;
-	default: break;
+	case PHDRS:
+		cmd_phdrs();
+		break;
+	case READ:
+		cmd_read(fd, vaddr, len);
+		break;
+	case BENCH:
+		cmd_bench(fd, max_bytes);
+		break;
+	default:
+		break;
 	}
 	if (fflush(stdout))
 		die("write: %s", strerror(errno));

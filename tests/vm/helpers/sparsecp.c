@@ -17,7 +17,8 @@
 
 static int fail(const char *what, const char *path)
 {
-	fprintf(stderr, "sparsecp: '%s': %s: %s\n", path, what, strerror(errno));
+	fprintf(stderr, "sparsecp: '%s': %s: %s\n", path, what,
+		strerror(errno));
 	return 1;
 }
 
@@ -50,8 +51,9 @@ int main(int argc, char **argv)
 		if (hole < 0)
 			return fail("SEEK_HOLE", argv[1]);
 		for (pos = data; pos < hole;) {
-			size_t want = (size_t)(hole - pos) < sizeof(buf) ?
-				      (size_t)(hole - pos) : sizeof(buf);
+			size_t want = (size_t)(hole - pos) < sizeof(buf)
+					      ? (size_t)(hole - pos)
+					      : sizeof(buf);
 			ssize_t n = pread(in, buf, want, pos);
 
 			if (n < 0 && errno == EINTR)
@@ -59,7 +61,8 @@ int main(int argc, char **argv)
 			if (n <= 0)
 				return fail("read", argv[1]);
 			for (ssize_t w = 0; w < n;) {
-				ssize_t m = pwrite(out, buf + w, (size_t)(n - w), pos + w);
+				ssize_t m = pwrite(out, buf + w,
+						   (size_t)(n - w), pos + w);
 
 				if (m < 0 && errno == EINTR)
 					continue;

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fuzz-source: libFuzzer target for everything libkcore does with an
+ * untrusted ELF core: kcore_source_open() (ELF header, program headers,
+ * PN_XNUM, notes, VMCOREINFO, segment classification), then every accessor
+ * a reader uses afterwards: segments, note decoders, VMCOREINFO look-ups,
+ * memory reads by virtual and physical address, hole counting.
+ * kcore_source_modules() is left out: libdwfl is not ours to fuzz and is
+ * slow.
+ *
+ * The input goes into a memfd that is opened again by its /proc/self/fd
+ * path, so the library sees a regular file and takes its real code path
+ * (fstat, pread, SEEK_DATA/SEEK_HOLE).
+ *
+ * Built with -DKCORE_FUZZ_REPLAY this file has its own main() that runs
+ * the same function over files and directories given on the command line
+ * (tests/fuzz/corpus in ctest "fuzz-corpus-replay"), so the corpus is
+ * re-checked by every normal build, with or without clang.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kcoredump/kcore.h"
+
+/* Bound the work per input: reads are at most this long ... */
+#define MAX_READ (64u << 10)
+/* ... and only this many segments are read and hole-counted. */
+#define MAX_SEGMENTS 256
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static unsigned char read_buf[MAX_READ];
+/* Keeps the compiler from dropping the loads of what we look at. */
+static volatile size_t sink;
+
+static void consume_error(struct kcore_error *err)
+{
+	char *msg;
+
+	if (!err)
+		return;
+	msg = kcore_error_describe(err);
+	if (msg)
+		sink += strlen(msg);
+	free(msg);
+	kcore_error_destroy(err);
+}
+
+static void touch_str(const char *s)
+{
+	if (s)
+		sink += strlen(s);
+}
+
+static size_t min_size(uint64_t a, uint64_t b)
+{
+	return (size_t)(a < b ? a : b);
+}
+
+/* Reads at the start, across the p_filesz boundary and at the end. */
+static void read_segment(struct kcore_source *src,
+			 const struct kcore_segment *seg, bool physical)
+{
+	uint64_t base = physical ? seg->paddr : seg->vaddr;
+	uint64_t memsz = seg->memsz;
+	uint64_t at[3], len[3];
+
+	if (!memsz)
+		return;
+	at[0] = base;
+	len[0] = min_size(memsz, 4096);
+	at[1] = base + (seg->filesz > 16 ? seg->filesz - 16 : 0);
+	len[1] = min_size(memsz - (at[1] - base), 64);
+	len[2] = min_size(memsz, MAX_READ);
+	at[2] = base + memsz - len[2];
+	for (unsigned i = 0; i < 3; i++) {
+		if (!len[i])
+			continue;
+		consume_error(physical ? kcore_source_read_paddr(
+						 src, at[i], read_buf, len[i])
+				       : kcore_source_read_vaddr(
+						 src, at[i], read_buf, len[i]));
+	}
+}
+
+static void check_segments(struct kcore_source *src)
+{
+	size_t n = kcore_source_nsegments(src);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_segment *seg = kcore_source_segment(src, i);
+		uint64_t data, hole;
+
+		touch_str(kcore_segment_class_name(seg->cls));
+		touch_str(seg->label);
+		if (i >= MAX_SEGMENTS || seg->type != PT_LOAD)
+			continue;
+		read_segment(src, seg, false);
+		if (seg->has_paddr)
+			read_segment(src, seg, true);
+		if (seg->filesz)
+			consume_error(
+				kcore_source_count_holes(src, i, &data, &hole));
+	}
+	sink += kcore_source_segment(src, n) == NULL;
+	/* Addresses no segment is likely to hold, and a wrapping range. */
+	consume_error(kcore_source_read_vaddr(src, 0, read_buf, 16));
+	consume_error(
+		kcore_source_read_vaddr(src, UINT64_MAX - 7, read_buf, 16));
+	consume_error(kcore_source_read_paddr(src, 0, read_buf, 16));
+	consume_error(kcore_source_pread(src, read_buf, 64, 0));
+}
+
+static void check_prstatus(const struct kcore_source *src,
+			   const struct kcore_note *note)
+{
+	struct kcore_prstatus st;
+	struct kcore_error *err = kcore_note_prstatus(src, note, &st);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	touch_str(kcore_signal_name(st.cursig));
+	touch_str(kcore_signal_name(st.signo));
+	for (unsigned r = 0; r < st.nregs; r++) {
+		touch_str(st.reg_names[r]);
+		sink += st.regs[r];
+	}
+}
+
+static void check_prpsinfo(const struct kcore_source *src,
+			   const struct kcore_note *note)
+{
+	struct kcore_prpsinfo ps;
+	struct kcore_error *err = kcore_note_prpsinfo(src, note, &ps);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	touch_str(ps.fname);
+	touch_str(ps.psargs);
+}
+
+static void check_siginfo(const struct kcore_source *src,
+			  const struct kcore_note *note)
+{
+	struct kcore_siginfo si;
+	struct kcore_error *err = kcore_note_siginfo(src, note, &si);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	touch_str(kcore_signal_name(si.signo));
+	sink += si.addr + (uint64_t)si.pid + si.uid;
+}
+
+static void check_auxv(const struct kcore_source *src,
+		       const struct kcore_note *note)
+{
+	struct kcore_auxv_entry *v;
+	size_t count;
+	struct kcore_error *err = kcore_note_auxv(src, note, &v, &count);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	for (size_t i = 0; i < count; i++) {
+		touch_str(kcore_auxv_name(v[i].type));
+		sink += kcore_auxv_is_address(v[i].type) + v[i].value;
+	}
+	free(v);
+}
+
+static void check_file(const struct kcore_source *src,
+		       const struct kcore_note *note)
+{
+	struct kcore_file_table t;
+	struct kcore_error *err = kcore_note_file(src, note, &t);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	for (size_t i = 0; i < t.count; i++) {
+		touch_str(t.entries[i].name);
+		sink += t.entries[i].start + t.entries[i].end +
+			t.entries[i].offset;
+	}
+	free(t.entries);
+}
+
+static void check_notes(struct kcore_source *src)
+{
+	size_t n = kcore_source_nnotes(src);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_note *note = kcore_source_note(src, i);
+
+		touch_str(note->name);
+		touch_str(kcore_note_type_name(note->name, note->type));
+		/* A descriptor may be anything: check every byte is there. */
+		for (size_t b = 0; b < note->descsz; b++)
+			sink += note->desc[b];
+		/*
+		 * Every decoder on every note, whatever its type: each must
+		 * check the descriptor size itself, so a note of the wrong
+		 * type or size is fair input.
+		 */
+		check_prstatus(src, note);
+		check_prpsinfo(src, note);
+		check_siginfo(src, note);
+		check_auxv(src, note);
+		check_file(src, note);
+	}
+	sink += kcore_source_note(src, n) == NULL;
+}
+
+static void check_vmcoreinfo(const struct kcore_vmcoreinfo *vi)
+{
+	static const char *const keys[] = {
+		"OSRELEASE",
+		"PAGESIZE",
+		"KERNELOFFSET",
+		"CRASHTIME",
+		"SYMBOL(_stext)",
+		"SYMBOL(swapper_pg_dir)",
+		"NUMBER(phys_base)",
+		"NUMBER(page_offset_base)",
+		"NUMBER(vmalloc_start)",
+		"NUMBER(vmemmap_start)",
+		"NUMBER(pgtable_l5_enabled)",
+		"NUMBER(VA_BITS)",
+		"SIZE(page)",
+		"OFFSET(page.flags)",
+		"LENGTH(mem_section)",
+	};
+	size_t n, len;
+	uint64_t v;
+
+	if (!vi)
+		return;
+	touch_str(kcore_vmcoreinfo_text(vi, &len));
+	n = kcore_vmcoreinfo_count(vi);
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_vmcoreinfo_entry *e =
+			kcore_vmcoreinfo_entry(vi, i);
+
+		touch_str(e->key);
+		touch_str(e->value);
+		if (kcore_vmcoreinfo_get_u64(vi, e->key, &v))
+			sink += v;
+	}
+	sink += kcore_vmcoreinfo_entry(vi, n) == NULL;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		touch_str(kcore_vmcoreinfo_get(vi, keys[i]));
+		if (kcore_vmcoreinfo_get_u64(vi, keys[i], &v))
+			sink += v;
+	}
+}
+
+static void check_info(const struct kcore_source_info *info)
+{
+	touch_str(info->path);
+	touch_str(kcore_source_kind_name(info->kind));
+	touch_str(info->kernel_release);
+	touch_str(info->vmcoreinfo_origin);
+	touch_str(info->process_name);
+	touch_str(kcore_signal_name(info->signal));
+	sink += info->page_size + info->page_offset + info->kernel_offset;
+}
+
+static int memfd = -1;
+static char memfd_path[64];
+
+static int setup_memfd(void)
+{
+	if (memfd >= 0)
+		return 0;
+	memfd = memfd_create("fuzz-source", MFD_CLOEXEC);
+	if (memfd < 0) {
+		perror("fuzz-source: memfd_create");
+		return -1;
+	}
+	snprintf(memfd_path, sizeof(memfd_path), "/proc/self/fd/%d", memfd);
+	return 0;
+}
+
+static int write_input(const uint8_t *data, size_t size)
+{
+	size_t done = 0;
+
+	if (ftruncate(memfd, 0) < 0)
+		return -1;
+	while (done < size) {
+		ssize_t n =
+			pwrite(memfd, data + done, size - done, (off_t)done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct kcore_vmcoreinfo *vi;
+	struct kcore_source *src;
+	struct kcore_error *err;
+
+	if (setup_memfd() < 0 || write_input(data, size) < 0)
+		abort();
+	err = kcore_source_open(memfd_path, NULL, &src);
+	if (!err) {
+		check_info(kcore_source_info(src));
+		check_segments(src);
+		check_notes(src);
+		check_vmcoreinfo(kcore_source_vmcoreinfo(src));
+		kcore_source_destroy(src);
+	} else {
+		consume_error(err);
+	}
+	/* The VMCOREINFO parser on its own, on the raw bytes. */
+	if (size <= MAX_READ &&
+	    !kcore_vmcoreinfo_parse((const char *)data, size, &vi)) {
+		check_vmcoreinfo(vi);
+		kcore_vmcoreinfo_destroy(vi);
+	}
+	return 0;
+}
+
+#ifdef KCORE_FUZZ_REPLAY
+static int failures, runs;
+
+static int replay_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+
+	if (!f) {
+		printf("not ok %d - %s: %s\n", ++runs, path, strerror(errno));
+		failures++;
+		return -1;
+	}
+	for (;;) {
+		size_t n;
+
+		if (len == cap) {
+			unsigned char *nbuf;
+
+			cap = cap ? 2 * cap : 65536;
+			nbuf = realloc(buf, cap);
+			if (!nbuf)
+				abort();
+			buf = nbuf;
+		}
+		n = fread(buf + len, 1, cap - len, f);
+		if (n == 0)
+			break;
+		len += n;
+	}
+	fclose(f);
+	LLVMFuzzerTestOneInput(buf, len);
+	free(buf);
+	/* A crash or sanitizer report never gets here. */
+	printf("ok %d - %s (%zu bytes)\n", ++runs, path, len);
+	return 0;
+}
+
+static void replay_dir(const char *dir)
+{
+	struct dirent **ents;
+	int n = scandir(dir, &ents, NULL, alphasort);
+
+	if (n < 0) {
+		printf("not ok %d - %s: %s\n", ++runs, dir, strerror(errno));
+		failures++;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		struct stat st;
+
+		if (ents[i]->d_name[0] != '.' &&
+		    snprintf(path, sizeof(path), "%s/%s", dir,
+			     ents[i]->d_name) < (int)sizeof(path) &&
+		    stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			replay_file(path);
+		free(ents[i]);
+	}
+	free(ents);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: fuzz-source-replay FILE|DIR...\n");
+		return 2;
+	}
+	for (int i = 1; i < argc; i++) {
+		struct stat st;
+
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode))
+			replay_dir(argv[i]);
+		else
+			replay_file(argv[i]);
+	}
+	printf("1..%d\n", runs);
+	if (!runs) {
+		fprintf(stderr, "fuzz-source-replay: no inputs\n");
+		return 1;
+	}
+	return failures ? 1 : 0;
+}
+#endif

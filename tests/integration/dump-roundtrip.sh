@@ -1,0 +1,207 @@
+#!/bin/bash
+# "kcoredump dump" round trips, for process-x86_64, sparse-1t and a core
+# made on this machine:
+#  - an ELF dump whose PT_LOAD bytes equal the source's at the same
+#    addresses (read through kcore-read on both), sparse on disk, mode 0600,
+#    and for the 1 TiB sparse-1t written in under 5 s;
+#  - .elf.zst and .elf.xz dumps that "zstd -d"/"xz -d" decompress to that
+#    same ELF image: identical from the first PT_LOAD on and with the same
+#    program headers.  The stream then carries the final metadata as a
+#    trailer (LE64 length + "KCDTRL01", kcoredump(8)), and its metadata note
+#    says so, where the seekable .elf has the metadata note filled in place;
+#  - an existing output is refused without --force (and left alone), and
+#    replaced with it;
+#  - a failed dump leaves neither the output nor a temporary ".NAME.*".
+#   dump-roundtrip.sh KCOREDUMP KCORE_READ FIXDIR
+set -euo pipefail
+kcoredump=$1 kread=$2 fixdir=$3
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# PT_LOADs of FILE as "vaddr memsz filesz offset" lines.
+loads()
+{
+	"$kcoredump" info --json --no-holes --no-modules --segments-only "$1" |
+		jq -r '.segments[] | select(.type == "LOAD") |
+		       "\(.vaddr) \(.memsz) \(.filesz) \(.offset)"'
+}
+
+# same_memory SOURCE DUMP: the dump's PT_LOADs hold the source's bytes
+# (first 256 KiB and last 64 KiB of each).
+same_memory()
+{
+	local src=$1 dump=$2 vaddr memsz filesz off n bad=0 count=0
+	while read -r vaddr memsz filesz off; do
+		for part in head tail; do
+			if [ $part = head ]; then
+				n=$((memsz < 262144 ? memsz : 262144))
+				a=$vaddr
+			else
+				n=$((memsz < 65536 ? memsz : 65536))
+				a=$(printf '0x%x' $((vaddr + memsz - n)))
+			fi
+			[ "$n" -gt 0 ] || continue
+			count=$((count + 1))
+			if ! cmp -s <("$kread" "$src" --vaddr "$a" --len "$n") \
+				<("$kread" "$dump" --vaddr "$a" --len "$n"); then
+				echo "# $part of PT_LOAD at $vaddr ($n bytes at $a) differs"
+				bad=1
+			fi
+		done
+	done < <(loads "$dump")
+	echo "# compared $count ranges"
+	[ $bad = 0 ] && [ $count -gt 0 ]
+}
+
+first_load_offset()
+{
+	loads "$1" | awk '{ print $4; exit }'
+}
+
+# The image a stream decompresses to, without its trailer.
+strip_trailer()
+{
+	local in=$1 out=$2 size len
+	size=$(stat -c %s "$in")
+	if [ "$(tail -c 8 "$in")" != KCDTRL01 ]; then
+		echo "# no KCDTRL01 trailer"
+		return 1
+	fi
+	len=$(tail -c 16 "$in" | head -c 8 | od -An -t u8 | tr -d ' ')
+	head -c $((size - 16 - len)) "$in" >"$out"
+}
+
+phdrs_but_note()
+{
+	eu-readelf -l "$1" | awk '/^ +LOAD /'
+}
+
+roundtrip()
+{
+	local name=$1 src=$2 big=$3 d=$tmp/$1 t0 t1 ms alloc off
+	mkdir -p "$d"
+
+	t0=$(date +%s%N)
+	if ! "$kcoredump" dump -q "$src" -o "$d/x.elf" 2>"$d/err"; then
+		not_ok "$name: dump to .elf failed"
+		diag "$d/err"
+		return
+	fi
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	ok "$name: dumped to .elf in $ms ms"
+	if [ "$big" = yes ]; then
+		check "$name: 1 TiB dump took $ms ms (< 5000)" [ $ms -lt 5000 ]
+	fi
+	check "$name: .elf mode is 0600" [ "$(stat -c %a "$d/x.elf")" = 600 ]
+	alloc=$(($(stat -c %b "$d/x.elf") * $(stat -c %B "$d/x.elf")))
+	if [ "$big" = yes ]; then
+		check "$name: .elf is sparse ($alloc bytes allocated of $(stat -c %s "$d/x.elf"))" \
+			[ $alloc -lt $((16 << 20)) ]
+	else
+		check "$name: .elf is sparse ($alloc bytes allocated of $(stat -c %s "$d/x.elf"))" \
+			[ $alloc -lt "$(stat -c %s "$d/x.elf")" ]
+	fi
+	if same_memory "$src" "$d/x.elf" >"$d/cmp"; then
+		ok "$name: PT_LOAD contents equal the source's ($(tail -n 1 "$d/cmp" | cut -c3-))"
+	else
+		not_ok "$name: PT_LOAD contents differ from the source's"
+		cat "$d/cmp"
+	fi
+	off=$(first_load_offset "$d/x.elf")
+
+	for c in zst xz; do
+		local tool=zstd
+		[ $c = xz ] && tool=xz
+		if ! "$kcoredump" dump -q "$src" -o "$d/x.elf.$c" 2>"$d/err"; then
+			not_ok "$name: dump to .elf.$c failed"
+			diag "$d/err"
+			continue
+		fi
+		check "$name: .elf.$c mode is 0600" [ "$(stat -c %a "$d/x.elf.$c")" = 600 ]
+		if [ "$big" = yes ]; then
+			# 1 TiB of zeros takes minutes to decompress: check
+			# the first 4 MiB (headers, notes, first loads).
+			local n=$((4 << 20))
+			if cmp -s <($tool -d -c "$d/x.elf.$c" | head -c $n | tail -c +$((off + 1))) \
+				<(head -c $n "$d/x.elf" | tail -c +$((off + 1))); then
+				ok "$name: $tool -d output starts like the .elf (bytes $off..$n)"
+			else
+				not_ok "$name: $tool -d output differs from the .elf in its first $n bytes"
+			fi
+			continue
+		fi
+		if ! $tool -d -c "$d/x.elf.$c" >"$d/stream.$c" 2>"$d/err"; then
+			not_ok "$name: $tool -d failed"
+			diag "$d/err"
+			continue
+		fi
+		if cmp -s "$d/stream.$c" "$d/x.elf"; then
+			ok "$name: $tool -d gives the .elf byte for byte"
+			continue
+		fi
+		if ! strip_trailer "$d/stream.$c" "$d/image.$c" >"$d/cmp"; then
+			not_ok "$name: $tool -d output is neither the .elf nor an ELF image + trailer"
+			cat "$d/cmp"
+			continue
+		fi
+		check "$name: $tool -d image has the .elf's size" \
+			[ "$(stat -c %s "$d/image.$c")" = "$(stat -c %s "$d/x.elf")" ]
+		check "$name: $tool -d image equals the .elf from the first PT_LOAD ($off) on" \
+			cmp -s <(tail -c +$((off + 1)) "$d/image.$c") <(tail -c +$((off + 1)) "$d/x.elf")
+		check "$name: $tool -d image has the .elf's PT_LOAD headers" \
+			cmp -s <(phdrs_but_note "$d/image.$c") <(phdrs_but_note "$d/x.elf")
+		if same_memory "$src" "$d/stream.$c" >"$d/cmp"; then
+			ok "$name: $tool -d output reads back as the source's memory"
+		else
+			not_ok "$name: $tool -d output's memory differs from the source's"
+			cat "$d/cmp"
+		fi
+	done
+}
+
+roundtrip process-x86_64 "$fixdir/process-x86_64.core" no
+roundtrip sparse-1t "$fixdir/sparse-1t.core" yes
+mkdir "$tmp/crash"
+if core=$(make_real_core "$tmp/crash"); then
+	roundtrip real-core "$core" no
+else
+	skip "real core: this machine does not write cores to the working directory"
+fi
+
+# Replacing an existing output.
+d=$tmp/force
+mkdir "$d"
+src=$fixdir/process-aarch64.core
+echo "precious" >"$d/out.elf"
+sum=$(sha256sum <"$d/out.elf")
+rc=0
+"$kcoredump" dump -q "$src" -o "$d/out.elf" 2>"$d/err" || rc=$?
+check "dump onto an existing file without --force fails (exit $rc)" [ $rc -ne 0 ] && [ $rc -lt 124 ]
+check "the existing file is unchanged" [ "$(sha256sum <"$d/out.elf")" = "$sum" ]
+check "no temporary file is left after the refusal" \
+	[ -z "$(find "$d" -name '.out.elf*' -print -quit)" ]
+check "dump --force replaces it" "$kcoredump" dump -q --force "$src" -o "$d/out.elf"
+check "the replacement is the dump" \
+	cmp -s <("$kread" "$src" --vaddr 0xaaaac8a40000 --len 4096) \
+	<("$kread" "$d/out.elf" --vaddr 0xaaaac8a40000 --len 4096)
+
+# Failed dumps leave nothing behind.
+for bad in /nonexistent "$fixdir/bad-load-past-eof.core" "$fixdir/bad-note-descsz.core"; do
+	d=$tmp/fail.$(basename "$bad")
+	mkdir "$d"
+	for out in out.elf out.elf.zst out.elf.xz; do
+		rc=0
+		"$kcoredump" dump -q "$bad" -o "$d/$out" 2>"$d/err" || rc=$?
+		if [ $rc = 0 ] || crashed $rc "$d/err"; then
+			not_ok "dump of $(basename "$bad") to $out: exit $rc"
+			diag "$d/err"
+		elif [ -n "$(ls -A "$d" | grep -v '^err$' || true)" ]; then
+			not_ok "dump of $(basename "$bad") to $out left files: $(ls -A "$d" | tr '\n' ' ')"
+		else
+			ok "dump of $(basename "$bad") to $out fails (exit $rc) and leaves no file"
+		fi
+	done
+done
+finish

@@ -1,0 +1,480 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Host-side checks of `kcoredump dump` outputs written in the VM (stdlib
+only, plus drgn for `ram` when Debian's python3-drgn is installed).
+
+  dumpcheck.py ram DIR       dump-ram: ram.elf + ram.json + symbols + version
+  dumpcheck.py vmalloc DIR   dump-vmalloc: vm.elf + vm.json + vmallocinfo
+  dumpcheck.py range DIR     dump-range: text.elf, phys.elf and their JSON
+  dumpcheck.py zst DIR       dump-verify-zst: t.elf.zst against t.elf
+Prints TAP-like "ok"/"not ok" lines; exits 1 on any failure.
+"""
+import hashlib
+import json
+import os
+import struct
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import vmcheck  # noqa: E402  (Elf, check, hexint)
+from vmcheck import Elf, check, hexint  # noqa: E402
+
+M64 = (1 << 64) - 1
+PT_LOAD, PT_NOTE = 1, 4
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def read_kv(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if len(w) >= 2:
+                out[w[0]] = w[1]
+    return out
+
+
+def seg_bytes(elf, p, start=0, length=None):
+    """Bytes [start, start+length) of PT_LOAD p, zeros past p_filesz."""
+    if length is None:
+        length = p["memsz"] - start
+    n = max(0, min(length, p["filesz"] - start))
+    elf.f.seek(p["offset"] + start)
+    data = elf.f.read(n) if n else b""
+    return data + b"\0" * (length - len(data))
+
+
+def seg_sha256(elf, p):
+    """Plain SHA-256 of the segment's logical bytes."""
+    h = hashlib.sha256()
+    pos = 0
+    while pos < p["memsz"]:
+        n = min(8 << 20, p["memsz"] - pos)
+        h.update(seg_bytes(elf, p, pos, n))
+        pos += n
+    return h.hexdigest()
+
+
+def seg_digest(elf, p, block=1 << 20):
+    """kcoredump's segment digest (kcoredump(8), "Digests"): SHA-256 of
+    "kcoredump-sha256-v1\0" || le64(size) || for each block that is not all
+    zero, le64(index) || SHA-256(block)."""
+    h = hashlib.sha256(b"kcoredump-sha256-v1\0" + struct.pack("<Q", p["memsz"]))
+    zero = bytes(block)
+    pos = idx = 0
+    while pos < p["memsz"]:
+        n = min(block, p["memsz"] - pos)
+        b = seg_bytes(elf, p, pos, n)
+        if b != zero[:n]:
+            h.update(struct.pack("<Q", idx) + hashlib.sha256(b).digest())
+        pos += n
+        idx += 1
+    return h.hexdigest()
+
+
+def metadata(elf):
+    """The KCOREDUMP note's key=value text (segment= lines as a list)."""
+    for n, _, desc in elf.notes():
+        if n.upper().startswith("KCOREDUMP"):
+            md = {"segment": []}
+            for line in desc.rstrip(b"\0").decode(errors="replace").splitlines():
+                k, _, v = line.partition("=")
+                if k == "segment":
+                    md["segment"].append(dict(w.split("=", 1) for w in line.split(" ") if "=" in w))
+                else:
+                    md[k] = v
+            return md
+    return None
+
+
+def read_paddr(elf, pa, length):
+    for p in elf.loads():
+        if p["paddr"] not in (0, M64) and p["paddr"] <= pa and pa + length <= p["paddr"] + p["memsz"]:
+            return seg_bytes(elf, p, pa - p["paddr"], length)
+    return None
+
+
+def first_line(b):
+    return b.split(b"\0")[0].split(b"\n")[0].decode(errors="replace") if b else None
+
+
+def check_elf_layout(name, elf, j, ram_first=True):
+    """What every dump must look like: ET_CORE, PT_NOTE first with
+    VMCOREINFO and the KCOREDUMP note, PT_LOADs with p_align 0 matching the
+    JSON summary one to one, RAM (real paddr) first sorted by paddr."""
+    check(elf.e_type == 4, f"{name}: ET_CORE")
+    check(bool(elf.phdrs) and elf.phdrs[0]["type"] == PT_NOTE, f"{name}: PT_NOTE is the first program header",
+          str([p["type"] for p in elf.phdrs[:3]]))
+    notes = elf.notes()
+    names = sorted({n for n, _, _ in notes})
+    check(any(n == "VMCOREINFO" for n, _, _ in notes), f"{name}: VMCOREINFO note", str(names))
+    check(any(n.upper().startswith("KCOREDUMP") for n, _, _ in notes), f"{name}: KCOREDUMP metadata note",
+          str(names))
+    loads = elf.loads()
+    check(all(p["align"] == 0 for p in loads), f"{name}: every PT_LOAD has p_align 0",
+          str(sorted({p['align'] for p in loads})))
+    segs = j.get("segments", [])
+    check(len(loads) == len(segs), f"{name}: {len(segs)} PT_LOADs as in the JSON summary", f"{len(loads)} PT_LOADs")
+    bad = []
+    for p, s in zip(loads, segs):
+        pa = hexint(s.get("paddr"))
+        if (p["vaddr"] != hexint(s.get("vaddr")) or p["memsz"] != s.get("size")
+                or p["offset"] != hexint(s.get("offset"))
+                or (pa is not None and p["paddr"] != pa)):
+            bad.append((hex(p["vaddr"]), hex(p["paddr"]), p["memsz"], hex(p["offset"]), s))
+    check(not bad, f"{name}: PT_LOADs match the JSON segments (vaddr, paddr, size, offset)",
+          f"{len(bad)} differ, first {bad[0]}" if bad else "")
+    check(sum(p["memsz"] for p in loads) == j.get("stats", {}).get("bytes_total"),
+          f"{name}: stats.bytes_total = sum of the PT_LOAD sizes",
+          f"{sum(p['memsz'] for p in loads)} vs {j.get('stats', {}).get('bytes_total')}")
+    size = os.path.getsize(elf.path)
+    over = [p for p in loads if p["filesz"] and p["offset"] + p["filesz"] > size]
+    check(not over, f"{name}: every PT_LOAD lies inside the file ({size} bytes)",
+          f"first {over[0]}" if over else "")
+    if ram_first:
+        phys = [i for i, s in enumerate(segs) if s.get("paddr") is not None]
+        check(phys == list(range(len(phys))), f"{name}: RAM segments (with paddr) come first")
+        pas = [hexint(segs[i]["paddr"]) for i in phys]
+        check(pas == sorted(pas), f"{name}: RAM segments sorted by paddr")
+    return loads, segs
+
+
+def check_digests(name, elf, loads, segs, j=None):
+    """Recompute every segment digest from the bytes in the file; compare
+    with the JSON summary and, for a seekable dump, the metadata note."""
+    md = metadata(elf)
+    block = int(md.get("hash_block", 1 << 20)) if md else 1 << 20
+    bad = []
+    digests = []
+    for p, s in zip(loads, segs):
+        got = seg_digest(elf, p, block)
+        digests.append(got)
+        if got != s.get("sha256"):
+            bad.append((hex(p["vaddr"]), got, s.get("sha256")))
+    check(not bad, f"{name}: the digests of {len(digests)} segments recomputed from the file = the JSON sha256",
+          f"{len(bad)} differ, first {bad[0]}" if bad else "")
+    if j is not None:
+        total = hashlib.sha256(b"".join(bytes.fromhex(x) for x in digests)).hexdigest()
+        check(total == j.get("sha256"), f"{name}: dump sha256 = SHA-256 of the segment digests",
+              f"{total} vs {j.get('sha256')}")
+    if md is None:
+        return
+    if md.get("digests") == "note" or (j is not None and j.get("digests") == "note"):
+        ms = [x.get("sha256") for x in md["segment"]]
+        check(ms == [s.get("sha256") for s in segs], f"{name}: metadata note segment sha256 = JSON",
+              f"{ms[:2]}...")
+        check(j is None or md.get("dump_sha256") == j.get("sha256"), f"{name}: metadata note dump_sha256 = JSON",
+              f"{md.get('dump_sha256')}")
+
+
+def eu_readelf(name, path):
+    try:
+        p = subprocess.run(["eu-readelf", "-l", "-n", path], capture_output=True, text=True, timeout=120)
+    except FileNotFoundError:
+        print(f"# SKIP {name}: eu-readelf not installed (elfutils)")
+        return
+    out = p.stdout
+    check(p.returncode == 0 and not p.stderr.strip(), f"{name}: eu-readelf -l -n reads it cleanly",
+          f"rc {p.returncode}: {p.stderr.strip()[:300]}")
+    types = [ln.split()[0] for ln in out.splitlines()
+             if ln.strip().split()[:1] and ln.strip().split()[0] in ("LOAD", "NOTE")]
+    check(types[:1] == ["NOTE"], f"{name}: eu-readelf lists NOTE first", str(types[:3]))
+    check("VMCOREINFO" in out, f"{name}: eu-readelf shows the VMCOREINFO note")
+
+
+# ---- dump-ram -----------------------------------------------------------------
+def cmd_ram(d):
+    j = load_json(os.path.join(d, "ram.json"))
+    core = os.path.join(d, "ram.elf")
+    elf = Elf(core)
+    eu_readelf("ram.elf", core)
+    loads, segs = check_elf_layout("ram.elf", elf, j)
+    check(all(s.get("class") == "ram" and s.get("paddr") is not None for s in segs),
+          "ram.elf: default selection is RAM only", str(sorted({s.get('class') for s in segs})))
+    info = load_json(os.path.join(d, "kcore-info.json"))
+    kram = sorted((hexint(s["paddr"]), s["memsz"]) for s in info["segments"] if s.get("class") == "ram")
+    dram = sorted((hexint(s["paddr"]), s["size"]) for s in segs)
+    check(vmcheck.merge([(a, a + n) for a, n in kram]) == vmcheck.merge([(a, a + n) for a, n in dram]),
+          "ram.elf: RAM segments cover exactly the kcore RAM segments",
+          f"kcore {[(hex(a), n) for a, n in kram]} dump {[(hex(a), n) for a, n in dram]}")
+    check_digests("ram.elf", elf, loads, segs, j)
+    st = os.stat(core)
+    print(f"# ram.elf: size {st.st_size}, allocated {st.st_blocks * 512} on the host; "
+          f"stats {json.dumps(j.get('stats'))}")
+
+    want = open(os.path.join(d, "version")).read().splitlines()[0]
+    sym = read_kv(os.path.join(d, "symbols"))
+    banner_pa = int(sym["banner_paddr"], 16)
+    banner_va = int(sym["banner_vaddr"], 16)
+    got = first_line(read_paddr(elf, banner_pa, 512))
+    check(got == want, f"ram.elf: linux_banner at paddr {banner_pa:#x} (own parser) = /proc/version", repr(got))
+    check_drgn(core, banner_pa, banner_va, sym.get("banner_direct_map"), want)
+    check_throughput(d, j)
+
+
+def check_drgn(core, banner_pa, banner_va, alias, want):
+    try:
+        import drgn
+    except ImportError:
+        print("# SKIP drgn: python3-drgn not installed for /usr/bin/python3")
+        return
+    try:
+        prog = drgn.Program()
+        prog.set_core_dump(core)
+    except Exception as e:  # noqa: BLE001 - report whatever drgn raises
+        check(False, "drgn: set_core_dump(ram.elf)", f"{type(e).__name__}: {e}")
+        return
+    check(bool(prog.flags & drgn.ProgramFlags.IS_LINUX_KERNEL), "drgn: ram.elf is a Linux kernel core",
+          str(prog.flags))
+    try:
+        got = first_line(prog.read(banner_pa, 512, True))
+    except Exception as e:  # noqa: BLE001
+        got = f"{type(e).__name__}: {e}"
+    check(got == want, f"drgn: read(linux_banner paddr {banner_pa:#x}, physical=True) = /proc/version", repr(got))
+    for what, va in (("kernel text vaddr", banner_va), ("direct map vaddr", alias and int(alias, 16))):
+        if not va:
+            continue
+        try:
+            got = first_line(prog.read(va, 512))
+        except Exception as e:  # noqa: BLE001
+            got = f"{type(e).__name__}: {e}"
+        check(got == want, f"drgn: read(linux_banner {what} {va:#x}) = /proc/version (page tables "
+              "from VMCOREINFO, no vmlinux)", repr(got))
+
+
+def bench(path):
+    kv = read_kv(path)
+    return int(kv.get("bytes", 0)), float(kv.get("seconds", 0) or 0)
+
+
+def check_throughput(d, j):
+    st = j.get("stats", {})
+    br, secs = st.get("bytes_read", 0), st.get("seconds", 0)
+    dump_mbps = br / secs / 1e6 if secs else 0
+    rates = []
+    for b in ("bench-before", "bench-after"):
+        p = os.path.join(d, b)
+        if os.path.exists(p):
+            nb, s = bench(p)
+            if s > 0:
+                rates.append(nb / s / 1e6)
+                print(f"# {b}: kpread --bench {nb} bytes in {s:.3f} s = {nb / s / 1e6:.1f} MB/s")
+    print(f"# dump: bytes_read {br} in {secs:.3f} s = {dump_mbps:.1f} MB/s "
+          f"(JSON read_mb_per_s {st.get('read_mb_per_s')}), bytes_hole {st.get('bytes_hole')}, "
+          f"bytes_zero {st.get('bytes_zero')}, bytes_written {st.get('bytes_written')}")
+    check(br > 0, "dump read some RAM (stats.bytes_read > 0)")
+    if not rates:
+        print("# SKIP throughput ratio: no kpread --bench results")
+        return
+    pread = sum(rates) / len(rates)
+    ratio = dump_mbps / pread if pread else 0
+    line = f"dump read throughput {dump_mbps:.1f} MB/s vs pread loop {pread:.1f} MB/s: {ratio:.2f}x (target >= 0.9x)"
+    with open(os.path.join(d, "throughput"), "w") as f:
+        f.write(f"dump_mbps {dump_mbps:.1f}\npread_mbps {pread:.1f}\nratio {ratio:.3f}\n")
+    if ratio >= 0.9:
+        check(True, line)
+    elif os.environ.get("KCOREDUMP_VM_PERF_STRICT") == "1":
+        check(False, line)
+    else:
+        # TCG timing is noisy (the host may be busy): report, fail only when asked.
+        print(f"# PERF below target (set KCOREDUMP_VM_PERF_STRICT=1 to fail): {line}")
+
+
+# ---- dump-vmalloc ---------------------------------------------------------------
+def parse_vmallocinfo(path):
+    areas = []
+    with open(path) as f:
+        for line in f:
+            w = line.split()
+            if not w or "-" not in w[0]:
+                continue
+            s, e = (int(x, 16) for x in w[0].split("-"))
+            pages = next((int(x[6:]) for x in w if x.startswith("pages=")), None)
+            areas.append(dict(start=s, end=e, pages=pages, ioremap="ioremap" in w,
+                              caller=w[2] if len(w) > 2 else "", line=line.strip()))
+    return areas
+
+
+def cmd_vmalloc(d):
+    j = load_json(os.path.join(d, "vm.json"))
+    core = os.path.join(d, "vm.elf")
+    elf = Elf(core)
+    eu_readelf("vm.elf", core)
+    loads, segs = check_elf_layout("vm.elf", elf, j, ram_first=False)
+    check_digests("vm.elf", elf, loads, segs, j)
+    st, vm = j.get("stats", {}), j.get("vmalloc", {})
+    secs = float(open(os.path.join(d, "dump-seconds")).read().split()[0])
+    print(f"# --vmalloc-range: {secs:.2f} s wall in the guest, JSON seconds {st.get('seconds')}, "
+          f"bytes_read {st.get('bytes_read')}, bytes_total {st.get('bytes_total')}, "
+          f"vmalloc.areas {vm.get('areas')}, vmalloc.segment_size {vm.get('segment_size')}")
+    check(secs < 30, f"--vmalloc-range finished in seconds ({secs:.2f} s < 30 s)")
+    check(vm.get("areas") == len(loads), f"one PT_LOAD per vmalloc area ({vm.get('areas')} areas)",
+          f"{len(loads)} PT_LOADs")
+    check(vm.get("source") == "vmallocinfo", "areas from vmallocinfo", repr(vm.get("source")))
+    size = vm.get("segment_size") or 0
+    br = st.get("bytes_read", -1)
+    check(size > 0 and 0 <= br and br * 1000 < size,
+          f"bytes_read {br} is far smaller (< 1/1000) than the vmalloc segment size {size}")
+    check(all(s.get("paddr") is None for s in segs), "vmalloc segments have no paddr in the JSON")
+    check(all(s.get("class") in ("vmalloc", "modules") for s in segs), "only vmalloc/modules segments",
+          str(sorted({s.get('class') for s in segs})))
+    # Every segment lies in an area of vmallocinfo (read just before the dump)
+    # with data: not ioremap, within pages= pages.
+    areas = parse_vmallocinfo(os.path.join(d, "vmallocinfo.before"))
+    starts = {a["start"]: a for a in areas}
+    orphans = [hex(p["vaddr"]) for p in loads if p["vaddr"] not in starts]
+    check(len(orphans) * 20 <= len(loads), f"PT_LOADs start at vmallocinfo areas ({len(orphans)} of "
+          f"{len(loads)} do not: areas may come and go)", str(orphans[:5]))
+    bad = []
+    for p in loads:
+        a = starts.get(p["vaddr"])
+        if a is None:
+            continue
+        limit = a["pages"] * 4096 if a["pages"] else a["end"] - a["start"]
+        if a["ioremap"] or p["memsz"] > limit:
+            bad.append((hex(p["vaddr"]), p["memsz"], a["line"]))
+    check(not bad, "no ioremap areas, no segment past its area's pages", str(bad[:3]))
+    ioremaps = [a for a in areas if a["ioremap"]]
+    print(f"# vmallocinfo: {len(areas)} lines, {sum(1 for a in areas if a['pages'])} with pages=, "
+          f"{len(ioremaps)} ioremap")
+    # The guest compared a few areas with /proc/kcore right after the dump.
+    cmp_path = os.path.join(d, "compare")
+    rows = [ln.split() for ln in open(cmp_path)] if os.path.exists(cmp_path) else []
+    same = sum(1 for r in rows if r[3] == r[4])
+    for r in rows:
+        print(f"# area {r[0]} len {r[1]} caller {r[2]}: dump {r[3][:16]} kcore {r[4][:16]} "
+              f"{'same' if r[3] == r[4] else 'DIFFERENT'}")
+    check(len(rows) >= 3 and same >= 2, f"{same} of {len(rows)} sampled areas read the same from the dump "
+          "and /proc/kcore (>= 2 of 3)")
+    # The dump's bytes at those areas are what the guest read from it.
+    check_vmalloc_page_tables(d, rows)
+    for r in rows:
+        va, ln = int(r[0], 16), int(r[1])
+        data = elf.read(va, ln)
+        got = hashlib.sha256(data).hexdigest() if data is not None else None
+        check(got == r[3], f"area {r[0]}: host's own parse of vm.elf = the guest's read", f"{got}")
+
+
+def check_vmalloc_page_tables(d, rows):
+    """The second dump, with the boot kptr_restrict (hashed vmallocinfo
+    addresses when 0): kcoredump must still find the mapped areas."""
+    rcs = os.path.join(d, "vm-pt.rc-seconds")
+    if not os.path.exists(rcs):
+        check(False, "vm-pt.elf: the dump with the boot kptr_restrict ran")
+        return
+    kptr = open(os.path.join(d, "kptr_restrict.boot")).read().strip()
+    rc, secs = open(rcs).read().split()
+    err = open(os.path.join(d, "vm-pt.stderr")).read().strip()
+    name = f"vm-pt.elf (kptr_restrict={kptr})"
+    if not check(rc == "0", f"{name}: dump --vmalloc-range exits 0", f"exit {rc}: {err[:300]}"):
+        return
+    j = load_json(os.path.join(d, "vm-pt.json"))
+    elf = Elf(os.path.join(d, "vm-pt.elf"))
+    loads, segs = check_elf_layout(name, elf, j, ram_first=False)
+    check_digests(name, elf, loads, segs, j)
+    st, vm = j.get("stats", {}), j.get("vmalloc", {})
+    print(f"# {name}: {float(secs):.2f} s, bytes_read {st.get('bytes_read')}, areas {vm.get('areas')} "
+          f"from {vm.get('source')}, segment_size {vm.get('segment_size')}; stderr: {err[:200]!r}")
+    check(float(secs) < 60, f"{name}: finished in {float(secs):.2f} s (< 60 s)")
+    check(vm.get("areas") == len(loads), f"{name}: one PT_LOAD per area ({vm.get('areas')})", str(len(loads)))
+    size, br = vm.get("segment_size") or 0, st.get("bytes_read", -1)
+    check(size > 0 and 0 <= br and br * 1000 < size,
+          f"{name}: bytes_read {br} far smaller than the vmalloc segment {size}")
+    same = sum(1 for r in rows if len(r) > 5 and r[5] == r[4])
+    check(same >= 2, f"{name}: {same} of {len(rows)} sampled areas equal /proc/kcore (>= 2)")
+
+
+# ---- dump-range ------------------------------------------------------------------
+def cmd_range(d):
+    sym = read_kv(os.path.join(d, "symbols"))
+    text = int(sym["text_vaddr"], 16)
+    for name, want_va, want_pa, want_len, key in (
+            ("text.elf", text, None, 2 << 20, "text"),
+            ("phys.elf", None, 0x100000, 16 << 20, "phys")):
+        path = os.path.join(d, name)
+        if not os.path.exists(path):
+            check(False, f"{name}: written")
+            continue
+        j = load_json(os.path.join(d, f"{key}.json"))
+        elf = Elf(path)
+        loads, segs = check_elf_layout(name, elf, j, ram_first=False)
+        check(len(loads) == 1, f"{name}: exactly one PT_LOAD", str(len(loads)))
+        if not loads:
+            continue
+        p = loads[0]
+        check(p["memsz"] == want_len, f"{name}: PT_LOAD size {want_len}", str(p["memsz"]))
+        if want_va is not None:
+            check(p["vaddr"] == want_va, f"{name}: PT_LOAD vaddr {want_va:#x} (_text)", f"{p['vaddr']:#x}")
+        if want_pa is not None:
+            check(p["paddr"] == want_pa and hexint(segs[0].get("paddr")) == want_pa,
+                  f"{name}: PT_LOAD paddr {want_pa:#x}", f"{p['paddr']:#x} / {segs[0].get('paddr')}")
+            check(segs[0].get("class") == "ram", f"{name}: class ram", repr(segs[0].get("class")))
+        check_digests(name, elf, loads, segs, j)
+        got = seg_sha256(elf, p)
+        live = read_kv(os.path.join(d, f"{key}.live.sha256")).get("live")
+        raw = os.path.join(d, f"{key}.live.raw")
+        if key == "text" or not os.path.exists(raw):
+            check(got == live, f"{name}: segment bytes = /proc/kcore read in the guest (sha256)",
+                  f"dump {got} live {live}")
+            continue
+        # Low RAM changes under the running kernel: most pages must match.
+        with open(raw, "rb") as f:
+            lb = f.read()
+        db = seg_bytes(elf, p)
+        npg = len(db) // 4096
+        same = sum(1 for i in range(npg) if db[i * 4096:(i + 1) * 4096] == lb[i * 4096:(i + 1) * 4096])
+        print(f"# {name}: {same} of {npg} pages equal the live read just after the dump "
+              f"({'identical' if got == live else 'live memory changed'})")
+        check(len(lb) == len(db) and same * 100 >= npg * 95,
+              f"{name}: >= 95% of the pages equal /proc/kcore read in the guest", f"{same}/{npg}")
+
+
+# ---- dump-verify-zst ---------------------------------------------------------------
+def cmd_zst(d):
+    z, plain = os.path.join(d, "t.elf.zst"), os.path.join(d, "t.elf")
+    out = os.path.join(d, "t.zst.elf")
+    with open(z, "rb") as fi, open(out, "wb") as fo:
+        p = subprocess.run(["zstd", "-d", "-c"], stdin=fi, stdout=fo, stderr=subprocess.PIPE, timeout=120)
+    if not check(p.returncode == 0, "zstd -d -c t.elf.zst", p.stderr.decode(errors="replace").strip()):
+        return
+    a, b = Elf(out), Elf(plain)
+    ja, jb = load_json(os.path.join(d, "zst.json")), load_json(os.path.join(d, "plain.json"))
+    la, _ = check_elf_layout("t.elf.zst (decompressed)", a, ja, ram_first=False)
+    lb, _ = check_elf_layout("t.elf", b, jb, ram_first=False)
+    check(len(la) == 1 and len(lb) == 1, "one PT_LOAD in each", f"{len(la)} and {len(lb)}")
+    if la and lb:
+        pa, pb = la[0], lb[0]
+        check((pa["vaddr"], pa["memsz"]) == (pb["vaddr"], pb["memsz"]), "same vaddr and size")
+        sa, sb = seg_sha256(a, pa), seg_sha256(b, pb)
+        check(sa == sb, f"PT_LOAD payload of t.elf.zst = of t.elf ({pa['memsz']} bytes)", f"{sa} vs {sb}")
+        check(ja["segments"][0]["sha256"] == seg_digest(a, pa), "JSON sha256 of the .zst dump = its payload's digest")
+        check(ja["segments"][0]["sha256"] == jb["segments"][0]["sha256"], "same segment digest plain and .zst")
+    zs, ds = os.path.getsize(z), os.path.getsize(out)
+    print(f"# t.elf.zst {zs} bytes, decompressed {ds}, t.elf {os.path.getsize(plain)}")
+    os.unlink(out)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    cmd, d = sys.argv[1], sys.argv[2]
+    fn = {"ram": cmd_ram, "vmalloc": cmd_vmalloc, "range": cmd_range, "zst": cmd_zst}.get(cmd)
+    if not fn:
+        print(__doc__, file=sys.stderr)
+        return 2
+    try:
+        fn(d)
+    except (OSError, ValueError, KeyError, IndexError, json.JSONDecodeError) as e:
+        check(False, f"{cmd}: {type(e).__name__}: {e}")
+    return 1 if vmcheck.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
