@@ -140,7 +140,11 @@ def check_elf_layout(name, elf, j, ram_first=True):
     if ram_first:
         phys = [i for i, s in enumerate(segs) if s.get("paddr") is not None]
         check(phys == list(range(len(phys))), f"{name}: RAM segments (with paddr) come first")
-        pas = [hexint(segs[i]["paddr"]) for i in phys]
+        # The kernel image comes first (as in kdump's vmcores), then RAM
+        # sorted by paddr.
+        text = [i for i in phys if segs[i].get("class") == "text"]
+        check(text == list(range(len(text))), f"{name}: kernel image segments first")
+        pas = [hexint(segs[i]["paddr"]) for i in phys if segs[i].get("class") != "text"]
         check(pas == sorted(pas), f"{name}: RAM segments sorted by paddr")
     return loads, segs
 
@@ -195,8 +199,10 @@ def cmd_ram(d):
     elf = Elf(core)
     eu_readelf("ram.elf", core)
     loads, segs = check_elf_layout("ram.elf", elf, j)
-    check(all(s.get("class") == "ram" and s.get("paddr") is not None for s in segs),
-          "ram.elf: default selection is RAM only", str(sorted({s.get('class') for s in segs})))
+    check(all(s.get("class") in ("ram", "text") and s.get("paddr") is not None for s in segs)
+          and sum(s.get("class") == "text" for s in segs) == 1,
+          "ram.elf: default selection is RAM plus the kernel image",
+          str(sorted({s.get('class') for s in segs})))
     info = load_json(os.path.join(d, "kcore-info.json"))
     kram = sorted((hexint(s["paddr"]), s["memsz"]) for s in info["segments"] if s.get("class") == "ram")
     dram = sorted((hexint(s["paddr"]), s["size"]) for s in segs)

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Source opening paths that fixtures cannot reach: the VMCOREINFO fallback
+ * of kernels before 4.19 (no note in kcore; /sys/kernel/vmcoreinfo gives
+ * its physical address), reads across p_filesz, and unmapped addresses.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kcoredump/kcore.h"
+#include "tap.h"
+
+#define PAGE_OFFSET 0xffff888000000000ull
+#define RAM_PADDR   0x100000ull
+#define RAM_SIZE    0x4000ull
+#define NOTE_PADDR  (RAM_PADDR + 0x1800)
+
+static const char vmcoreinfo[] = "OSRELEASE=4.14.0-old\nPAGESIZE=4096\n"
+				 "SYMBOL(swapper_pg_dir)=ffffffff82a0a000\n";
+
+/* An old-style kcore: an empty PT_NOTE and one RAM PT_LOAD whose memory
+ * holds a VMCOREINFO ELF note at NOTE_PADDR; p_memsz > p_filesz. */
+static size_t build(unsigned char *img, size_t *note_len)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	size_t data = 0x1000, namesz = sizeof("VMCOREINFO");
+	unsigned char *note = img + data + (NOTE_PADDR - RAM_PADDR);
+	uint32_t hdr[3] = { (uint32_t)namesz, sizeof(vmcoreinfo) - 1, 0 };
+
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 2;
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x200 };
+	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_flags = PF_R | PF_W | PF_X,
+			      .p_offset = data,
+			      .p_vaddr = PAGE_OFFSET + RAM_PADDR,
+			      .p_paddr = RAM_PADDR,
+			      .p_filesz = RAM_SIZE / 2,
+			      .p_memsz = RAM_SIZE,
+			      .p_align = 4096 };
+	memcpy(note, hdr, sizeof(hdr));
+	memcpy(note + 12, "VMCOREINFO", namesz);
+	memcpy(note + 12 + 12, vmcoreinfo, sizeof(vmcoreinfo) - 1);
+	*note_len = 24 + sizeof(vmcoreinfo) - 1;
+	memset(img + data, 0xab, 16);
+	return data + RAM_SIZE / 2;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/t-source-XXXXXX", path[256], sys[256];
+	static unsigned char img[0x4000];
+	struct kcore_open_opts opts = { .force_live = true };
+	const struct kcore_source_info *in;
+	struct kcore_source *src;
+	struct kcore_error *err;
+	unsigned char buf[64];
+	size_t len, note_len;
+	FILE *f;
+	int fd;
+
+	if (!mkdtemp(dir))
+		tap_skip_all("no temp dir");
+	len = build(img, &note_len);
+	snprintf(path, sizeof(path), "%s/kcore", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ok(fd >= 0 && write(fd, img, len) == (ssize_t)len, "write image");
+	close(fd);
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	mkdir(sys, 0700);
+	snprintf(sys, sizeof(sys), "%s/sys/kernel", dir);
+	mkdir(sys, 0700);
+	snprintf(sys, sizeof(sys), "%s/sys/kernel/vmcoreinfo", dir);
+	f = fopen(sys, "w");
+	ok(f != NULL, "fake /sys/kernel/vmcoreinfo");
+	fprintf(f, "%llx %zx\n", (unsigned long long)NOTE_PADDR, note_len);
+	fclose(f);
+
+	opts.sysroot = dir;
+	err = kcore_source_open(path, &opts, &src);
+	ok(!err, "open as a live kcore without a VMCOREINFO note");
+	if (err)
+		return tap_done();
+	in = kcore_source_info(src);
+	is_str(in->vmcoreinfo_origin, "sysfs",
+	       "VMCOREINFO found through /sys/kernel/vmcoreinfo");
+	is_str(in->kernel_release, "4.14.0-old", "release from it");
+	ok(in->kind == KCORE_SOURCE_LIVE_KCORE, "kind is live kcore");
+	ok(kcore_source_segment(src, 1)->cls == KCORE_CLASS_RAM,
+	   "the direct-map segment is RAM");
+
+	err = kcore_source_read_paddr(src, RAM_PADDR, buf, 16);
+	ok(!err && buf[0] == 0xab && buf[15] == 0xab, "read by physical "
+						      "address");
+	err = kcore_source_read_vaddr(
+		src, PAGE_OFFSET + RAM_PADDR + RAM_SIZE / 2 - 8, buf, 16);
+	ok(!err && buf[8] == 0 && buf[15] == 0,
+	   "bytes past p_filesz read as zeros");
+	err = kcore_source_read_vaddr(src, 0x1000, buf, 8);
+	ok(err && err->code == KCORE_ERR_INVALID,
+	   "an unmapped address is an error, not zeros");
+	kcore_error_destroy(err);
+	kcore_source_destroy(src);
+
+	/* Without the sysfs file the source still opens, without it. */
+	unlink(sys);
+	err = kcore_source_open(path, &opts, &src);
+	ok(!err && !kcore_source_info(src)->vmcoreinfo_origin,
+	   "no sysfs file: no VMCOREINFO, no error");
+	if (!err)
+		kcore_source_destroy(src);
+
+	/* A sysfs file pointing at garbage is reported. */
+	f = fopen(sys, "w");
+	fprintf(f, "%llx 40\n", (unsigned long long)RAM_PADDR);
+	fclose(f);
+	err = kcore_source_open(path, &opts, &src);
+	ok(err && err->code == KCORE_ERR_FORMAT,
+	   "a VMCOREINFO address without the note is a format error");
+	kcore_error_destroy(err);
+	unlink(sys);
+	unlink(path);
+	snprintf(sys, sizeof(sys), "%s/sys/kernel", dir);
+	rmdir(sys);
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	rmdir(sys);
+	rmdir(dir);
+	return tap_done();
+}
