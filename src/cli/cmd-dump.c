@@ -204,6 +204,48 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 	}
 }
 
+/* The plan's segments; with done, also what the dump found. */
+static void json_segments(struct json *j, const struct kcore_plan *plan,
+			  bool done)
+{
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+
+	json_array_begin(j, "segments");
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *p = &plan->segs[i];
+
+		json_object_begin(j, NULL);
+		json_string(j, "class", kcore_segment_class_name(p->cls));
+		json_string(j, "label", p->label);
+		json_hex(j, "vaddr", p->vaddr);
+		if (p->has_paddr)
+			json_hex(j, "paddr", p->paddr);
+		else
+			json_null(j, "paddr");
+		json_u64(j, "size", p->size);
+		if (done) {
+			json_u64(j, "data_bytes", p->data_bytes);
+			json_hex(j, "offset", p->out_offset);
+			kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
+			json_string(j, "sha256", hex);
+		}
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void json_vmalloc(struct json *j, const struct kcore_plan *plan)
+{
+	if (!plan->vmalloc_source)
+		return;
+	json_object_begin(j, "vmalloc");
+	json_string(j, "source", plan->vmalloc_source);
+	json_u64(j, "areas", plan->vmalloc_areas);
+	json_u64(j, "segment_size", plan->vmalloc_segment_size);
+	json_string(j, "warning", plan->warning);
+	json_object_end(j);
+}
+
 static void plan_json(FILE *f, const struct kcore_plan *plan)
 {
 	struct json j;
@@ -211,30 +253,8 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
 	json_bool(&j, "dry_run", true);
-	if (plan->vmalloc_source) {
-		json_object_begin(&j, "vmalloc");
-		json_string(&j, "source", plan->vmalloc_source);
-		json_u64(&j, "areas", plan->vmalloc_areas);
-		json_u64(&j, "segment_size", plan->vmalloc_segment_size);
-		json_string(&j, "warning", plan->warning);
-		json_object_end(&j);
-	}
-	json_array_begin(&j, "segments");
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *p = &plan->segs[i];
-
-		json_object_begin(&j, NULL);
-		json_string(&j, "class", kcore_segment_class_name(p->cls));
-		json_string(&j, "label", p->label);
-		json_hex(&j, "vaddr", p->vaddr);
-		if (p->has_paddr)
-			json_hex(&j, "paddr", p->paddr);
-		else
-			json_null(&j, "paddr");
-		json_u64(&j, "size", p->size);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	json_vmalloc(&j, plan);
+	json_segments(&j, plan, false);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -314,34 +334,8 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 				    : 0);
 	json_bool(&j, "seek_data", st->seek_data);
 	json_object_end(&j);
-	if (plan->vmalloc_source) {
-		json_object_begin(&j, "vmalloc");
-		json_string(&j, "source", plan->vmalloc_source);
-		json_u64(&j, "areas", plan->vmalloc_areas);
-		json_u64(&j, "segment_size", plan->vmalloc_segment_size);
-		json_string(&j, "warning", plan->warning);
-		json_object_end(&j);
-	}
-	json_array_begin(&j, "segments");
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *p = &plan->segs[i];
-
-		json_object_begin(&j, NULL);
-		json_string(&j, "class", kcore_segment_class_name(p->cls));
-		json_string(&j, "label", p->label);
-		json_hex(&j, "vaddr", p->vaddr);
-		if (p->has_paddr)
-			json_hex(&j, "paddr", p->paddr);
-		else
-			json_null(&j, "paddr");
-		json_u64(&j, "size", p->size);
-		json_u64(&j, "data_bytes", p->data_bytes);
-		json_hex(&j, "offset", p->out_offset);
-		kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
-		json_string(&j, "sha256", hex);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	json_vmalloc(&j, plan);
+	json_segments(&j, plan, true);
 	json_array_begin(&j, "read_errors");
 	for (size_t i = 0; i < r->nerrors; i++) {
 		json_object_begin(&j, NULL);
