@@ -87,6 +87,21 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s);
 /* Stops the workers; an unfinished stream is left incomplete. */
 void kcore_ostream_destroy(struct kcore_ostream *s);
+
+/*
+ * A stored frame: data written uncompressed (a zstd frame of raw blocks,
+ * an xz block of uncompressed LZMA2 chunks) whose encoded size depends
+ * only on its length, so that once the stream is finished it can be
+ * rewritten in place with other bytes of the same length (on a seekable
+ * fd).  Must be written when nothing is pending (e.g. first).  For NONE it
+ * is plain data.  *ret_offset is where it starts in the output.
+ */
+struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
+					       const void *buf, size_t len,
+					       uint64_t *ret_offset);
+struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
+						 uint64_t offset,
+						 const void *buf, size_t len);
 uint64_t kcore_ostream_bytes_in(const struct kcore_ostream *s);
 /* Bytes handed to the fd so far (all of them after finish). */
 uint64_t kcore_ostream_bytes_out(const struct kcore_ostream *s);

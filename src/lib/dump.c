@@ -8,8 +8,9 @@
  *
  * The ELF header, program headers and notes come first (crash reads the
  * notes from the area before the first PT_LOAD).  Our metadata note has
- * a fixed size; a seekable output gets the final one written in place, a
- * stream carries it as a trailer after the ELF image.
+ * a fixed size, and the final one is written in place: with pwrite in a
+ * sparse file, by rewriting the header's stored (uncompressed) frame in a
+ * compressed file.  Only a pipe carries it as a trailer after the image.
  */
 #include <elf.h>
 #include <errno.h>
@@ -62,9 +63,11 @@ struct dump {
 	/* output */
 	struct kcore_output *out;
 	struct kcore_ostream *os;
-	bool sparse;	/* pwrite into a seekable uncompressed file */
-	uint64_t pos;	/* stream position */
-	uint64_t total; /* size of the ELF image */
+	bool sparse;	     /* pwrite into a seekable uncompressed file */
+	bool rewritable;     /* compressed file: the header is a stored frame */
+	uint64_t header_out; /* where that frame starts in the file */
+	uint64_t pos;	     /* stream position */
+	uint64_t total;	     /* size of the ELF image */
 	unsigned char *header;
 	size_t header_len;
 	size_t meta_off; /* offset of our note's descriptor */
@@ -485,7 +488,12 @@ static void clean(char *s)
  * The metadata text.  Every variable field is fixed-width, so the text
  * written first (with zeros) and the final one have the same length.
  */
-static char *metadata_text(struct dump *d, const char *digest_location,
+static const char *digest_location(const struct dump *d)
+{
+	return d->sparse || d->rewritable ? "note" : "trailer";
+}
+
+static char *metadata_text(struct dump *d, const char *location,
 			   size_t *ret_len)
 {
 	const struct kcore_source_info *in = &d->src->info;
@@ -523,7 +531,7 @@ static char *metadata_text(struct dump *d, const char *digest_location,
 		u.release, u.version, u.machine, cmd ? cmd : "-", t0, t1,
 		st->bytes_read, st->bytes_hole, st->bytes_zero,
 		st->bytes_unreadable, d->plan->vmalloc_areas, KCORE_HASH_BLOCK,
-		digest_location);
+		location);
 	kcore_hex(d->res->digest, KCORE_DIGEST_LEN, hex);
 	fprintf(f, "dump_sha256=%s\nsegments=%zu\n", hex, d->plan->nsegs);
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
@@ -557,7 +565,7 @@ static struct kcore_error *build_header(struct dump *d)
 	char *meta;
 	Elf64_Ehdr eh;
 
-	meta = metadata_text(d, d->sparse ? "note" : "trailer", &meta_len);
+	meta = metadata_text(d, digest_location(d), &meta_len);
 	if (!meta)
 		return &kcore_error_nomem;
 	d->meta_len = meta_len + 64; /* room for longer final values */
@@ -669,7 +677,7 @@ static struct kcore_error *build_header(struct dump *d)
 static struct kcore_error *write_metadata(struct dump *d)
 {
 	size_t len;
-	char *meta = metadata_text(d, d->sparse ? "note" : "trailer", &len);
+	char *meta = metadata_text(d, digest_location(d), &len);
 	struct kcore_error *err;
 
 	if (!meta)
@@ -691,6 +699,11 @@ static struct kcore_error *write_metadata(struct dump *d)
 		err = kcore_pwrite_all(d->opts->out_io, d->out->fd, d->out->tmp,
 				       slot, d->meta_len, d->meta_off);
 		free(slot);
+	} else if (d->rewritable) {
+		/* Rewritten with the header once the stream is finished. */
+		memset(d->header + d->meta_off, 0, d->meta_len);
+		memcpy(d->header + d->meta_off, meta, len);
+		err = NULL;
 	} else {
 		unsigned char tail[16];
 		uint64_t l = len;
@@ -837,6 +850,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		return err;
 	d.sparse = d.out->seekable && opts->compress == KCORE_COMPRESS_NONE;
+	d.rewritable = d.out->seekable && !d.sparse;
 	if (!d.sparse) {
 		struct kcore_ostream_opts so = {
 			.method = opts->compress,
@@ -854,8 +868,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	err = setup(&d);
 	if (!err)
 		err = build_header(&d);
-	if (!err)
+	if (!err && d.rewritable) {
+		err = kcore_ostream_write_stored(d.os, d.header, d.header_len,
+						 &d.header_out);
+		d.pos = d.header_len;
+	} else if (!err) {
 		err = out_write(&d, 0, d.header, d.header_len);
+	}
 	for (size_t i = 0; !err && i < plan->nsegs; i++)
 		err = dump_segment(&d, i);
 	while (!err && d.retired < d.submitted)
@@ -877,10 +896,14 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			  plan->nsegs, ret->digest);
 	free(digests);
 	err = write_metadata(&d);
-	if (!err && !d.sparse) {
-		/* Pad a stream to the end of the image's last segment. */
+	if (!err && !d.sparse && d.pos < d.total)
+		/* A stream ends with the image's last segment. */
+		err = kcore_ostream_write_zeros(d.os, d.total - d.pos);
+	if (!err && !d.sparse)
 		err = kcore_ostream_finish(d.os);
-	}
+	if (!err && d.rewritable)
+		err = kcore_ostream_rewrite_stored(d.os, d.header_out, d.header,
+						   d.header_len);
 	if (err)
 		goto out;
 	if (d.os)
@@ -889,7 +912,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 						  : ret->stats.bytes_written);
 	if (err)
 		goto out;
-	ret->digest_location = strdup(d.sparse ? "note" : "trailer");
+	ret->digest_location = strdup(digest_location(&d));
 	if (d.out->path)
 		ret->output_path = strdup(d.out->path);
 out:

@@ -874,3 +874,131 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 	free(s->path);
 	free(s);
 }
+
+/* ---- stored frames: headers that are rewritten once known ---- */
+
+#define ZSTD_RAW_BLOCK_MAX (128u << 10)
+
+/* A zstd frame of raw blocks, or an xz block of uncompressed LZMA2
+ * chunks: its size depends only on len, never on the bytes. */
+static struct kcore_error *encode_stored(struct kcore_ostream *s,
+					 const void *buf, size_t len,
+					 unsigned char **ret, size_t *ret_len,
+					 uint64_t *ret_unpadded)
+{
+	unsigned char *out, *p;
+	size_t cap;
+
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		size_t nblocks = len ? (len + ZSTD_RAW_BLOCK_MAX - 1) /
+						 ZSTD_RAW_BLOCK_MAX
+				     : 1;
+
+		cap = 4 + 1 + 8 + 3 * nblocks + len;
+		out = malloc(cap);
+		if (!out)
+			return &kcore_error_nomem;
+		stream_put_le32(out, 0xfd2fb528u);
+		/* 8-byte content size, single segment, no checksum. */
+		out[4] = 0xe0;
+		for (int i = 0; i < 8; i++)
+			out[5 + i] = (unsigned char)((uint64_t)len >> (8 * i));
+		p = out + 13;
+		for (size_t done = 0, b = 0; b < nblocks; b++) {
+			size_t n = len - done < ZSTD_RAW_BLOCK_MAX
+					   ? len - done
+					   : ZSTD_RAW_BLOCK_MAX;
+			uint32_t h = (uint32_t)(n << 3) | (b + 1 == nblocks);
+
+			p[0] = (unsigned char)h;
+			p[1] = (unsigned char)(h >> 8);
+			p[2] = (unsigned char)(h >> 16);
+			memcpy(p + 3, (const unsigned char *)buf + done, n);
+			p += 3 + n;
+			done += n;
+		}
+		*ret = out;
+		*ret_len = (size_t)(p - out);
+		*ret_unpadded = 0;
+		return NULL;
+	}
+	lzma_block block = {
+		.version = 0,
+		.check = LZMA_CHECK_CRC64,
+		.filters = s->filters,
+	};
+	size_t pos = 0;
+	lzma_ret lret;
+
+	cap = lzma_block_buffer_bound(len);
+	out = malloc(cap);
+	if (!out)
+		return &kcore_error_nomem;
+	lret = lzma_block_uncomp_encode(&block, buf, len, out, &pos, cap);
+	if (lret != LZMA_OK) {
+		free(out);
+		return lzma_error(s, "stored block encoding", lret);
+	}
+	*ret = out;
+	*ret_len = pos;
+	*ret_unpadded = lzma_block_unpadded_size(&block);
+	return NULL;
+}
+
+struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
+					       const void *buf, size_t len,
+					       uint64_t *ret_offset)
+{
+	struct kcore_error *err = check_alive(s);
+	unsigned char *frame;
+	uint64_t unpadded;
+	size_t flen;
+
+	if (err)
+		return err;
+	if (s->method == KCORE_COMPRESS_NONE) {
+		*ret_offset = s->bytes_in;
+		return kcore_ostream_write(s, buf, len);
+	}
+	if (s->filling || s->submitted != s->written)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "a stored frame must start on a "
+					  "frame boundary with nothing "
+					  "pending");
+	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
+	if (err)
+		return fail(s, err);
+	*ret_offset = s->bytes_out + s->olen;
+	err = record_frame(s, flen, unpadded, len);
+	if (!err)
+		err = emit(s, frame, flen);
+	free(frame);
+	if (err)
+		return fail(s, err);
+	s->bytes_in += len;
+	return NULL;
+}
+
+struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
+						 uint64_t offset,
+						 const void *buf, size_t len)
+{
+	unsigned char *frame;
+	uint64_t unpadded;
+	size_t flen;
+	struct kcore_error *err;
+
+	if (!s->finished)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "rewrite before the stream is "
+					  "finished");
+	if (s->method == KCORE_COMPRESS_NONE)
+		return kcore_pwrite_all(s->io, s->fd, s->path, buf, len,
+					offset);
+	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
+	if (err)
+		return err;
+	err = kcore_pwrite_all(s->io, s->fd, s->path, frame, flen, offset);
+	free(frame);
+	return err;
+}
