@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump verify extract info help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump verify extract info bench help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -110,11 +110,52 @@ _kcoredump()
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
+	bench)
+		case "$prev" in
+		--block-size | --block-size=)
+			COMPREPLY=()
+			return
+			;;
+		--threads | --threads= | -T)
+			COMPREPLY=()
+			return
+			;;
+		--mode | --mode=)
+			COMPREPLY=($(compgen -W "raw zero dump" -- "$cur"))
+			return
+			;;
+		--classes | --classes=)
+			COMPREPLY=($(compgen -W "ram text modules vmalloc vmalloc-hole vmemmap data hole" -- "$cur"))
+			return
+			;;
+		--limit | --limit=)
+			COMPREPLY=()
+			return
+			;;
+		--time | --time=)
+			COMPREPLY=()
+			return
+			;;
+		--compress | --compress=)
+			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
+			return
+			;;
+		--level | --level=)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--block-size --threads --mode --classes --limit --time --compress --level --progress --no-progress --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
 	help)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump verify extract info help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump verify extract info bench help version" -- "$cur"))
 		fi
 		;;
 	version)

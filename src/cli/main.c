@@ -33,6 +33,7 @@ static const struct cli_option no_options[] = { { 0 } };
 extern const struct cli_option dump_options[];
 extern const struct cli_option verify_options[];
 extern const struct cli_option extract_options[];
+extern const struct cli_option bench_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -43,6 +44,8 @@ const struct cli_command cli_commands[] = {
 	  "decompress a .zst/.xz dump into a sparse ELF file", false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
+	{ "bench", cmd_bench, bench_options, "[SOURCE]", "@file",
+	  "measure read throughput per segment class", false },
 	{ "help", cmd_help, no_options, "[COMMAND]", "@command",
 	  "show help for kcoredump or a command", false },
 	{ "version", cmd_version, no_options, NULL, NULL, "show the version",
