@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "kcoredump/kcore.h"
@@ -80,6 +81,9 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err);
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int cli_exit_status(const struct kcore_error *err);
+/* SIGINT, SIGTERM and SIGHUP set the returned flag, which the library's
+ * long operations poll to stop cleanly; SIGPIPE is ignored. */
+volatile sig_atomic_t *cli_catch_signals(void);
 
 /* Parse sizes ("4096", "0x1000", "4K", "1M", "2G") and addresses. */
 bool cli_parse_u64(const char *s, uint64_t *ret);

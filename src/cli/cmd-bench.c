@@ -59,13 +59,6 @@ const struct cli_option bench_options[] = {
 	{ 0 },
 };
 
-static volatile sig_atomic_t cancelled;
-
-static void on_signal(int sig)
-{
-	cancelled = sig;
-}
-
 /* "a,b,c": each item through parse; false on an empty or bad item. */
 static bool parse_list(const char *s, bool (*parse)(const char *, void *),
 		       void *ctx)
@@ -398,7 +391,7 @@ int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find_command("bench");
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
-	struct kcore_bench_opts opts = { .cancel = &cancelled };
+	struct kcore_bench_opts opts = { 0 };
 	struct progress_state ps = { 0 };
 	struct kcore_bench_result res;
 	struct kcore_source *src = NULL;
@@ -501,11 +494,7 @@ int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 		opts.progress = show_progress;
 		opts.progress_arg = &ps;
 	}
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
+	opts.cancel = cli_catch_signals();
 	err = kcore_bench(src, &opts, &res);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);

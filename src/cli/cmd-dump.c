@@ -83,13 +83,6 @@ const struct cli_option dump_options[] = {
 	{ 0 },
 };
 
-static volatile sig_atomic_t cancelled;
-
-static void on_signal(int sig)
-{
-	cancelled = sig;
-}
-
 /* "START-END" or "START+LENGTH"; sizes take K/M/G/T suffixes. */
 static bool parse_range(const char *s, struct kcore_range *ret)
 {
@@ -372,7 +365,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	const struct cli_command *cmd = cli_find_command("dump");
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct kcore_selection sel = { 0 };
-	struct kcore_dump_opts opts = { .cancel = &cancelled };
+	struct kcore_dump_opts opts = { 0 };
 	struct kcore_dump_result res;
 	struct progress_state ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];
@@ -553,12 +546,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	opts.output_fd = STDOUT_FILENO;
 	opts.command_line = join_args(argc, argv);
-	struct sigaction sa = { .sa_handler = on_signal };
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
 	free((char *)opts.command_line);
 	if (ps.shown && ps.tty)

@@ -25,22 +25,6 @@ const struct cli_option extract_options[] = {
 	{ 0 },
 };
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	stop = sig;
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa = { .sa_handler = on_signal };
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 static void render_verify_text(const char *dump,
 			       const struct kcore_verify_result *r)
 {
@@ -141,10 +125,9 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first < 1 || argc - first > 2)
 		return cli_usage_error(ctx, "verify",
 				       "needs DUMP and optionally SOURCE");
-	catch_signals();
 	err = kcore_verify(argv[first],
-			   argc - first == 2 ? argv[first + 1] : NULL, &stop,
-			   &r);
+			   argc - first == 2 ? argv[first + 1] : NULL,
+			   cli_catch_signals(), &r);
 	if (err)
 		return cli_fail(ctx, err);
 	if (ctx->json)
@@ -196,8 +179,8 @@ int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first != 1 || !output)
 		return cli_usage_error(ctx, "extract",
 				       "needs DUMP and -o FILE");
-	catch_signals();
-	err = kcore_extract(argv[first], output, force, &stop, &size);
+	err = kcore_extract(argv[first], output, force, cli_catch_signals(),
+			    &size);
 	if (err)
 		return cli_fail(ctx, err);
 	if (!quiet)

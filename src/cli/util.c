@@ -2,6 +2,7 @@
 /* Shared CLI helpers: error reporting, exit statuses, number parsing. */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,4 +172,24 @@ const char *cli_human_size(uint64_t bytes, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%.1f %s", v, units[u]);
 	return buf;
+}
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_signal(int sig)
+{
+	cancel_flag = sig;
+}
+
+volatile sig_atomic_t *cli_catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* A closed pipe is a write error (EPIPE), not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
+	return &cancel_flag;
 }
