@@ -13,7 +13,7 @@ pkgs=(
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
-	python3-drgn
+	python3-drgn crash
 )
 missing=()
 for p in "${pkgs[@]}"; do

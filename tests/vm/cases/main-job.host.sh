@@ -20,6 +20,22 @@ if "$KCOREDUMP" info --notes-only "$d/vmalloc.elf" | grep -q "OSRELEASE.*$(cat "
 else
 	not_ok "no VMCOREINFO OSRELEASE in the vmalloc dump"
 fi
+# crash(8) reads the release from our ELF dumps' VMCOREINFO.
+if command -v crash > /dev/null; then
+	rel=$(cat "$d/uname-r")
+	"$KCOREDUMP" extract -q -f "$d/ram.elf.zst" -o "$d/ram.elf"
+	for f in ram.elf vmalloc.elf; do
+		got=$(crash --osrelease "$d/$f" 2>&1 | tail -n 1)
+		if [[ $got == "$rel" ]]; then
+			ok "crash --osrelease $f says $rel"
+		else
+			not_ok "crash --osrelease $f says '$got', not $rel"
+		fi
+	done
+	rm -f "$d/ram.elf"
+else
+	echo "# crash(8) not installed: skipping crash --osrelease"
+fi
 echo "# RAM: $(jq -r '"\(.stats.bytes_read) bytes read in \(.stats.seconds) s, \(.stats.bytes_written) written"' "$d/ram.json")"
 echo "# vmalloc: $(jq -r '"\(.vmalloc.areas) areas, \(.stats.bytes_read) bytes read of a \(.vmalloc.segment_size)-byte segment in \(.stats.seconds) s"' "$d/vmalloc.json")"
 exit $fail
