@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# shellcheck source-path=SCRIPTDIR
+# Host: verify every 8-byte word of the areas kernel-vmap-ram.sh read
+# through /proc/kcore against the kcore_test.ko pattern.
+# shellcheck source=../lib/host-common.sh
+source "$VM_HERE/lib/host-common.sh"
+d=$1
+guest_rc_ok "$d"
+rc=0
+out=$("$PYTHON" - "$d" <<'PY'
+import struct, sys, os
+d = sys.argv[1]
+MAGIC = 0x6b63746500000000
+fail = 0
+areas = [l.split() for l in open(os.path.join(d, "areas"))]
+seen = set()
+for name, addr, npages in areas:
+    if name in seen:
+        continue
+    seen.add(name)
+    area = {"ram": 1, "ram2": 2, "vmalloc": 3}[name]
+    npages = int(npages)
+    for f in sorted(os.listdir(d)):
+        if not f.startswith(name + ".") or f.count(".") != 2:
+            continue
+        data = open(os.path.join(d, f), "rb").read()
+        if len(data) != npages * 4096:
+            print(f"not ok - {f}: {len(data)} bytes, want {npages * 4096}")
+            fail = 1
+            continue
+        bad = []
+        for k in range(npages):
+            words = struct.unpack_from("<512Q", data, k * 4096)
+            for i, w in enumerate(words):
+                if w != MAGIC | area << 16 | k << 8 | (i & 0xff):
+                    bad.append(f"page {k} word {i}: {w:#x}")
+                    break
+        if bad:
+            print(f"not ok - {f} ({addr}): " + "; ".join(bad))
+            fail = 1
+        else:
+            print(f"ok - {f} ({addr}): all {npages * 512} words match")
+sys.exit(fail)
+PY
+) || rc=$?
+echo "$out"
+((rc == 0)) || fail=1
+exit $fail

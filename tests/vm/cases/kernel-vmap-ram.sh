@@ -1,0 +1,75 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Guest: /proc/kcore reads of vm_map_ram() areas (kernel/test/kcore_test.ko,
+# pass it with --tool).  The module maps 4 + 2 pages with vm_map_ram() (a
+# vmap_block) and 4 pages with vmalloc(), every page with its own pattern
+# (see kernel/test/kcore_test.c).  Each area is read page by page and whole,
+# by plain pread (kpread) and by libkcore (kcore-read, with --tool); the raw
+# bytes go to $OUT for the host check, which verifies every word.
+#
+# Stock 6.12 fails this (vmap_ram_vread_iter returns page 0 of a used region
+# for every page of it); kernel/patches/0001 fixes it.
+set -eu
+
+ko=
+for f in /tools/kcore_test.ko /cases/kcore_test.ko; do
+	[ -e "$f" ] && ko=$f && break
+done
+if [ -z "$ko" ]; then
+	echo "kcore_test.ko not given (--tool kernel/test/kcore_test.ko)"
+	exit 1
+fi
+insmod "$ko"
+uname -r > "$OUT/uname"
+p=/sys/module/kcore_test/parameters
+fail=0
+
+readers="kpread"
+command -v kcore-read > /dev/null && readers="$readers kcore-read"
+
+rd() { # reader vaddr len
+	case "$1" in
+	kpread) kpread --vaddr "$2" --len "$3" ;;
+	kcore-read) kcore-read /proc/kcore --vaddr "$2" --len "$3" ;;
+	esac
+}
+
+# first 8-byte word of page k of area a, as od -t x8 prints it
+want_word() { printf '6b637465%04x%02x00' "$1" "$2"; }
+
+check_area() { # name area-number npages
+	name=$1 area=$2 npages=$3
+	addr=$(cat "$p/${name}_addr")
+	printf '%s 0x%x %d\n' "$name" "$addr" "$npages" >> "$OUT/areas"
+	for r in $readers; do
+		rd "$r" "$addr" $((npages * 4096)) > "$OUT/$name.whole.$r"
+		: > "$OUT/$name.pages.$r"
+		k=0
+		while [ $k -lt "$npages" ]; do
+			rd "$r" $((addr + k * 4096)) 4096 >> "$OUT/$name.pages.$r"
+			k=$((k + 1))
+		done
+		for how in whole pages; do
+			k=0 bad=""
+			while [ $k -lt "$npages" ]; do
+				got=$(od -A n -t x8 -j $((k * 4096)) -N 8 \
+					"$OUT/$name.$how.$r" | tr -d ' ')
+				want=$(want_word "$area" "$k")
+				[ "$got" = "$want" ] || bad="$bad page$k=$got"
+				k=$((k + 1))
+			done
+			if [ -z "$bad" ]; then
+				echo "ok - $name ($how, $r): $npages pages, first words match"
+			else
+				echo "not ok - $name ($how, $r): want page k = $(want_word "$area" 0)+k<<8, got$bad"
+				fail=1
+			fi
+		done
+	done
+}
+
+check_area ram 1 4
+check_area ram2 2 2
+check_area vmalloc 3 4
+dmesg | grep kcore_test || true
+exit $fail
