@@ -7,11 +7,16 @@
 #   dense:  a 4 GiB core of mixed content (binaries, zeros, random) on
 #           tmpfs -> .zst vs zstd -1 -T2; uncompressed sparse copy vs
 #           cp --sparse=always; peak RSS from /usr/bin/time -v
-# Usage: bench/dump.sh [BUILD_DIR] [REPS]   (writes bench/results/dump.{md,json})
+#   vmcore: (optional) a kernel ELF dump saved from the VM rig, e.g. the
+#           main job's results/vm/ram.elf.zst after 'kcoredump extract':
+#           makedumpfile -c -d 1 vs kcoredump dump to .zst on it
+# Usage: bench/dump.sh [BUILD_DIR] [REPS] [VMCORE]
+#   (writes bench/results/dump.{md,json})
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 reps=${2:-3}
+vmcore=${3:-}
 K=$build/kcoredump
 MK=$build/tests/tools/mkcore
 work=${BENCH_DIR:-/dev/shm/kcoredump-bench}
@@ -84,6 +89,18 @@ gib=4
 r() { echo "scale=2; $1 / $2" | bc -l; }
 mbs() { echo "scale=0; $gib * 1024 / $1" | bc -l; }
 
+v_k=- v_m=- v_ks=0 v_ms=0
+if [[ -n $vmcore ]]; then
+	echo "== saved kernel dump $vmcore"
+	v_k=$(timeit "$reps" "$K" dump -q -f -T 2 "$vmcore" -o "$work/out.zst")
+	"$K" dump -q -f -T 2 "$vmcore" -o "$work/out.zst"
+	v_ks=$(stat -c %s "$work/out.zst")
+	v_m=$(timeit "$reps" makedumpfile -c -d 1 "$vmcore" "$work/out.kdump")
+	rm -f "$work/out.kdump"
+	makedumpfile -c -d 1 "$vmcore" "$work/out.kdump" > /dev/null 2>&1
+	v_ms=$(stat -c %s "$work/out.kdump")
+fi
+
 cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 {
 	echo "Machine: $(nproc) CPUs ($cpu), $(free -g | awk '/Mem:/ { print $2 }') GiB RAM, inputs on $(df --output=fstype "$work" | tail -1); medians of $reps runs."
@@ -96,14 +113,21 @@ cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 	echo "| 4 GiB mixed core -> sparse ELF | ${d_ke} s ($(mbs "$d_ke") MiB/s) | cp --sparse=always: ${d_cp} s ($(mbs "$d_cp") MiB/s) | $(r "$d_cp" "$d_ke")x |"
 	echo "| 4 GiB mixed core -> sparse ELF, vs dd | ${d_ke} s | dd bs=1M: ${d_dd} s ($(mbs "$d_dd") MiB/s) | $(r "$d_dd" "$d_ke")x |"
 	echo "| 4 GiB mixed core, xz baseline | - | xz -1 -T2: ${d_x} s | - |"
+	if [[ -n $vmcore ]]; then
+		echo "| $(basename "$vmcore") (VM RAM, ELF) -> .zst vs makedumpfile -c -d 1, time | ${v_k} s | makedumpfile: ${v_m} s | $(r "$v_m" "$v_k")x |"
+		echo "| same, size | $((v_ks >> 20)) MiB | makedumpfile: $((v_ms >> 20)) MiB | $(r "$v_ks" "$v_ms")x |"
+	fi
 	echo "| peak RSS, .zst / sparse ELF (2 threads, 4 MiB blocks) | ${rss_k} / ${rss_ke} MiB | - | - |"
 } | tee "$out/dump.md"
 jq -n --arg s_k "$s_k" --arg s_z "$s_z" --arg d_k "$d_k" --arg d_z "$d_z" \
 	--arg d_ke "$d_ke" --arg d_cp "$d_cp" --arg d_dd "$d_dd" --arg d_x "$d_x" \
+	--arg v_k "$v_k" --arg v_m "$v_m" --arg v_ks "$v_ks" --arg v_ms "$v_ms" \
 	--arg ks "$d_k_size" --arg zs "$d_z_size" --arg rk "$rss_k" --arg rke "$rss_ke" \
 	'{sparse_1t: {kcoredump_s: ($s_k|tonumber), zstd_s: ($s_z|tonumber)},
 	  dense_4g: {kcoredump_zst_s: ($d_k|tonumber), zstd_s: ($d_z|tonumber),
 	             kcoredump_zst_bytes: ($ks|tonumber), zstd_bytes: ($zs|tonumber),
 	             kcoredump_elf_s: ($d_ke|tonumber), cp_sparse_s: ($d_cp|tonumber), dd_s: ($d_dd|tonumber),
-	             xz_s: ($d_x|tonumber), rss_zst_mib: ($rk|tonumber), rss_elf_mib: ($rke|tonumber)}}' \
+	             xz_s: ($d_x|tonumber), rss_zst_mib: ($rk|tonumber), rss_elf_mib: ($rke|tonumber)},
+	  vmcore: {kcoredump_zst_s: $v_k, makedumpfile_s: $v_m,
+	           kcoredump_zst_bytes: ($v_ks|tonumber), makedumpfile_bytes: ($v_ms|tonumber)}}' \
 	> "$out/dump.json"
