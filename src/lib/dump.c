@@ -802,6 +802,7 @@ static void teardown(struct dump *d)
 		kcore_seg_hasher_destroy(d->hashers[i]);
 	free(d->hashers);
 	kcore_ostream_destroy(d->os);
+	d->os = NULL; /* the final progress report runs after teardown */
 	free(d->header);
 }
 

@@ -126,6 +126,14 @@ static unsigned leftovers(const char *dir)
 }
 
 static volatile sig_atomic_t cancel_flag;
+static unsigned progress_calls;
+static struct kcore_dump_stats last_progress;
+
+static void count_progress(void *arg, const struct kcore_dump_stats *st)
+{
+	progress_calls++;
+	last_progress = *st;
+}
 
 static void cancel_on_progress(void *arg, const struct kcore_dump_stats *st)
 {
@@ -153,9 +161,8 @@ static struct kcore_error *run(const char *core, const char *out,
 	struct kcore_error *err;
 
 	cancel_flag = 0;
-	if (cancel) {
-		opts.progress = cancel_on_progress;
-	}
+	progress_calls = 0;
+	opts.progress = cancel ? cancel_on_progress : count_progress;
 	err = kcore_source_open(core, &oo, &src);
 	if (err)
 		return err;
@@ -189,12 +196,31 @@ int main(void)
 			    .short_chunk = 777 };
 	err = run(core, out, &f, KCORE_COMPRESS_NONE, false, &res);
 	ok(!err && res.nerrors == 0, "short reads are retried");
+	ok(progress_calls >= 2 && last_progress.bytes_done == SEG_SIZE &&
+		   last_progress.bytes_written == res.stats.bytes_written,
+	   "progress is reported, last with the final numbers");
 	kcore_dump_result_deinit(&res);
 	err = kcore_verify(out, core, NULL, &vr);
 	ok(!err && vr.match && vr.compared && vr.differ_bytes == 0,
 	   "the dump equals the source and its digests");
 	kcore_verify_result_deinit(&vr);
 	unlink(out);
+
+	/* A compressed stream, with progress to the end. */
+	f = (struct fault){ .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
+	snprintf(out, sizeof(out), "%s/out.elf.zst", dir);
+	err = run(core, out, &f, KCORE_COMPRESS_ZSTD, false, &res);
+	ok(!err && progress_calls >= 2 &&
+		   last_progress.bytes_written == res.stats.bytes_written,
+	   "a .zst dump reports its final size in the last progress call");
+	kcore_dump_result_deinit(&res);
+	err = err ? err : kcore_verify(out, NULL, NULL, &vr);
+	ok(!err && vr.match, "the .zst dump verifies");
+	if (!err)
+		kcore_verify_result_deinit(&vr);
+	kcore_error_destroy(err);
+	unlink(out);
+	snprintf(out, sizeof(out), "%s/out.elf", dir);
 
 	/* EIO on 3 pages in the middle: zero-filled, counted, reported. */
 	f = (struct fault){ .eio_from = DATA_OFF + 0x201000,
