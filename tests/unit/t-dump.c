@@ -19,6 +19,7 @@
 #include "kcoredump/dump.h"
 #include "kcoredump/verify.h"
 #include "pattern.h"
+#include "elfcore.h"
 #include "tap.h"
 
 #define DATA_OFF 0x1000ull
@@ -78,23 +79,10 @@ static ssize_t f_write(void *ctx, int fd, const void *buf, size_t len)
 static void make_core(const char *path)
 {
 	static unsigned char hdr[DATA_OFF];
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)hdr;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(hdr + sizeof(*eh));
+	Elf64_Phdr *ph = kc_elfcore_header(hdr, 2);
 	unsigned char *buf = malloc(SEG_SIZE);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_CORE;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 2;
-	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x200 };
 	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 			      .p_flags = PF_R | PF_W,
 			      .p_offset = DATA_OFF,

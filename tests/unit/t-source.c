@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kcoredump/kcore.h"
+#include "elfcore.h"
 #include "tap.h"
 
 #define PAGE_OFFSET 0xffff888000000000ull
@@ -27,24 +28,11 @@ static const char vmcoreinfo[] = "OSRELEASE=4.14.0-old\nPAGESIZE=4096\n"
  * holds a VMCOREINFO ELF note at NOTE_PADDR; p_memsz > p_filesz. */
 static size_t build(unsigned char *img, size_t *note_len)
 {
-	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
-	Elf64_Phdr *ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	Elf64_Phdr *ph = kc_elfcore_header(img, 2);
 	size_t data = 0x1000, namesz = sizeof("VMCOREINFO");
 	unsigned char *note = img + data + (NOTE_PADDR - RAM_PADDR);
 	uint32_t hdr[3] = { (uint32_t)namesz, sizeof(vmcoreinfo) - 1, 0 };
 
-	memcpy(eh->e_ident, ELFMAG, SELFMAG);
-	eh->e_ident[EI_CLASS] = ELFCLASS64;
-	eh->e_ident[EI_DATA] = ELFDATA2LSB;
-	eh->e_ident[EI_VERSION] = EV_CURRENT;
-	eh->e_type = ET_CORE;
-	eh->e_machine = EM_X86_64;
-	eh->e_version = EV_CURRENT;
-	eh->e_phoff = sizeof(*eh);
-	eh->e_ehsize = sizeof(*eh);
-	eh->e_phentsize = sizeof(*ph);
-	eh->e_phnum = 2;
-	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x200 };
 	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 			      .p_flags = PF_R | PF_W | PF_X,
 			      .p_offset = data,

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Building minimal x86_64 ELF cores in memory, for unit tests that need
+ * what the text fixtures cannot express (faults, live-kcore paths). */
+#ifndef KCOREDUMP_TESTS_ELFCORE_H
+#define KCOREDUMP_TESTS_ELFCORE_H
+
+#include <elf.h>
+#include <string.h>
+
+/* An ET_CORE header with phnum program headers right after it, the
+ * first an empty PT_NOTE; returns the program header table. */
+static inline Elf64_Phdr *kc_elfcore_header(void *image, unsigned phnum)
+{
+	Elf64_Ehdr *eh = image;
+	Elf64_Phdr *ph = (Elf64_Phdr *)(eh + 1);
+
+	memset(eh, 0, sizeof(*eh));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_CORE;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = (Elf64_Half)phnum;
+	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x200 };
+	return ph;
+}
+
+#endif
