@@ -70,6 +70,10 @@ struct cli_parser *cli_parser_create(const struct cli_command *cmd, int argc,
 int cli_parser_next(struct cli_parser *p, const char **ret_arg);
 int cli_parser_optind(const struct cli_parser *p);
 void cli_parser_destroy(struct cli_parser *p);
+/* Destroy p after the loop that ended with c; *ret_first is where the
+ * positional arguments start.  Returns the exit status when the command
+ * is done (--help printed, or a usage error), else -1. */
+int cli_parser_end(struct cli_parser *p, int c, int *ret_first);
 
 void cli_print_help(FILE *f, const struct cli_command *cmd);
 void cli_print_main_help(FILE *f);

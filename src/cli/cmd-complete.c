@@ -417,12 +417,10 @@ int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_parser_next(p, &arg)) >= 0)
 		if (c == 1100)
 			shell = arg;
-	int first = cli_parser_optind(p);
-	cli_parser_destroy(p);
-	if (c == -3)
-		return EXIT_OK;
-	if (c == -2)
-		return EXIT_USAGE;
+	int first, done = cli_parser_end(p, c, &first);
+
+	if (done >= 0)
+		return done;
 	if (shell) {
 		if (!strcmp(shell, "bash"))
 			print_bash(stdout);

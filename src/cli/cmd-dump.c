@@ -499,12 +499,10 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		}
 	}
-	int first = cli_parser_optind(p);
-	cli_parser_destroy(p);
-	if (c == -3)
-		return EXIT_OK;
-	if (c == -2)
-		return EXIT_USAGE;
+	int first, done = cli_parser_end(p, c, &first);
+
+	if (done >= 0)
+		return done;
 	if (argc - first > 1)
 		return cli_usage_error(ctx, "dump", "takes one SOURCE");
 	if (argc - first == 1)

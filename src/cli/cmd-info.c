@@ -79,12 +79,10 @@ int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		}
 	}
-	if (c == -3 || c == -2) {
-		cli_parser_destroy(p);
-		return c == -3 ? EXIT_OK : EXIT_USAGE;
-	}
-	int first = cli_parser_optind(p);
-	cli_parser_destroy(p);
+	int first, done = cli_parser_end(p, c, &first);
+
+	if (done >= 0)
+		return done;
 	if (argc - first > 1)
 		return cli_usage_error(ctx, "info",
 				       "takes one SOURCE, got %d arguments",

@@ -116,12 +116,10 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 		else if (c == 'q')
 			quiet = true;
 	}
-	int first = cli_parser_optind(p);
-	cli_parser_destroy(p);
-	if (c == -3)
-		return EXIT_OK;
-	if (c == -2)
-		return EXIT_USAGE;
+	int first, done = cli_parser_end(p, c, &first);
+
+	if (done >= 0)
+		return done;
 	if (argc - first < 1 || argc - first > 2)
 		return cli_usage_error(ctx, "verify",
 				       "needs DUMP and optionally SOURCE");
@@ -170,12 +168,10 @@ int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 		else if (c == 'q')
 			quiet = true;
 	}
-	int first = cli_parser_optind(p);
-	cli_parser_destroy(p);
-	if (c == -3)
-		return EXIT_OK;
-	if (c == -2)
-		return EXIT_USAGE;
+	int first, done = cli_parser_end(p, c, &first);
+
+	if (done >= 0)
+		return done;
 	if (argc - first != 1 || !output)
 		return cli_usage_error(ctx, "extract",
 				       "needs DUMP and -o FILE");

@@ -119,18 +119,15 @@ static int parse_plain(const char *name, int argc, char **argv, int max_args,
 	struct cli_parser *p =
 		cli_parser_create(cli_find_command(name), argc, argv);
 	const char *arg;
-	int c;
+	int c, status;
 
 	if (!p)
 		return EXIT_FAILURE_;
 	while ((c = cli_parser_next(p, &arg)) >= 0)
 		;
-	*ret_first = cli_parser_optind(p);
-	cli_parser_destroy(p);
-	if (c == -3)
-		return EXIT_OK;
-	if (c == -2)
-		return EXIT_USAGE;
+	status = cli_parser_end(p, c, ret_first);
+	if (status >= 0)
+		return status;
 	if (argc - *ret_first > max_args)
 		return cli_usage_error(NULL, name, "too many arguments");
 	return -1;

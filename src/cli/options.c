@@ -107,6 +107,17 @@ int cli_parser_next(struct cli_parser *p, const char **ret_arg)
 	return c;
 }
 
+int cli_parser_end(struct cli_parser *p, int c, int *ret_first)
+{
+	*ret_first = cli_parser_optind(p);
+	cli_parser_destroy(p);
+	if (c == -3)
+		return EXIT_OK;
+	if (c == -2)
+		return EXIT_USAGE;
+	return -1;
+}
+
 int cli_parser_optind(const struct cli_parser *p)
 {
 	return optind;
