@@ -24,20 +24,8 @@ out=$here/results
 mkdir -p "$work" "$out"
 trap 'rm -rf "$work"' EXIT
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-# run N CMD...: wall seconds of each run, median printed
-timeit() {
-	local n=$1
-	shift
-	for ((i = 0; i < n; i++)); do
-		rm -f "$work"/out.* "$work"/.out.*
-		local t0 t1
-		t0=$(date +%s.%N)
-		"$@" > /dev/null 2>&1
-		t1=$(date +%s.%N)
-		echo "$t1 - $t0" | bc -l
-	done | median
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 rss() { # peak RSS in MiB of one run
 	rm -f "$work"/out.*
 	/usr/bin/time -v "$@" 2>&1 > /dev/null | awk '/Maximum resident/ { printf "%.1f", $6 / 1024 }'

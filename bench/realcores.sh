@@ -25,19 +25,8 @@ if [[ -z $cores ]]; then
 	cores=$work/vm/cores
 fi
 
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-timeit() {
-	local n=$1
-	shift
-	for ((i = 0; i < n; i++)); do
-		rm -f "$work"/out.* "$work"/.out.*
-		local t0 t1
-		t0=$(date +%s.%N)
-		"$@" > /dev/null 2>&1
-		t1=$(date +%s.%N)
-		echo "$t1 - $t0" | bc -l
-	done | median
-}
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
 r() { echo "scale=1; $1 / $2" | bc -l; }
 
 rows=()
