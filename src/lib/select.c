@@ -64,18 +64,18 @@ static struct kcore_error *add_piece(struct plan_builder *b,
 				     const struct kcore_selection *sel,
 				     const struct kcore_segment *seg,
 				     uint64_t vaddr, uint64_t size,
-				     const char *label, bool clip)
+				     const char *label)
 {
 	struct kcore_range whole = { 0, UINT64_MAX };
 	const struct kcore_range *ranges = &whole;
 	size_t nranges = 1;
 
-	if (clip && sel->nranges) {
+	if (sel->nranges) {
 		ranges = sel->ranges;
 		nranges = sel->nranges;
 	}
 	for (size_t i = 0; i < nranges; i++) {
-		uint64_t base = sel->ranges_physical && clip && sel->nranges
+		uint64_t base = sel->ranges_physical && sel->nranges
 					? seg->paddr + (vaddr - seg->vaddr)
 					: vaddr;
 		uint64_t lo = base, hi = base + size;
@@ -274,8 +274,8 @@ plan_from_page_tables(struct plan_builder *b, struct kcore_source *src,
 			return err;
 		for (size_t k = 0; k < n && !err; k++) {
 			err = add_piece(b, sel, seg, runs[k].start,
-					runs[k].end - runs[k].start, "[mapped]",
-					true);
+					runs[k].end - runs[k].start,
+					"[mapped]");
 			plan->vmalloc_areas++;
 		}
 		free(runs);
@@ -353,7 +353,7 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 				free(areas);
 				return &kcore_error_nomem;
 			}
-			err = add_piece(b, sel, seg, lo, hi - lo, label, true);
+			err = add_piece(b, sel, seg, lo, hi - lo, label);
 			if (err) {
 				free(areas);
 				return err;
@@ -453,19 +453,14 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 			uint64_t lo = seg->vaddr, hi = seg->vaddr + seg->memsz;
 
 			b.plan->vmalloc_segment_size += seg->memsz;
-			if (sel->vmalloc_window.end) {
-				if (lo < sel->vmalloc_window.start)
-					lo = sel->vmalloc_window.start;
-				if (hi > sel->vmalloc_window.end)
-					hi = sel->vmalloc_window.end;
-			}
+			clip_window(sel, &lo, &hi);
 			b.plan->vmalloc_source = "segments";
 			if (lo < hi)
-				err = add_piece(&b, sel, seg, lo, hi - lo, NULL,
-						true);
+				err = add_piece(&b, sel, seg, lo, hi - lo,
+						NULL);
 		} else {
 			err = add_piece(&b, sel, seg, seg->vaddr, seg->memsz,
-					NULL, true);
+					NULL);
 		}
 		if (err)
 			goto fail;
