@@ -136,9 +136,30 @@ kcore_source_vmcoreinfo(const struct kcore_source *src);
 int kcore_source_fd(const struct kcore_source *src);
 const struct kcore_io_ops *kcore_source_io(const struct kcore_source *src);
 
-/* Read file bytes [offset, offset + len) through the I/O layer. */
+/*
+ * Read bytes [offset, offset + len) of the source's ELF image: the file
+ * itself for ELF cores and /proc/kcore; for other formats the ELF core
+ * they are presented as.  _partial also says how many bytes arrived
+ * before an error.
+ */
 struct kcore_error *kcore_source_pread(struct kcore_source *src, void *buf,
 				       size_t len, uint64_t offset);
+struct kcore_error *kcore_source_pread_partial(struct kcore_source *src,
+					       void *buf, size_t len,
+					       uint64_t offset, size_t *done);
+
+/*
+ * The first data byte at or after offset and below end, and the end of
+ * its run: *data = *data_end = end when only holes remain.  Sources that
+ * cannot tell holes from data (a stock kernel's /proc/kcore, devices)
+ * report everything as data; kcore_source_knows_holes() says which.
+ */
+struct kcore_error *kcore_source_next_data(struct kcore_source *src,
+					   uint64_t offset, uint64_t end,
+					   uint64_t *data, uint64_t *data_end);
+bool kcore_source_knows_holes(const struct kcore_source *src);
+/* "file" for ELF files and /proc/kcore; otherwise the input format. */
+const char *kcore_source_format(const struct kcore_source *src);
 
 /*
  * Read memory at a virtual (or, with _paddr, physical) address.  The whole
@@ -155,7 +176,7 @@ struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
 
 /*
  * Count data and hole bytes of a segment's file range with
- * SEEK_DATA/SEEK_HOLE.  Only meaningful for regular files.
+ * kcore_source_next_data().
  */
 struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
 					     size_t segment, uint64_t *ret_data,

@@ -227,30 +227,20 @@ file_extents(struct kcore_source *src, struct bclass *data, struct bclass *hole)
 		if (s->type != PT_LOAD)
 			continue;
 		while (pos < end && !err) {
-			off_t d = lseek(src->fd, (off_t)pos, SEEK_DATA), h;
+			uint64_t d, e;
 
-			if (d < 0 && errno == EINVAL) { /* no hole support */
-				err = class_add(data, i, s, pos, end - pos);
-				break;
-			}
-			if (d < 0 && errno != ENXIO)
-				return kcore_error_create_at(
-					KCORE_ERR_OS, errno, src->path, pos,
-					"SEEK_DATA failed");
-			if (d < 0 || (uint64_t)d >= end) {
+			err = kcore_source_next_data(src, pos, end, &d, &e);
+			if (err)
+				return err;
+			if (d >= end) {
 				err = class_add(hole, i, s, pos, end - pos);
 				break;
 			}
-			if ((uint64_t)d > pos)
-				err = class_add(hole, i, s, pos,
-						(uint64_t)d - pos);
-			h = lseek(src->fd, d, SEEK_HOLE);
-			if (h < 0 || (uint64_t)h > end)
-				h = (off_t)end;
+			if (d > pos)
+				err = class_add(hole, i, s, pos, d - pos);
 			if (!err)
-				err = class_add(data, i, s, (uint64_t)d,
-						(uint64_t)(h - d));
-			pos = (uint64_t)h;
+				err = class_add(data, i, s, d, e - d);
+			pos = e;
 		}
 		if (err)
 			return err;
@@ -434,8 +424,7 @@ static void *reader(void *arg)
 			break;
 		}
 		s = &rd->samples[i];
-		err = kcore_pread_all(rd->src->io, rd->src->fd, rd->src->path,
-				      buf, s->len, s->off, NULL);
+		err = kcore_source_pread(rd->src, buf, s->len, s->off);
 		t1 = now();
 		rd->lat[i] = t1 - t0;
 		rd->reads++;
@@ -649,19 +638,6 @@ static struct kcore_error *run_dump(struct kcore_source *src,
 
 /* ---- the benchmark ---- */
 
-/* SEEK_DATA/SEEK_HOLE say something: always for regular files; for
- * /proc/kcore only on kernels that implement them (stock kernels report
- * the whole file as data). */
-static bool seek_meaningful(struct kcore_source *src)
-{
-	off_t hole;
-
-	if (src->info.is_regular)
-		return true;
-	hole = lseek(src->fd, 0, SEEK_HOLE);
-	return hole >= 0 && (uint64_t)hole < src->info.file_size;
-}
-
 static struct kcore_error *count_holes(struct kcore_source *src,
 				       struct kcore_bench_holes *h)
 {
@@ -688,7 +664,7 @@ static struct kcore_error *collect(struct kcore_source *src,
 	struct kcore_bench_holes *h = &res->holes;
 	struct kcore_error *err = NULL;
 
-	h->seek_data = seek_meaningful(src);
+	h->seek_data = kcore_source_knows_holes(src);
 	h->file_size = src->info.file_size;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *s = seg_of(src, i);

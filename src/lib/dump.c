@@ -267,8 +267,7 @@ static void read_range(struct dump *d, unsigned char *buf, uint64_t offset,
 	struct kcore_error *err;
 	size_t done;
 
-	err = kcore_pread_all(d->src->io, d->src->fd, d->src->path, buf, len,
-			      offset, &done);
+	err = kcore_source_pread_partial(d->src, buf, len, offset, &done);
 	d->res->stats.bytes_read += len;
 	if (!err)
 		return;
@@ -279,8 +278,8 @@ static void read_range(struct dump *d, unsigned char *buf, uint64_t offset,
 
 		if (n > len - pos)
 			n = len - pos;
-		err = kcore_pread_all(d->src->io, d->src->fd, d->src->path,
-				      buf + pos, n, offset + pos, &done);
+		err = kcore_source_pread_partial(d->src, buf + pos, n,
+						 offset + pos, &done);
 		if (err) {
 			memset(buf + pos, 0, n);
 			add_read_error(d, offset + pos, n,
@@ -297,7 +296,8 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 			uint64_t *de)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
-	off_t data, hole;
+	struct kcore_error *err;
+	uint64_t data, data_end;
 
 	*ds = *de = seg->size;
 	if (pos >= seg->src_avail)
@@ -313,21 +313,19 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 		*de = d->ext_end;
 		return;
 	}
-	data = lseek(d->src->fd, (off_t)(seg->src_offset + pos), SEEK_DATA);
-	if (data < 0) {
-		if (errno == ENXIO)
-			return;
-		*ds = pos; /* cannot tell: read it */
+	err = kcore_source_next_data(d->src, seg->src_offset + pos,
+				     seg->src_offset + seg->src_avail, &data,
+				     &data_end);
+	if (err) { /* cannot tell: read it */
+		kcore_error_destroy(err);
+		*ds = pos;
 		*de = seg->src_avail;
 		return;
 	}
-	if ((uint64_t)data - seg->src_offset >= seg->src_avail)
+	if (data >= seg->src_offset + seg->src_avail)
 		return;
-	hole = lseek(d->src->fd, data, SEEK_HOLE);
-	*ds = (uint64_t)data - seg->src_offset;
-	*de = hole < 0 ? seg->src_avail : (uint64_t)hole - seg->src_offset;
-	if (*de > seg->src_avail)
-		*de = seg->src_avail;
+	*ds = data - seg->src_offset;
+	*de = data_end - seg->src_offset;
 	d->ext_valid = true;
 	d->ext_seg = si;
 	d->ext_start = *ds;
@@ -806,21 +804,6 @@ static void teardown(struct dump *d)
 	free(d->header);
 }
 
-/* Whether SEEK_DATA/SEEK_HOLE say something about this source: always
- * for regular files; for /proc/kcore only on kernels that implement it
- * (stock kernels report the whole file as data). */
-static bool seek_is_meaningful(struct kcore_source *src)
-{
-	off_t hole;
-
-	if (src->info.is_regular)
-		return true;
-	if (src->info.kind != KCORE_SOURCE_LIVE_KCORE)
-		return false;
-	hole = lseek(src->fd, 0, SEEK_HOLE);
-	return hole > 0 && (uint64_t)hole < src->info.file_size;
-}
-
 struct kcore_error *kcore_dump(struct kcore_source *src,
 			       struct kcore_plan *plan,
 			       const struct kcore_dump_opts *opts,
@@ -841,7 +824,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "block size must be a multiple of "
 					  "1 MiB");
-	d.use_seek = seek_is_meaningful(src);
+	d.use_seek = kcore_source_knows_holes(src);
 	ret->stats.seek_data = d.use_seek;
 	for (size_t i = 0; i < plan->nsegs; i++)
 		ret->stats.bytes_total += plan->segs[i].size;

@@ -9,11 +9,53 @@
 
 #include "kcoredump/kcore.h"
 
+/*
+ * Where a source's bytes come from.  Every source is seen as an ELF core
+ * image: offsets are offsets in that image.  For an ELF file the image is
+ * the file; other formats (and live processes) present a synthetic image
+ * whose headers and notes are built in memory (kcore_source.image, parsed
+ * with elf_memory()) and whose segment data the backend produces.
+ */
+struct kcore_backend {
+	const char *name;
+	/* Read [offset, offset + len) of the image; *done (when not NULL)
+	 * says how many bytes arrived before an error. */
+	struct kcore_error *(*pread)(struct kcore_source *src, void *buf,
+				     size_t len, uint64_t offset, size_t *done);
+	/* First data byte at or after offset, below end, and the end of its
+	 * run; *data = *data_end = end when only holes remain.  NULL: all
+	 * data. */
+	struct kcore_error *(*next_data)(struct kcore_source *src,
+					 uint64_t offset, uint64_t end,
+					 uint64_t *data, uint64_t *data_end);
+	/* Release backend_data (may be NULL). */
+	void (*destroy)(struct kcore_source *src);
+};
+
+/*
+ * A format other than ELF, recognised by its first bytes.  open() fills
+ * src->backend, src->backend_data, src->image/image_size (ehdr, phdrs and
+ * notes; owned, freed with free()) and src->info.file_size (the image's
+ * logical size); the ELF parsing then proceeds as for a file.
+ */
+struct kcore_format {
+	const char *name;
+	bool (*probe)(const unsigned char *magic, size_t len);
+	struct kcore_error *(*open)(struct kcore_source *src);
+};
+
+extern const struct kcore_format *const kcore_formats[];
+
 struct kcore_source {
 	char *path;
 	int fd;
 	Elf *elf;
 	const struct kcore_io_ops *io;
+	const struct kcore_backend *backend;
+	void *backend_data;
+	unsigned char *image; /* synthetic ELF headers + notes, or NULL */
+	size_t image_size;
+	bool knows_holes; /* next_data tells holes from data */
 	struct kcore_source_info info;
 	struct kcore_segment *segments;
 	size_t nsegments;
@@ -49,6 +91,16 @@ struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 /* Find VMCOREINFO through /sys/kernel/vmcoreinfo for old kernels. */
 struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
 						const char *sysroot);
+/*
+ * For sources that are not files (kcore_source_open_process and the like):
+ * allocate a source, then, with backend/image/file_size filled, parse the
+ * image like a file.  On error the caller destroys src.
+ */
+struct kcore_error *kcore_source_alloc(const char *path,
+				       const struct kcore_open_opts *opts,
+				       struct kcore_source **ret);
+struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
+				       const struct kcore_open_opts *opts);
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 
 #endif

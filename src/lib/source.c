@@ -95,8 +95,7 @@ static struct kcore_error *check_ident(struct kcore_source *src)
 	size_t done;
 	struct kcore_error *err;
 
-	err = kcore_pread_all(src->io, src->fd, src->path, ident, sizeof(ident),
-			      0, &done);
+	err = kcore_source_pread_partial(src, ident, sizeof(ident), 0, &done);
 	if (err) {
 		if (err->code != KCORE_ERR_FORMAT)
 			return err;
@@ -139,8 +138,10 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 	GElf_Ehdr ehdr;
 	size_t phnum, entsize;
 	uint64_t table_end;
-	bool regular = src->info.is_regular &&
-		       src->info.kind != KCORE_SOURCE_LIVE_KCORE;
+	/* Sizes are known for regular files and synthetic images. */
+	bool regular = (src->info.is_regular &&
+			src->info.kind != KCORE_SOURCE_LIVE_KCORE) ||
+		       src->image;
 	uint64_t size = src->info.file_size;
 
 	if (!gelf_getehdr(src->elf, &ehdr))
@@ -516,16 +517,105 @@ static void fill_process_info(struct kcore_source *src)
 	}
 }
 
-struct kcore_error *kcore_source_open(const char *path,
-				      const struct kcore_open_opts *opts,
-				      struct kcore_source **ret)
+/* ---- the file backend: an ELF core file or /proc/kcore ---- */
+
+static struct kcore_error *file_pread(struct kcore_source *src, void *buf,
+				      size_t len, uint64_t offset, size_t *done)
+{
+	return kcore_pread_all(src->io, src->fd, src->path, buf, len, offset,
+			       done);
+}
+
+static struct kcore_error *file_next_data(struct kcore_source *src,
+					  uint64_t offset, uint64_t end,
+					  uint64_t *data, uint64_t *data_end)
+{
+	off_t d, h;
+
+	*data = *data_end = end;
+	if (offset >= end)
+		return NULL;
+	d = lseek(src->fd, (off_t)offset, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO) /* only a hole up to EOF */
+			return NULL;
+		if (errno == EINVAL) { /* no hole support: all data */
+			*data = offset;
+			return NULL;
+		}
+		return kcore_error_create_at(KCORE_ERR_OS, errno, src->path,
+					     offset, "SEEK_DATA failed");
+	}
+	if ((uint64_t)d >= end)
+		return NULL;
+	h = lseek(src->fd, d, SEEK_HOLE);
+	if (h < 0)
+		return kcore_error_create_at(KCORE_ERR_OS, errno, src->path,
+					     (uint64_t)d, "SEEK_HOLE failed");
+	*data = (uint64_t)d;
+	*data_end = (uint64_t)h < end ? (uint64_t)h : end;
+	return NULL;
+}
+
+static const struct kcore_backend file_backend = {
+	.name = "file",
+	.pread = file_pread,
+	.next_data = file_next_data,
+};
+
+/*
+ * Whether SEEK_DATA/SEEK_HOLE say something: always for regular files;
+ * for /proc/kcore only on kernels that implement them (stock kernels
+ * report the whole file as data).
+ */
+static bool file_knows_holes(struct kcore_source *src)
+{
+	off_t hole;
+
+	if (src->info.is_regular)
+		return true;
+	if (src->info.kind != KCORE_SOURCE_LIVE_KCORE)
+		return false;
+	hole = lseek(src->fd, 0, SEEK_HOLE);
+	return hole > 0 && (uint64_t)hole < src->info.file_size;
+}
+
+/* Formats recognised by their first bytes; ELF is the default. */
+const struct kcore_format *const kcore_formats[] = {
+	NULL,
+};
+
+static struct kcore_error *open_format(struct kcore_source *src, bool *found)
+{
+	unsigned char magic[64];
+	size_t done = 0;
+	struct kcore_error *err;
+
+	*found = false;
+	err = kcore_pread_all(src->io, src->fd, src->path, magic, sizeof(magic),
+			      0, &done);
+	if (err) {
+		if (err->code != KCORE_ERR_FORMAT)
+			return err;
+		kcore_error_destroy(err); /* short file: probe what is there */
+	}
+	if (done >= SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0)
+		return NULL;
+	for (size_t i = 0; kcore_formats[i]; i++) {
+		if (!kcore_formats[i]->probe(magic, done))
+			continue;
+		*found = true;
+		return kcore_formats[i]->open(src);
+	}
+	return NULL; /* check_ident explains what is wrong */
+}
+
+struct kcore_error *kcore_source_alloc(const char *path,
+				       const struct kcore_open_opts *opts,
+				       struct kcore_source **ret)
 {
 	static const struct kcore_open_opts no_opts;
 	struct kcore_source *src;
-	struct kcore_error *err;
-	struct statfs sfs;
-	struct stat st;
-	bool live;
 
 	if (!opts)
 		opts = &no_opts;
@@ -537,13 +627,93 @@ struct kcore_error *kcore_source_open(const char *path,
 		return &kcore_error_nomem;
 	src->fd = -1;
 	src->io = opts->io ? opts->io : &kcore_io_default;
+	src->backend = &file_backend;
 	src->path = strdup(path);
 	if (!src->path) {
-		err = &kcore_error_nomem;
-		goto fail;
+		free(src);
+		return &kcore_error_nomem;
 	}
 	src->info.path = src->path;
 	src->info.kind = KCORE_SOURCE_ELF_CORE; /* until the notes say more */
+	*ret = src;
+	return NULL;
+}
+
+struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
+				       const struct kcore_open_opts *opts)
+{
+	static const struct kcore_open_opts no_opts;
+	struct kcore_error *err;
+
+	if (!opts)
+		opts = &no_opts;
+	err = check_ident(src);
+	if (err)
+		return err;
+	if (src->image)
+		src->elf = elf_memory((char *)src->image, src->image_size);
+	else
+		src->elf = elf_begin(src->fd, ELF_C_READ, NULL);
+	if (!src->elf || elf_kind(src->elf) != ELF_K_ELF)
+		return libelf_error(src->path, "cannot parse the ELF header");
+	err = read_phdrs(src);
+	if (err)
+		return err;
+	if (!live) {
+		err = check_overlaps(src);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < src->nsegments; i++) {
+		if (src->segments[i].type != PT_NOTE)
+			continue;
+		err = read_notes(src, &src->segments[i]);
+		if (err)
+			return err;
+	}
+	err = parse_vmcoreinfo_note(src);
+	if (err)
+		return err;
+	decide_kind(src, live);
+	fill_process_info(src);
+	err = kcore_classify_segments(src);
+	if (err)
+		return err;
+	/*
+	 * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no
+	 * VMCOREINFO note; /sys/kernel/vmcoreinfo says where it is in RAM.
+	 */
+	if (live && !src->vmcoreinfo) {
+		err = kcore_vmcoreinfo_from_sysfs(src, opts->sysroot);
+		if (err)
+			return err;
+		if (src->vmcoreinfo) {
+			err = kcore_classify_segments(src);
+			if (err)
+				return err;
+		}
+	}
+	if (!src->image)
+		src->knows_holes = file_knows_holes(src);
+	return NULL;
+}
+
+struct kcore_error *kcore_source_open(const char *path,
+				      const struct kcore_open_opts *opts,
+				      struct kcore_source **ret)
+{
+	static const struct kcore_open_opts no_opts;
+	struct kcore_source *src;
+	struct kcore_error *err;
+	struct statfs sfs;
+	struct stat st;
+	bool live, other_format;
+
+	if (!opts)
+		opts = &no_opts;
+	err = kcore_source_alloc(path, opts, &src);
+	if (err)
+		return err;
 	src->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (src->fd < 0) {
 		err = kcore_explain_open_error(
@@ -569,51 +739,16 @@ struct kcore_error *kcore_source_open(const char *path,
 	src->info.file_blocks = (uint64_t)st.st_blocks * 512;
 	if (live)
 		src->info.kind = KCORE_SOURCE_LIVE_KCORE;
-	err = check_ident(src);
-	if (err)
-		goto fail;
-	src->elf = elf_begin(src->fd, ELF_C_READ, NULL);
-	if (!src->elf || elf_kind(src->elf) != ELF_K_ELF) {
-		err = libelf_error(path, "cannot parse the ELF header");
-		goto fail;
-	}
-	err = read_phdrs(src);
-	if (err)
-		goto fail;
 	if (!live) {
-		err = check_overlaps(src);
+		err = open_format(src, &other_format);
 		if (err)
 			goto fail;
+		if (other_format)
+			src->info.is_regular = false;
 	}
-	for (size_t i = 0; i < src->nsegments; i++) {
-		if (src->segments[i].type != PT_NOTE)
-			continue;
-		err = read_notes(src, &src->segments[i]);
-		if (err)
-			goto fail;
-	}
-	err = parse_vmcoreinfo_note(src);
+	err = kcore_source_parse(src, live, opts);
 	if (err)
 		goto fail;
-	decide_kind(src, live);
-	fill_process_info(src);
-	err = kcore_classify_segments(src);
-	if (err)
-		goto fail;
-	/*
-	 * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no
-	 * VMCOREINFO note; /sys/kernel/vmcoreinfo says where it is in RAM.
-	 */
-	if (live && !src->vmcoreinfo) {
-		err = kcore_vmcoreinfo_from_sysfs(src, opts->sysroot);
-		if (err)
-			goto fail;
-		if (src->vmcoreinfo) {
-			err = kcore_classify_segments(src);
-			if (err)
-				goto fail;
-		}
-	}
 	*ret = src;
 	return NULL;
 fail:
@@ -627,6 +762,9 @@ void kcore_source_destroy(struct kcore_source *src)
 		return;
 	if (src->elf)
 		elf_end(src->elf);
+	if (src->backend && src->backend->destroy)
+		src->backend->destroy(src);
+	free(src->image);
 	if (src->fd >= 0)
 		close(src->fd);
 	for (size_t i = 0; i < src->nnotes; i++)
@@ -687,11 +825,58 @@ const struct kcore_io_ops *kcore_source_io(const struct kcore_source *src)
 	return src->io;
 }
 
+struct kcore_error *kcore_source_pread_partial(struct kcore_source *src,
+					       void *buf, size_t len,
+					       uint64_t offset, size_t *done)
+{
+	size_t head = 0, more = 0;
+	struct kcore_error *err = NULL;
+
+	/* A synthetic image's headers and notes live in memory. */
+	if (src->image && offset < src->image_size) {
+		head = src->image_size - offset < len
+			       ? (size_t)(src->image_size - offset)
+			       : len;
+		memcpy(buf, src->image + offset, head);
+	}
+	if (head < len)
+		err = src->backend->pread(src, (unsigned char *)buf + head,
+					  len - head, offset + head, &more);
+	if (done)
+		*done = head + more;
+	return err;
+}
+
 struct kcore_error *kcore_source_pread(struct kcore_source *src, void *buf,
 				       size_t len, uint64_t offset)
 {
-	return kcore_pread_all(src->io, src->fd, src->path, buf, len, offset,
-			       NULL);
+	return kcore_source_pread_partial(src, buf, len, offset, NULL);
+}
+
+struct kcore_error *kcore_source_next_data(struct kcore_source *src,
+					   uint64_t offset, uint64_t end,
+					   uint64_t *data, uint64_t *data_end)
+{
+	if (offset >= end) {
+		*data = *data_end = end;
+		return NULL;
+	}
+	if (!src->knows_holes || !src->backend->next_data) {
+		*data = offset;
+		*data_end = end;
+		return NULL;
+	}
+	return src->backend->next_data(src, offset, end, data, data_end);
+}
+
+bool kcore_source_knows_holes(const struct kcore_source *src)
+{
+	return src->knows_holes;
+}
+
+const char *kcore_source_format(const struct kcore_source *src)
+{
+	return src->backend->name;
 }
 
 static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
@@ -774,30 +959,16 @@ struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
 	pos = seg->offset;
 	end = seg->offset + seg->filesz;
 	while (pos < end) {
-		off_t d = lseek(src->fd, (off_t)pos, SEEK_DATA), h;
+		uint64_t d, e;
+		struct kcore_error *err =
+			kcore_source_next_data(src, pos, end, &d, &e);
 
-		if (d < 0) {
-			if (errno == ENXIO)
-				break;	       /* only a hole up to EOF */
-			if (errno == EINVAL) { /* no hole support: all data */
-				data += end - pos;
-				break;
-			}
-			return kcore_error_create_at(KCORE_ERR_OS, errno,
-						     src->path, pos,
-						     "SEEK_DATA failed");
-		}
-		if ((uint64_t)d >= end)
+		if (err)
+			return err;
+		if (d >= end)
 			break;
-		h = lseek(src->fd, d, SEEK_HOLE);
-		if (h < 0)
-			return kcore_error_create_at(KCORE_ERR_OS, errno,
-						     src->path, (uint64_t)d,
-						     "SEEK_HOLE failed");
-		if ((uint64_t)h > end)
-			h = (off_t)end;
-		data += (uint64_t)(h - d);
-		pos = (uint64_t)h;
+		data += e - d;
+		pos = e;
 	}
 	*ret_data = data;
 	*ret_hole = seg->filesz - data;

@@ -111,25 +111,17 @@ static struct kcore_error *hash_segment(struct kcore_source *src,
 	if (err)
 		return err;
 	while (!err && pos < seg->filesz) {
-		off_t data =
-			lseek(src->fd, (off_t)(seg->offset + pos), SEEK_DATA);
 		uint64_t ds, de;
 
-		if (data < 0 && errno != ENXIO) {
-			ds = pos; /* no hole support: read everything */
-			de = seg->filesz;
-		} else if (data < 0 ||
-			   (uint64_t)data >= seg->offset + seg->filesz) {
+		err = kcore_source_next_data(src, seg->offset + pos,
+					     seg->offset + seg->filesz, &ds,
+					     &de);
+		if (err)
 			break;
-		} else {
-			off_t hole = lseek(src->fd, data, SEEK_HOLE);
-
-			ds = (uint64_t)data - seg->offset;
-			de = hole < 0 ? seg->filesz
-				      : (uint64_t)hole - seg->offset;
-			if (de > seg->filesz)
-				de = seg->filesz;
-		}
+		if (ds >= seg->offset + seg->filesz)
+			break;
+		ds -= seg->offset;
+		de -= seg->offset;
 		if (ds > pos)
 			err = kcore_content_hasher_add_zeros(h, ds - pos);
 		for (pos = ds; !err && pos < de;) {
