@@ -8,6 +8,7 @@
  * signal was being delivered), NT_AUXV and NT_FILE, then that thread's
  * other register notes, then each other thread's.
  */
+#include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -35,7 +36,13 @@
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK 0x204
 #endif
+#ifndef NT_X86_XSAVE_LAYOUT
+#define NT_X86_XSAVE_LAYOUT 0x205
+#endif
 #define REGSET_BUF (64u << 10)
+/* Where the ptrace XSTATE regset stores XCR0 (the kernel's
+ * USER_XSTATE_XCR0_WORD, in the FXSAVE area's software bytes). */
+#define XSTATE_XCR0_OFFSET 464
 
 /* The 64-bit x86 layouts of include/uapi/linux/elfcore.h. */
 struct prstatus_x86_64 {
@@ -639,6 +646,41 @@ static void put_file_note(struct kcore_process *p, struct note_buf *nb)
 	free(d);
 }
 
+/*
+ * NT_X86_XSAVE_LAYOUT (Linux 6.12, commit ba386777a30b) follows the thread
+ * notes: {type, size, offset, flags} of every extended state component
+ * the XSAVE buffers hold, so readers need not guess the layout (AMD and
+ * Intel differ).  The features are the XCR0 bits the regset reports;
+ * sizes and offsets come from CPUID leaf 0xd, as the kernel's do.
+ */
+static void put_xsave_layout(struct kcore_process *p, struct note_buf *nb)
+{
+	const struct kcore_proc_regset *xs = NULL;
+	uint32_t rec[64][4];
+	size_t n = 0;
+	uint64_t features;
+
+	for (size_t k = 0; p->nthreads && k < p->threads[0].nregsets; k++)
+		if (p->threads[0].regsets[k].type == NT_X86_XSTATE)
+			xs = &p->threads[0].regsets[k];
+	if (!xs || xs->len < XSTATE_XCR0_OFFSET + 8)
+		return;
+	memcpy(&features, (unsigned char *)xs->data + XSTATE_XCR0_OFFSET, 8);
+	for (unsigned i = 2; i < 64; i++) {
+		unsigned eax, ebx, ecx, edx;
+
+		if (!(features & (1ull << i)) ||
+		    !__get_cpuid_count(0xd, i, &eax, &ebx, &ecx, &edx))
+			continue;
+		rec[n][0] = i;
+		rec[n][1] = eax;
+		rec[n][2] = ebx;
+		rec[n][3] = 0;
+		n++;
+	}
+	nb_put(nb, "LINUX", NT_X86_XSAVE_LAYOUT, rec, n * sizeof(rec[0]));
+}
+
 struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 					   unsigned char **ret, size_t *ret_len)
 {
@@ -663,6 +705,7 @@ struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 			nb_put(&nb, t->regsets[k].name, t->regsets[k].type,
 			       t->regsets[k].data, t->regsets[k].len);
 	}
+	put_xsave_layout(p, &nb);
 	if (nb.failed) {
 		free(nb.data);
 		return &kcore_error_nomem;
