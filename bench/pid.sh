@@ -52,6 +52,8 @@ gap()
 	done
 	grep '^gap' "$work/target.out" | tail -1 | awk '{print $2}'
 }
+# elapsed T0 T1: seconds as a JSON number (bc drops the leading 0).
+elapsed() { printf '%.6f' "$(echo "$2 - $1" | bc -l)"; }
 secs() { echo "scale=6; $1 / 1000000000" | bc -l; }
 
 gap > /dev/null
@@ -68,7 +70,7 @@ for ((i = 0; i < reps; i++)); do
 	"$K" pid "$tpid" -o "$work/k.core" --json > "$work/k.json"
 	t1=$(date +%s.%N)
 	k_gaps+=("$(gap)")
-	k_times+=("$(echo "$t1 - $t0" | bc -l)")
+	k_times+=("$(elapsed "$t0" "$t1")")
 	k_stops+=("$(jq .process.stop_ns "$work/k.json")")
 done
 k_time=$(printf '%s\n' "${k_times[@]}" | median)
@@ -85,7 +87,7 @@ t0=$(date +%s.%N)
 "$K" pid "$tpid" -o "$work/k.core.zst" -q
 t1=$(date +%s.%N)
 kz_gap=$(gap)
-kz_time=$(echo "$t1 - $t0" | bc -l)
+kz_time=$(elapsed "$t0" "$t1")
 kz_alloc=$(($(stat -c %b "$work/k.core.zst") * 512))
 rm -f "$work/k.core.zst"
 
@@ -95,7 +97,7 @@ t0=$(date +%s.%N)
 "$K" pid "$tpid" --stop -o "$work/ks.core" -q
 t1=$(date +%s.%N)
 ks_gap=$(gap)
-ks_time=$(echo "$t1 - $t0" | bc -l)
+ks_time=$(elapsed "$t0" "$t1")
 rm -f "$work/ks.core"
 
 echo "== gcore"
@@ -112,7 +114,7 @@ t0=$(date +%s.%N)
 gdb -p "$tpid" -batch -ex "gcore $g_out" > "$work/gcore.log" 2>&1
 t1=$(date +%s.%N)
 g_gap=$(gap)
-g_time=$(echo "$t1 - $t0" | bc -l)
+g_time=$(elapsed "$t0" "$t1")
 if [ "$g_out" = /dev/null ]; then
 	# The image gcore produced: every dumped mapping in full.
 	g_alloc=$k_size
