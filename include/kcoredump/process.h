@@ -43,6 +43,9 @@ struct kcore_process_opts {
 	/* Keep the process stopped until kcore_process_resume() or
 	 * kcore_source_destroy(), for a consistent snapshot. */
 	bool keep_stopped;
+	/* Find pages by reading /proc/PID/pagemap even where the
+	 * PAGEMAP_SCAN ioctl works (tests; kernels before 6.7 always do). */
+	bool pagemap_read;
 	/* Root of the proc file system (NULL: "/proc"). */
 	const char *procfs;
 };

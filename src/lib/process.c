@@ -395,7 +395,7 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 	p->opts = *opts;
 	p->mem_fd = -1;
 	p->pagemap_fd = -1;
-	p->scan_ioctl = true;
+	p->scan_ioctl = !opts->pagemap_read;
 	snprintf(p->procfs, sizeof(p->procfs), "%s",
 		 opts->procfs ? opts->procfs : "/proc");
 	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);

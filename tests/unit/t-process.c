@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The live-process source on a forked child with known mappings: which
+ * mappings the coredump filter dumps (VM_DONTDUMP, shared anonymous,
+ * --all-mappings), exactly which pages pagemap reports as data (through
+ * PAGEMAP_SCAN and through pagemap reads), memory read back (PROT_NONE
+ * pages through /proc/PID/mem), the notes' order and --stop.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kcoredump/kcore.h"
+#include "pattern.h"
+#include "tap.h"
+
+#define PAGE	  4096ull
+#define SPARSE	  (1ull << 30)
+#define SMALL	  (64ull << 10)
+#define SEED	  7
+#define LAST_PAGE (SPARSE / PAGE - 1)
+
+struct layout {
+	uint64_t sparse, dontdump, shared, prot_none;
+};
+
+/* Pages of the sparse area the child writes: runs [0,1) [5,7)
+ * [1000,1001) [LAST_PAGE, LAST_PAGE + 1). */
+static const uint64_t touched[] = { 0, 5, 6, 1000, LAST_PAGE };
+
+static int park[2];
+
+static void *parked(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(park[0], &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void *map(uint64_t size, int flags)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+
+	if (p == MAP_FAILED)
+		_exit(1);
+	return p;
+}
+
+static void child(int report)
+{
+	struct layout l;
+	unsigned char *sparse, *dd, *sh, *pn;
+	pthread_t t;
+	char c;
+
+	sparse = map(SPARSE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE);
+	/* One page per touch: no transparent huge page fills the rest. */
+	madvise(sparse, SPARSE, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < sizeof(touched) / sizeof(touched[0]); i++)
+		kc_pattern_fill(
+			sparse + touched[i] * PAGE,
+			(uint64_t)(uintptr_t)(sparse + touched[i] * PAGE), PAGE,
+			SEED);
+	dd = map(SMALL, MAP_PRIVATE | MAP_ANONYMOUS);
+	memset(dd, 0x5a, SMALL);
+	madvise(dd, SMALL, MADV_DONTDUMP);
+	sh = map(SMALL, MAP_SHARED | MAP_ANONYMOUS);
+	memset(sh, 0xa5, SMALL);
+	pn = map(SMALL, MAP_PRIVATE | MAP_ANONYMOUS);
+	kc_pattern_fill(pn, (uint64_t)(uintptr_t)pn, SMALL, SEED);
+	mprotect(pn, SMALL, PROT_NONE);
+	if (pthread_create(&t, NULL, parked, NULL) != 0)
+		_exit(1);
+	l = (struct layout){ (uintptr_t)sparse, (uintptr_t)dd, (uintptr_t)sh,
+			     (uintptr_t)pn };
+	if (write(report, &l, sizeof(l)) != sizeof(l))
+		_exit(1);
+	while (read(park[0], &c, 1) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+static const struct kcore_segment *segment_at(struct kcore_source *src,
+					      uint64_t vaddr)
+{
+	for (size_t i = 0; i < kcore_source_nsegments(src); i++) {
+		const struct kcore_segment *s = kcore_source_segment(src, i);
+
+		if (s->type == PT_LOAD && s->vaddr == vaddr)
+			return s;
+	}
+	return NULL;
+}
+
+/* The data runs of a segment, in pages from its start. */
+static size_t data_runs(struct kcore_source *src, const struct kcore_segment *s,
+			uint64_t (*runs)[2], size_t max)
+{
+	uint64_t pos = s->offset, end = s->offset + s->filesz, d, e;
+	size_t n = 0;
+
+	while (pos < end && n < max) {
+		struct kcore_error *err =
+			kcore_source_next_data(src, pos, end, &d, &e);
+
+		if (err) {
+			kcore_error_destroy(err);
+			break;
+		}
+		if (d >= end)
+			break;
+		runs[n][0] = (d - s->offset) / PAGE;
+		runs[n][1] = (e - s->offset) / PAGE;
+		n++;
+		pos = e;
+	}
+	return n;
+}
+
+static void check_runs(struct kcore_source *src, uint64_t sparse,
+		       const char *how)
+{
+	static const uint64_t want[][2] = {
+		{ 0, 1 }, { 5, 7 }, { 1000, 1001 }, { LAST_PAGE, LAST_PAGE + 1 }
+	};
+	const struct kcore_segment *s = segment_at(src, sparse);
+	uint64_t runs[16][2];
+	size_t n;
+
+	if (!ok(s && s->filesz == SPARSE, "%s: the sparse area is dumped whole",
+		how))
+		return;
+	n = data_runs(src, s, runs, 16);
+	is_int(n, 4, "data runs of the sparse area");
+	for (size_t i = 0; i < n && i < 4; i++) {
+		ok(runs[i][0] == want[i][0] && runs[i][1] == want[i][1],
+		   "%s: run %zu is pages [%llu, %llu)", how, i,
+		   (unsigned long long)want[i][0],
+		   (unsigned long long)want[i][1]);
+		if (runs[i][0] != want[i][0] || runs[i][1] != want[i][1])
+			printf("#   got [%llu, %llu)\n",
+			       (unsigned long long)runs[i][0],
+			       (unsigned long long)runs[i][1]);
+	}
+}
+
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return '?';
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	s = strrchr(buf, ')');
+	return s && s[1] ? s[2] : '?';
+}
+
+int main(void)
+{
+	struct kcore_process_opts opts = { 0 };
+	const struct kcore_process_info *pi;
+	struct kcore_source *src = NULL;
+	struct kcore_error *err;
+	struct layout l;
+	int rep[2];
+	pid_t pid;
+
+	if (pipe(rep) != 0 || pipe(park) != 0)
+		return 1;
+	pid = fork();
+	if (pid == 0)
+		child(rep[1]);
+	if (read(rep[0], &l, sizeof(l)) != sizeof(l)) {
+		kill(pid, SIGKILL);
+		return 1;
+	}
+	usleep(50000); /* the second thread reaches its read() */
+
+	err = kcore_source_open_process(pid, NULL, &src);
+	if (err && err->code == KCORE_ERR_ACCESS) {
+		kill(pid, SIGKILL);
+		tap_skip_all("ptrace is not allowed here");
+	}
+	if (!ok(!err, "open the child as a source")) {
+		char *msg = kcore_error_describe(err);
+
+		printf("#   %s\n", msg);
+		free(msg);
+		kill(pid, SIGKILL);
+		return tap_done();
+	}
+	pi = kcore_source_process_info(src);
+	is_int(pi->nthreads, 2, "two threads captured");
+	ok(pi->stop_ns > 0 && !pi->stopped, "stopped briefly, then let go");
+	is_int(kcore_source_info(src)->pid, pid,
+	       "the first NT_PRSTATUS is the "
+	       "leader");
+	is_int(kcore_source_info(src)->kind, KCORE_SOURCE_PROCESS_CORE,
+	       "a process core");
+	{
+		static const uint32_t order[] = { NT_PRSTATUS, NT_PRPSINFO,
+						  NT_AUXV, NT_FILE,
+						  NT_PRFPREG };
+		bool same = kcore_source_nnotes(src) > 5;
+
+		for (size_t i = 0; same && i < 5; i++)
+			same = kcore_source_note(src, i)->type == order[i];
+		ok(same, "notes in the kernel's order: PRSTATUS, PRPSINFO, "
+			 "AUXV, FILE, FPREGSET");
+	}
+	check_runs(src, l.sparse, "PAGEMAP_SCAN");
+	{
+		unsigned char buf[PAGE], want[PAGE];
+
+		kc_pattern_fill(want, l.sparse + 1000 * PAGE, PAGE, SEED);
+		err = kcore_source_read_vaddr(src, l.sparse + 1000 * PAGE, buf,
+					      PAGE);
+		ok(!err && memcmp(buf, want, PAGE) == 0,
+		   "a touched page reads back");
+		kcore_error_destroy(err);
+	}
+	ok(!segment_at(src, l.dontdump), "MADV_DONTDUMP memory is left out");
+	ok(segment_at(src, l.shared) != NULL, "shared anonymous memory is "
+					      "dumped");
+	if (ok(segment_at(src, l.prot_none) != NULL,
+	       "written PROT_NONE memory is dumped")) {
+		static unsigned char buf[SMALL], want[SMALL];
+
+		kc_pattern_fill(want, l.prot_none, SMALL, SEED);
+		err = kcore_source_read_vaddr(src, l.prot_none, buf, SMALL);
+		ok(!err && memcmp(buf, want, SMALL) == 0,
+		   "PROT_NONE memory reads back through /proc/PID/mem");
+		kcore_error_destroy(err);
+		ok(pi->mem_fallbacks > 0, "a /proc/PID/mem fallback counted");
+	}
+	kcore_source_destroy(src);
+
+	opts.pagemap_read = true;
+	err = kcore_source_open_process(pid, &opts, &src);
+	if (ok(!err, "open with pagemap reads")) {
+		check_runs(src, l.sparse, "pagemap");
+		is_str(kcore_source_process_info(src)->pagemap_method,
+		       "pagemap", "pagemap method reported");
+		kcore_source_destroy(src);
+	}
+	kcore_error_destroy(err);
+
+	opts = (struct kcore_process_opts){ .all_mappings = true };
+	err = kcore_source_open_process(pid, &opts, &src);
+	if (ok(!err, "open with all mappings")) {
+		ok(segment_at(src, l.dontdump) != NULL,
+		   "all mappings: MADV_DONTDUMP memory is dumped");
+		kcore_source_destroy(src);
+	}
+	kcore_error_destroy(err);
+
+	opts = (struct kcore_process_opts){ .has_filter = true,
+					    .filter = 0x31 };
+	err = kcore_source_open_process(pid, &opts, &src);
+	if (ok(!err, "open with filter 0x31")) {
+		ok(!segment_at(src, l.shared),
+		   "filter without bit 1: shared anonymous memory left out");
+		ok(segment_at(src, l.sparse) != NULL,
+		   "filter 0x31: private anonymous memory dumped");
+		kcore_source_destroy(src);
+	}
+	kcore_error_destroy(err);
+
+	opts = (struct kcore_process_opts){ .keep_stopped = true };
+	err = kcore_source_open_process(pid, &opts, &src);
+	if (ok(!err, "open keeping it stopped")) {
+		is_int(proc_state(pid), 't', "kept stopped (traced)");
+		ok(kcore_source_process_info(src)->stopped, "reported stopped");
+		kcore_process_resume(src);
+		ok(proc_state(pid) != 't', "runs again after resume");
+		kcore_source_destroy(src);
+	}
+	kcore_error_destroy(err);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	err = kcore_source_open_process(pid, NULL, &src);
+	ok(err && err->code == KCORE_ERR_NOT_FOUND, "a reaped pid: not found");
+	kcore_error_destroy(err);
+	return tap_done();
+}
