@@ -71,8 +71,10 @@ struct kcore_process_mapping {
 struct kcore_process_info {
 	int32_t pid;
 	unsigned nthreads;
-	uint32_t filter;	    /* the coredump filter applied */
-	bool filter_from_proc;	    /* read from /proc/PID/coredump_filter */
+	uint32_t filter; /* the coredump filter applied */
+	/* "coredump_filter" (/proc/PID/coredump_filter), "option", or
+	 * "default" (unreadable: a kernel without it, a zombie leader). */
+	const char *filter_from;
 	const char *pagemap_method; /* "PAGEMAP_SCAN" or "pagemap" */
 	/* The stop: from the first PTRACE_INTERRUPT to the last detach
 	 * (still running while the process is kept stopped). */

@@ -192,17 +192,12 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 	return -1;
 }
 
-static const char *filter_origin(const struct kcore_process_info *pi)
-{
-	return pi->filter_from_proc ? "coredump_filter" : "option";
-}
-
 static void mappings_text(FILE *f, const struct kcore_process_info *pi)
 {
 	char s[32];
 
 	fprintf(f, "%zu mappings of process %d (filter 0x%x from %s):\n",
-		pi->nmappings, (int)pi->pid, pi->filter, filter_origin(pi));
+		pi->nmappings, (int)pi->pid, pi->filter, pi->filter_from);
 	for (size_t i = 0; i < pi->nmappings; i++) {
 		const struct kcore_process_mapping *m = &pi->mappings[i];
 
@@ -250,7 +245,7 @@ static void process_json(struct json *j, const struct kcore_process_info *pi,
 	json_u64(j, "stop_ns", pi->stop_ns);
 	json_u64(j, "capture_ns", pi->capture_ns);
 	json_hex(j, "filter", pi->filter);
-	json_string(j, "filter_from", filter_origin(pi));
+	json_string(j, "filter_from", pi->filter_from);
 	json_string(j, "pagemap_method", pi->pagemap_method);
 	json_u64(j, "pagemap_calls", pi->pagemap_calls);
 	json_u64(j, "bytes_scanned", pi->bytes_scanned);
@@ -335,7 +330,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 		kept ? " (kept stopped during the copy)"
 		     : " (register capture only)");
 	fprintf(f, "  filter:       0x%x (from %s)\n", pi->filter,
-		filter_origin(pi));
+		pi->filter_from);
 	fprintf(f, "  mappings:     %zu, %zu dumped (%zu ELF header pages)\n",
 		pi->nmappings, plan->nsegs, elf_headers);
 	fprintf(f, "  logical size: %s\n",

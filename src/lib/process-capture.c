@@ -82,9 +82,19 @@ uint64_t kcore_proc_now_ns(void)
 
 int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags)
 {
+	static const char *const mm_files[] = { "smaps", "pagemap", "mem",
+						"auxv", "cmdline" };
 	char path[512];
 
 	snprintf(path, sizeof(path), "%s/%d/%s", p->procfs, (int)p->pid, name);
+	/* The address space through a live thread when the leader is a
+	 * zombie (its own entries are empty then). */
+	for (size_t i = 0;
+	     p->mm_tid != p->pid && i < sizeof(mm_files) / sizeof(mm_files[0]);
+	     i++)
+		if (strcmp(name, mm_files[i]) == 0)
+			snprintf(path, sizeof(path), "%s/%d/task/%d/%s",
+				 p->procfs, (int)p->pid, (int)p->mm_tid, name);
 	return open(path, flags | O_CLOEXEC | O_NOCTTY);
 }
 
@@ -227,6 +237,17 @@ static struct kcore_error *seize_error(struct kcore_process *p, pid_t tid,
 				  (int)tid, (int)p->pid);
 }
 
+/* A thread that exited (a leader that called pthread_exit stays a
+ * zombie while the others run) cannot be attached: EPERM. */
+static bool thread_is_zombie(struct kcore_process *p, pid_t tid)
+{
+	char name[64];
+	struct proc_stat st;
+
+	snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
+	return !read_stat(p, name, &st) || st.state == 'Z' || st.state == 'X';
+}
+
 /* Seize and interrupt the threads not seen before; *ret_new counts them. */
 static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 {
@@ -252,7 +273,7 @@ static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 		if (tid <= 0 || known_thread(p, tid))
 			continue;
 		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
-			if (errno == ESRCH)
+			if (errno == ESRCH || thread_is_zombie(p, tid))
 				continue; /* exited meanwhile */
 			err = seize_error(p, tid, errno);
 			closedir(dir);

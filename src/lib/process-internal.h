@@ -54,6 +54,7 @@ struct kcore_proc_vma {
 
 struct kcore_process {
 	pid_t pid;
+	pid_t mm_tid; /* a live thread: the leader, unless it exited */
 	struct kcore_process_opts opts;
 	char procfs[256];
 	struct kcore_process_info info;

@@ -419,7 +419,8 @@ ssize_t kcore_proc_read_mem(struct kcore_process *p, void *buf, size_t len,
 		struct iovec local = { (char *)buf + done, len - done };
 		struct iovec remote = { (void *)(uintptr_t)(addr + done),
 					len - done };
-		ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+		ssize_t n =
+			process_vm_readv(p->mm_tid, &local, 1, &remote, 1, 0);
 
 		if (n > 0) {
 			done += (size_t)n;

@@ -6,6 +6,7 @@
  * process and tells holes from data with /proc/PID/pagemap, so the dump
  * pipeline never touches address space that holds nothing.
  */
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -291,20 +292,54 @@ static struct kcore_error *read_filter(struct kcore_process *p)
 {
 	char *text;
 
+	p->info.filter_from = "option";
 	if (p->opts.has_filter) {
 		p->info.filter = p->opts.filter;
 		return NULL;
 	}
 	text = kcore_proc_slurp(p, "coredump_filter", NULL);
-	if (!text) /* kernels without it use the default */
+	if (text && *text) {
+		p->info.filter = (uint32_t)strtoul(text, NULL, 16);
+		p->info.filter_from = "coredump_filter";
+	} else {
+		/* The kernel's default (MMF_DUMP_FILTER_DEFAULT). */
 		p->info.filter =
 			KCORE_DUMP_ANON_PRIVATE | KCORE_DUMP_ANON_SHARED |
 			KCORE_DUMP_ELF_HEADERS | KCORE_DUMP_HUGETLB_PRIVATE;
-	else
-		p->info.filter = (uint32_t)strtoul(text, NULL, 16);
-	p->info.filter_from_proc = text != NULL;
+		p->info.filter_from = "default";
+	}
 	free(text);
 	return NULL;
+}
+
+/* Find a thread that has not exited for p->mm_tid; false if none. */
+static bool live_task(struct kcore_process *p)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/%d/task", p->procfs, (int)p->pid);
+	dir = opendir(path);
+	if (!dir)
+		return false;
+	while ((de = readdir(dir))) {
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+		char name[64], *stat, *s;
+
+		if (tid <= 0 || tid == p->pid)
+			continue;
+		snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
+		stat = kcore_proc_slurp(p, name, NULL);
+		s = stat ? strrchr(stat, ')') : NULL;
+		if (s && s[1] && s[2] != 'Z' && s[2] != 'X')
+			p->mm_tid = tid;
+		free(stat);
+		if (p->mm_tid != p->pid)
+			break;
+	}
+	closedir(dir);
+	return p->mm_tid != p->pid;
 }
 
 static struct kcore_error *check_target(struct kcore_process *p)
@@ -327,14 +362,17 @@ static struct kcore_error *check_target(struct kcore_process *p)
 					  "process %d is a kernel thread: it "
 					  "has no user memory to dump",
 					  (int)p->pid);
-	if (state == 'Z' || state == 'X')
+	/* A zombie leader with live threads still has memory to dump. */
+	if ((state == 'Z' || state == 'X') && !live_task(p))
 		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
 					  "process %d is a zombie",
 					  (int)p->pid);
 	return NULL;
 }
 
-/* Name the segments after their mappings. */
+/* Name the segments after their mappings ("[vvar]" rather than the
+ * classifier's "[anon]"); thread stacks keep the classifier's
+ * "[stack:TID]". */
 static void label_segments(struct kcore_source *src, struct proc_backend *b)
 {
 	size_t k = 0;
@@ -342,19 +380,25 @@ static void label_segments(struct kcore_source *src, struct proc_backend *b)
 	for (size_t i = 0; i < src->nsegments && k < b->nloads; i++) {
 		struct kcore_segment *seg = &src->segments[i];
 		const struct kcore_process_mapping *m = b->loads[k].m;
+		const char *label;
 
 		if (seg->type != PT_LOAD)
 			continue;
 		k++;
-		if (!m->name || seg->label)
+		if (!m->name ||
+		    (seg->label && strncmp(seg->label, "[stack", 6) == 0))
 			continue;
-		seg->label = kcore_source_add_label(src, m->name);
+		label = kcore_source_add_label(src, m->name);
+		if (label)
+			seg->label = label;
 		if (strcmp(m->name, "[heap]") == 0)
 			seg->cls = KCORE_CLASS_HEAP;
 		else if (strncmp(m->name, "[stack", 6) == 0)
 			seg->cls = KCORE_CLASS_STACK;
 		else if (strcmp(m->name, "[vdso]") == 0)
 			seg->cls = KCORE_CLASS_VDSO;
+		else if (m->name[0] == '[' && strncmp(m->name, "[anon", 5) != 0)
+			seg->cls = KCORE_CLASS_OTHER;
 	}
 }
 
@@ -379,6 +423,12 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 	if (pid <= 0)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "bad process id %d", (int)pid);
+	if (pid == getpid())
+		return kcore_error_create(
+			KCORE_ERR_INVALID, 0, NULL,
+			"process %d is this process: a process "
+			"cannot ptrace itself",
+			(int)pid);
 	snprintf(name, sizeof(name), "process %d", (int)pid);
 	err = kcore_source_alloc(name, NULL, &src);
 	if (err)
@@ -392,6 +442,7 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 	src->backend_data = b;
 	p = &b->proc;
 	p->pid = pid;
+	p->mm_tid = pid;
 	p->opts = *opts;
 	p->mem_fd = -1;
 	p->pagemap_fd = -1;
