@@ -229,10 +229,13 @@ check "--all-mappings: libc text dumped whole" \
 	[ "$(jq -r '[.process.mappings[] | select((.name // "") | test("libc")) |
 		select(.perms == "r-xp") | .reason] | unique | join(",")' \
 		"$tmp/all.json")" = all-mappings ]
-"$kcoredump" pid "$spid" -o "$tmp/all.core" --all-mappings -q
+# Only libc's mappings: under ASan the shadow (MADV_DONTDUMP, 16 TiB and
+# more) would exceed the file system's largest file.
+"$kcoredump" pid "$spid" -o "$tmp/all.core" --all-mappings \
+	--mapping '*libc.so*' -q
 gdb -batch -ex 'x/i $pc' "$target" "$tmp/all.core" >"$tmp/xi" 2>&1
-check "--all-mappings core: gdb disassembles at the pc" \
-	grep -q '=>' "$tmp/xi"
+check "--all-mappings core: gdb disassembles libc's text at the pc" \
+	grep -qE '=> 0x[0-9a-f]+.*:\s+[a-z]' "$tmp/xi"
 
 "$kcoredump" pid 999999999 -o "$tmp/none.core" 2>"$tmp/none.err"
 check "a missing pid exits 6" [ $? -eq 6 ]
