@@ -7,7 +7,7 @@
 # addresses, the 64 GiB area is never read and stays a hole.
 #   pid.sh KCOREDUMP PIDTARGET
 set -uo pipefail
-kcoredump=$1 target=$2
+kcoredump=$1 target=$(readlink -f "$2")
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pids=()
@@ -236,6 +236,93 @@ check "--all-mappings: libc text dumped whole" \
 gdb -batch -ex 'x/i $pc' "$target" "$tmp/all.core" >"$tmp/xi" 2>&1
 check "--all-mappings core: gdb disassembles libc's text at the pc" \
 	grep -qE '=> 0x[0-9a-f]+.*:\s+[a-z]' "$tmp/xi"
+
+# --- against a core the kernel writes of the same process ---
+# Only where core_pattern names a plain file (no pipe handler): the target
+# dumps into its own directory, which is ours.
+pattern=$(cat /proc/sys/kernel/core_pattern 2>/dev/null)
+if [ -n "$pattern" ] && [ "${pattern#|}" = "$pattern" ] &&
+	[ "${pattern#/}" = "$pattern" ]; then
+	mkdir "$tmp/kc"
+	mkfifo "$tmp/kc.in"
+	(
+		cd "$tmp/kc" && ulimit -c unlimited &&
+			exec "$target" --dense 2 --sparse 1 --touched 4 \
+				--threads 2 <"$tmp/kc.in" >"$tmp/kc.out"
+	) &
+	kpid=$!
+	pids+=("$kpid")
+	exec {kfd}>"$tmp/kc.in"
+	for _ in $(seq 100); do
+		grep -q '^ready' "$tmp/kc.out" 2>/dev/null && break
+		sleep 0.1
+	done
+	check "dump of the process the kernel will dump" \
+		"$kcoredump" pid "$kpid" -o "$tmp/ours.core" -q
+	kill -SEGV "$kpid"
+	wait "$kpid" 2>/dev/null
+	kcore=$(find "$tmp/kc" -maxdepth 1 -name 'core*' -type f | head -1)
+	if [ -z "$kcore" ]; then
+		skip "kernel core comparison: the kernel wrote no core ($pattern)"
+	else
+		eu-readelf -n "$kcore" | grep -E '^  (CORE|LINUX) ' |
+			grep -v SIGINFO >"$tmp/kn"
+		eu-readelf -n "$tmp/ours.core" | grep -E '^  (CORE|LINUX) ' \
+			>"$tmp/on"
+		if cmp -s "$tmp/kn" "$tmp/on"; then
+			ok "notes as the kernel's (names, types, sizes, order; no SIGINFO)"
+		else
+			not_ok "notes as the kernel's"
+			diff "$tmp/kn" "$tmp/on" | diag
+		fi
+		/usr/bin/python3 - "$kcore" "$tmp/ours.core" >"$tmp/cmp" 2>&1 <<'PY'
+import struct, sys
+
+def loads(path):
+    f = open(path, "rb")
+    eh = f.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phnum, = struct.unpack_from("<H", eh, 56)
+    f.seek(phoff)
+    out = {}
+    for _ in range(phnum):
+        t, fl, off, va, pa, fs, ms, al = struct.unpack("<IIQQQQQQ", f.read(56))
+        if t == 1:
+            out[va] = (off, fs, fl)
+    return f, out
+
+kf, k = loads(sys.argv[1])
+of, o = loads(sys.argv[2])
+bad = 0
+for va, (koff, kfs, kfl) in sorted(k.items()):
+    if kfs and va not in o:
+        print("kernel dumped 0x%x (%d bytes), we did not" % (va, kfs))
+        bad += 1
+for va, (off, fs, fl) in sorted(o.items()):
+    if va not in k:
+        print("we dumped 0x%x, the kernel has no such segment" % va)
+        bad += 1
+        continue
+    koff, kfs, kfl = k[va]
+    if (kfs, kfl) != (fs, fl):
+        print("0x%x: size/flags %d/%d, kernel %d/%d" % (va, fs, fl, kfs, kfl))
+        bad += 1
+        continue
+    of.seek(off)
+    kf.seek(koff)
+    if of.read(fs) != kf.read(fs):
+        print("0x%x: content differs" % va)
+        bad += 1
+print("%d segments compared, %d differences" % (len(o), bad))
+sys.exit(1 if bad else 0)
+PY
+		check "same segments and byte-identical content as the kernel's core" \
+			[ $? -eq 0 ]
+		diag "$tmp/cmp"
+	fi
+else
+	skip "kernel core comparison: core_pattern is '$pattern'"
+fi
 
 "$kcoredump" pid 999999999 -o "$tmp/none.core" 2>"$tmp/none.err"
 check "a missing pid exits 6" [ $? -eq 6 ]
