@@ -155,6 +155,77 @@ static void check_runs(struct kcore_source *src, uint64_t sparse,
 	}
 }
 
+static void *short_lived(void *arg)
+{
+	(void)arg;
+	usleep(200);
+	return NULL;
+}
+
+/* Threads come and go all the time: the capture must still stop every
+ * thread it finds, tolerate the ones that exit, and let go of all. */
+static void churn(void)
+{
+	pthread_attr_t a;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	for (;;) {
+		pthread_t t;
+
+		for (int i = 0; i < 8; i++)
+			pthread_create(&t, &a, short_lived, NULL);
+		usleep(100);
+	}
+}
+
+static void check_churn(void)
+{
+	pid_t pid = fork();
+	int good = 0;
+
+	if (pid == 0)
+		churn();
+	usleep(100000);
+	for (int i = 0; i < 20; i++) {
+		struct kcore_source *src;
+		struct kcore_error *err =
+			kcore_source_open_process(pid, NULL, &src);
+
+		if (err) {
+			char *msg = kcore_error_describe(err);
+
+			printf("#   run %d: %s\n", i, msg);
+			free(msg);
+			kcore_error_destroy(err);
+			continue;
+		}
+		good += kcore_source_info(src)->pid == pid &&
+			kcore_source_process_info(src)->nthreads >= 1;
+		kcore_source_destroy(src);
+	}
+	is_int(good, 20, "20 captures of a process whose threads come and go");
+	usleep(20000);
+	{
+		char path[64], buf[512], *s;
+		FILE *f;
+		size_t n = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (f) {
+			n = fread(buf, 1, sizeof(buf) - 1, f);
+			fclose(f);
+		}
+		buf[n] = '\0';
+		s = strrchr(buf, ')');
+		ok(s && s[1] && s[2] != 't' && s[2] != 'T',
+		   "it runs on afterwards");
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
 static char proc_state(pid_t pid)
 {
 	char path[64], buf[512], *s;
@@ -296,6 +367,7 @@ int main(void)
 
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	check_churn();
 	err = kcore_source_open_process(pid, NULL, &src);
 	ok(err && err->code == KCORE_ERR_NOT_FOUND, "a reaped pid: not found");
 	kcore_error_destroy(err);
