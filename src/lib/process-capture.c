@@ -8,7 +8,6 @@
  * signal was being delivered), NT_AUXV and NT_FILE, then that thread's
  * other register notes, then each other thread's.
  */
-#include <cpuid.h>
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
@@ -26,6 +25,10 @@
 
 #include "internal.h"
 #include "process-internal.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #ifndef PTRACE_EVENT_STOP
 #define PTRACE_EVENT_STOP 128
@@ -359,7 +362,14 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 					  "thread %d",
 					  (int)t->tid);
 	}
-	t->has_regs = iov.iov_len == sizeof(t->regs);
+	if (iov.iov_len != sizeof(t->regs))
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "thread %d has %zu bytes of general "
+					  "registers, not the %zu of x86_64: "
+					  "32-bit processes are not supported",
+					  (int)t->tid, (size_t)iov.iov_len,
+					  sizeof(t->regs));
+	t->has_regs = true;
 	/* Large enough for any XSAVE layout (AMX tiles included). */
 	buf = malloc(REGSET_BUF);
 	if (!buf)
@@ -676,6 +686,7 @@ static void put_file_note(struct kcore_process *p, struct note_buf *nb)
  */
 static void put_xsave_layout(struct kcore_process *p, struct note_buf *nb)
 {
+#if defined(__x86_64__)
 	const struct kcore_proc_regset *xs = NULL;
 	uint32_t rec[64][4];
 	size_t n = 0;
@@ -700,6 +711,10 @@ static void put_xsave_layout(struct kcore_process *p, struct note_buf *nb)
 		n++;
 	}
 	nb_put(nb, "LINUX", NT_X86_XSAVE_LAYOUT, rec, n * sizeof(rec[0]));
+#else
+	(void)p;
+	(void)nb;
+#endif
 }
 
 struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
