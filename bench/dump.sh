@@ -68,6 +68,7 @@ d_z=$(timeit "$reps" zstd -q -1 -T2 -f "$work/dense.core" -o "$work/out.zst")
 zstd -q -1 -T2 -f "$work/dense.core" -o "$work/out.zst"
 d_z_size=$(stat -c %s "$work/out.zst")
 d_ke=$(timeit "$reps" "$K" dump -q -f -T 2 "$work/dense.core" -o "$work/out.elf")
+d_kn=$(timeit "$reps" "$K" dump -q -f -T 2 --hash none "$work/dense.core" -o "$work/out.elf")
 d_cp=$(timeit "$reps" cp --sparse=always "$work/dense.core" "$work/out.cp")
 d_dd=$(timeit "$reps" dd if="$work/dense.core" of="$work/out.dd" bs=1M status=none)
 d_x=$(timeit 1 xz -q -1 -T2 -k -c "$work/dense.core")
@@ -99,6 +100,7 @@ cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 	echo "| 4 GiB mixed core -> .zst, time | ${d_k} s ($(mbs "$d_k") MiB/s) | zstd -1 -T2: ${d_z} s ($(mbs "$d_z") MiB/s) | $(r "$d_z" "$d_k")x |"
 	echo "| 4 GiB mixed core -> .zst, size | $((d_k_size >> 20)) MiB | zstd -1 -T2: $((d_z_size >> 20)) MiB | $(r "$d_k_size" "$d_z_size")x |"
 	echo "| 4 GiB mixed core -> sparse ELF | ${d_ke} s ($(mbs "$d_ke") MiB/s) | cp --sparse=always: ${d_cp} s ($(mbs "$d_cp") MiB/s) | $(r "$d_cp" "$d_ke")x |"
+	echo "| 4 GiB mixed core -> sparse ELF, --hash none | ${d_kn} s ($(mbs "$d_kn") MiB/s) | cp --sparse=always: ${d_cp} s | $(r "$d_cp" "$d_kn")x |"
 	echo "| 4 GiB mixed core -> sparse ELF, vs dd | ${d_ke} s | dd bs=1M: ${d_dd} s ($(mbs "$d_dd") MiB/s) | $(r "$d_dd" "$d_ke")x |"
 	echo "| 4 GiB mixed core, xz baseline | - | xz -1 -T2: ${d_x} s | - |"
 	if [[ -n $vmcore ]]; then
@@ -108,13 +110,13 @@ cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 	echo "| peak RSS, .zst / sparse ELF (2 threads, 4 MiB blocks) | ${rss_k} / ${rss_ke} MiB | - | - |"
 } | tee "$out/dump.md"
 jq -n --arg s_k "$s_k" --arg s_z "$s_z" --arg d_k "$d_k" --arg d_z "$d_z" \
-	--arg d_ke "$d_ke" --arg d_cp "$d_cp" --arg d_dd "$d_dd" --arg d_x "$d_x" \
+	--arg d_ke "$d_ke" --arg d_kn "$d_kn" --arg d_cp "$d_cp" --arg d_dd "$d_dd" --arg d_x "$d_x" \
 	--arg v_k "$v_k" --arg v_m "$v_m" --arg v_ks "$v_ks" --arg v_ms "$v_ms" \
 	--arg ks "$d_k_size" --arg zs "$d_z_size" --arg rk "$rss_k" --arg rke "$rss_ke" \
 	'{sparse_1t: {kcoredump_s: ($s_k|tonumber), zstd_s: ($s_z|tonumber)},
 	  dense_4g: {kcoredump_zst_s: ($d_k|tonumber), zstd_s: ($d_z|tonumber),
 	             kcoredump_zst_bytes: ($ks|tonumber), zstd_bytes: ($zs|tonumber),
-	             kcoredump_elf_s: ($d_ke|tonumber), cp_sparse_s: ($d_cp|tonumber), dd_s: ($d_dd|tonumber),
+	             kcoredump_elf_s: ($d_ke|tonumber), kcoredump_elf_nohash_s: ($d_kn|tonumber), cp_sparse_s: ($d_cp|tonumber), dd_s: ($d_dd|tonumber),
 	             xz_s: ($d_x|tonumber), rss_zst_mib: ($rk|tonumber), rss_elf_mib: ($rke|tonumber)},
 	  vmcore: {kcoredump_zst_s: $v_k, makedumpfile_s: $v_m,
 	           kcoredump_zst_bytes: ($v_ks|tonumber), makedumpfile_bytes: ($v_ms|tonumber)}}' \

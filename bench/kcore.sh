@@ -48,6 +48,7 @@ while [ "$i" -le "$reps" ]; do
 	"$KCOREDUMP" bench --json --no-progress --classes ram --block-size 1M \
 		--threads 1,2 --limit "$limit" --time 600 > "$OUT/bench.$i.json"
 	"$KCOREDUMP" dump --segments ram -o /dev/null --json > "$OUT/dump.$i.json"
+	"$KCOREDUMP" dump --segments ram --hash none -o /dev/null --json > "$OUT/dumpn.$i.json"
 	i=$((i + 1))
 done
 GUEST
@@ -61,14 +62,17 @@ res=$work/results
 for ((i = 1; i <= reps; i++)); do
 	jq -n --argjson pb "$(awk '$1 == "bytes" { print $2 }' "$res/pread.$i")" \
 		--argjson ps "$(awk '$1 == "seconds" { print $2 }' "$res/pread.$i")" \
-		--slurpfile bench "$res/bench.$i.json" --slurpfile dump "$res/dump.$i.json" '
+		--slurpfile bench "$res/bench.$i.json" --slurpfile dump "$res/dump.$i.json" \
+		--slurpfile dumpn "$res/dumpn.$i.json" '
 		def row(name; bytes; secs): { name: name, bytes: bytes, seconds: secs };
 		[row("pread loop, 1 MiB (kpread --bench)"; $pb; $ps)] +
 		[$bench[0].runs[] |
 		 row("kcoredump bench \(.mode), 1 MiB, \(.threads) thread\(if .threads > 1 then "s" else "" end)";
 		     .bytes; .seconds)] +
 		[row("kcoredump dump --segments ram -o /dev/null";
-		     $dump[0].stats.bytes_read; $dump[0].stats.seconds)]'
+		     $dump[0].stats.bytes_read; $dump[0].stats.seconds)] +
+		[row("kcoredump dump --segments ram --hash none -o /dev/null";
+		     $dumpn[0].stats.bytes_read; $dumpn[0].stats.seconds)]'
 done > "$work/rows.json"
 jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	--argjson cpus "$(cat "$res/nproc")" --argjson reps "$reps" \

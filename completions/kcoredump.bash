@@ -56,6 +56,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--hash | --hash=)
+			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
 		--vmalloc-range=)
 			COMPREPLY=()
 			return
@@ -78,7 +82,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

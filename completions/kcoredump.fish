@@ -21,6 +21,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l compress -x -a 'z
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l level -x -d 'compression level'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l threads -s T -x -d 'worker threads for hashing and compression (default: CPUs)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l block-size -x -d 'read size, a multiple of 1M (default 4M)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l vmalloc-range -d 'only the mapped vmalloc areas (optionally within START-END)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose vmallocinfo caller contains SUBSTR'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
@@ -35,7 +36,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'n
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --level --threads -T --block-size --caller --range -r --segments --mapping; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --level --threads -T --block-size --hash --caller --range -r --segments --mapping; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l output -s o -r -F -d 'write the core to FILE (\'-\' for stdout)'

@@ -107,6 +107,8 @@ struct kcore_dump_opts {
 	int level;
 	unsigned threads;    /* 0 = online CPUs */
 	uint64_t block_size; /* read size; multiple of KCORE_HASH_BLOCK */
+	/* --hash none: no SHA-256 (digests are recorded as "none"). */
+	bool no_hash;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */
 	/* Set asynchronously (signal handler) to stop promptly. */
 	volatile sig_atomic_t *cancel;

@@ -29,6 +29,7 @@ enum {
 	OPT_PROGRESS,
 	OPT_NO_PROGRESS,
 	OPT_DRY_RUN,
+	OPT_HASH,
 };
 
 const struct cli_option dump_options[] = {
@@ -47,6 +48,9 @@ const struct cli_option dump_options[] = {
 	  'T' },
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "integrity digests: sha256 (default) or none", "sha256 none",
+	  OPT_HASH },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  OPT_VMALLOC },
@@ -194,7 +198,7 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 
 /* The plan's segments; with done, also what the dump found. */
 static void json_segments(struct json *j, const struct kcore_plan *plan,
-			  bool done)
+			  bool done, bool hashed)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
 
@@ -214,8 +218,12 @@ static void json_segments(struct json *j, const struct kcore_plan *plan,
 		if (done) {
 			json_u64(j, "data_bytes", p->data_bytes);
 			json_hex(j, "offset", p->out_offset);
-			kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
-			json_string(j, "sha256", hex);
+			if (hashed) {
+				kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
+				json_string(j, "sha256", hex);
+			} else {
+				json_null(j, "sha256");
+			}
 		}
 		json_object_end(j);
 	}
@@ -242,7 +250,7 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_object_begin(&j, NULL);
 	json_bool(&j, "dry_run", true);
 	json_vmalloc(&j, plan);
-	json_segments(&j, plan, false);
+	json_segments(&j, plan, false, false);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -292,8 +300,11 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 		fprintf(f, "    offset 0x%" PRIx64 "+0x%" PRIx64 ": %s\n",
 			r->errors[i].offset, r->errors[i].len,
 			strerror(r->errors[i].errnum));
-	fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
-		r->digest_location);
+	if (strcmp(r->digest_location, "none") == 0)
+		fprintf(f, "  sha256:       none (--hash none)\n");
+	else
+		fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
+			r->digest_location);
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
@@ -307,7 +318,10 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_object_begin(&j, NULL);
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	json_string(&j, "sha256", hex);
+	if (strcmp(r->digest_location, "none") == 0)
+		json_null(&j, "sha256");
+	else
+		json_string(&j, "sha256", hex);
 	json_string(&j, "digests", r->digest_location);
 	json_object_begin(&j, "stats");
 	json_u64(&j, "bytes_total", st->bytes_total);
@@ -323,7 +337,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_bool(&j, "seek_data", st->seek_data);
 	json_object_end(&j);
 	json_vmalloc(&j, plan);
-	json_segments(&j, plan, true);
+	json_segments(&j, plan, true, strcmp(r->digest_location, "none") != 0);
 	json_array_begin(&j, "read_errors");
 	for (size_t i = 0; i < r->nerrors; i++) {
 		json_object_begin(&j, NULL);
@@ -400,6 +414,14 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			opts.compress = kcore_compress_from_name(arg);
 			compress_set = true;
+			break;
+		case OPT_HASH:
+			if (strcmp(arg, "sha256") && strcmp(arg, "none")) {
+				cli_parser_destroy(p);
+				return cli_usage_error(
+					ctx, "dump", "unknown hash '%s'", arg);
+			}
+			opts.no_hash = !strcmp(arg, "none");
 			break;
 		case OPT_LEVEL:
 			if (!cli_parse_u64(arg, &v) || v > 22) {

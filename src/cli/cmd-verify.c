@@ -30,11 +30,17 @@ static void render_verify_text(const char *dump,
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
-	printf("%s: %s (%zu segments, %s, digests in the %s)\n", dump,
+	bool unhashed =
+		r->digest_location && !strcmp(r->digest_location, "none");
+
+	printf("%s: %s (%zu segments, %s, %s%s)\n", dump,
 	       r->match ? (r->has_expected ? "OK" : "no digests to check")
 			: "MISMATCH",
 	       r->nsegs, kcore_compress_name(r->method),
-	       r->digest_location ? r->digest_location : "-");
+	       unhashed ? "dumped with --hash none" : "digests in the ",
+	       unhashed		    ? ""
+	       : r->digest_location ? r->digest_location
+				    : "-");
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
 

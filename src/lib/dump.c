@@ -121,7 +121,7 @@ static void process_job(struct dump *d, struct job *j)
 		for (uint64_t p = p0; p < p1 && !nz; p++)
 			nz = !j->zero[p];
 		j->nonzero[b] = nz;
-		if (nz)
+		if (nz && !d->opts->no_hash)
 			kcore_sha256(j->buf + off, n, j->digest[b]);
 	}
 }
@@ -205,7 +205,7 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 		}
 		p = q;
 	}
-	for (uint64_t b = 0; b < blocks; b++) {
+	for (uint64_t b = 0; b < blocks && !d->opts->no_hash; b++) {
 		if (!j->nonzero[b])
 			continue;
 		struct kcore_error *err = kcore_seg_hasher_add(
@@ -488,7 +488,20 @@ static void clean(char *s)
  */
 static const char *digest_location(const struct dump *d)
 {
+	if (d->opts->no_hash)
+		return "none";
 	return d->sparse || d->rewritable ? "note" : "trailer";
+}
+
+/* A digest for the note; "none" (which verify does not take for a
+ * digest) when the dump is not hashed. */
+static void digest_text(const struct dump *d, const unsigned char *digest,
+			char hex[2 * KCORE_DIGEST_LEN + 1])
+{
+	if (d->opts->no_hash)
+		strcpy(hex, "none");
+	else
+		kcore_hex(digest, KCORE_DIGEST_LEN, hex);
 }
 
 static char *metadata_text(struct dump *d, const char *location,
@@ -522,15 +535,16 @@ static char *metadata_text(struct dump *d, const char *location,
 		"read_start=%s\nread_end=%s\n"
 		"bytes_read=%020" PRIu64 "\nbytes_hole=%020" PRIu64
 		"\nbytes_zero=%020" PRIu64 "\nbytes_unreadable=%020" PRIu64
-		"\nvmalloc_areas=%zu\nhash=sha256-blocklist-v1\n"
+		"\nvmalloc_areas=%zu\nhash=%s\n"
 		"hash_block=%u\ndigests=%s\n",
 		KCOREDUMP_VERSION, in->path, kcore_source_kind_name(in->kind),
 		in->kernel_release ? in->kernel_release : "-", host, u.sysname,
 		u.release, u.version, u.machine, cmd ? cmd : "-", t0, t1,
 		st->bytes_read, st->bytes_hole, st->bytes_zero,
-		st->bytes_unreadable, d->plan->vmalloc_areas, KCORE_HASH_BLOCK,
-		location);
-	kcore_hex(d->res->digest, KCORE_DIGEST_LEN, hex);
+		st->bytes_unreadable, d->plan->vmalloc_areas,
+		d->opts->no_hash ? "none" : "sha256-blocklist-v1",
+		KCORE_HASH_BLOCK, location);
+	digest_text(d, d->res->digest, hex);
 	fprintf(f, "dump_sha256=%s\nsegments=%zu\n", hex, d->plan->nsegs);
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
 		const struct kcore_plan_segment *s = &d->plan->segs[i];
@@ -538,7 +552,7 @@ static char *metadata_text(struct dump *d, const char *location,
 
 		snprintf(label, sizeof(label), "%s", s->label ? s->label : "-");
 		clean(label);
-		kcore_hex(s->digest, KCORE_DIGEST_LEN, hex);
+		digest_text(d, s->digest, hex);
 		fprintf(f,
 			"segment=%zu vaddr=0x%016" PRIx64 " size=0x%016" PRIx64
 			" data=%020" PRIu64 " class=%s sha256=%s label=%s\n",

@@ -27,7 +27,7 @@ for name in process-x86_64 sparse-1t; do
 	f=$fixdir/$name.core
 	j=$tmp/$name.json
 	rc=0
-	timeout 120 "$kcoredump" bench --json --limit 1M --time 0.2 \
+	timeout 120 "$kcoredump" bench --json --limit 1M --time 5 \
 		--block-size 4K,1M --threads 1,2 "$f" >"$j" 2>"$tmp/err" || rc=$?
 	if [ "$rc" != 0 ] || [ "$(jq -s length "$j" 2>/dev/null)" != 1 ]; then
 		not_ok "bench $name: exit $rc, not one JSON document"

@@ -211,6 +211,31 @@ check "the replacement is the dump" \
 	cmp -s <("$kread" "$src" --vaddr 0xaaaac8a40000 --len 4096) \
 	<("$kread" "$d/out.elf" --vaddr 0xaaaac8a40000 --len 4096)
 
+# --hash none: no digests recorded, the same bytes, and verify says so
+# (exit 4 alone; with the source it compares content instead).
+d=$tmp/nohash
+mkdir "$d"
+src=$fixdir/process-x86_64.core
+"$kcoredump" dump -q "$src" -o "$d/h.elf"
+"$kcoredump" dump -q --hash none "$src" -o "$d/n.elf"
+"$kcoredump" dump -q --hash none -j "$src" -o "$d/n.elf.zst" >"$d/n.json"
+check "--hash none: JSON summary has no digest" \
+	jq -e '.sha256 == null and .digests == "none" and ([.segments[].sha256] | all(. == null))' "$d/n.json"
+check "--hash none: the metadata note says hash=none" \
+	grep -qa '^hash=none$' "$d/n.elf"
+check "--hash none: same memory as a hashed dump" \
+	same_memory "$d/h.elf" "$d/n.elf"
+for f in n.elf n.elf.zst; do
+	rc=0
+	"$kcoredump" verify -q "$d/$f" || rc=$?
+	check "--hash none: verify $f alone exits 4 (nothing to check)" [ $rc = 4 ]
+done
+check "--hash none: verify n.elf against its source passes" \
+	bash -c "'$kcoredump' verify --json '$d/n.elf' '$src' | jq -e '.ok and .has_digests == false and .source_bytes_differ == 0' >/dev/null"
+rc=0
+"$kcoredump" dump -q --hash md5 "$src" -o "$d/bad.elf" 2>"$d/err" || rc=$?
+check "--hash md5 is a usage error (exit 2)" [ $rc = 2 ]
+
 # Failed dumps leave nothing behind.
 for bad in /nonexistent "$fixdir/bad-load-past-eof.core" "$fixdir/bad-note-descsz.core"; do
 	d=$tmp/fail.$(basename "$bad")

@@ -1,55 +1,6 @@
 # Helpers shared by the integration tests (sourced, not run).
-# Each test prints TAP-like "ok N - what" / "not ok N - what" lines and
-# exits 1 if anything failed, 77 if everything was skipped.
-
-T_NUM=0
-T_FAILED=0
-
-ok()
-{
-	T_NUM=$((T_NUM + 1))
-	echo "ok $T_NUM - $*"
-}
-
-not_ok()
-{
-	T_NUM=$((T_NUM + 1))
-	T_FAILED=$((T_FAILED + 1))
-	echo "not ok $T_NUM - $*"
-}
-
-skip()
-{
-	T_NUM=$((T_NUM + 1))
-	echo "ok $T_NUM - # SKIP $*"
-}
-
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds.
-check()
-{
-	local what=$1
-	shift
-	if "$@"; then
-		ok "$what"
-	else
-		not_ok "$what"
-	fi
-}
-
-diag()
-{
-	sed 's/^/# /' "$@" >&2
-}
-
-finish()
-{
-	echo "1..$T_NUM"
-	if [ "$T_FAILED" -gt 0 ]; then
-		echo "# $T_FAILED of $T_NUM failed" >&2
-		exit 1
-	fi
-	exit 0
-}
+# shellcheck source=../lib/tap.sh
+. "${BASH_SOURCE[0]%/*}/../lib/tap.sh"
 
 # Did a run crash or trip a sanitizer?  $1 exit status, $2 stderr file.
 crashed()

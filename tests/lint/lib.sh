@@ -1,4 +1,5 @@
-# Shared by the lint scripts: argument checks and TAP-like reporting.
+# Shared by the lint scripts: argument checks; TAP reporting from
+# tests/lib/tap.sh.
 # Sourced, not run.
 
 if [[ $# -lt 2 || ! -x $1 || ! -d $2 ]]; then
@@ -7,44 +8,8 @@ if [[ $# -lt 2 || ! -x $1 || ! -d $2 ]]; then
 fi
 KCOREDUMP=$1
 SRCDIR=$2
-failures=0
-checks=0
-
-ok()
-{
-	checks=$((checks + 1))
-	echo "ok $checks - $*"
-}
-
-not_ok()
-{
-	checks=$((checks + 1))
-	failures=$((failures + 1))
-	echo "not ok $checks - $*"
-}
-
-# check DESCRIPTION COMMAND...: ok if COMMAND succeeds
-check()
-{
-	local what=$1
-
-	shift
-	if "$@"; then
-		ok "$what"
-	else
-		not_ok "$what"
-	fi
-}
-
-finish()
-{
-	echo "1..$checks"
-	if ((failures)); then
-		echo "# $failures of $checks checks failed" >&2
-		exit 1
-	fi
-	exit 0
-}
+# shellcheck source=../lib/tap.sh
+. "${BASH_SOURCE[0]%/*}/../lib/tap.sh"
 
 # The visible commands, and a command's long options without "--".
 commands()

@@ -2,14 +2,5 @@
 # SPDX-License-Identifier: MIT
 # Guest: every `kcoredump dump` case in one boot, each into /results/<case>/.
 # dump.host.sh runs the matching host checks.
-rc=0
-for c in dump-range dump-verify-zst dump-vmalloc dump-ram; do
-	mkdir -p "/results/$c"
-	echo "=== $c"
-	r=0
-	OUT=/results/$c sh "/cases/$c.sh" || r=$?
-	echo "$r" > "/results/$c/rc"
-	echo "=== $c: exit $r"
-	[ "$r" -eq 0 ] || rc=1
-done
-exit $rc
+. /cases/group-lib.sh
+run_group dump-range dump-verify-zst dump-vmalloc dump-ram

@@ -32,3 +32,20 @@ guest_rc_ok() {
 		not_ok "guest part exited $(cat "$d/rc")"
 	fi
 }
+
+# run_host_group DIR CASE...: the host check of each case a guest group
+# (cases/group-lib.sh) ran, each on DIR/<case>; exits 1 if any failed.
+run_host_group() {
+	local dir=$1 c
+	shift
+	for c in "$@"; do
+		echo "=== host check $c"
+		if [[ ! -d "$dir/$c" ]]; then
+			not_ok "$c: no results"
+		elif ! bash "$VM_HERE/cases/$c.host.sh" "$dir/$c"; then
+			echo "=== host check $c: FAILED"
+			fail=1
+		fi
+	done
+	exit $fail
+}
