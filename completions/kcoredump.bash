@@ -109,6 +109,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--hash | --hash=)
+			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
 		--filter | --filter=)
 			COMPREPLY=()
 			return
@@ -119,7 +123,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	verify)

@@ -44,6 +44,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l compress -x -a 'zs
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l level -x -d 'compression level'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l threads -s T -x -d 'worker threads for hashing and compression (default: CPUs)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l block-size -x -d 'read size, a multiple of 1M (default 4M)'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l filter -x -d 'coredump filter bits to apply instead of /proc/PID/coredump_filter'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l all-mappings -d 'dump every mapping whole, VM_DONTDUMP ones too'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l stop -d 'keep the process stopped while its memory is copied (a consistent snapshot)'

@@ -16,6 +16,7 @@ enum {
 	OPT_COMPRESS = 2100,
 	OPT_LEVEL,
 	OPT_BLOCK_SIZE,
+	OPT_HASH,
 	OPT_FILTER,
 	OPT_ALL_MAPPINGS,
 	OPT_STOP,
@@ -39,6 +40,9 @@ const struct cli_option pid_options[] = {
 	  'T' },
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "integrity digests: sha256 (default) or none", "sha256 none",
+	  OPT_HASH },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
@@ -123,6 +127,11 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 				bad = "block size must be a multiple of 1M, at "
 				      "most 256M";
 			a->opts.block_size = v;
+			break;
+		case OPT_HASH:
+			if (strcmp(arg, "sha256") && strcmp(arg, "none"))
+				bad = "unknown hash";
+			a->opts.no_hash = !strcmp(arg, "none");
 			break;
 		case OPT_FILTER: {
 			char *end;
@@ -257,7 +266,8 @@ static void process_json(struct json *j, const struct kcore_process_info *pi,
 
 static void summary_json(FILE *f, const struct kcore_source *src,
 			 const struct kcore_plan *plan,
-			 const struct kcore_dump_result *r, bool kept)
+			 const struct kcore_dump_result *r, bool kept,
+			 bool no_hash)
 {
 	const struct kcore_dump_stats *st = &r->stats;
 	char hex[2 * KCORE_DIGEST_LEN + 1];
@@ -267,7 +277,7 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	json_object_begin(&j, NULL);
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	json_string(&j, "sha256", hex);
+	json_string(&j, "sha256", no_hash ? NULL : hex);
 	json_string(&j, "digests", r->digest_location);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
@@ -291,7 +301,7 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 		json_u64(&j, "size", p->size);
 		json_u64(&j, "data_bytes", p->data_bytes);
 		kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
-		json_string(&j, "sha256", hex);
+		json_string(&j, "sha256", no_hash ? NULL : hex);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -310,7 +320,8 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 
 static void summary_text(FILE *f, const struct kcore_source *src,
 			 const struct kcore_plan *plan,
-			 const struct kcore_dump_result *r, bool kept)
+			 const struct kcore_dump_result *r, bool kept,
+			 bool no_hash)
 {
 	const struct kcore_process_info *pi = kcore_source_process_info(src);
 	const struct kcore_source_info *si = kcore_source_info(src);
@@ -347,6 +358,10 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  read errors:  %s in %zu range%s\n",
 		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
 		r->nerrors == 1 ? "" : "s");
+	if (no_hash) {
+		fprintf(f, "  sha256:       none (--hash none)\n");
+		return;
+	}
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
 		r->digest_location);
@@ -418,9 +433,11 @@ int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		FILE *f = strcmp(a.opts.output, "-") == 0 ? stderr : stdout;
 
 		if (ctx->json)
-			summary_json(f, src, plan, &res, a.popts.keep_stopped);
+			summary_json(f, src, plan, &res, a.popts.keep_stopped,
+				     a.opts.no_hash);
 		else if (!a.quiet)
-			summary_text(f, src, plan, &res, a.popts.keep_stopped);
+			summary_text(f, src, plan, &res, a.popts.keep_stopped,
+				     a.opts.no_hash);
 		kcore_dump_result_deinit(&res);
 		status = EXIT_OK;
 	}

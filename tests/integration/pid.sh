@@ -200,6 +200,13 @@ gdb -batch -ex 'thread apply all bt' "$target" "$tmp/small.core" \
 check "gdb reads the decompressed .zst core" \
 	grep -q kc_worker_outer "$tmp/bt.small"
 
+"$kcoredump" pid "$spid" -o "$tmp/nohash.core" --hash none --json \
+	>"$tmp/nohash.json"
+check "--hash none: no digest in the summary" \
+	[ "$(jq -r .sha256 "$tmp/nohash.json")" = null ]
+gdb -batch -ex 'thread apply all bt' "$target" "$tmp/nohash.core" \
+	>"$tmp/bt.nohash" 2>&1
+check "--hash none: gdb reads the core" grep -q kc_worker_outer "$tmp/bt.nohash"
 "$kcoredump" pid "$spid" -o "$tmp/stop.core" --stop --json >"$tmp/stop.json"
 check "--stop: kept stopped during the copy" \
 	[ "$(jq -r .process.kept_stopped "$tmp/stop.json")" = true ]
