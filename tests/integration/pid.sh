@@ -8,6 +8,7 @@
 #   pid.sh KCOREDUMP PIDTARGET
 set -uo pipefail
 kcoredump=$1 target=$(readlink -f "$2")
+tools=$(cd "$(dirname "$0")/../tools" && pwd)
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pids=()
@@ -42,6 +43,8 @@ start()
 		sleep 0.1
 	done
 	grep '^ready' "$tmp/$name.out" >"$tmp/$name.ready"
+	# "ready" comes just before the main thread blocks in fgets().
+	sleep 0.5
 }
 
 field()
@@ -253,7 +256,10 @@ if [ -n "$pattern" ] && [ "${pattern#|}" = "$pattern" ] &&
 	mkdir "$tmp/kc"
 	mkfifo "$tmp/kc.in"
 	(
+		# No rseq: the kernel rewrites a thread's rseq area (cpu_id,
+		# mm_cid) when it resumes on another CPU, as after our stop.
 		cd "$tmp/kc" && ulimit -c unlimited &&
+			GLIBC_TUNABLES=glibc.pthread.rseq=0 \
 			exec "$target" --dense 2 --sparse 1 --touched 4 \
 				--threads 2 <"$tmp/kc.in" >"$tmp/kc.out"
 	) &
@@ -264,6 +270,7 @@ if [ -n "$pattern" ] && [ "${pattern#|}" = "$pattern" ] &&
 		grep -q '^ready' "$tmp/kc.out" 2>/dev/null && break
 		sleep 0.1
 	done
+	sleep 0.5
 	check "dump of the process the kernel will dump" \
 		"$kcoredump" pid "$kpid" -o "$tmp/ours.core" -q
 	kill -SEGV "$kpid"
@@ -282,47 +289,8 @@ if [ -n "$pattern" ] && [ "${pattern#|}" = "$pattern" ] &&
 			not_ok "notes as the kernel's"
 			diff "$tmp/kn" "$tmp/on" | diag
 		fi
-		/usr/bin/python3 - "$kcore" "$tmp/ours.core" >"$tmp/cmp" 2>&1 <<'PY'
-import struct, sys
-
-def loads(path):
-    f = open(path, "rb")
-    eh = f.read(64)
-    phoff, = struct.unpack_from("<Q", eh, 32)
-    phnum, = struct.unpack_from("<H", eh, 56)
-    f.seek(phoff)
-    out = {}
-    for _ in range(phnum):
-        t, fl, off, va, pa, fs, ms, al = struct.unpack("<IIQQQQQQ", f.read(56))
-        if t == 1:
-            out[va] = (off, fs, fl)
-    return f, out
-
-kf, k = loads(sys.argv[1])
-of, o = loads(sys.argv[2])
-bad = 0
-for va, (koff, kfs, kfl) in sorted(k.items()):
-    if kfs and va not in o:
-        print("kernel dumped 0x%x (%d bytes), we did not" % (va, kfs))
-        bad += 1
-for va, (off, fs, fl) in sorted(o.items()):
-    if va not in k:
-        print("we dumped 0x%x, the kernel has no such segment" % va)
-        bad += 1
-        continue
-    koff, kfs, kfl = k[va]
-    if (kfs, kfl) != (fs, fl):
-        print("0x%x: size/flags %d/%d, kernel %d/%d" % (va, fs, fl, kfs, kfl))
-        bad += 1
-        continue
-    of.seek(off)
-    kf.seek(koff)
-    if of.read(fs) != kf.read(fs):
-        print("0x%x: content differs" % va)
-        bad += 1
-print("%d segments compared, %d differences" % (len(o), bad))
-sys.exit(1 if bad else 0)
-PY
+		/usr/bin/python3 "$tools/core-compare.py" "$kcore" "$tmp/ours.core" \
+			>"$tmp/cmp" 2>&1
 		check "same segments and byte-identical content as the kernel's core" \
 			[ $? -eq 0 ]
 		diag "$tmp/cmp"
