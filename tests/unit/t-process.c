@@ -7,6 +7,7 @@
  * pages through /proc/PID/mem), the notes' order and --stop.
  */
 #include <elf.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -153,6 +155,185 @@ static void check_runs(struct kcore_source *src, uint64_t sparse,
 			       (unsigned long long)runs[i][0],
 			       (unsigned long long)runs[i][1]);
 	}
+}
+
+/* ---- the coredump filter, on a synthetic smaps ---- */
+
+struct filter_case {
+	const char *line; /* smaps header after the address range */
+	unsigned anon_kb;
+	const char *vmflags;
+	const char *reason;
+	bool dumped;	  /* under the default filter 0x33 */
+	bool dumped_all;  /* under filter 0x1ff */
+	const char *read; /* how pages are found, when dumped */
+};
+
+static const struct filter_case filter_cases[] = {
+	{ "rw-p 00000000 00:00 0", 4, "rd wr mr mw me ac", "anon-private", true,
+	  true, "pagemap" },
+	{ "rw-p 00000000 00:00 0", 0, "rd wr mr mw me ac", "untouched", false,
+	  false, NULL },
+	{ "rw-p 00000000 00:00 0", 4, "rd wr mr mw me ac dd", "dontdump", false,
+	  false, NULL },
+	{ "rw-s 00000000 00:05 9 /dev/mem", 0, "rd wr sh mr mw me ms io pf",
+	  "io", false, false, NULL },
+	{ "rw-p 00000000 00:10 77 /anon_hugepage (deleted)", 0,
+	  "rd wr mr mw me de ht", "hugetlb-private", true, true, "pagemap" },
+	{ "rw-s 00000000 00:10 78 /anon_hugepage (deleted)", 0,
+	  "rd wr sh mr mw me ms de ht", "hugetlb-shared", false, true, "all" },
+	{ "rw-s 00000000 00:01 79 /dev/zero (deleted)", 0,
+	  "rd wr sh mr mw me ms", "anon-shared", true, true, "all" },
+	{ "rw-s 00000000 08:01 80 @F", 0, "rd wr sh mr mw me ms",
+	  "mapped-shared", false, true, "all" },
+	{ "rw-p 00001000 08:01 81 @F", 4, "rd wr mr mw me ac", "anon-private",
+	  true, true, "all" },
+	{ "r--p 00000000 08:01 82 /bin/sh", 0, "rd mr mw me", "elf-header",
+	  true, true, "all" },
+	{ "r--p 00002000 08:01 82 /bin/sh", 0, "rd mr mw me", "mapped-private",
+	  false, true, "all" },
+	/* MAP_SHARED of a read-only file: VM_MAYSHARE without VM_SHARED,
+	 * which the kernel's filter treats as private. */
+	{ "r--s 00000000 08:01 83 @F", 0, "rd mr me ms", "mapped-private",
+	  false, true, "all" },
+	{ "r--p 00000000 00:00 0 [vvar]", 0, "rd mr pf io de dd", "special",
+	  true, true, "none" },
+	{ "r-xp 00000000 00:00 0 [vdso]", 0, "rd ex mr mw me de", "special",
+	  true, true, "all" },
+	{ "--xp 00000000 00:00 0 [vsyscall]", 0, "ex", "special", true, true,
+	  "none" },
+};
+
+#define NCASES	  (sizeof(filter_cases) / sizeof(filter_cases[0]))
+#define FAKE_BASE 0x100000000000ull
+
+/* A proc root where pid's entries are the real ones but smaps lists the
+ * cases above. */
+static bool fake_procfs(char *root, size_t rootlen, pid_t pid)
+{
+	static const char *const real[] = { "stat",    "status", "comm",
+					    "cmdline", "auxv",	 "pagemap",
+					    "mem",     "task" };
+	char dir[600], src[600], dst[700], data[600];
+	FILE *f;
+
+	snprintf(root, rootlen, "/tmp/t-process.XXXXXX");
+	if (!mkdtemp(root))
+		return false;
+	snprintf(dir, sizeof(dir), "%s/%d", root, (int)pid);
+	if (mkdir(dir, 0700) != 0)
+		return false;
+	for (size_t i = 0; i < sizeof(real) / sizeof(real[0]); i++) {
+		snprintf(src, sizeof(src), "/proc/%d/%s", (int)pid, real[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, real[i]);
+		if (symlink(src, dst) != 0)
+			return false;
+	}
+	snprintf(data, sizeof(data), "%s/data", root);
+	f = fopen(data, "w");
+	if (!f)
+		return false;
+	fputs("not an ELF file\n", f);
+	fclose(f);
+	chmod(data, 0600);
+	snprintf(dst, sizeof(dst), "%s/coredump_filter", dir);
+	f = fopen(dst, "w");
+	if (!f)
+		return false;
+	fprintf(f, "00000033\n");
+	fclose(f);
+	snprintf(dst, sizeof(dst), "%s/smaps", dir);
+	f = fopen(dst, "w");
+	if (!f)
+		return false;
+	for (size_t i = 0; i < NCASES; i++) {
+		const struct filter_case *c = &filter_cases[i];
+		uint64_t start = FAKE_BASE + i * 0x100000;
+
+		const char *at = strstr(c->line, "@F");
+
+		/* @F: a file without execute bits (0600, ours). */
+		fprintf(f, "%012llx-%012llx %.*s%s%s\n",
+			(unsigned long long)start,
+			(unsigned long long)(start + 0x10000),
+			at ? (int)(at - c->line) : (int)strlen(c->line),
+			c->line, at ? data : "", at ? at + 2 : "");
+		fprintf(f,
+			"Size:                 64 kB\nAnonymous:      %u kB\n"
+			"Swap:                  0 kB\nVmFlags: %s\n",
+			c->anon_kb, c->vmflags);
+	}
+	fclose(f);
+	return true;
+}
+
+static void remove_fake(const char *root, pid_t pid)
+{
+	static const char *const names[] = {
+		"stat",	   "status", "comm", "cmdline",		"auxv",
+		"pagemap", "mem",    "task", "coredump_filter", "smaps"
+	};
+	char path[700];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%d/%s", root, (int)pid,
+			 names[i]);
+		unlink(path);
+	}
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/data", root);
+	unlink(path);
+	rmdir(root);
+}
+
+static void check_filter_table(pid_t pid)
+{
+	char root[256];
+
+	if (!ok(fake_procfs(root, sizeof(root), pid), "synthetic smaps"))
+		return;
+	for (int pass = 0; pass < 2; pass++) {
+		struct kcore_process_opts opts = { .procfs = root };
+		const struct kcore_process_info *pi;
+		struct kcore_source *src;
+		struct kcore_error *err;
+
+		if (pass) {
+			opts.has_filter = true;
+			opts.filter = 0x1ff;
+		}
+		err = kcore_source_open_process(pid, &opts, &src);
+		if (!ok(!err, "open with the synthetic smaps (filter %s)",
+			pass ? "0x1ff" : "0x33")) {
+			kcore_error_destroy(err);
+			continue;
+		}
+		pi = kcore_source_process_info(src);
+		is_int(pi->nmappings, NCASES, "every synthetic mapping listed");
+		for (size_t i = 0; i < NCASES && i < pi->nmappings; i++) {
+			const struct filter_case *c = &filter_cases[i];
+			const struct kcore_process_mapping *m =
+				&pi->mappings[i];
+			bool want = pass ? c->dumped_all : c->dumped;
+
+			ok((m->dump_size != 0) == want &&
+				   (pass ||
+				    strcmp(m->reason, c->reason) == 0) &&
+				   (!want ||
+				    strcmp(kcore_process_read_name(m->read),
+					   c->read) == 0),
+			   "filter %s: '%s' %s (%s%s%s)",
+			   pass ? "0x1ff" : "0x33", c->line,
+			   want ? "dumped" : "left out", c->reason,
+			   want ? ", read " : "", want ? c->read : "");
+			if (!pass && strcmp(m->reason, "elf-header") == 0)
+				is_int(m->dump_size, PAGE,
+				       "the ELF header mapping: one page");
+		}
+		kcore_source_destroy(src);
+	}
+	remove_fake(root, pid);
 }
 
 static void *short_lived(void *arg)
@@ -365,6 +546,7 @@ int main(void)
 	}
 	kcore_error_destroy(err);
 
+	check_filter_table(pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	check_churn();
