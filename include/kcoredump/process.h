@@ -90,6 +90,13 @@ struct kcore_process_info {
 	uint64_t mem_fallbacks; /* reads that needed /proc/PID/mem */
 };
 
+/*
+ * ptrace ties the process to the thread that attached it: with
+ * keep_stopped, call kcore_process_resume() and kcore_source_destroy()
+ * from the thread that opened the source (if that thread exits, the kernel
+ * lets the process go).  Needs ptrace permission on pid (KCORE_ERR_ACCESS
+ * otherwise) and an x86_64 process.
+ */
 struct kcore_error *
 kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 			  struct kcore_source **ret);
