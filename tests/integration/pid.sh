@@ -9,9 +9,11 @@
 set -uo pipefail
 kcoredump=$1 target=$(readlink -f "$2")
 tools=$(cd "$(dirname "$0")/../tools" && pwd)
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
 pids=()
+# shellcheck disable=SC2317 # called through the trap
 cleanup()
 {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
@@ -160,15 +162,15 @@ sparse_size=$(field sparse_size "$ready")
 stack=$(field stack "$ready")
 addrs=() seeds=()
 for off in 0 $((4096 * 7 + 8)) $((128 << 20)) $(((256 << 20) - 8)); do
-	addrs+=($(printf '0x%x' $((dense + off))))
+	addrs+=("$(printf '0x%x' $((dense + off)))")
 	seeds+=(1)
 done
 step=$((sparse_size / 16))
 for i in 0 5 15; do
-	addrs+=($(printf '0x%x' $((sparse + i * step + 64))))
+	addrs+=("$(printf '0x%x' $((sparse + i * step + 64)))")
 	seeds+=(2)
 done
-addrs+=($(printf '0x%x' $((stack + 256))))
+addrs+=("$(printf '0x%x' $((stack + 256)))")
 seeds+=(3)
 args=()
 for a in "${addrs[@]}"; do args+=(-ex "x/1gx $a"); done
@@ -243,6 +245,7 @@ check "--all-mappings: libc text dumped whole" \
 # more) would exceed the file system's largest file.
 "$kcoredump" pid "$spid" -o "$tmp/all.core" --all-mappings \
 	--mapping '*libc.so*' -q
+# shellcheck disable=SC2016 # $pc is gdb's
 gdb -batch -ex 'x/i $pc' "$target" "$tmp/all.core" >"$tmp/xi" 2>&1
 check "--all-mappings core: gdb disassembles libc's text at the pc" \
 	grep -qE '=> 0x[0-9a-f]+.*:\s+[a-z]' "$tmp/xi"
@@ -265,6 +268,7 @@ if [ -n "$pattern" ] && [ "${pattern#|}" = "$pattern" ] &&
 	) &
 	kpid=$!
 	pids+=("$kpid")
+	# shellcheck disable=SC2034 # held open: the target sees no EOF
 	exec {kfd}>"$tmp/kc.in"
 	for _ in $(seq 100); do
 		grep -q '^ready' "$tmp/kc.out" 2>/dev/null && break
