@@ -49,6 +49,10 @@ struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 /* Find VMCOREINFO through /sys/kernel/vmcoreinfo for old kernels. */
 struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
 						const char *sysroot);
+/* Modules (and build IDs) of a process core open as elf, via libdwfl. */
+struct kcore_error *kcore_elf_modules(Elf *elf, const char *path,
+				      struct kcore_module **ret,
+				      size_t *ret_count);
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 
 #endif
