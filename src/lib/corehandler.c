@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
@@ -976,11 +977,15 @@ static void cut_headers(struct ch *ch, uint64_t *ret_size)
 	for (size_t i = 0; i < ch->phnum; i++) {
 		struct gphdr *p = &ch->ph[i];
 
-		if (!p->filesz || p->offset + p->filesz <= cut)
-			continue;
-		put_phdr_file(ch, ch->prefix, i, p->offset,
-			      p->offset < cut ? cut - p->offset : 0);
-		ch->res->segments_cut++;
+		/* Readers check p_offset even when p_filesz is 0. */
+		if (p->offset >= cut) {
+			put_phdr_file(ch, ch->prefix, i, cut, 0);
+			ch->res->segments_cut += p->filesz != 0;
+		} else if (p->offset + p->filesz > cut) {
+			put_phdr_file(ch, ch->prefix, i, p->offset,
+				      cut - p->offset);
+			ch->res->segments_cut++;
+		}
 	}
 	if (ch->shoff &&
 	    ch->shoff + (uint64_t)ch->shnum * ch->shentsize > cut) {
@@ -1130,6 +1135,7 @@ static struct kcore_error *write_metadata(struct ch *ch, const char *meta_name)
 	char hex[2 * KCORE_DIGEST_LEN + 1], when[64] = "";
 	time_t t = (time_t)o->crash.time;
 	struct tm tm;
+	struct rusage ru;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -1190,6 +1196,14 @@ static struct kcore_error *write_metadata(struct ch *ch, const char *meta_name)
 		hex);
 	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
 	write_build_ids(ch, f);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(f,
+			"  \"cpu_user_seconds\": %.3f,\n"
+			"  \"cpu_system_seconds\": %.3f,\n",
+			(double)ru.ru_utime.tv_sec +
+				(double)ru.ru_utime.tv_usec / 1e6,
+			(double)ru.ru_stime.tv_sec +
+				(double)ru.ru_stime.tv_usec / 1e6);
 	fprintf(f, "  \"elapsed_seconds\": %.3f\n}\n", r->elapsed);
 	if (fclose(f) != 0 || !text) {
 		free(text);
