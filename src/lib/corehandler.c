@@ -74,6 +74,7 @@ struct ch {
 	const char *in_name;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
 	bool eof, stopped;    /* stopped: timeout or cancel while reading */
+	uint64_t last_read_ns;
 	enum kcore_ch_reason stop_reason;
 
 	/* The ELF header fields we use. */
@@ -149,6 +150,36 @@ static void chlog(struct ch *ch, int prio, const char *fmt, ...)
 /* ---- reading the stream ---- */
 
 /*
+ * The kernel writes a core into the pipe a page at a time and wakes the
+ * reader whenever the pipe was empty: reading each page as it comes costs
+ * two system calls and two context switches per 4 KiB, which is most of
+ * the cost of a sparse stream.  After a small read, let the pipe fill for
+ * about the time the writer needs for SMALL_READ bytes at its recent rate
+ * (at most 2 ms), so that reads come back with many pages each.
+ */
+#define SMALL_READ   (256u << 10)
+#define MAX_BATCH_NS 2000000u
+
+static void batch_wait(struct ch *ch, uint64_t got)
+{
+	uint64_t now = mono_ns(), dt = now - ch->last_read_ns, wait;
+	struct timespec ts;
+
+	ch->last_read_ns = now;
+	if (!dt || dt > 100000000u)
+		return; /* the first read, or the writer was idle */
+	/* got bytes took dt: SMALL_READ bytes take SMALL_READ * dt / got. */
+	wait = got ? (uint64_t)((double)SMALL_READ * (double)dt / (double)got)
+		   : MAX_BATCH_NS;
+	if (wait > MAX_BATCH_NS)
+		wait = MAX_BATCH_NS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)wait;
+	nanosleep(&ts, NULL);
+	ch->last_read_ns = mono_ns();
+}
+
+/*
  * Read up to len bytes, waiting at most until the deadline; *ret_done is
  * short at the end of the stream or when stopped (ch->eof / ch->stopped).
  */
@@ -202,6 +233,8 @@ static struct kcore_error *fill(struct ch *ch, void *buf, size_t len,
 		}
 		done += (size_t)n;
 		ch->res->stream_bytes += (uint64_t)n;
+		if ((size_t)n < SMALL_READ && done < len)
+			batch_wait(ch, (uint64_t)n);
 	}
 	*ret_done = done;
 	return NULL;

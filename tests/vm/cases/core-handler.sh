@@ -45,8 +45,8 @@ crash() { # NAME DESC -> sets pid, secs
 }
 
 # --- 1. the handler, installed by itself ------------------------------------
-"$K" core-handler --dir /tmp/kc --timeout 200 --print-pattern > "$OUT/pattern.txt"
-"$K" core-handler --dir /tmp/kc --timeout 200 --install > "$OUT/installed.txt"
+"$K" core-handler --dir /tmp/kc --timeout 600 --print-pattern > "$OUT/pattern.txt"
+"$K" core-handler --dir /tmp/kc --timeout 600 --install > "$OUT/installed.txt"
 cat /proc/sys/kernel/core_pattern > "$OUT/core_pattern.txt"
 for h in crash-dense crash-sparse; do
 	crash "$h" "$OUT/$h.handler.txt"
