@@ -89,6 +89,12 @@ check "process core: sha256 is kcoredump-sha256-v1 of the stream" \
 check "process core: kcoredump info reads it" quiet "$kcoredump" info "$core"
 check "process core: a one-line log on stderr" grep -q "stored the core of pid 4242" "$tmp/err"
 
+# A comm that is not all UTF-8: valid JSON, safe file name.
+handler "$d" 4242 1000 1001 6 1700000002 $'caf\xc3\xa9 \xff/x' < "$fix" 2>/dev/null
+check "odd comm: valid JSON with U+FFFD, file name of safe bytes" \
+	quiet jq -e '.comm == "caf\u00e9 \ufffd/x"' "$d/core.caf_____x.1000.4242.1700000002.json"
+rm -f "$d"/core.caf*
+
 # --- the same as .zst -----------------------------------------------------
 handler "$d" -c zstd 4242 1000 1001 6 1700000001 crashme < "$fix" 2>/dev/null
 z=$d/core.crashme.1000.4242.1700000001.zst
