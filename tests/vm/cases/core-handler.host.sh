@@ -78,5 +78,5 @@ jqcheck "list --json shows both handler cores, complete" "$d/list.json" \
 	'(.cores | length) == 2 and all(.cores[]; .core_present and .status == "complete")'
 jqcheck "stalled pipe: stopped by the timeout, truncated, marked" "$d/stalled.json" \
 	'.complete == false and .truncation_reason == "timeout" and .elapsed_seconds < 10'
-cat "$d/stalled.txt" | sed 's/^/# /'
+sed 's/^/# /' "$d/stalled.txt"
 exit $fail

@@ -18,6 +18,7 @@ HT=$((300 + GIB * 60)) # the handler's --timeout
 K=$KCOREDUMP
 mkdir -p /tmp/kc /tmp/kc2 /tmp/raw /tmp/file "$OUT/cores"
 chmod 700 /tmp/kc /tmp/kc2
+# shellcheck disable=SC3045 # busybox ash has ulimit -c
 ulimit -c unlimited
 echo 0 > /proc/sys/kernel/randomize_va_space
 cp /helpers/crash-dense /helpers/crash-sparse "$OUT/"
@@ -119,4 +120,4 @@ echo "stalled rc $rc secs $(since "$t0")" > "$OUT/stalled.txt"
 cp /tmp/kc2/core.stalled.*.json "$OUT/stalled.json" 2>/dev/null || true
 echo "sparse_gib $GIB" >> "$OUT/times"
 echo 'core' > /proc/sys/kernel/core_pattern
-echo done
+echo 'all done'
