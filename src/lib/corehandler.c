@@ -12,9 +12,10 @@
  *            the copy, the program headers are rewritten so that nothing
  *            points past the end
  *
- * The first page of every PT_LOAD is kept aside; with the headers it
- * forms a small in-memory core from which libdwfl reads the modules and
- * their build IDs (ELF headers and build-id notes live there).
+ * Build IDs: libdwfl on the stored sparse ELF.  For a .zst, the first page
+ * of every PT_LOAD is kept aside; with the headers it forms a small
+ * in-memory core for libdwfl, completed from the ELF headers and build-id
+ * notes in the first pages of the files NT_FILE maps at offset 0.
  */
 #include <elf.h>
 #include <errno.h>
@@ -119,6 +120,7 @@ struct ch {
 	/* From the notes. */
 	struct kcore_source fake; /* path and info for the note decoders */
 	char *exe, *fname, *psargs;
+	struct kcore_file_table files; /* NT_FILE; names point into prefix */
 	unsigned nthreads;
 	int note_signal;
 	char *note_error;
@@ -640,7 +642,7 @@ static void parse_notes(struct ch *ch)
 	if (have_files && !ch->exe && files.count && !phdr_addr && !entry)
 		ch->exe = dup_str(files.entries[0].name);
 	if (have_files)
-		free(files.entries);
+		ch->files = files; /* names point into ch->prefix */
 }
 
 /* ---- limits ---- */
@@ -850,13 +852,14 @@ static struct kcore_error *store_block(struct ch *ch, const unsigned char *buf,
 	return NULL;
 }
 
-/* Keep the first page of each PT_LOAD as it passes (for build IDs). */
+/* For a .zst, keep the first page of each PT_LOAD as it passes (for the
+ * build IDs; a sparse ELF is read back instead). */
 static void capture(struct ch *ch, const unsigned char *buf, uint64_t bstart,
 		    size_t n)
 {
 	uint64_t bend = bstart + n;
 
-	while (ch->next_cap < ch->norder && !ch->cap_full) {
+	while (ch->os && ch->next_cap < ch->norder && !ch->cap_full) {
 		size_t idx = ch->order[ch->next_cap];
 		const struct gphdr *p = &ch->ph[idx];
 		struct capture *c = &ch->caps[idx];
@@ -1088,6 +1091,109 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* The build-id note of the ELF file whose first page is page (len bytes). */
+static size_t first_page_build_id(const unsigned char *page, size_t len,
+				  const unsigned char **ret)
+{
+	struct ch e = { .big = len > EI_DATA && page[EI_DATA] == ELFDATA2MSB };
+	uint64_t phoff, phnum, phent;
+
+	if (len < sizeof(Elf64_Ehdr) || memcmp(page, ELFMAG, SELFMAG) != 0)
+		return 0;
+	e.is64 = page[EI_CLASS] == ELFCLASS64;
+	phoff = e.is64 ? ld(&e, page + 32, 8) : ld(&e, page + 28, 4);
+	phent = ld(&e, page + (e.is64 ? 54 : 42), 2);
+	phnum = ld(&e, page + (e.is64 ? 56 : 44), 2);
+	if (phent != (e.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    phoff > len || phnum > (len - phoff) / phent)
+		return 0;
+	for (uint64_t i = 0; i < phnum; i++) {
+		struct gphdr ph;
+		uint64_t pos, end;
+
+		get_phdr(&e, page + phoff + i * phent, &ph);
+		/* The first page maps file offset 0: p_offset is its place. */
+		if (ph.type != PT_NOTE || ph.offset > len ||
+		    ph.filesz > len - ph.offset)
+			continue;
+		for (pos = ph.offset, end = ph.offset + ph.filesz;
+		     pos + 12 <= end;) {
+			uint64_t namesz = ld(&e, page + pos, 4),
+				 descsz = ld(&e, page + pos + 4, 4),
+				 type = ld(&e, page + pos + 8, 4);
+			uint64_t desc = pos + 12 + ((namesz + 3) & ~3ull);
+
+			if (desc > end || descsz > end - desc)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    memcmp(page + pos + 12, "GNU", 4) == 0 && descsz &&
+			    descsz <= 64) {
+				*ret = page + desc;
+				return descsz;
+			}
+			pos = desc + ((descsz + 3) & ~3ull);
+		}
+	}
+	return 0;
+}
+
+/*
+ * libdwfl needs more than first pages to place the main executable (its
+ * link map): add the build ID of every file mapped at offset 0 whose
+ * first page holds its ELF header and build-id note, as NT_FILE names it.
+ */
+static size_t add_file_build_ids(struct ch *ch, struct kcore_module **mods,
+				 size_t n)
+{
+	for (size_t k = 0; k < ch->files.count; k++) {
+		const struct kcore_file_entry *fe = &ch->files.entries[k];
+		const unsigned char *id = NULL;
+		const struct capture *c = NULL;
+		struct kcore_module *m;
+		uint64_t end = fe->end;
+		size_t idlen = 0;
+		bool known = false;
+
+		if (fe->offset != 0)
+			continue;
+		for (size_t i = 0; i < n && !known; i++)
+			known = (*mods)[i].start == fe->start;
+		for (size_t i = 0; i < ch->phnum && !c && !known; i++)
+			if (ch->ph[i].type == PT_LOAD &&
+			    ch->ph[i].vaddr == fe->start && ch->caps[i].len)
+				c = &ch->caps[i];
+		if (known || !c)
+			continue;
+		idlen = first_page_build_id(ch->cap + c->off, c->len, &id);
+		if (!idlen)
+			continue;
+		for (size_t j = k + 1;
+		     j < ch->files.count &&
+		     strcmp(ch->files.entries[j].name, fe->name) == 0;
+		     j++)
+			end = ch->files.entries[j].end;
+		m = realloc(*mods, (n + 1) * sizeof(*m));
+		if (!m)
+			break;
+		*mods = m;
+		m = &m[n];
+		memset(m, 0, sizeof(*m));
+		m->name = strdup(fe->name);
+		m->build_id = malloc(idlen);
+		if (!m->name || !m->build_id) {
+			free(m->name);
+			free(m->build_id);
+			break;
+		}
+		memcpy(m->build_id, id, idlen);
+		m->build_id_len = idlen;
+		m->start = fe->start;
+		m->end = end;
+		n++;
+	}
+	return n;
+}
+
 /*
  * The modules and build IDs as libdwfl finds them: in the stored file when
  * it is a sparse ELF (exactly what eu-unstrip -n --core reports), else in
@@ -1158,6 +1264,8 @@ report:
 	fprintf(f, "  \"build_ids_from\": \"%s\",\n",
 		ch->os ? "first pages" : "stored core");
 	fputs("  \"build_ids\": [", f);
+	if (ch->os)
+		nmods = add_file_build_ids(ch, &mods, nmods);
 	for (size_t i = 0; i < nmods; i++) {
 		char hex[2 * 256 + 1] = "";
 		const struct kcore_module *m = &mods[i];
@@ -1362,6 +1470,7 @@ static void ch_deinit(struct ch *ch)
 	free(ch->fname);
 	free(ch->psargs);
 	free(ch->note_error);
+	free(ch->files.entries);
 }
 
 static struct kcore_error *open_output(struct ch *ch)

@@ -256,6 +256,10 @@ if real=$(make_real_core "$tmp/rc"); then
 	want=$(eu-unstrip -n --core="$real" | awk '{ sub(/@.*/, "", $2); print $2 }' | sort | tr '\n' ' ')
 	got=$(jq -r '.build_ids[].build_id' "$s.json" | sort | tr '\n' ' ')
 	check "real core: build IDs as eu-unstrip -n reports ($got)" [ -n "$got" -a "$got" = "$want" ]
+	handler "$d" -c zstd 77 0 0 6 1700000801 sleep < "$real" 2>/dev/null
+	got=$(jq -r '.build_ids[].build_id' "$s.json" | sort | tr '\n' ' ')
+	zgot=$(jq -r '.build_ids[].build_id' "$d/core.sleep.0.77.1700000801.json" | sort | tr '\n' ' ')
+	check "real core .zst: the same build IDs from the first pages ($zgot)" [ "$zgot" = "$want" ]
 else
 	skip "real core: this machine writes no cores to a file"
 fi
