@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid verify extract info bench help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -194,11 +194,57 @@ _kcoredump()
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
+	core-handler)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--compress | --compress= | -c)
+			COMPREPLY=($(compgen -W "none zstd xz" -- "$cur"))
+			return
+			;;
+		--max-size | --max-size=)
+			COMPREPLY=()
+			return
+			;;
+		--keep-free | --keep-free=)
+			COMPREPLY=()
+			return
+			;;
+		--max-use | --max-use=)
+			COMPREPLY=()
+			return
+			;;
+		--timeout | --timeout= | -t)
+			COMPREPLY=()
+			return
+			;;
+		--owner | --owner=)
+			COMPREPLY=($(compgen -W "root user" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --no-sync --install --print-pattern --help" -- "$cur"))
+		fi
+		;;
+	list)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --json --help" -- "$cur"))
+		fi
+		;;
 	help)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid verify extract info bench help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

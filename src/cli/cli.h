@@ -112,6 +112,8 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_bench(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_list(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_complete(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_help(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_version(struct cli_ctx *ctx, int argc, char **argv);

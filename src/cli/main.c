@@ -35,6 +35,8 @@ extern const struct cli_option verify_options[];
 extern const struct cli_option extract_options[];
 extern const struct cli_option bench_options[];
 extern const struct cli_option pid_options[];
+extern const struct cli_option core_handler_options[];
+extern const struct cli_option list_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -50,6 +52,11 @@ const struct cli_command cli_commands[] = {
 	  "describe a kcore or ELF core: source, segments, notes", false },
 	{ "bench", cmd_bench, bench_options, "[SOURCE]", "@file",
 	  "measure read throughput per segment class", false },
+	{ "core-handler", cmd_core_handler, core_handler_options,
+	  "PID UID GID SIGNAL TIME [COMM]", NULL,
+	  "store a core from the kernel's core_pattern pipe", false },
+	{ "list", cmd_list, list_options, NULL, NULL,
+	  "list the cores core-handler stored", false },
 	{ "help", cmd_help, no_options, "[COMMAND]", "@command",
 	  "show help for kcoredump or a command", false },
 	{ "version", cmd_version, no_options, NULL, NULL, "show the version",

@@ -172,7 +172,7 @@ void cli_print_main_help(FILE *f)
 		   "hole-skipping dumps.\n\nCommands:\n");
 	for (const struct cli_command *c = cli_commands; c->name; c++)
 		if (!c->hidden)
-			fprintf(f, "  %-12s%s\n", c->name, c->summary);
+			fprintf(f, "  %-14s%s\n", c->name, c->summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -h, --help                  show this help and exit\n"
 		   "  -V, --version               show the version and exit\n"

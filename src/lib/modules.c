@@ -74,9 +74,9 @@ static int add_module(Dwfl_Module *mod, void **userdata, const char *name,
 	return DWARF_CB_OK;
 }
 
-struct kcore_error *kcore_source_modules(struct kcore_source *src,
-					 struct kcore_module **ret,
-					 size_t *ret_count)
+struct kcore_error *kcore_elf_modules(Elf *elf, const char *path,
+				      struct kcore_module **ret,
+				      size_t *ret_count)
 {
 	static char *debuginfo_path;
 	static const Dwfl_Callbacks callbacks = {
@@ -90,15 +90,13 @@ struct kcore_error *kcore_source_modules(struct kcore_source *src,
 
 	*ret = NULL;
 	*ret_count = 0;
-	if (src->info.kind != KCORE_SOURCE_PROCESS_CORE)
-		return NULL;
 	dwfl = dwfl_begin(&callbacks);
 	if (!dwfl)
 		return &kcore_error_nomem;
-	n = dwfl_core_file_report(dwfl, src->elf, NULL);
+	n = dwfl_core_file_report(dwfl, elf, NULL);
 	if (n < 0) {
 		struct kcore_error *err = kcore_error_create(
-			KCORE_ERR_FORMAT, 0, src->path,
+			KCORE_ERR_FORMAT, 0, path,
 			"cannot list the modules of the core: %s",
 			dwfl_errmsg(-1));
 
@@ -115,6 +113,17 @@ struct kcore_error *kcore_source_modules(struct kcore_source *src,
 	*ret = list.mods;
 	*ret_count = list.count;
 	return NULL;
+}
+
+struct kcore_error *kcore_source_modules(struct kcore_source *src,
+					 struct kcore_module **ret,
+					 size_t *ret_count)
+{
+	*ret = NULL;
+	*ret_count = 0;
+	if (src->info.kind != KCORE_SOURCE_PROCESS_CORE)
+		return NULL;
+	return kcore_elf_modules(src->elf, src->path, ret, ret_count);
 }
 
 void kcore_modules_free(struct kcore_module *mods, size_t count)

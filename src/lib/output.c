@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@ struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 	if (!out)
 		return &kcore_error_nomem;
 	out->fd = -1;
+	out->dirfd = AT_FDCWD;
 	out->force = force;
 	out->sync = sync;
 	if (strcmp(path, "-") == 0) {
@@ -103,11 +105,76 @@ struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 	return NULL;
 }
 
-static void sync_dir(const char *path)
+struct kcore_error *kcore_output_openat(int dirfd, const char *name, bool sync,
+					struct kcore_output **ret)
 {
-	char *copy = strdup(path);
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	struct kcore_output *out;
+
+	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, name,
+					  "not a plain file name");
+	out = calloc(1, sizeof(*out));
+	if (!out)
+		return &kcore_error_nomem;
+	out->fd = -1;
+	out->dirfd = dirfd;
+	out->sync = sync;
+	out->path = strdup(name);
+	if (!out->path || asprintf(&out->tmp, ".%s.XXXXXXXX", name) < 0) {
+		out->tmp = NULL;
+		kcore_output_destroy(out);
+		return &kcore_error_nomem;
+	}
+	for (int tries = 0; tries < 100; tries++) {
+		unsigned char rnd[8];
+		char *x = out->tmp + strlen(out->tmp) - 8;
+
+		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+			/* Only before the pool is ready: use the clock. */
+			uint64_t v = (uint64_t)getpid() * 2654435761u ^
+				     (uint64_t)tries << 32 ^
+				     (uint64_t)(uintptr_t)out;
+
+			memcpy(rnd, &v, sizeof(rnd));
+		}
+		for (int i = 0; i < 8; i++)
+			x[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+		out->fd = openat(dirfd, out->tmp,
+				 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+					 O_CLOEXEC | O_NOCTTY,
+				 0600);
+		if (out->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (out->fd < 0) {
+		struct kcore_error *err = kcore_error_create(
+			errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
+							  : KCORE_ERR_OS,
+			errno, name, "cannot create a temporary file beside");
+
+		free(out->tmp);
+		out->tmp = NULL;
+		kcore_output_destroy(out);
+		return err;
+	}
+	out->seekable = true;
+	*ret = out;
+	return NULL;
+}
+
+static void sync_dir(const struct kcore_output *out)
+{
+	char *copy;
 	int fd;
 
+	if (out->dirfd != AT_FDCWD) {
+		fsync(out->dirfd);
+		return;
+	}
+	copy = strdup(out->path);
 	if (!copy)
 		return;
 	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -140,13 +207,13 @@ struct kcore_error *kcore_output_commit(struct kcore_output *out, uint64_t size)
 	}
 	out->fd = -1;
 	if (out->force) {
-		if (rename(out->tmp, out->path) < 0)
+		if (renameat(out->dirfd, out->tmp, out->dirfd, out->path) < 0)
 			return kcore_error_create(KCORE_ERR_OS, errno,
 						  out->path,
 						  "cannot move the dump into "
 						  "place");
 	} else {
-		if (link(out->tmp, out->path) < 0)
+		if (linkat(out->dirfd, out->tmp, out->dirfd, out->path, 0) < 0)
 			return kcore_error_create(
 				errno == EEXIST ? KCORE_ERR_EXISTS
 						: KCORE_ERR_OS,
@@ -155,12 +222,12 @@ struct kcore_error *kcore_output_commit(struct kcore_output *out, uint64_t size)
 					? "appeared while dumping; use --force "
 					  "to replace it"
 					: "cannot link the dump into place");
-		unlink(out->tmp);
+		unlinkat(out->dirfd, out->tmp, 0);
 	}
 	free(out->tmp);
 	out->tmp = NULL;
 	if (out->sync)
-		sync_dir(out->path);
+		sync_dir(out);
 	return NULL;
 }
 
@@ -172,7 +239,7 @@ void kcore_output_abort(struct kcore_output *out)
 		close(out->fd);
 		out->fd = -1;
 	}
-	unlink(out->tmp);
+	unlinkat(out->dirfd, out->tmp, 0);
 	free(out->tmp);
 	out->tmp = NULL;
 }

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * crash-sparse DESC: map 64 GiB MAP_NORESERVE anonymous memory, fill four
- * pages at known offsets with the known pattern, describe them in DESC and
- * abort().  The core must hold those pages and be sparse everywhere else.
+ * crash-sparse DESC [GIB]: map GIB (default 64) GiB of MAP_NORESERVE
+ * anonymous memory, fill four pages at known offsets (for 64 GiB: 0,
+ * 1 GiB + 3 pages, 33 GiB, the last page) with the known pattern, describe
+ * them in DESC and abort().  The core must hold those pages and be sparse
+ * everywhere else.
  *
  * DESC lines:  pid P / threads 1 / exe PATH /
  *              mapping ADDR LEN / region NAME ADDR LEN SEED
@@ -18,16 +20,8 @@
 
 #include "pattern.h"
 
-#define MAP_LEN (64ULL << 30)
-#define PAGE	4096ULL
-#define SEED	0x2002
-
-static const uint64_t offsets[] = {
-	0,
-	(1ULL << 30) + 3 * PAGE,
-	33ULL << 30,
-	MAP_LEN - PAGE,
-};
+#define PAGE 4096ULL
+#define SEED 0x2002
 
 int main(int argc, char **argv)
 {
@@ -35,12 +29,19 @@ int main(int argc, char **argv)
 	unsigned char *map;
 	ssize_t n;
 	FILE *desc;
+	unsigned long long map_len =
+		(argc == 3 ? strtoull(argv[2], NULL, 0) : 64) << 30;
+	uint64_t offsets[4];
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: crash-sparse DESC\n");
+	if ((argc != 2 && argc != 3) || map_len < (1ULL << 30)) {
+		fprintf(stderr, "usage: crash-sparse DESC [GIB]\n");
 		return 2;
 	}
-	map = mmap(NULL, MAP_LEN, PROT_READ | PROT_WRITE,
+	offsets[0] = 0;
+	offsets[1] = map_len / 64 + 3 * PAGE;
+	offsets[2] = map_len / 64 * 33;
+	offsets[3] = map_len - PAGE;
+	map = mmap(NULL, map_len, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (map == MAP_FAILED) {
 		perror("mmap");
@@ -63,7 +64,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fprintf(desc, "pid %d\nthreads 1\nexe %s\n", (int)getpid(), exe);
-	fprintf(desc, "mapping %p %llu\n", (void *)map, MAP_LEN);
+	fprintf(desc, "mapping %p %llu\n", (void *)map, map_len);
 	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++)
 		fprintf(desc, "region page%zu %p %llu %llu\n", i,
 			(void *)(map + offsets[i]), PAGE,

@@ -195,9 +195,10 @@ def cmd_core(args):
     if sparse:
         base, length = desc["mapping"]
         touched = {r["addr"] for r in desc["regions"]}
-        for off in (PAGE, 2 << 30, (48 << 30) + 5 * PAGE):
+        for off in (PAGE, 2 << 30, (48 << 30) + 5 * PAGE,
+                    length // 2 + 5 * PAGE):
             a = base + off
-            if a in touched:
+            if off >= length or a in touched:
                 continue
             got = elf.read(a, PAGE)
             check(got == b"\0" * PAGE, f"{name}: untouched page {a:#x} reads as zeros")

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The core_pattern handler: store the ELF core the kernel writes into a
+ * pipe ("|kcoredump core-handler %P %u %g %s %t %e") as a sparse ELF file
+ * or a seekable .zst, with metadata beside it, within size limits and a
+ * time limit.  The stream is read once, in order, from a descriptor that
+ * cannot seek; pages that are all zero (what dump_skip() writes for
+ * unpopulated memory on a pipe) are never written.
+ *
+ * A stored core keeps the stream's layout byte for byte: the sparse ELF
+ * reads back identical to the core the kernel writes to a regular file,
+ * and the .zst decompresses to it.  When a limit stops the copy, the core
+ * ends at a page boundary and its program headers are rewritten so that
+ * nothing points past the end (p_filesz shortened or 0); the metadata
+ * says so and why.
+ */
+#ifndef KCOREDUMP_COREHANDLER_H
+#define KCOREDUMP_COREHANDLER_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "dump.h"
+#include "error.h"
+#include "stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Why a stored core is incomplete. */
+enum kcore_ch_reason {
+	KCORE_CH_COMPLETE,
+	KCORE_CH_MAX_SIZE,  /* the per-core size limit */
+	KCORE_CH_KEEP_FREE, /* the file system's free-space reserve */
+	KCORE_CH_MAX_USE,   /* the directory's total limit */
+	KCORE_CH_TIMEOUT,   /* the time limit */
+	KCORE_CH_CANCELLED, /* a signal */
+	KCORE_CH_SHORT,	    /* the stream ended before its headers said */
+	KCORE_CH_REASON_NUM
+};
+
+/* "complete", "max-size", ... */
+const char *kcore_ch_reason_name(enum kcore_ch_reason r);
+
+/* What the kernel says about the crash (%P %u %g %s %t %e). */
+struct kcore_ch_crash {
+	int64_t pid; /* in the initial PID namespace */
+	uint32_t uid, gid;
+	int signal;
+	int64_t time;	  /* seconds since the epoch */
+	const char *comm; /* %e, may be NULL */
+};
+
+/* syslog(3) priorities for the log callback. */
+#define KCORE_CH_LOG_ERR     3
+#define KCORE_CH_LOG_WARNING 4
+#define KCORE_CH_LOG_NOTICE  5
+#define KCORE_CH_LOG_INFO    6
+
+struct kcore_ch_opts {
+	int in_fd;	  /* the core stream */
+	bool close_input; /* close in_fd as soon as it is no longer read */
+	int dir_fd;	  /* from kcore_coredir_open() */
+	const char *dir;  /* its name, for messages and the metadata */
+	enum kcore_compress compress; /* NONE (sparse ELF) or ZSTD/XZ */
+	int level;
+	unsigned threads; /* 0 = online CPUs */
+	/*
+	 * Limits, 0 = none.  max_size: bytes the core may take on disk
+	 * (data pages of a sparse ELF; compressed bytes of a .zst).
+	 * keep_free: bytes of the file system to leave free.  max_use:
+	 * bytes all stored cores and metadata may take; the oldest other
+	 * cores are removed first.
+	 */
+	uint64_t max_size, keep_free, max_use;
+	uint64_t timeout_ms; /* 0 = none */
+	bool chown_user;     /* files owned by the crashing uid/gid */
+	bool sync;	     /* fsync before publishing */
+	struct kcore_ch_crash crash;
+	volatile sig_atomic_t *cancel;
+	/* Messages for the system log; called from this thread. */
+	void (*log)(void *arg, int priority, const char *msg);
+	void *log_arg;
+	/* The time the handler started (CLOCK_MONOTONIC ns); 0 = now. */
+	uint64_t start_ns;
+};
+
+struct kcore_ch_result {
+	char *core_name; /* file name in the directory */
+	char *meta_name;
+	uint64_t stream_bytes;	  /* bytes read from the stream */
+	uint64_t expected_bytes;  /* stream size the headers announce */
+	uint64_t file_size;	  /* size of the stored file */
+	uint64_t data_bytes;	  /* non-zero bytes kept (before compression) */
+	uint64_t zero_bytes;	  /* zero pages not written */
+	uint64_t allocated_bytes; /* st_blocks * 512 of the stored core */
+	enum kcore_ch_reason reason;
+	uint64_t cut_offset;   /* stream offset where a truncated core ends */
+	unsigned segments_cut; /* PT_LOADs shortened or emptied */
+	unsigned removed;      /* older cores removed for the limits */
+	unsigned char sha256[KCORE_DIGEST_LEN]; /* of the stored stream bytes */
+	double elapsed;				/* seconds */
+};
+
+/*
+ * Open (creating it 0700 if missing) the directory for stored cores,
+ * without following a symlink in its last component; refuse one that
+ * anybody but root and us could write to.
+ */
+struct kcore_error *kcore_coredir_open(const char *path, bool create,
+				       int *ret_fd);
+
+/* Read the stream, store the core and its metadata. */
+struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
+				      struct kcore_ch_result *ret);
+void kcore_ch_result_deinit(struct kcore_ch_result *res);
+
+/* A stored core, as its metadata file describes it. */
+struct kcore_stored_core {
+	char *meta_name;
+	char *core_name; /* NULL if the metadata names none */
+	char *exe;	 /* NT_FILE executable, else pr_fname, else %e */
+	char *comm;
+	char *reason; /* "complete", "max-size", ... */
+	int64_t pid, time;
+	int64_t uid, gid, signal;
+	uint64_t stream_bytes, file_size, allocated_bytes;
+	bool core_present; /* the core file exists */
+	char *json;	   /* the metadata document as stored */
+};
+
+/*
+ * The stored cores in a directory, oldest first (by crash time, then
+ * name).  Metadata files that cannot be read are skipped.
+ */
+struct kcore_error *kcore_coredir_list(int dir_fd,
+				       struct kcore_stored_core **ret,
+				       size_t *ret_count);
+void kcore_stored_cores_free(struct kcore_stored_core *cores, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

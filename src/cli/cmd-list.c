@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump list: the cores core-handler stored, from their metadata. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kcoredump/corehandler.h"
+
+const struct cli_option list_options[] = {
+	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
+	  "list the cores in DIR (default /var/lib/kcoredump)", "@dir", 'd' },
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print one JSON document instead of text", NULL, 'j' },
+	{ 0 },
+};
+
+static void render_text(const struct kcore_stored_core *cores, size_t n)
+{
+	printf("%-20s %8s %6s %-8s %10s %10s %-12s %s\n", "TIME", "PID", "UID",
+	       "SIGNAL", "STREAM", "STORED", "STATUS", "CORE");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_stored_core *c = &cores[i];
+		char when[32] = "-", s1[32], s2[32];
+		time_t t = (time_t)c->time;
+		struct tm tm;
+		const char *sig = kcore_signal_name((int)c->signal);
+
+		if (c->time >= 0 && gmtime_r(&t, &tm))
+			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		printf("%-20s %8" PRId64 " %6" PRId64 " %-8s %10s %10s %-12s "
+		       "%s\n",
+		       when, c->pid, c->uid, sig ? sig : "?",
+		       cli_human_size(c->stream_bytes, s1, sizeof(s1)),
+		       c->core_present ? cli_human_size(c->allocated_bytes, s2,
+							sizeof(s2))
+				       : "-",
+		       !c->core_present ? "missing"
+		       : c->reason	? c->reason
+					: "?",
+		       c->core_name ? c->core_name : c->meta_name);
+		if (c->exe || c->comm)
+			printf("%20s executable: %s\n", "",
+			       c->exe ? c->exe : c->comm);
+	}
+}
+
+static void render_json(const char *dir, const struct kcore_stored_core *cores,
+			size_t n)
+{
+	struct json j;
+
+	json_init(&j, stdout);
+	json_object_begin(&j, NULL);
+	json_string(&j, "dir", dir);
+	json_array_begin(&j, "cores");
+	for (size_t i = 0; i < n; i++) {
+		const struct kcore_stored_core *c = &cores[i];
+
+		json_object_begin(&j, NULL);
+		json_string(&j, "core", c->core_name);
+		json_string(&j, "metadata", c->meta_name);
+		json_bool(&j, "core_present", c->core_present);
+		json_i64(&j, "pid", c->pid);
+		json_i64(&j, "uid", c->uid);
+		json_i64(&j, "gid", c->gid);
+		json_i64(&j, "signal", c->signal);
+		json_i64(&j, "time", c->time);
+		json_string(&j, "comm", c->comm);
+		json_string(&j, "executable", c->exe);
+		json_u64(&j, "stream_bytes", c->stream_bytes);
+		json_u64(&j, "file_size", c->file_size);
+		json_u64(&j, "allocated_bytes", c->allocated_bytes);
+		json_string(&j, "status", c->reason);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_find_command("list");
+	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
+	const char *dir = "/var/lib/kcoredump", *arg;
+	struct kcore_stored_core *cores;
+	struct kcore_error *err;
+	size_t n;
+	int c, first, done, fd, status = EXIT_OK;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		if (c == 'd')
+			dir = arg;
+		else if (c == 'j')
+			ctx->json = true;
+	}
+	done = cli_parser_end(p, c, &first);
+	if (done >= 0)
+		return done;
+	if (argc > first)
+		return cli_usage_error(ctx, "list", "takes no arguments");
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return cli_fail(
+			ctx, kcore_error_create(
+				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
+				     : errno == EACCES ? KCORE_ERR_ACCESS
+						       : KCORE_ERR_OS,
+				     errno, dir, "cannot open the directory"));
+	err = kcore_coredir_list(fd, &cores, &n);
+	close(fd);
+	if (err)
+		return cli_fail(ctx, err);
+	if (ctx->json)
+		render_json(dir, cores, n);
+	else
+		render_text(cores, n);
+	if (fflush(stdout) != 0)
+		status = cli_fail(ctx, kcore_error_create(KCORE_ERR_OS, errno,
+							  "<stdout>",
+							  "write failed"));
+	kcore_stored_cores_free(cores, n);
+	return status;
+}

@@ -1,0 +1,266 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kcoredump core-handler fed through a pipe, as the kernel does: the
+# stored core is identical to the stream (cmp, zstd -d, extract), sparse,
+# described by its metadata (checked against our own digest in Python and
+# eu-unstrip's build IDs for a real core); the limits truncate cleanly
+# (eu-readelf and kcoredump info still read the result); a stalled pipe
+# times out; symlinked or shared directories are refused.
+#   core-handler.sh KCOREDUMP FIXDIR
+set -uo pipefail
+kcoredump=$1 fixdir=$2
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+PY=/usr/bin/python3
+fix=$fixdir/process-x86_64.core
+[ -f "$fix" ] || { echo "no fixture $fix"; exit 77; }
+
+handler() { # DIR ARGS... < stream
+	local dir=$1
+	shift
+	"$kcoredump" core-handler --dir "$dir" --no-sync "$@"
+}
+quiet() { "$@" >/dev/null 2>&1; }
+alloc() { echo $(($(stat -c %b "$1") * $(stat -c %B "$1"))); }
+
+# Our documented digest (kcoredump-sha256-v1) of FILE's first N bytes.
+digest() {
+	"$PY" - "$1" "$2" <<'PY'
+import hashlib, struct, sys
+path, size = sys.argv[1], int(sys.argv[2])
+h = hashlib.sha256(b"kcoredump-sha256-v1\0" + struct.pack("<Q", size))
+with open(path, "rb") as f:
+    i = 0
+    while i * (1 << 20) < size:
+        b = f.read(min(1 << 20, size - i * (1 << 20)))
+        if b.count(0) != len(b):
+            h.update(struct.pack("<Q", i) + hashlib.sha256(b).digest())
+        i += 1
+print(h.hexdigest())
+PY
+}
+
+# Every PT_LOAD's file range lies inside the file.
+inside() {
+	"$PY" - "$1" <<'PY'
+import os, struct, sys
+p = sys.argv[1]
+size = os.path.getsize(p)
+with open(p, "rb") as f:
+    eh = f.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phnum, = struct.unpack_from("<H", eh, 56)
+    shoff, = struct.unpack_from("<Q", eh, 40)
+    if phnum == 0xffff:
+        f.seek(shoff)
+        phnum, = struct.unpack_from("<I", f.read(64), 44)
+    f.seek(phoff)
+    raw = f.read(56 * phnum)
+bad = [i for i in range(phnum)
+       if struct.unpack_from("<Q", raw, 56 * i + 8)[0] +
+       struct.unpack_from("<Q", raw, 56 * i + 32)[0] > size
+       and struct.unpack_from("<Q", raw, 56 * i + 32)[0]]
+sys.exit(1 if bad else 0)
+PY
+}
+
+# --- a complete core, sparse ELF ------------------------------------------
+d=$tmp/d1
+mkdir -m 700 "$d"
+handler "$d" 4242 1000 1001 6 1700000000 crashme < "$fix" 2>"$tmp/err"
+check "process core: exit 0" [ $? -eq 0 ]
+core=$d/core.crashme.1000.4242.1700000000
+m=$core.json
+check "process core: stored core is cmp-identical to the stream" cmp -s "$fix" "$core"
+data=$(jq .data_bytes "$m")
+a=$(alloc "$core")
+check "process core: allocated $a bytes for $data data bytes (stream $(stat -c %s "$fix"))" \
+	[ "$a" -le $((data + 65536)) ]
+check "process core: mode 0600" [ "$(stat -c %a "$core") $(stat -c %a "$m")" = "600 600" ]
+check "process core: metadata fields" quiet jq -e '.pid == 4242 and .uid == 1000 and .gid == 1001
+	and .signal == 6 and .signal_name == "SIGABRT" and .time == 1700000000
+	and .comm == "crashme" and .executable == "/usr/bin/crashme"
+	and .prpsinfo_fname == "crashme" and .threads == 3 and .complete
+	and .format == "elf" and .stream_bytes == .file_size' "$m"
+check "process core: sha256 is kcoredump-sha256-v1 of the stream" \
+	[ "$(jq -r .sha256 "$m")" = "$(digest "$fix" "$(stat -c %s "$fix")")" ]
+check "process core: kcoredump info reads it" quiet "$kcoredump" info "$core"
+check "process core: a one-line log on stderr" grep -q "stored the core of pid 4242" "$tmp/err"
+
+# A comm that is not all UTF-8: valid JSON, safe file name.
+handler "$d" 4242 1000 1001 6 1700000002 $'caf\xc3\xa9 \xff/x' < "$fix" 2>/dev/null
+check "odd comm: valid JSON with U+FFFD, file name of safe bytes" \
+	quiet jq -e '.comm == "caf\u00e9 \ufffd/x"' "$d/core.caf_____x.1000.4242.1700000002.json"
+rm -f "$d"/core.caf*
+
+# --- the same as .zst -----------------------------------------------------
+handler "$d" -c zstd 4242 1000 1001 6 1700000001 crashme < "$fix" 2>/dev/null
+z=$d/core.crashme.1000.4242.1700000001.zst
+check "zstd: zstd -d gives the stream" bash -c "zstd -qdc '$z' | cmp -s - '$fix'"
+"$kcoredump" extract -q "$z" -o "$tmp/x.core"
+check "zstd: kcoredump extract gives the stream" cmp -s "$tmp/x.core" "$fix"
+check "list --json: two cores, oldest first" quiet jq -e '(.cores | length) == 2 and
+	.cores[0].time == 1700000000 and .cores[1].core == "core.crashme.1000.4242.1700000001.zst"
+	and all(.cores[]; .status == "complete" and .core_present)' \
+	<("$kcoredump" list --dir "$d" --json)
+check "list: text names both" bash -c "'$kcoredump' list --dir '$d' | grep -c 'core.crashme' | grep -qx 2"
+
+# --- PN_XNUM (70003 program headers) ----------------------------------------
+x=$fixdir/pn-xnum.core
+if [ -f "$x" ]; then
+	handler "$d" 6000 0 0 6 1700000100 manymaps < "$x" 2>/dev/null
+	check "PN_XNUM: stored core is cmp-identical" cmp -s "$x" "$d/core.manymaps.0.6000.1700000100"
+	handler "$d" --max-size 8K 6000 0 0 6 1700000101 manymaps < "$x" 2>/dev/null
+	t=$d/core.manymaps.0.6000.1700000101
+	check "PN_XNUM truncated: every segment inside the file" inside "$t"
+	check "PN_XNUM truncated: eu-readelf -l reads it" quiet eu-readelf -l "$t"
+fi
+
+# --- --max-size: truncated cleanly ------------------------------------------
+d=$tmp/d2
+mkdir -m 700 "$d"
+handler "$d" --max-size 40K 4242 1000 1000 6 1700000200 crashme < "$fix" 2>"$tmp/err"
+check "max-size: exit 0" [ $? -eq 0 ]
+t=$d/core.crashme.1000.4242.1700000200
+check "max-size: marked incomplete, reason max-size" quiet jq -e '.complete == false and
+	.truncation_reason == "max-size" and .file_size == .cut_offset and .segments_cut > 0
+	and .data_bytes <= 40960' "$t.json"
+check "max-size: file ends at the cut" [ "$(stat -c %s "$t")" = "$(jq .cut_offset "$t.json")" ]
+check "max-size: allocated <= 40 KiB + slack" [ "$(alloc "$t")" -le $((40960 + 16384)) ]
+check "max-size: every segment inside the file" inside "$t"
+check "max-size: eu-readelf -l -n reads it" quiet eu-readelf -l -n "$t"
+check "max-size: kcoredump info reads it" quiet "$kcoredump" info "$t"
+check "max-size: gdb reads it" bash -c "gdb -batch -ex 'info files' -c '$t' 2>&1 | grep -q 'Local core dump file'"
+check "max-size: logged" grep -q "truncated at offset .*(max-size)" "$tmp/err"
+# Apart from the program headers, the bytes are the stream's.
+cut=$(jq .cut_offset "$t.json")
+phend=$((64 + 56 * $(eu-readelf -h "$fix" | awk '/Number of program headers/ { print $NF }')))
+check "max-size: bytes outside the program headers are the stream's" \
+	bash -c "cmp -s -i $phend <(tail -c +$((phend + 1)) '$t') <(head -c $cut '$fix' | tail -c +$((phend + 1)))"
+check "max-size: digest of the stored stream bytes" \
+	[ "$(jq -r .sha256 "$t.json")" = "$(digest "$fix" "$cut")" ]
+
+# --- --keep-free: nothing but the headers fits --------------------------------
+handler "$d" --keep-free $((1 << 60)) 4242 1000 1000 6 1700000300 crashme < "$fix" 2>/dev/null
+t=$d/core.crashme.1000.4242.1700000300
+check "keep-free: reason keep-free, headers only" quiet jq -e '.truncation_reason == "keep-free"
+	and .segments_cut > 0' "$t.json"
+check "keep-free: still a readable ELF" quiet eu-readelf -l "$t"
+
+# --- --max-use: the oldest cores go first -------------------------------------
+d=$tmp/d3
+mkdir -m 700 "$d"
+for s in 1 2 3; do
+	handler "$d" 4242 1000 1000 6 170000040$s crashme < "$fix" 2>/dev/null
+done
+one=$(($(alloc "$d/core.crashme.1000.4242.1700000401") + $(alloc "$d/core.crashme.1000.4242.1700000401.json")))
+# Room for three cores: the fourth makes the oldest go.
+handler "$d" --max-use $((3 * one + 4096)) 4242 1000 1000 6 1700000404 crashme < "$fix" 2>"$tmp/err"
+check "max-use: the oldest core and its metadata removed" \
+	[ ! -e "$d/core.crashme.1000.4242.1700000401" -a ! -e "$d/core.crashme.1000.4242.1700000401.json" ]
+check "max-use: the others kept" [ -e "$d/core.crashme.1000.4242.1700000402" -a -e "$d/core.crashme.1000.4242.1700000403" ]
+check "max-use: the new core complete, removal counted" quiet jq -e '.complete and .removed_for_limits == 1' \
+	"$d/core.crashme.1000.4242.1700000404.json"
+check "max-use: removal logged" grep -q "removed the older core" "$tmp/err"
+handler "$d" --max-use 1 4242 1000 1000 6 1700000405 crashme < "$fix" 2>/dev/null
+check "max-use: with no room left, truncated (max-use)" quiet jq -e '.truncation_reason == "max-use"' \
+	"$d/core.crashme.1000.4242.1700000405.json"
+
+# --- a stalled pipe ---------------------------------------------------------
+d=$tmp/d4
+mkdir -m 700 "$d"
+mkfifo "$tmp/fifo"
+(head -c 65536 "$fix"; sleep 6) > "$tmp/fifo" &
+writer=$!
+t0=$(date +%s%N)
+handler "$d" --timeout 1 4242 1000 1000 6 1700000500 crashme < "$tmp/fifo" 2>/dev/null
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "timeout: the handler returns within 3 s of a stalled pipe ($ms ms, exit $rc)" \
+	[ "$ms" -lt 3000 -a "$rc" -eq 0 ]
+t=$d/core.crashme.1000.4242.1700000500
+check "timeout: stored what came, marked (timeout)" quiet jq -e '.complete == false and
+	.truncation_reason == "timeout" and .stream_bytes == 65536 and .cut_offset == 65536' "$t.json"
+check "timeout: every segment inside the file" inside "$t"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+(head -c 100 "$fix"; sleep 6) > "$tmp/fifo" &
+writer=$!
+t0=$(date +%s%N)
+handler "$d" --timeout 1 4242 1000 1000 6 1700000501 crashme < "$tmp/fifo" 2>"$tmp/err"
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "timeout in the headers: exit 4 within 3 s ($rc, $ms ms), nothing stored" \
+	[ "$rc" -eq 4 -a "$ms" -lt 3000 -a ! -e "$t.1.json" ] && ! compgen -G "$d/*1700000501*" >/dev/null
+check "timeout in the headers: the error names the offset" grep -q "timed out .*offset" "$tmp/err"
+kill "$writer" 2>/dev/null
+wait "$writer" 2>/dev/null
+
+# --- refusals ---------------------------------------------------------------
+mkdir -m 700 "$tmp/real"
+ln -s "$tmp/real" "$tmp/link"
+handler "$tmp/link" 1 0 0 6 1 x < "$fix" 2>"$tmp/err"
+rc=$?
+check "symlinked --dir refused (exit $rc)" [ "$rc" -eq 5 ]
+check "symlinked --dir: says so" grep -q "symbolic link" "$tmp/err"
+check "symlinked --dir: nothing written" [ -z "$(ls -A "$tmp/real")" ]
+mkdir -m 777 "$tmp/open"
+handler "$tmp/open" 1 0 0 6 1 x < "$fix" 2>"$tmp/err"
+check "world-writable --dir refused" [ $? -eq 5 -a -z "$(ls -A "$tmp/open")" ]
+# A symlink planted at the core's name is neither followed nor replaced.
+d=$tmp/d5
+mkdir -m 700 "$d"
+ln -s "$tmp/victim" "$d/core.crashme.1000.4242.1700000600"
+handler "$d" 4242 1000 1000 6 1700000600 crashme < "$fix" 2>/dev/null
+check "planted symlink: not followed" [ ! -e "$tmp/victim" ]
+check "planted symlink: left alone" [ -L "$d/core.crashme.1000.4242.1700000600" ]
+check "planted symlink: stored under another name" cmp -s "$fix" "$d/core.crashme.1000.4242.1700000600.1"
+printf 'not an ELF core at all' | handler "$d" 1 0 0 6 1 bad 2>"$tmp/err"
+rc=$?
+check "not ELF: exit 4 ($rc), message with the offset" [ "$rc" -eq 4 ] && grep -q "not an ELF file at offset 0x0" "$tmp/err"
+check "not ELF: nothing stored" bash -c "! compgen -G '$d/core.bad*'"
+handler "$d" 1 0 < "$fix" 2>/dev/null
+check "too few arguments: exit 2" [ $? -eq 2 ]
+
+# --- the pattern ------------------------------------------------------------
+p=$("$kcoredump" core-handler --dir /var/crash/k --compress zstd --print-pattern)
+check "--print-pattern: '$p'" [ "$p" = "|$(readlink -f "$kcoredump") core-handler %P %u %g %s %t %e --dir /var/crash/k --compress zstd" ]
+"$kcoredump" core-handler --dir "/var/a b" --print-pattern >/dev/null 2>&1
+check "--print-pattern: a space in --dir refused" [ $? -eq 2 ]
+"$kcoredump" core-handler --dir relative --print-pattern >/dev/null 2>&1
+check "--print-pattern: a relative --dir refused" [ $? -eq 2 ]
+
+# --- --owner user (root only) -----------------------------------------------
+if [ "$(id -u)" = 0 ]; then
+	d=$tmp/d6
+	mkdir -m 700 "$d"
+	handler "$d" --owner user 4242 4321 4322 6 1700000700 crashme < "$fix" 2>/dev/null
+	check "--owner user: core and metadata owned by 4321:4322" \
+		[ "$(stat -c %u:%g "$d/core.crashme.4321.4242.1700000700" "$d/core.crashme.4321.4242.1700000700.json" | sort -u)" = "4321:4322" ]
+else
+	skip "--owner user needs root"
+fi
+
+# --- a real core from this kernel, and its build IDs --------------------------
+mkdir "$tmp/rc"
+if real=$(make_real_core "$tmp/rc"); then
+	d=$tmp/d7
+	mkdir -m 700 "$d"
+	handler "$d" 77 0 0 6 1700000800 sleep < "$real" 2>/dev/null
+	s=$d/core.sleep.0.77.1700000800
+	check "real core: cmp-identical" cmp -s "$real" "$s"
+	check "real core: allocated ($(alloc "$s")) <= the kernel's file ($(alloc "$real")) + 64 KiB" \
+		[ "$(alloc "$s")" -le $(($(alloc "$real") + 65536)) ]
+	want=$(eu-unstrip -n --core="$real" | awk '{ sub(/@.*/, "", $2); print $2 }' | sort | tr '\n' ' ')
+	got=$(jq -r '.build_ids[].build_id' "$s.json" | sort | tr '\n' ' ')
+	check "real core: build IDs as eu-unstrip -n reports ($got)" [ -n "$got" -a "$got" = "$want" ]
+	handler "$d" -c zstd 77 0 0 6 1700000801 sleep < "$real" 2>/dev/null
+	got=$(jq -r '.build_ids[].build_id' "$s.json" | sort | tr '\n' ' ')
+	zgot=$(jq -r '.build_ids[].build_id' "$d/core.sleep.0.77.1700000801.json" | sort | tr '\n' ' ')
+	check "real core .zst: the same build IDs from the first pages ($zgot)" [ "$zgot" = "$want" ]
+else
+	skip "real core: this machine writes no cores to a file"
+fi
+finish
