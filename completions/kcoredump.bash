@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump verify extract info bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -85,6 +85,45 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
+	pid)
+		case "$prev" in
+		--output | --output= | -o)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--compress | --compress=)
+			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
+			return
+			;;
+		--level | --level=)
+			COMPREPLY=()
+			return
+			;;
+		--threads | --threads= | -T)
+			COMPREPLY=()
+			return
+			;;
+		--block-size | --block-size=)
+			COMPREPLY=()
+			return
+			;;
+		--hash | --hash=)
+			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
+		--filter | --filter=)
+			COMPREPLY=()
+			return
+			;;
+		--mapping | --mapping=)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	verify)
@@ -205,7 +244,7 @@ _kcoredump()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump verify extract info bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

@@ -6,6 +6,7 @@
 #include "error.h"
 #include "io.h"
 #include "notes.h"
+#include "process.h"
 #include "source.h"
 #include "vmcoreinfo.h"
 

@@ -95,7 +95,19 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+/* Progress of a dump on stderr (cmd-dump.c); arg is a struct
+ * cli_progress. */
+struct kcore_dump_stats;
+struct cli_progress {
+	bool tty;
+	bool shown;
+};
+void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
+/* "kcoredump ARGS..." for the metadata note; malloc()ed. */
+char *cli_join_args(int argc, char **argv);
+
 int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_pid(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);

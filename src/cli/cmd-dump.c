@@ -140,14 +140,9 @@ static bool parse_classes(const char *s, unsigned *ret)
 	return ok && *ret;
 }
 
-struct progress_state {
-	bool tty;
-	bool shown;
-};
-
-static void show_progress(void *arg, const struct kcore_dump_stats *st)
+void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 {
-	struct progress_state *ps = arg;
+	struct cli_progress *ps = arg;
 	char a[32], b[32], c[32], eta[32] = "--:--";
 	double rate =
 		st->elapsed > 0 ? (double)st->bytes_read / st->elapsed : 0;
@@ -356,7 +351,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_finish(&j);
 }
 
-static char *join_args(int argc, char **argv)
+char *cli_join_args(int argc, char **argv)
 {
 	size_t len = 16;
 	char *s;
@@ -381,7 +376,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { 0 };
 	struct kcore_dump_result res;
-	struct progress_state ps = { 0 };
+	struct cli_progress ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];
 	struct kcore_range ranges[64];
 	struct kcore_source *src = NULL;
@@ -561,11 +556,11 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	ps.tty = isatty(STDERR_FILENO);
 	if (progress == 1 || (progress == -1 && ps.tty && !quiet)) {
-		opts.progress = show_progress;
+		opts.progress = cli_dump_progress;
 		opts.progress_arg = &ps;
 	}
 	opts.output_fd = STDOUT_FILENO;
-	opts.command_line = join_args(argc, argv);
+	opts.command_line = cli_join_args(argc, argv);
 	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
 	free((char *)opts.command_line);

@@ -34,12 +34,16 @@ extern const struct cli_option dump_options[];
 extern const struct cli_option verify_options[];
 extern const struct cli_option extract_options[];
 extern const struct cli_option bench_options[];
+extern const struct cli_option pid_options[];
 extern const struct cli_option core_handler_options[];
 extern const struct cli_option list_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
 	  "write a sparse, compressed, hashed ELF dump of a source", false },
+	{ "pid", cmd_pid, pid_options, "PID", NULL,
+	  "write an ELF core of a running process (like gcore, sparse)",
+	  false },
 	{ "verify", cmd_verify, verify_options, "DUMP [SOURCE]", "@file",
 	  "check a dump against its digests (and a source)", false },
 	{ "extract", cmd_extract, extract_options, "DUMP", "@file",

@@ -1,0 +1,184 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kcoredump pid vs gdb's gcore on the same live process (issue 8): a
+# pidtarget with a 64 GiB MAP_NORESERVE area (16 touched pages), a dense
+# 256 MiB area, 3 parked threads and a thread stamping CLOCK_MONOTONIC in a
+# tight loop.  The stop as the process saw it is that thread's longest gap
+# during the dump; the idle gap (no dump) is the machine's own noise.
+#   bench/pid.sh [BUILD_DIR] [REPS]   (writes bench/results/pid.{md,json})
+# gcore writes the whole 64 GiB: it gets a real file only when the work
+# directory has room (BENCH_DIR, default /var/tmp), else /dev/null (its
+# allocated size is then the apparent size of the image) and its time is
+# compared with kcoredump's to /dev/null.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd)
+reps=${2:-3}
+K=$build/kcoredump
+T=$build/tests/tools/pidtarget
+work=${BENCH_DIR:-/var/tmp}/kcoredump-bench-pid.$$
+out=$here/results
+mkdir -p "$work" "$out"
+tpid=
+cleanup()
+{
+	[ -n "$tpid" ] && kill "$tpid" 2> /dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+mkfifo "$work/in"
+"$T" --dense 256 --sparse 64 --touched 16 --threads 3 --stamp \
+	< "$work/in" > "$work/target.out" 2>&1 &
+tpid=$!
+exec {tin}> "$work/in"
+for _ in $(seq 100); do
+	grep -q '^ready' "$work/target.out" && break
+	sleep 0.1
+done
+grep '^ready' "$work/target.out"
+
+# gap: the stamping thread's longest pause since the last call (ns).
+gap()
+{
+	local n
+	n=$(grep -c '^gap' "$work/target.out" || true)
+	echo gap >&"$tin"
+	for _ in $(seq 200); do
+		[ "$(grep -c '^gap' "$work/target.out" || true)" -gt "$n" ] && break
+		sleep 0.05
+	done
+	grep '^gap' "$work/target.out" | tail -1 | awk '{print $2}'
+}
+# elapsed T0 T1: seconds as a JSON number (bc drops the leading 0).
+elapsed() { printf '%.6f' "$(echo "$2 - $1" | bc -l)"; }
+secs() { echo "scale=6; $1 / 1000000000" | bc -l; }
+
+gap > /dev/null
+sleep 2
+idle_gap=$(gap)
+echo "idle gap: $(secs "$idle_gap") s"
+
+echo "== kcoredump pid (sparse ELF), $reps runs"
+k_times=() k_gaps=() k_stops=()
+for ((i = 0; i < reps; i++)); do
+	rm -f "$work/k.core"
+	gap > /dev/null
+	t0=$(date +%s.%N)
+	"$K" pid "$tpid" -o "$work/k.core" --json > "$work/k.json"
+	t1=$(date +%s.%N)
+	k_gaps+=("$(gap)")
+	k_times+=("$(elapsed "$t0" "$t1")")
+	k_stops+=("$(jq .process.stop_ns "$work/k.json")")
+done
+k_time=$(printf '%s\n' "${k_times[@]}" | median)
+k_gap=$(printf '%s\n' "${k_gaps[@]}" | median)
+k_stop=$(printf '%s\n' "${k_stops[@]}" | median)
+k_alloc=$(($(stat -c %b "$work/k.core") * 512))
+k_size=$(stat -c %s "$work/k.core")
+k_read=$(jq .process.bytes_read "$work/k.json")
+rm -f "$work/k.core"
+
+echo "== kcoredump pid -o /dev/null, $reps runs (gcore's output when disk is short)"
+kn_times=()
+for ((i = 0; i < reps; i++)); do
+	t0=$(date +%s.%N)
+	"$K" pid "$tpid" -o /dev/null -q
+	t1=$(date +%s.%N)
+	kn_times+=("$(elapsed "$t0" "$t1")")
+done
+kn_time=$(printf '%s\n' "${kn_times[@]}" | median)
+
+echo "== kcoredump pid -> .zst"
+gap > /dev/null
+t0=$(date +%s.%N)
+"$K" pid "$tpid" -o "$work/k.core.zst" -q
+t1=$(date +%s.%N)
+kz_gap=$(gap)
+kz_time=$(elapsed "$t0" "$t1")
+kz_alloc=$(($(stat -c %b "$work/k.core.zst") * 512))
+rm -f "$work/k.core.zst"
+
+echo "== kcoredump pid --stop"
+gap > /dev/null
+t0=$(date +%s.%N)
+"$K" pid "$tpid" --stop -o "$work/ks.core" -q
+t1=$(date +%s.%N)
+ks_gap=$(gap)
+ks_time=$(elapsed "$t0" "$t1")
+rm -f "$work/ks.core"
+
+echo "== gcore"
+need=$(((64 + 10) << 30))
+free=$(($(stat -f -c '%a * %S' "$work")))
+if [ "$free" -gt "$need" ]; then
+	g_out=$work/g.core
+else
+	g_out=/dev/null
+	echo "gcore writes to /dev/null: $work has $((free >> 30)) GiB free"
+fi
+gap > /dev/null
+t0=$(date +%s.%N)
+gdb -p "$tpid" -batch -ex "gcore $g_out" > "$work/gcore.log" 2>&1
+t1=$(date +%s.%N)
+g_gap=$(gap)
+g_time=$(elapsed "$t0" "$t1")
+if [ "$g_out" = /dev/null ]; then
+	# The image gcore produced: every dumped mapping in full.
+	g_alloc=$k_size
+	g_where="/dev/null (allocated = apparent size of the same image)"
+else
+	g_alloc=$(($(stat -c %b "$g_out") * 512))
+	g_where="$g_out"
+	rm -f "$g_out"
+fi
+
+# Time is compared like for like: both writing to a file, or both to
+# /dev/null when gcore's 64 GiB did not fit.
+if [ "$g_out" = /dev/null ]; then
+	k_cmp_time=$kn_time g_cmp_where=/dev/null
+else
+	k_cmp_time=$k_time g_cmp_where="a file in $work"
+fi
+r() { echo "scale=1; $1 / $2" | bc -l; }
+mib() { echo "scale=1; $1 / 1048576" | bc -l; }
+ms() { echo "scale=2; $1 / 1000000" | bc -l; }
+cat > "$out/pid.md" << EOF
+# kcoredump pid vs gcore ($(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))
+
+Live pidtarget: 64 GiB MAP_NORESERVE area with 16 touched pages, 256 MiB
+dense area, 3 parked threads, 1 thread stamping the clock.  Stop = the
+stamping thread's longest gap during the dump (idle gap without any dump:
+$(ms "$idle_gap") ms).  kcoredump: median of $reps; gcore: 1 run, output
+to $g_where.
+
+| | kcoredump pid | gcore | ratio |
+|---|---:|---:|---:|
+| wall time, writing to $g_cmp_where | $(printf %.2f "$k_cmp_time") s | $(printf %.2f "$g_time") s | $(r "$g_time" "$k_cmp_time")x faster |
+| wall time, kcoredump to a sparse file | $(printf %.2f "$k_time") s | - | - |
+| output allocated | $(mib "$k_alloc") MiB | $(mib "$g_alloc") MiB | $(r "$g_alloc" "$k_alloc")x smaller |
+| stop seen by the process | $(ms "$k_gap") ms | $(ms "$g_gap") ms | $(r "$g_gap" "$k_gap")x shorter |
+| stop measured by kcoredump (ptrace) | $(ms "$k_stop") ms | - | - |
+| process memory read | $(mib "$k_read") MiB | $(mib "$k_size") MiB (everything) | - |
+
+Also: \`-o core.zst\` $(printf %.2f "$kz_time") s, $(mib "$kz_alloc") MiB,
+stop $(ms "$kz_gap") ms; \`--stop\` (stopped for the whole copy)
+$(printf %.2f "$ks_time") s, stop $(ms "$ks_gap") ms.
+EOF
+cat > "$out/pid.json" << EOF
+{"reps": $reps, "idle_gap_ns": $idle_gap,
+ "kcoredump": {"seconds": $k_time, "allocated": $k_alloc, "apparent": $k_size,
+   "gap_ns": $k_gap, "stop_ns": $k_stop, "bytes_read": $k_read,
+   "runs_seconds": [$(IFS=,; echo "${k_times[*]}")],
+   "runs_gap_ns": [$(IFS=,; echo "${k_gaps[*]}")]},
+ "kcoredump_devnull": {"seconds": $kn_time,
+   "runs_seconds": [$(IFS=,; echo "${kn_times[*]}")]},
+ "kcoredump_zst": {"seconds": $kz_time, "allocated": $kz_alloc, "gap_ns": $kz_gap},
+ "kcoredump_stop": {"seconds": $ks_time, "gap_ns": $ks_gap},
+ "gcore": {"seconds": $g_time, "allocated": $g_alloc, "gap_ns": $g_gap,
+   "output": "$g_out"}}
+EOF
+cat "$out/pid.md"

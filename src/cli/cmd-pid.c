@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: MIT
+/* kcoredump pid: an ELF core of a running process, like gcore, without
+ * reading untouched memory and with a stop only as long as the register
+ * capture. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "json.h"
+#include "kcoredump/dump.h"
+#include "kcoredump/process.h"
+
+enum {
+	OPT_COMPRESS = 2100,
+	OPT_LEVEL,
+	OPT_BLOCK_SIZE,
+	OPT_HASH,
+	OPT_FILTER,
+	OPT_ALL_MAPPINGS,
+	OPT_STOP,
+	OPT_MAPPING,
+	OPT_SYNC,
+	OPT_PROGRESS,
+	OPT_NO_PROGRESS,
+};
+
+const struct cli_option pid_options[] = {
+	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
+	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
+	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "whole-stream compression: zstd, xz or none (default: from the "
+	  "suffix)",
+	  "zstd xz none", OPT_COMPRESS },
+	{ "level", 0, CLI_ARG_REQUIRED, "N", "compression level", NULL,
+	  OPT_LEVEL },
+	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
+	  "worker threads for hashing and compression (default: CPUs)", NULL,
+	  'T' },
+	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
+	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "integrity digests: sha256 (default) or none", "sha256 none",
+	  OPT_HASH },
+	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
+	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
+	  NULL, OPT_FILTER },
+	{ "all-mappings", 0, CLI_ARG_NONE, NULL,
+	  "dump every mapping whole, VM_DONTDUMP ones too", NULL,
+	  OPT_ALL_MAPPINGS },
+	{ "stop", 0, CLI_ARG_NONE, NULL,
+	  "keep the process stopped while its memory is copied (a consistent "
+	  "snapshot)",
+	  NULL, OPT_STOP },
+	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
+	  "only mappings whose file matches PATTERN (repeatable)", NULL,
+	  OPT_MAPPING },
+	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
+	  NULL, 'f' },
+	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the core before publishing it",
+	  NULL, OPT_SYNC },
+	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	{ "progress", 0, CLI_ARG_NONE, NULL,
+	  "show progress even when stderr is not a terminal", NULL,
+	  OPT_PROGRESS },
+	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
+	  OPT_NO_PROGRESS },
+	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
+	  "show the mappings and what the filter dumps, and stop", NULL, 'n' },
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print the summary as one JSON document", NULL, 'j' },
+	{ 0 },
+};
+
+struct pid_args {
+	struct kcore_process_opts popts;
+	struct kcore_dump_opts opts;
+	struct kcore_selection sel;
+	const char *mappings[64];
+	bool quiet, dry_run, compress_set;
+	int progress;
+	int32_t pid;
+};
+
+static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
+		      char **argv)
+{
+	struct cli_parser *p =
+		cli_parser_create(cli_find_command("pid"), argc, argv);
+	const char *arg;
+	int c, first, done;
+	uint64_t v;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	a->sel.mappings = a->mappings;
+	a->progress = -1;
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		const char *bad = NULL;
+
+		switch (c) {
+		case 'o':
+			a->opts.output = arg;
+			break;
+		case OPT_COMPRESS:
+			if (kcore_compress_from_name(arg) < 0)
+				bad = "unknown compression";
+			else
+				a->opts.compress =
+					kcore_compress_from_name(arg);
+			a->compress_set = true;
+			break;
+		case OPT_LEVEL:
+			if (!cli_parse_u64(arg, &v) || v > 22)
+				bad = "bad level";
+			a->opts.level = (int)v;
+			break;
+		case 'T':
+			if (!cli_parse_u64(arg, &v) || v < 1 || v > 256)
+				bad = "bad thread count";
+			a->opts.threads = (unsigned)v;
+			break;
+		case OPT_BLOCK_SIZE:
+			if (!cli_parse_size(arg, &v) || !v ||
+			    v % KCORE_HASH_BLOCK || v > (256u << 20))
+				bad = "block size must be a multiple of 1M, at "
+				      "most 256M";
+			a->opts.block_size = v;
+			break;
+		case OPT_HASH:
+			if (strcmp(arg, "sha256") && strcmp(arg, "none"))
+				bad = "unknown hash";
+			a->opts.no_hash = !strcmp(arg, "none");
+			break;
+		case OPT_FILTER: {
+			char *end;
+			unsigned long f = strtoul(arg, &end, 16);
+
+			if (!*arg || *end || f > 0x1ff)
+				bad = "--filter takes hexadecimal "
+				      "coredump_filter bits, at most 1ff";
+			a->popts.has_filter = true;
+			a->popts.filter = (uint32_t)f;
+			break;
+		}
+		case OPT_ALL_MAPPINGS:
+			a->popts.all_mappings = true;
+			break;
+		case OPT_STOP:
+			a->popts.keep_stopped = true;
+			break;
+		case OPT_MAPPING:
+			if (a->sel.nmappings == 64)
+				bad = "too many --mapping";
+			else
+				a->mappings[a->sel.nmappings++] = arg;
+			break;
+		case 'f':
+			a->opts.force = true;
+			break;
+		case OPT_SYNC:
+			a->opts.sync = true;
+			break;
+		case 'q':
+			a->quiet = true;
+			break;
+		case OPT_PROGRESS:
+			a->progress = 1;
+			break;
+		case OPT_NO_PROGRESS:
+			a->progress = 0;
+			break;
+		case 'n':
+			a->dry_run = true;
+			break;
+		case 'j':
+			ctx->json = true;
+			break;
+		}
+		if (bad) {
+			cli_parser_destroy(p);
+			return cli_usage_error(ctx, "pid", "%s: '%s'", bad,
+					       arg);
+		}
+	}
+	done = cli_parser_end(p, c, &first);
+	if (done >= 0)
+		return done;
+	if (argc - first != 1)
+		return cli_usage_error(ctx, "pid", "takes one PID");
+	if (!cli_parse_u64(argv[first], &v) || !v || v > INT32_MAX)
+		return cli_usage_error(ctx, "pid", "bad process id '%s'",
+				       argv[first]);
+	a->pid = (int32_t)v;
+	if (!a->opts.output && !a->dry_run)
+		return cli_usage_error(ctx, "pid",
+				       "needs -o FILE (or -o - for stdout)");
+	if (!a->compress_set && a->opts.output)
+		a->opts.compress = kcore_compress_from_suffix(a->opts.output);
+	return -1;
+}
+
+static void mappings_text(FILE *f, const struct kcore_process_info *pi)
+{
+	char s[32];
+
+	fprintf(f, "%zu mappings of process %d (filter 0x%x from %s):\n",
+		pi->nmappings, (int)pi->pid, pi->filter, pi->filter_from);
+	for (size_t i = 0; i < pi->nmappings; i++) {
+		const struct kcore_process_mapping *m = &pi->mappings[i];
+
+		fprintf(f, "  0x%012" PRIx64 "-0x%012" PRIx64 " %s %10s %-15s",
+			m->start, m->end, m->perms,
+			m->dump_size
+				? cli_human_size(m->dump_size, s, sizeof(s))
+				: "-",
+			m->reason);
+		fprintf(f, " %-7s %s\n",
+			m->dump_size ? kcore_process_read_name(m->read) : "",
+			m->name ? m->name : "");
+	}
+}
+
+static void mappings_json(struct json *j, const struct kcore_process_info *pi)
+{
+	json_array_begin(j, "mappings");
+	for (size_t i = 0; i < pi->nmappings; i++) {
+		const struct kcore_process_mapping *m = &pi->mappings[i];
+
+		json_object_begin(j, NULL);
+		json_hex(j, "start", m->start);
+		json_hex(j, "end", m->end);
+		json_string(j, "perms", m->perms);
+		json_string(j, "name", m->name);
+		json_u64(j, "dump_size", m->dump_size);
+		json_string(j, "reason", m->reason);
+		json_string(j, "read",
+			    m->dump_size ? kcore_process_read_name(m->read)
+					 : NULL);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+static void process_json(struct json *j, const struct kcore_process_info *pi,
+			 const struct kcore_source_info *si, bool kept)
+{
+	json_object_begin(j, "process");
+	json_i64(j, "pid", pi->pid);
+	json_string(j, "name", si->process_name);
+	json_u64(j, "threads", pi->nthreads);
+	json_bool(j, "kept_stopped", kept);
+	json_u64(j, "stop_ns", pi->stop_ns);
+	json_u64(j, "capture_ns", pi->capture_ns);
+	json_hex(j, "filter", pi->filter);
+	json_string(j, "filter_from", pi->filter_from);
+	json_string(j, "pagemap_method", pi->pagemap_method);
+	json_u64(j, "pagemap_calls", pi->pagemap_calls);
+	json_u64(j, "bytes_scanned", pi->bytes_scanned);
+	json_u64(j, "bytes_read", pi->bytes_read);
+	json_u64(j, "mem_fallbacks", pi->mem_fallbacks);
+	mappings_json(j, pi);
+	json_object_end(j);
+}
+
+static void summary_json(FILE *f, const struct kcore_source *src,
+			 const struct kcore_plan *plan,
+			 const struct kcore_dump_result *r, bool kept,
+			 bool no_hash)
+{
+	const struct kcore_dump_stats *st = &r->stats;
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+	struct json j;
+
+	json_init(&j, f);
+	json_object_begin(&j, NULL);
+	json_string(&j, "output", r->output_path ? r->output_path : "-");
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	json_string(&j, "sha256", no_hash ? NULL : hex);
+	json_string(&j, "digests", r->digest_location);
+	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
+		     kept);
+	json_object_begin(&j, "stats");
+	json_u64(&j, "bytes_total", st->bytes_total);
+	json_u64(&j, "bytes_read", st->bytes_read);
+	json_u64(&j, "bytes_hole", st->bytes_hole);
+	json_u64(&j, "bytes_zero", st->bytes_zero);
+	json_u64(&j, "bytes_written", st->bytes_written);
+	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
+	json_double(&j, "seconds", st->elapsed);
+	json_object_end(&j);
+	json_array_begin(&j, "segments");
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *p = &plan->segs[i];
+
+		json_object_begin(&j, NULL);
+		json_string(&j, "class", kcore_segment_class_name(p->cls));
+		json_string(&j, "label", p->label);
+		json_hex(&j, "vaddr", p->vaddr);
+		json_u64(&j, "size", p->size);
+		json_u64(&j, "data_bytes", p->data_bytes);
+		kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
+		json_string(&j, "sha256", no_hash ? NULL : hex);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_array_begin(&j, "read_errors");
+	for (size_t i = 0; i < r->nerrors; i++) {
+		json_object_begin(&j, NULL);
+		json_hex(&j, "offset", r->errors[i].offset);
+		json_u64(&j, "length", r->errors[i].len);
+		json_string(&j, "error", strerror(r->errors[i].errnum));
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	json_finish(&j);
+}
+
+static void summary_text(FILE *f, const struct kcore_source *src,
+			 const struct kcore_plan *plan,
+			 const struct kcore_dump_result *r, bool kept,
+			 bool no_hash)
+{
+	const struct kcore_process_info *pi = kcore_source_process_info(src);
+	const struct kcore_source_info *si = kcore_source_info(src);
+	const struct kcore_dump_stats *st = &r->stats;
+	char a[32], b[32], hex[2 * KCORE_DIGEST_LEN + 1];
+	size_t elf_headers = 0;
+
+	for (size_t i = 0; i < pi->nmappings; i++)
+		elf_headers +=
+			strcmp(pi->mappings[i].reason, "elf-header") == 0 &&
+			pi->mappings[i].dump_size;
+	fprintf(f, "Dumped process %d (%s) to %s\n", (int)pi->pid,
+		si->process_name ? si->process_name : "?",
+		r->output_path ? r->output_path : "<stdout>");
+	fprintf(f, "  threads:      %u, stopped %.3f ms%s\n", pi->nthreads,
+		(double)pi->stop_ns / 1e6,
+		kept ? " (kept stopped during the copy)"
+		     : " (register capture only)");
+	fprintf(f, "  filter:       0x%x (from %s)\n", pi->filter,
+		pi->filter_from);
+	fprintf(f, "  mappings:     %zu, %zu dumped (%zu ELF header pages)\n",
+		pi->nmappings, plan->nsegs, elf_headers);
+	fprintf(f, "  logical size: %s\n",
+		cli_human_size(st->bytes_total, a, sizeof(a)));
+	fprintf(f, "  read:         %s of process memory in %.2f s\n",
+		cli_human_size(pi->bytes_read, a, sizeof(a)), st->elapsed);
+	fprintf(f, "  holes:        %s skipped (%s, %" PRIu64 " calls)\n",
+		cli_human_size(st->bytes_hole, a, sizeof(a)),
+		pi->pagemap_method, pi->pagemap_calls);
+	fprintf(f, "  zero pages:   %s\n",
+		cli_human_size(st->bytes_zero, a, sizeof(a)));
+	fprintf(f, "  written:      %s\n",
+		cli_human_size(st->bytes_written, b, sizeof(b)));
+	fprintf(f, "  read errors:  %s in %zu range%s\n",
+		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
+		r->nerrors == 1 ? "" : "s");
+	if (no_hash) {
+		fprintf(f, "  sha256:       none (--hash none)\n");
+		return;
+	}
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
+		r->digest_location);
+}
+
+static int dry_run(struct cli_ctx *ctx, const struct kcore_source *src)
+{
+	const struct kcore_process_info *pi = kcore_source_process_info(src);
+
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_bool(&j, "dry_run", true);
+		process_json(&j, pi, kcore_source_info(src), false);
+		json_object_end(&j);
+		json_finish(&j);
+	} else {
+		mappings_text(stdout, pi);
+	}
+	return EXIT_OK;
+}
+
+int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct pid_args a = { 0 };
+	struct cli_progress ps = { 0 };
+	struct kcore_dump_result res;
+	struct kcore_source *src = NULL;
+	struct kcore_plan *plan = NULL;
+	struct kcore_error *err;
+	int status = parse_args(ctx, &a, argc, argv);
+
+	if (status >= 0)
+		return status;
+	err = kcore_source_open_process(a.pid, &a.popts, &src);
+	if (err)
+		return cli_fail(ctx, err);
+	if (a.dry_run) {
+		kcore_process_resume(src);
+		status = dry_run(ctx, src);
+		kcore_source_destroy(src);
+		return status;
+	}
+	err = kcore_plan_create(src, &a.sel, &plan);
+	if (err) {
+		kcore_source_destroy(src);
+		return cli_fail(ctx, err);
+	}
+	ps.tty = isatty(STDERR_FILENO);
+	if (a.progress == 1 || (a.progress == -1 && ps.tty && !a.quiet)) {
+		a.opts.progress = cli_dump_progress;
+		a.opts.progress_arg = &ps;
+	}
+	a.opts.output_fd = STDOUT_FILENO;
+	a.opts.command_line = cli_join_args(argc, argv);
+	a.opts.cancel = cli_catch_signals();
+	err = kcore_dump(src, plan, &a.opts, &res);
+	/* A process kept stopped runs again as soon as its memory is
+	 * copied, before the summary. */
+	kcore_process_resume(src);
+	free((char *)a.opts.command_line);
+	if (ps.shown && ps.tty)
+		fputc('\n', stderr);
+	if (err) {
+		status = cli_fail(ctx, err);
+	} else {
+		FILE *f = strcmp(a.opts.output, "-") == 0 ? stderr : stdout;
+
+		if (ctx->json)
+			summary_json(f, src, plan, &res, a.popts.keep_stopped,
+				     a.opts.no_hash);
+		else if (!a.quiet)
+			summary_text(f, src, plan, &res, a.popts.keep_stopped,
+				     a.opts.no_hash);
+		kcore_dump_result_deinit(&res);
+		status = EXIT_OK;
+	}
+	kcore_plan_destroy(plan);
+	kcore_source_destroy(src);
+	return status;
+}

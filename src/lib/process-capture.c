@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Capturing a running process: seize and interrupt every thread (threads
+ * that appear meanwhile too), read each thread's register sets, and let
+ * it run again.  The stop lasts only as long as the register reads.  The
+ * notes follow fs/binfmt_elf.c (fill_note_info, write_note_info): the
+ * first thread's NT_PRSTATUS, then NT_PRPSINFO, NT_SIGINFO (only when a
+ * signal was being delivered), NT_AUXV and NT_FILE, then that thread's
+ * other register notes, then each other thread's.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "process-internal.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#ifndef PTRACE_EVENT_STOP
+#define PTRACE_EVENT_STOP 128
+#endif
+#ifndef NT_386_IOPERM
+#define NT_386_IOPERM 0x201
+#endif
+#ifndef NT_X86_SHSTK
+#define NT_X86_SHSTK 0x204
+#endif
+#ifndef NT_X86_XSAVE_LAYOUT
+#define NT_X86_XSAVE_LAYOUT 0x205
+#endif
+#define REGSET_BUF (64u << 10)
+/* Where the ptrace XSTATE regset stores XCR0 (the kernel's
+ * USER_XSTATE_XCR0_WORD, in the FXSAVE area's software bytes). */
+#define XSTATE_XCR0_OFFSET 464
+
+/* The 64-bit x86 layouts of include/uapi/linux/elfcore.h. */
+struct prstatus_x86_64 {
+	int32_t si_signo, si_code, si_errno;
+	int16_t cursig;
+	uint16_t pad0;
+	uint64_t sigpend, sighold;
+	int32_t pid, ppid, pgrp, sid;
+	int64_t utime[2], stime[2], cutime[2], cstime[2];
+	uint64_t reg[27];
+	int32_t fpvalid;
+	int32_t pad1;
+};
+_Static_assert(sizeof(struct prstatus_x86_64) == 336,
+	       "x86_64 elf_prstatus is 336 bytes");
+
+struct prpsinfo_x86_64 {
+	char state, sname, zomb;
+	int8_t nice;
+	uint32_t pad0;
+	uint64_t flag;
+	uint32_t uid, gid;
+	int32_t pid, ppid, pgrp, sid;
+	char fname[16];
+	char psargs[80];
+};
+_Static_assert(sizeof(struct prpsinfo_x86_64) == 136,
+	       "x86_64 elf_prpsinfo is 136 bytes");
+
+uint64_t kcore_proc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags)
+{
+	static const char *const mm_files[] = { "smaps", "pagemap", "mem",
+						"auxv", "cmdline" };
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%d/%s", p->procfs, (int)p->pid, name);
+	/* The address space through a live thread when the leader is a
+	 * zombie (its own entries are empty then). */
+	for (size_t i = 0;
+	     p->mm_tid != p->pid && i < sizeof(mm_files) / sizeof(mm_files[0]);
+	     i++)
+		if (strcmp(name, mm_files[i]) == 0)
+			snprintf(path, sizeof(path), "%s/%d/task/%d/%s",
+				 p->procfs, (int)p->pid, (int)p->mm_tid, name);
+	return open(path, flags | O_CLOEXEC | O_NOCTTY);
+}
+
+char *kcore_proc_slurp(struct kcore_process *p, const char *name,
+		       size_t *ret_len)
+{
+	int fd = kcore_proc_open_file(p, name, O_RDONLY);
+	size_t len = 0, cap = 4096;
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = malloc(cap + 1);
+	while (buf) {
+		ssize_t n = read(fd, buf + len, cap - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			close(fd);
+			errno = e;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len == cap) {
+			char *nb = realloc(buf, 2 * cap + 1);
+
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				errno = ENOMEM;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	buf[len] = '\0';
+	if (ret_len)
+		*ret_len = len;
+	return buf;
+}
+
+/* The fields of /proc/PID[/task/TID]/stat after the command name. */
+struct proc_stat {
+	char state;
+	int ppid, pgrp, sid;
+	unsigned long flags;
+	unsigned long long utime, stime, cutime, cstime;
+	long nice;
+};
+
+static bool read_stat(struct kcore_process *p, const char *name,
+		      struct proc_stat *st)
+{
+	char *text = kcore_proc_slurp(p, name, NULL), *s;
+	bool ok;
+
+	memset(st, 0, sizeof(*st));
+	if (!text)
+		return false;
+	/* The command name may hold spaces and ')': skip to the last. */
+	s = strrchr(text, ')');
+	ok = s && sscanf(s + 1,
+			 " %c %d %d %d %*d %*d %lu %*u %*u %*u %*u %llu %llu "
+			 "%llu %llu %*d %ld",
+			 &st->state, &st->ppid, &st->pgrp, &st->sid, &st->flags,
+			 &st->utime, &st->stime, &st->cutime, &st->cstime,
+			 &st->nice) == 10;
+	free(text);
+	return ok;
+}
+
+/* "SigPnd:", "SigBlk:" (hex) and the first "Uid:"/"Gid:" (real) value. */
+static uint64_t status_field(const char *text, const char *key, int base)
+{
+	const char *s = strstr(text, key);
+
+	return s ? strtoull(s + strlen(key), NULL, base) : 0;
+}
+
+static void ticks_to_timeval(unsigned long long ticks, int64_t tv[2])
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0)
+		hz = 100;
+	tv[0] = (int64_t)(ticks / (unsigned long long)hz);
+	tv[1] = (int64_t)(ticks % (unsigned long long)hz * 1000000ull /
+			  (unsigned long long)hz);
+}
+
+/* ---- the stop ---- */
+
+static struct kcore_error *add_thread(struct kcore_process *p, pid_t tid,
+				      struct kcore_proc_thread **ret)
+{
+	struct kcore_proc_thread *t;
+
+	t = realloc(p->threads, (p->nthreads + 1) * sizeof(*t));
+	if (!t)
+		return &kcore_error_nomem;
+	p->threads = t;
+	t = &p->threads[p->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	*ret = t;
+	return NULL;
+}
+
+static bool known_thread(const struct kcore_process *p, pid_t tid)
+{
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return true;
+	return false;
+}
+
+static struct kcore_error *seize_error(struct kcore_process *p, pid_t tid,
+				       int errnum)
+{
+	if (errnum == EPERM)
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, errnum, NULL,
+			"cannot attach to thread %d of process %d with "
+			"ptrace: it is traced already, or ptrace is not "
+			"allowed (needs the same user and "
+			"kernel.yama.ptrace_scope 0, or CAP_SYS_PTRACE)",
+			(int)tid, (int)p->pid);
+	return kcore_error_create(KCORE_ERR_OS, errnum, NULL,
+				  "cannot attach to thread %d of process %d",
+				  (int)tid, (int)p->pid);
+}
+
+/* A thread that exited (a leader that called pthread_exit stays a
+ * zombie while the others run) cannot be attached: EPERM. */
+static bool thread_is_zombie(struct kcore_process *p, pid_t tid)
+{
+	char name[64];
+	struct proc_stat st;
+
+	snprintf(name, sizeof(name), "task/%d/stat", (int)tid);
+	return !read_stat(p, name, &st) || st.state == 'Z' || st.state == 'X';
+}
+
+/* Seize and interrupt the threads not seen before; *ret_new counts them. */
+static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
+{
+	char path[512];
+	struct dirent *de;
+	DIR *dir;
+
+	*ret_new = 0;
+	snprintf(path, sizeof(path), "%s/%d/task", p->procfs, (int)p->pid);
+	dir = opendir(path);
+	if (!dir)
+		return kcore_error_create(errno == ENOENT ? KCORE_ERR_NOT_FOUND
+							  : KCORE_ERR_OS,
+					  errno, path,
+					  "cannot list the threads of process "
+					  "%d",
+					  (int)p->pid);
+	while ((de = readdir(dir))) {
+		struct kcore_proc_thread *t;
+		struct kcore_error *err;
+		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+
+		if (tid <= 0 || known_thread(p, tid))
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0) {
+			if (errno == ESRCH || thread_is_zombie(p, tid))
+				continue; /* exited meanwhile */
+			err = seize_error(p, tid, errno);
+			closedir(dir);
+			return err;
+		}
+		err = add_thread(p, tid, &t);
+		if (err) {
+			ptrace(PTRACE_DETACH, tid, NULL, NULL);
+			closedir(dir);
+			return err;
+		}
+		t->seized = true;
+		if (!p->stop_start_ns)
+			p->stop_start_ns = kcore_proc_now_ns();
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 &&
+		    errno == ESRCH)
+			t->gone = true;
+		(*ret_new)++;
+	}
+	closedir(dir);
+	return NULL;
+}
+
+/* Wait until t reports its stop. */
+static void wait_stop(struct kcore_proc_thread *t)
+{
+	for (;;) {
+		int status, sig, event;
+		pid_t r = waitpid(t->tid, &status, __WALL);
+
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			t->gone = true; /* ECHILD: it is gone */
+			return;
+		}
+		if (WIFEXITED(status) || WIFSIGNALED(status)) {
+			t->gone = true;
+			return;
+		}
+		if (!WIFSTOPPED(status))
+			continue;
+		sig = WSTOPSIG(status);
+		event = status >> 16;
+		t->stopped = true;
+		if (event == PTRACE_EVENT_STOP)
+			return; /* our interrupt, or a group stop */
+		/*
+		 * A signal-delivery stop: a signal was arriving.  It is
+		 * handed back on detach, and it is what NT_SIGINFO is for.
+		 */
+		t->inject_sig = sig;
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, t->siginfo) == 0)
+			t->has_siginfo = true;
+		return;
+	}
+}
+
+/* NT_PRSTATUS registers, then the notes the kernel writes per thread,
+ * in the order of its x86_64 regset view. */
+static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
+{
+	static const struct {
+		uint32_t type;
+		const char *name;
+	} sets[] = {
+		{ NT_PRFPREG, "CORE" },
+		{ NT_386_IOPERM, "LINUX" },
+		{ NT_X86_XSTATE, "LINUX" },
+		{ NT_X86_SHSTK, "LINUX" },
+	};
+	struct iovec iov = { t->regs, sizeof(t->regs) };
+	unsigned char *buf;
+
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRSTATUS,
+		   &iov) != 0) {
+		if (errno == ESRCH) {
+			t->gone = true;
+			return NULL;
+		}
+		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					  "cannot read the registers of "
+					  "thread %d",
+					  (int)t->tid);
+	}
+	if (iov.iov_len != sizeof(t->regs))
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "thread %d has %zu bytes of general "
+					  "registers, not the %zu of x86_64: "
+					  "32-bit processes are not supported",
+					  (int)t->tid, (size_t)iov.iov_len,
+					  sizeof(t->regs));
+	t->has_regs = true;
+	/* Large enough for any XSAVE layout (AMX tiles included). */
+	buf = malloc(REGSET_BUF);
+	if (!buf)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+		struct kcore_proc_regset *rs;
+
+		iov.iov_base = buf;
+		iov.iov_len = REGSET_BUF;
+		/* Inactive sets fail (ENODEV, ENXIO): no note, like the
+		 * kernel's ->active check. */
+		if (ptrace(PTRACE_GETREGSET, t->tid,
+			   (void *)(uintptr_t)sets[i].type, &iov) != 0 ||
+		    iov.iov_len == 0)
+			continue;
+		rs = &t->regsets[t->nregsets];
+		rs->data = malloc(iov.iov_len);
+		if (!rs->data) {
+			free(buf);
+			return &kcore_error_nomem;
+		}
+		memcpy(rs->data, buf, iov.iov_len);
+		rs->len = iov.iov_len;
+		rs->type = sets[i].type;
+		rs->name = sets[i].name;
+		t->nregsets++;
+	}
+	free(buf);
+	return NULL;
+}
+
+void kcore_proc_detach(struct kcore_process *p)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct kcore_proc_thread *t = &p->threads[i];
+
+		if (!t->seized)
+			continue;
+		ptrace(PTRACE_DETACH, t->tid, NULL,
+		       (void *)(uintptr_t)t->inject_sig);
+		t->seized = false;
+		any = true;
+	}
+	if (any && p->stop_start_ns) {
+		p->info.stop_ns = kcore_proc_now_ns() - p->stop_start_ns;
+		p->info.stopped = false;
+	}
+}
+
+/* The leader first (gdb's current thread), then the others in /proc
+ * order; threads that exited are dropped. */
+static void order_threads(struct kcore_process *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		if (p->threads[i].gone || !p->threads[i].has_regs) {
+			for (size_t k = 0; k < p->threads[i].nregsets; k++)
+				free(p->threads[i].regsets[k].data);
+			continue;
+		}
+		p->threads[n++] = p->threads[i];
+	}
+	p->nthreads = n;
+	for (size_t i = 1; i < n; i++) {
+		if (p->threads[i].tid == p->pid) {
+			struct kcore_proc_thread t = p->threads[i];
+
+			memmove(&p->threads[1], &p->threads[0],
+				i * sizeof(*p->threads));
+			p->threads[0] = t;
+			break;
+		}
+	}
+}
+
+static struct kcore_error *fill_psinfo(struct kcore_process *p)
+{
+	struct prpsinfo_x86_64 ps = { 0 };
+	struct proc_stat st;
+	char *status, *comm, *args;
+	size_t len = 0;
+	const char *letters = "RSDTZW", *at;
+
+	if (!read_stat(p, "stat", &st))
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, errno, NULL,
+					  "cannot read /proc/%d/stat",
+					  (int)p->pid);
+	/* pr_state is the index of the task state bit plus one, as the
+	 * kernel derives it; traced ('t') and idle ('I') map to their
+	 * stopped and uninterruptible cousins. */
+	at = strchr(letters, st.state == 't'   ? 'T'
+			     : st.state == 'I' ? 'D'
+					       : st.state);
+	ps.state = (char)(at && *at ? at - letters : 0);
+	ps.sname = at && *at ? *at : '.';
+	ps.zomb = ps.sname == 'Z';
+	ps.nice = (int8_t)st.nice;
+	ps.flag = st.flags;
+	ps.pid = p->pid;
+	ps.ppid = st.ppid;
+	ps.pgrp = st.pgrp;
+	ps.sid = st.sid;
+	status = kcore_proc_slurp(p, "status", NULL);
+	if (status) {
+		ps.uid = (uint32_t)status_field(status, "\nUid:", 10);
+		ps.gid = (uint32_t)status_field(status, "\nGid:", 10);
+		free(status);
+	}
+	comm = kcore_proc_slurp(p, "comm", NULL);
+	if (comm) {
+		comm[strcspn(comm, "\n")] = '\0';
+		memcpy(ps.fname, comm, strnlen(comm, sizeof(ps.fname) - 1));
+		free(comm);
+	}
+	/* The kernel copies up to 79 bytes of the argument area and turns
+	 * every NUL, the last one too, into a space. */
+	args = kcore_proc_slurp(p, "cmdline", &len);
+	if (args) {
+		if (len > sizeof(ps.psargs) - 1)
+			len = sizeof(ps.psargs) - 1;
+		for (size_t i = 0; i < len; i++)
+			ps.psargs[i] = args[i] ? args[i] : ' ';
+		free(args);
+	}
+	memcpy(p->psinfo, &ps, sizeof(ps));
+	return NULL;
+}
+
+struct kcore_error *kcore_proc_capture(struct kcore_process *p)
+{
+	struct kcore_error *err = NULL;
+	uint64_t t0 = kcore_proc_now_ns();
+	size_t added;
+
+	/* Process-wide facts that do not need the stop. */
+	err = fill_psinfo(p);
+	if (err)
+		return err;
+	p->auxv = (unsigned char *)kcore_proc_slurp(p, "auxv", &p->auxv_len);
+	if (!p->auxv)
+		return kcore_error_create(
+			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
+			errno, NULL, "cannot read /proc/%d/auxv", (int)p->pid);
+	/* Stop every thread; threads created meanwhile by threads that
+	 * were still running show up on the next pass. */
+	do {
+		err = seize_new(p, &added);
+		for (size_t i = 0; !err && i < p->nthreads; i++) {
+			struct kcore_proc_thread *t = &p->threads[i];
+
+			if (t->seized && !t->stopped && !t->gone)
+				wait_stop(t);
+		}
+	} while (!err && added);
+	for (size_t i = 0; !err && i < p->nthreads; i++)
+		if (p->threads[i].stopped && !p->threads[i].gone)
+			err = read_regsets(&p->threads[i]);
+	if (err || !p->opts.keep_stopped)
+		kcore_proc_detach(p);
+	else
+		p->info.stopped = true;
+	if (err)
+		return err;
+	order_threads(p);
+	if (!p->nthreads)
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
+					  "process %d has no threads left",
+					  (int)p->pid);
+	p->info.nthreads = (unsigned)p->nthreads;
+	p->info.capture_ns = kcore_proc_now_ns() - t0;
+	return NULL;
+}
+
+/* ---- notes ---- */
+
+struct note_buf {
+	unsigned char *data;
+	size_t len, cap;
+	bool failed;
+};
+
+static void nb_put(struct note_buf *nb, const char *name, uint32_t type,
+		   const void *desc, size_t descsz)
+{
+	uint32_t hdr[3] = { (uint32_t)strlen(name) + 1, (uint32_t)descsz,
+			    type };
+	size_t need = 12 + ((hdr[0] + 3) & ~3u) + ((descsz + 3) & ~(size_t)3);
+	unsigned char *q;
+
+	if (nb->failed)
+		return;
+	if (nb->len + need > nb->cap) {
+		size_t cap = nb->cap ? nb->cap : 4096;
+		unsigned char *d;
+
+		while (cap < nb->len + need)
+			cap *= 2;
+		d = realloc(nb->data, cap);
+		if (!d) {
+			nb->failed = true;
+			return;
+		}
+		nb->data = d;
+		nb->cap = cap;
+	}
+	q = nb->data + nb->len;
+	memset(q, 0, need);
+	memcpy(q, hdr, 12);
+	memcpy(q + 12, name, hdr[0]);
+	if (descsz)
+		memcpy(q + 12 + ((hdr[0] + 3) & ~3u), desc, descsz);
+	nb->len += need;
+}
+
+static void thread_prstatus(struct kcore_process *p,
+			    const struct kcore_proc_thread *t,
+			    struct prstatus_x86_64 *pr)
+{
+	char name[64];
+	struct proc_stat st;
+	char *status;
+
+	memset(pr, 0, sizeof(*pr));
+	if (t->inject_sig) {
+		pr->si_signo = t->inject_sig;
+		pr->cursig = (int16_t)t->inject_sig;
+	}
+	pr->pid = t->tid;
+	/* The leader's record shows the whole group's times, as the
+	 * kernel's; /proc/PID/stat has exactly those. */
+	if (t->tid == p->pid)
+		snprintf(name, sizeof(name), "stat");
+	else
+		snprintf(name, sizeof(name), "task/%d/stat", (int)t->tid);
+	if (read_stat(p, name, &st)) {
+		pr->ppid = st.ppid;
+		pr->pgrp = st.pgrp;
+		pr->sid = st.sid;
+		ticks_to_timeval(st.utime, pr->utime);
+		ticks_to_timeval(st.stime, pr->stime);
+		ticks_to_timeval(st.cutime, pr->cutime);
+		ticks_to_timeval(st.cstime, pr->cstime);
+	}
+	snprintf(name, sizeof(name), "task/%d/status", (int)t->tid);
+	status = kcore_proc_slurp(p, name, NULL);
+	if (status) {
+		pr->sigpend = status_field(status, "\nSigPnd:", 16);
+		pr->sighold = status_field(status, "\nSigBlk:", 16);
+		free(status);
+	}
+	memcpy(pr->reg, t->regs, sizeof(pr->reg));
+	for (size_t i = 0; i < t->nregsets; i++)
+		if (t->regsets[i].type == NT_PRFPREG)
+			pr->fpvalid = 1;
+}
+
+/* NT_FILE: count, page size, {start, end, page offset} per file
+ * mapping, then the names. */
+static void put_file_note(struct kcore_process *p, struct note_buf *nb)
+{
+	size_t count = 0, names = 0, len;
+	unsigned char *d, *q;
+	uint64_t v;
+
+	for (size_t i = 0; i < p->nvmas; i++)
+		if (p->vmas[i].m.has_file) {
+			count++;
+			names += strlen(p->vmas[i].path) + 1;
+		}
+	if (!count)
+		return;
+	len = 16 + 24 * count + names;
+	d = calloc(1, len);
+	if (!d) {
+		nb->failed = true;
+		return;
+	}
+	v = count;
+	memcpy(d, &v, 8);
+	memcpy(d + 8, &p->page_size, 8);
+	q = d + 16;
+	for (size_t i = 0; i < p->nvmas; i++) {
+		const struct kcore_proc_vma *vma = &p->vmas[i];
+		uint64_t e[3] = { vma->m.start, vma->m.end,
+				  vma->m.offset / p->page_size };
+
+		if (!vma->m.has_file)
+			continue;
+		memcpy(q, e, sizeof(e));
+		q += sizeof(e);
+	}
+	for (size_t i = 0; i < p->nvmas; i++) {
+		size_t n;
+
+		if (!p->vmas[i].m.has_file)
+			continue;
+		n = strlen(p->vmas[i].path) + 1;
+		memcpy(q, p->vmas[i].path, n);
+		q += n;
+	}
+	nb_put(nb, "CORE", NT_FILE, d, len);
+	free(d);
+}
+
+/*
+ * NT_X86_XSAVE_LAYOUT (Linux 6.12, commit ba386777a30b) follows the thread
+ * notes: {type, size, offset, flags} of every extended state component
+ * the XSAVE buffers hold, so readers need not guess the layout (AMD and
+ * Intel differ).  The features are the XCR0 bits the regset reports;
+ * sizes and offsets come from CPUID leaf 0xd, as the kernel's do.
+ */
+static void put_xsave_layout(struct kcore_process *p, struct note_buf *nb)
+{
+#if defined(__x86_64__)
+	const struct kcore_proc_regset *xs = NULL;
+	uint32_t rec[64][4];
+	size_t n = 0;
+	uint64_t features;
+
+	for (size_t k = 0; p->nthreads && k < p->threads[0].nregsets; k++)
+		if (p->threads[0].regsets[k].type == NT_X86_XSTATE)
+			xs = &p->threads[0].regsets[k];
+	if (!xs || xs->len < XSTATE_XCR0_OFFSET + 8)
+		return;
+	memcpy(&features, (unsigned char *)xs->data + XSTATE_XCR0_OFFSET, 8);
+	for (unsigned i = 2; i < 64; i++) {
+		unsigned eax, ebx, ecx, edx;
+
+		if (!(features & (1ull << i)) ||
+		    !__get_cpuid_count(0xd, i, &eax, &ebx, &ecx, &edx))
+			continue;
+		rec[n][0] = i;
+		rec[n][1] = eax;
+		rec[n][2] = ebx;
+		rec[n][3] = 0;
+		n++;
+	}
+	nb_put(nb, "LINUX", NT_X86_XSAVE_LAYOUT, rec, n * sizeof(rec[0]));
+#else
+	(void)p;
+	(void)nb;
+#endif
+}
+
+struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
+					   unsigned char **ret, size_t *ret_len)
+{
+	struct note_buf nb = { 0 };
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		const struct kcore_proc_thread *t = &p->threads[i];
+		struct prstatus_x86_64 pr;
+
+		thread_prstatus(p, t, &pr);
+		nb_put(&nb, "CORE", NT_PRSTATUS, &pr, sizeof(pr));
+		if (i == 0) {
+			nb_put(&nb, "CORE", NT_PRPSINFO, p->psinfo,
+			       sizeof(p->psinfo));
+			if (t->has_siginfo)
+				nb_put(&nb, "CORE", NT_SIGINFO, t->siginfo,
+				       sizeof(t->siginfo));
+			nb_put(&nb, "CORE", NT_AUXV, p->auxv, p->auxv_len);
+			put_file_note(p, &nb);
+		}
+		for (size_t k = 0; k < t->nregsets; k++)
+			nb_put(&nb, t->regsets[k].name, t->regsets[k].type,
+			       t->regsets[k].data, t->regsets[k].len);
+	}
+	put_xsave_layout(p, &nb);
+	if (nb.failed) {
+		free(nb.data);
+		return &kcore_error_nomem;
+	}
+	*ret = nb.data;
+	*ret_len = nb.len;
+	return NULL;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/* The live-process source, shared by process*.c; not installed. */
+#ifndef KCOREDUMP_PROCESS_INTERNAL_H
+#define KCOREDUMP_PROCESS_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "kcoredump/process.h"
+
+/* One register set note of a thread (NT_PRFPREG, NT_X86_XSTATE, ...). */
+struct kcore_proc_regset {
+	uint32_t type;
+	const char *name; /* "CORE" or "LINUX" */
+	void *data;
+	size_t len;
+};
+
+#define KCORE_PROC_MAX_REGSETS 6
+
+struct kcore_proc_thread {
+	pid_t tid;
+	bool seized;
+	bool stopped;	/* waited for its stop */
+	bool gone;	/* exited while we looked */
+	int inject_sig; /* signal to hand back on detach */
+	bool has_siginfo;
+	unsigned char siginfo[128];
+	bool has_regs;
+	unsigned char regs[27 * 8]; /* user_regs_struct */
+	struct kcore_proc_regset regsets[KCORE_PROC_MAX_REGSETS];
+	size_t nregsets;
+};
+
+/* A parsed /proc/PID/smaps entry with what the kernel's filter needs. */
+struct kcore_proc_vma {
+	struct kcore_process_mapping m;
+	uint64_t inode;
+	unsigned dev_major, dev_minor;
+	bool shared;	/* VmFlags sh (VM_SHARED) */
+	bool dontdump;	/* dd */
+	bool io;	/* io (VM_IO) */
+	bool pfnmap;	/* pf */
+	bool hugetlb;	/* ht */
+	bool readable;	/* rd */
+	bool has_anon;	/* Anonymous or Swap: anon_vma is set */
+	bool special;	/* [vdso], [vvar], [vsyscall], ... */
+	bool deleted;	/* " (deleted)": i_nlink is 0 */
+	bool exec_file; /* the file has an execute bit */
+	char *path;	/* owned name */
+};
+
+struct kcore_process {
+	pid_t pid;
+	pid_t mm_tid; /* a live thread: the leader, unless it exited */
+	struct kcore_process_opts opts;
+	char procfs[256];
+	struct kcore_process_info info;
+	struct kcore_proc_thread *threads;
+	size_t nthreads;
+	struct kcore_proc_vma *vmas;
+	size_t nvmas;
+	struct kcore_process_mapping *mappings; /* info.mappings */
+	uint64_t page_size;
+	uint64_t stop_start_ns;
+	int mem_fd;
+	int pagemap_fd;
+	bool scan_ioctl;  /* PAGEMAP_SCAN works */
+	void *scan_cache; /* regions found by the last scan */
+	uint64_t *pagemap_buf;
+	/* Process-wide note contents. */
+	unsigned char *auxv;
+	size_t auxv_len;
+	unsigned char psinfo[136];
+};
+
+uint64_t kcore_proc_now_ns(void);
+
+/* process-capture.c: ptrace stop, registers, per-thread and process-wide
+ * notes. */
+struct kcore_error *kcore_proc_capture(struct kcore_process *p);
+void kcore_proc_detach(struct kcore_process *p);
+/* Build the notes in the kernel's order into *ret (malloc()ed). */
+struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
+					   unsigned char **ret,
+					   size_t *ret_len);
+
+/* process-maps.c: mappings and the coredump filter. */
+struct kcore_error *kcore_proc_read_maps(struct kcore_process *p);
+void kcore_proc_apply_filter(struct kcore_process *p);
+/* The first data byte at or after addr in [addr, end) of mapping m, and
+ * where that data ends: *ret_start == end if there is none. */
+struct kcore_error *kcore_proc_next_data(struct kcore_process *p,
+					 const struct kcore_process_mapping *m,
+					 uint64_t addr, uint64_t end,
+					 uint64_t *ret_start,
+					 uint64_t *ret_end);
+/* Read process memory; a short count (with errno set) on a fault. */
+ssize_t kcore_proc_read_mem(struct kcore_process *p, void *buf, size_t len,
+			    uint64_t addr);
+int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags);
+/* Read a whole /proc/PID file (NUL-terminated); NULL with errno set. */
+char *kcore_proc_slurp(struct kcore_process *p, const char *name,
+		       size_t *ret_len);
+void kcore_proc_free(struct kcore_process *p);
+
+#endif

@@ -1,0 +1,71 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""core-compare.py KERNEL_CORE OUR_CORE: compare a core of a process that
+`kcoredump pid` wrote with the one the kernel wrote of the same process
+(idle in between): every PT_LOAD the kernel filled must be ours, with the
+same flags, size and bytes, and we must dump nothing the kernel did not.
+Exit 0 if so, 1 with the differences listed."""
+import os
+import struct
+import sys
+
+def loads(path):
+    f = open(path, "rb")
+    eh = f.read(64)
+    phoff, = struct.unpack_from("<Q", eh, 32)
+    phnum, = struct.unpack_from("<H", eh, 56)
+    f.seek(phoff)
+    out = {}
+    for _ in range(phnum):
+        t, fl, off, va, pa, fs, ms, al = struct.unpack("<IIQQQQQQ", f.read(56))
+        if t == 1:
+            out[va] = (off, fs, fl)
+    return f, out
+
+CHUNK = 8 << 20
+
+
+def hole(f, off, n):
+    """Whether [off, off + n) of f is a file hole (reads as zeros)."""
+    try:
+        return os.lseek(f.fileno(), off, os.SEEK_DATA) >= off + n
+    except OSError:  # ENXIO: only a hole up to the end of the file
+        return True
+
+
+def same_bytes(a, aoff, b, boff, n):
+    """Compare in chunks, skipping what both files leave as holes."""
+    pos = 0
+    while pos < n:
+        m = min(CHUNK, n - pos)
+        if not (hole(a, aoff + pos, m) and hole(b, boff + pos, m)):
+            a.seek(aoff + pos)
+            b.seek(boff + pos)
+            if a.read(m) != b.read(m):
+                return False
+        pos += m
+    return True
+
+
+kf, k = loads(sys.argv[1])
+of, o = loads(sys.argv[2])
+bad = 0
+for va, (koff, kfs, kfl) in sorted(k.items()):
+    if kfs and va not in o:
+        print("kernel dumped 0x%x (%d bytes), we did not" % (va, kfs))
+        bad += 1
+for va, (off, fs, fl) in sorted(o.items()):
+    if va not in k:
+        print("we dumped 0x%x, the kernel has no such segment" % va)
+        bad += 1
+        continue
+    koff, kfs, kfl = k[va]
+    if (kfs, kfl) != (fs, fl):
+        print("0x%x: size/flags %d/%d, kernel %d/%d" % (va, fs, fl, kfs, kfl))
+        bad += 1
+        continue
+    if not same_bytes(kf, koff, of, off, fs):
+        print("0x%x: content differs" % va)
+        bad += 1
+print("%d segments compared, %d differences" % (len(o), bad))
+sys.exit(1 if bad else 0)

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# shellcheck source-path=SCRIPTDIR
+# Host: kcoredump pid's core of a live process on the real kernel against
+# the core that kernel wrote of the same process: the same notes (less the
+# fatal NT_SIGINFO), the same segments byte for byte; gdb's backtraces; the
+# 64 GiB area found by pagemap and never read.
+# shellcheck source=../lib/host-common.sh
+source "$VM_HERE/lib/host-common.sh"
+d=$1
+guest_rc_ok "$d"
+tools=$VM_HERE/../tools
+echo "# guest kernel $(cat "$d/kernel-release" 2>/dev/null)"
+jqcheck "pid: 4 threads, PAGEMAP_SCAN, under 64 MiB of memory read" "$d/pid.json" \
+	'.process.threads == 4 and .process.pagemap_method == "PAGEMAP_SCAN"
+	 and .process.bytes_read < 67108864 and .stats.bytes_hole > 68000000000'
+jq -r '"# stop \(.process.stop_ns) ns, read \(.process.bytes_read) bytes in \(.stats.seconds) s"' \
+	"$d/pid.json"
+eu-readelf -n "$d/kernel.core" | grep -E '^  (CORE|LINUX) ' | grep -v SIGINFO > "$d/kn"
+eu-readelf -n "$d/ours.core" | grep -E '^  (CORE|LINUX) ' > "$d/on"
+if cmp -s "$d/kn" "$d/on"; then
+	ok "pid: notes as the kernel's (names, types, sizes, order; no SIGINFO)"
+else
+	not_ok "pid: notes differ from the kernel's"
+	diff "$d/kn" "$d/on" | sed 's/^/# /'
+fi
+if /usr/bin/python3 "$tools/core-compare.py" "$d/kernel.core" "$d/ours.core" > "$d/cmp"; then
+	ok "pid: same segments and bytes as the kernel's core"
+else
+	not_ok "pid: segments differ from the kernel's core"
+fi
+sed 's/^/# /' "$d/cmp"
+target=$(command -v pidtarget || true)
+if [[ -n "$target" ]] && command -v gdb > /dev/null; then
+	gdb -batch -ex 'thread apply all bt' "$target" "$d/ours.core" > "$d/bt" 2>&1
+	if [[ $(grep -c 'kc_worker_outer' "$d/bt") == 3 ]] && grep -q kc_command_loop "$d/bt"; then
+		ok "pid: gdb shows the workers' and the main thread's frames"
+	else
+		not_ok "pid: gdb backtraces"
+	fi
+fi
+if "$KCOREDUMP" verify -q "$d/ours.core.zst"; then
+	ok "pid: the .zst core verifies"
+else
+	not_ok "pid: the .zst core does not verify"
+fi
+exit $fail
