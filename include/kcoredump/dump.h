@@ -48,7 +48,10 @@ struct kcore_plan_segment {
 	uint64_t vaddr;
 	uint64_t paddr;
 	bool has_paddr;
-	uint64_t size;	     /* p_filesz == p_memsz of the output */
+	uint64_t size; /* p_filesz of the output */
+	/* p_memsz: == size, except for process cores whose source segment
+	 * has p_filesz < p_memsz (the rest is in the mapped files). */
+	uint64_t memsz;
 	uint64_t src_offset; /* source file offset of the first byte */
 	uint64_t src_avail;  /* bytes the source file holds (rest: zeros) */
 	uint32_t flags;

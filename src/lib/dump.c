@@ -110,10 +110,23 @@ static void process_job(struct dump *d, struct job *j)
 
 		j->zero[p] = kcore_is_zero(j->buf + off, n);
 	}
+	const struct kcore_plan_segment *seg = &d->plan->segs[j->seg];
+	/* The hashed content of a segment with p_memsz > p_filesz goes on
+	 * in zeros up to p_memsz: pad the last block (the buffer holds
+	 * whole blocks). */
+	uint64_t logical = seg->memsz > seg->size ? seg->memsz : seg->size;
+	uint64_t hlen = logical - j->seg_off;
+
+	if (hlen > round_up(j->len, KCORE_HASH_BLOCK))
+		hlen = round_up(j->len, KCORE_HASH_BLOCK);
+	if (hlen > j->len)
+		memset(j->buf + j->len, 0, hlen - j->len);
 	for (uint64_t b = 0; b < blocks; b++) {
 		uint64_t off = b * KCORE_HASH_BLOCK;
 		uint64_t n = j->len - off < KCORE_HASH_BLOCK ? j->len - off
 							     : KCORE_HASH_BLOCK;
+		uint64_t h = hlen - off < KCORE_HASH_BLOCK ? hlen - off
+							   : KCORE_HASH_BLOCK;
 		uint64_t p0 = off / d->page,
 			 p1 = (off + n + d->page - 1) / d->page;
 		bool nz = false;
@@ -122,7 +135,7 @@ static void process_job(struct dump *d, struct job *j)
 			nz = !j->zero[p];
 		j->nonzero[b] = nz;
 		if (nz && !d->opts->no_hash)
-			kcore_sha256(j->buf + off, n, j->digest[b]);
+			kcore_sha256(j->buf + off, h, j->digest[b]);
 	}
 }
 
@@ -671,7 +684,7 @@ static struct kcore_error *build_header(struct dump *d)
 			.p_vaddr = s->vaddr,
 			.p_paddr = s->has_paddr ? s->paddr : UINT64_MAX,
 			.p_filesz = s->size,
-			.p_memsz = s->size,
+			.p_memsz = s->memsz > s->size ? s->memsz : s->size,
 			.p_align = 0, /* crash misreads p_align 4096 */
 		};
 		memcpy(d->header + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
@@ -772,8 +785,10 @@ static struct kcore_error *setup(struct dump *d)
 			return &kcore_error_nomem;
 	}
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
+		const struct kcore_plan_segment *s = &d->plan->segs[i];
 		struct kcore_error *err = kcore_seg_hasher_create(
-			d->plan->segs[i].size, &d->hashers[i]);
+			s->memsz > s->size ? s->memsz : s->size,
+			&d->hashers[i]);
 
 		if (err)
 			return err;

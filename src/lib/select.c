@@ -22,6 +22,9 @@
 struct plan_builder {
 	struct kcore_plan *plan;
 	size_t cap;
+	/* Process cores: what the file lacks stays p_memsz-only (gdb reads
+	 * it from the mapped files), never zeros in the dump. */
+	bool keep_memsz;
 };
 
 static struct kcore_error *plan_add(struct plan_builder *b,
@@ -97,6 +100,9 @@ static struct kcore_error *add_piece(struct plan_builder *b,
 		p.src_avail = rel >= seg->filesz ? 0 : seg->filesz - rel;
 		if (p.src_avail > p.size)
 			p.src_avail = p.size;
+		p.memsz = p.size;
+		if (b->keep_memsz)
+			p.size = p.src_avail;
 		p.flags = seg->flags;
 		p.cls = seg->cls;
 		p.label = label ? label : seg->label;
@@ -407,6 +413,8 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 	struct plan_builder b = { 0 };
 	unsigned classes = sel->classes;
 	struct kcore_error *err = NULL;
+
+	b.keep_memsz = src->info.kind == KCORE_SOURCE_PROCESS_CORE;
 
 	b.plan = calloc(1, sizeof(*b.plan));
 	if (!b.plan)

@@ -211,6 +211,19 @@ check "the replacement is the dump" \
 	cmp -s <("$kread" "$src" --vaddr 0xaaaac8a40000 --len 4096) \
 	<("$kread" "$d/out.elf" --vaddr 0xaaaac8a40000 --len 4096)
 
+# A process core keeps p_filesz < p_memsz where the kernel left file text
+# out (gdb reads it from the files): such segments are not zero-filled.
+d=$tmp/memsz
+mkdir "$d"
+"$kcoredump" dump -q "$fixdir/process-x86_64.core" -o "$d/p.elf"
+sizes() { eu-readelf -l "$1" | awk '/^ +LOAD / { print $3, $5, $6 }'; }
+check "process core: every PT_LOAD keeps its vaddr, p_filesz and p_memsz" \
+	cmp -s <(sizes "$fixdir/process-x86_64.core") <(sizes "$d/p.elf")
+check "process core: the source has segments with p_filesz < p_memsz" \
+	bash -c "eu-readelf -l '$fixdir/process-x86_64.core' | awk '/^ +LOAD / && \$5 != \$6 { n++ } END { exit !n }'"
+check "process core: the dump with memory-only tails verifies" \
+	"$kcoredump" verify -q "$d/p.elf"
+
 # --hash none: no digests recorded, the same bytes, and verify says so
 # (exit 4 alone; with the source it compares content instead).
 d=$tmp/nohash
