@@ -129,7 +129,7 @@ static void classify_kernel(struct kcore_source *src)
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
 
 	kernel_layout(src);
-	if (!info->has_page_offset)
+	if (!info->has_page_offset && !info->physical_only)
 		info->has_page_offset =
 			derive_page_offset(src, &info->page_offset);
 	for (size_t i = 0; i < src->nsegments; i++) {
@@ -349,6 +349,16 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 		break;
 	default:
 		break;
+	}
+	/* kdump and LiME hold physical memory only: every physical
+	 * PT_LOAD is RAM, whatever its (meaningless) p_vaddr says. */
+	for (size_t i = 0; src->info.physical_only && i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type == PT_LOAD && seg->has_paddr) {
+			seg->cls = KCORE_CLASS_RAM;
+			seg->label = "physical memory";
+		}
 	}
 	if (src->vmcoreinfo)
 		src->info.kernel_release =

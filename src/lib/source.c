@@ -13,6 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "internal.h"
 
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -582,7 +583,8 @@ static bool file_knows_holes(struct kcore_source *src)
 
 /* Formats recognised by their first bytes; ELF is the default. */
 const struct kcore_format *const kcore_formats[] = {
-	NULL,
+	&kcore_format_kdump, &kcore_format_flattened, &kcore_format_lime,
+	&kcore_format_avml,  &kcore_format_stream,    NULL,
 };
 
 static struct kcore_error *open_format(struct kcore_source *src, bool *found)
@@ -730,6 +732,16 @@ struct kcore_error *kcore_source_open(const char *path,
 	if (S_ISDIR(st.st_mode)) {
 		err = kcore_error_create(KCORE_ERR_UNSUPPORTED, EISDIR, path,
 					 "not a core file");
+		goto fail;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		/* Every format needs random access, even a flattened kdump
+		 * (its records are indexed, not replayed). */
+		err = kcore_error_create(KCORE_ERR_UNSUPPORTED, ESPIPE, path,
+					 "is a pipe: a source must be a file "
+					 "(save the stream first; a flattened "
+					 "kdump can also be rearranged with "
+					 "makedumpfile -R)");
 		goto fail;
 	}
 	live = opts->force_live ||
@@ -936,7 +948,28 @@ struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 					    uint64_t vaddr, void *buf,
 					    size_t len)
 {
-	return read_mem(src, vaddr, buf, len, false);
+	unsigned char *out = buf;
+
+	if (!src->info.physical_only)
+		return read_mem(src, vaddr, buf, len, false);
+	/* p_vaddr means nothing here: translate page by page. */
+	while (len) {
+		uint64_t paddr, n;
+		struct kcore_error *err =
+			kcore_source_vaddr_to_paddr(src, vaddr, &paddr, &n);
+
+		if (err)
+			return err;
+		if (n > len)
+			n = len;
+		err = read_mem(src, paddr, out, (size_t)n, true);
+		if (err)
+			return err;
+		out += n;
+		vaddr += n;
+		len -= (size_t)n;
+	}
+	return NULL;
 }
 
 struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
