@@ -98,6 +98,7 @@ const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_cat(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_bench(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_complete(struct cli_ctx *ctx, int argc, char **argv);

@@ -34,6 +34,7 @@ extern const struct cli_option dump_options[];
 extern const struct cli_option verify_options[];
 extern const struct cli_option extract_options[];
 extern const struct cli_option bench_options[];
+extern const struct cli_option cat_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -44,6 +45,9 @@ const struct cli_command cli_commands[] = {
 	  "decompress a .zst/.xz dump into a sparse ELF file", false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
+	{ "cat", cmd_cat, cat_options, "[SOURCE]", "@file",
+	  "print memory at a virtual or physical address of any source",
+	  false },
 	{ "bench", cmd_bench, bench_options, "[SOURCE]", "@file",
 	  "measure read throughput per segment class", false },
 	{ "help", cmd_help, no_options, "[COMMAND]", "@command",
