@@ -185,55 +185,69 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		unsigned char h[LIME_HEADER];
 		uint64_t s, e, size;
 
-		if (file_size - at < LIME_HEADER)
-			return kcore_error_create_at(
+		if (file_size - at < LIME_HEADER) {
+			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at,
 				"lime: truncated range header at offset "
 				"0x%" PRIx64,
 				at);
+			goto out;
+		}
 		err = kcore_fmt_read(src, h, sizeof(h), at);
 		if (err)
-			return err;
-		if (kcore_load(h, 4, false) != LIME_MAGIC)
-			return kcore_error_create_at(
+			goto out;
+		if (kcore_load(h, 4, false) != LIME_MAGIC) {
+			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at,
 				"lime: bad magic 0x%08" PRIx64
 				" in the range header at offset 0x%" PRIx64,
 				kcore_load(h, 4, false), at);
-		if (kcore_load(h + 4, 4, false) != 1)
-			return kcore_error_create_at(
+			goto out;
+		}
+		if (kcore_load(h + 4, 4, false) != 1) {
+			err = kcore_error_create_at(
 				KCORE_ERR_UNSUPPORTED, 0, src->path, at + 4,
 				"lime: version %" PRIu64
 				" (this reader knows version 1)",
 				kcore_load(h + 4, 4, false));
+			goto out;
+		}
 		s = kcore_load(h + 8, 8, false);
 		e = kcore_load(h + 16, 8, false);
-		if (e < s || e - s == UINT64_MAX)
-			return kcore_error_create_at(
+		if (e < s || e - s == UINT64_MAX) {
+			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at + 8,
 				"lime: range 0x%" PRIx64 "-0x%" PRIx64
 				" ends before it starts",
 				s, e);
-		if (l->n && s < prev_end)
-			return kcore_error_create_at(
+			goto out;
+		}
+		if (l->n && (s < prev_end || prev_end == 0)) {
+			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at + 8,
 				"lime: range 0x%" PRIx64 "-0x%" PRIx64
 				" is not above the previous one (ends at "
 				"0x%" PRIx64 "); ranges must ascend without "
 				"overlap",
 				s, e, prev_end - 1);
+			goto out;
+		}
 		size = e - s + 1;
-		if (size > file_size - at - LIME_HEADER)
-			return kcore_error_create_at(
+		if (size > file_size - at - LIME_HEADER) {
+			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at,
 				"lime: range 0x%" PRIx64 "-0x%" PRIx64
 				" (0x%" PRIx64 " bytes at offset 0x%" PRIx64
 				") is truncated: the file ends at 0x%" PRIx64,
 				s, e, size, at + LIME_HEADER, file_size);
-		if (l->n == MAX_RANGES)
-			return kcore_error_create_at(
+			goto out;
+		}
+		if (l->n == MAX_RANGES) {
+			err = kcore_error_create_at(
 				KCORE_ERR_UNSUPPORTED, 0, src->path, at,
 				"lime: more than %u ranges", MAX_RANGES);
+			goto out;
+		}
 		if (l->n == cap) {
 			size_t c = cap ? 2 * cap : 64;
 			struct range *r = realloc(l->ranges, c * sizeof(*r));
@@ -245,8 +259,8 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 			if (r)
 				l->ranges = r;
 			if (!r || !ld) {
-				free(loads);
-				return &kcore_error_nomem;
+				err = &kcore_error_nomem;
+				goto out;
 			}
 			cap = c;
 		}
@@ -259,9 +273,9 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		at += LIME_HEADER + size;
 	}
 	if (!l->n) {
-		free(loads);
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
-					     "lime: no ranges");
+		err = kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
+					    "lime: no ranges");
+		goto out;
 	}
 	err = kcore_image_build(EM_NONE, NULL, 0, loads, l->n, 4096,
 				&src->image, &src->image_size,
@@ -273,6 +287,7 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		src->info.physical_only = true;
 		src->knows_holes = true;
 	}
+out:
 	free(loads);
 	return err;
 }
