@@ -80,6 +80,13 @@ struct kdump {
 	unsigned next_chunk;
 	struct cached_page pages[PAGE_CACHE];
 	unsigned char *cbuf; /* compressed page */
+	/* The last page decoded, by descriptor: makedumpfile points every
+	 * zero page at one shared copy, so most repeats are free. */
+	unsigned char *last;
+	uint64_t last_off;
+	uint32_t last_size, last_flags;
+	/* Sequential reads: the descriptor index of the last pfn read. */
+	uint64_t hint_pfn, hint_index;
 	ZSTD_DCtx *zstd;
 };
 
@@ -162,6 +169,7 @@ static void kdump_destroy_data(struct kdump *k)
 	for (unsigned i = 0; i < PAGE_CACHE; i++)
 		free(k->pages[i].data);
 	free(k->cbuf);
+	free(k->last);
 	ZSTD_freeDCtx(k->zstd);
 	free(k->bm2);
 	free(k->rank);
@@ -266,14 +274,20 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				     uint64_t pfn, unsigned char *out)
 {
 	unsigned char d[PAGE_DESC_SIZE];
-	uint64_t block = pfn / RANK_BITS;
-	uint64_t index =
-		k->rank[block] + count_bits(k->bm2, block * RANK_BITS, pfn);
-	uint64_t at = k->desc_off + index * PAGE_DESC_SIZE;
-	uint64_t off, end;
+	uint64_t block = pfn / RANK_BITS, index, at, off, end;
 	uint32_t size, flags;
 	struct kcore_error *err;
 
+	/* Sequential reads count on from the last pfn read. */
+	if (k->hint_pfn != UINT64_MAX && pfn > k->hint_pfn &&
+	    pfn - k->hint_pfn <= 64)
+		index = k->hint_index + count_bits(k->bm2, k->hint_pfn, pfn);
+	else
+		index = k->rank[block] +
+			count_bits(k->bm2, block * RANK_BITS, pfn);
+	k->hint_pfn = pfn;
+	k->hint_index = index;
+	at = k->desc_off + index * PAGE_DESC_SIZE;
 	err = get_desc(src, k, index, d);
 	if (err)
 		return err;
@@ -299,6 +313,11 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 			"+0x%" PRIx32 " is past the end of the dump (0x%" PRIx64
 			")",
 			pfn, off, size, k->raw.size);
+	if (k->last && k->last_off == off && k->last_size == size &&
+	    k->last_flags == flags) {
+		memcpy(out, k->last, k->block_size);
+		return NULL;
+	}
 	if (!(flags & DUMP_COMPRESS_FLAGS)) {
 		if (size != k->block_size)
 			return kcore_error_create_at(
@@ -307,7 +326,8 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				" has size %" PRIu32
 				", not the block size %" PRIu32,
 				pfn, size, k->block_size);
-		return raw_read(src, k, out, size, off);
+		err = raw_read(src, k, out, size, off);
+		goto done;
 	}
 	if (!k->cbuf) {
 		k->cbuf = malloc(k->block_size);
@@ -317,7 +337,19 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 	err = raw_read(src, k, k->cbuf, size, off);
 	if (!err)
 		err = decompress(src, k, flags, k->cbuf, size, out, off);
-	return err;
+done:
+	if (err)
+		return err;
+	if (!k->last) {
+		k->last = malloc(k->block_size);
+		if (!k->last)
+			return NULL; /* only a cache */
+	}
+	memcpy(k->last, out, k->block_size);
+	k->last_off = off;
+	k->last_size = size;
+	k->last_flags = flags;
+	return NULL;
 }
 
 static const struct run *find_run(const struct kdump *k, uint64_t offset)
@@ -768,6 +800,7 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 		k->chunks[i].index = UINT64_MAX;
 	for (unsigned i = 0; i < PAGE_CACHE; i++)
 		k->pages[i].pfn = UINT64_MAX;
+	k->hint_pfn = UINT64_MAX;
 	src->backend_data = k;
 	src->backend = strcmp(format, "flattened") == 0 ? &flattened_backend
 							: &kdump_backend;
