@@ -156,7 +156,8 @@ static struct kcore_error *index_records(struct kcore_source *src,
 		}
 		at += RECORD_HEADER + len;
 	}
-	qsort(f->recs, f->nrecs, sizeof(*f->recs), cmp_record);
+	if (f->nrecs)
+		qsort(f->recs, f->nrecs, sizeof(*f->recs), cmp_record);
 	for (size_t i = 1; i < f->nrecs; i++) {
 		const struct record *a = &f->recs[i - 1], *b = &f->recs[i];
 
