@@ -4,7 +4,7 @@
 # Host: the host checks of every case smoke.sh ran, each on its subdir.
 # shellcheck source=../lib/host-common.sh
 source "$VM_HERE/lib/host-common.sh"
-for c in info-kcore read-kcore process-cores timing; do
+for c in info-kcore read-kcore cat-kcore process-cores timing; do
 	echo "=== host check $c"
 	if [[ ! -d "$1/$c" ]]; then
 		not_ok "$c: no results"

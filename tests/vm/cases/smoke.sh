@@ -3,7 +3,7 @@
 # Guest: all quick cases in one boot, each into /results/<case>/.
 # smoke.host.sh runs the matching host checks.
 rc=0
-for c in info-kcore read-kcore process-cores timing; do
+for c in info-kcore read-kcore cat-kcore process-cores timing; do
 	mkdir -p "/results/$c"
 	echo "=== $c"
 	r=0
