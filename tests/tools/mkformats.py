@@ -9,6 +9,7 @@ LiME's header), independently of kcoredump's own code:
   mem.kdump      kdump-compressed v6, pages zlib / zstd / raw, zero pages
                  shared, some pages excluded (cleared in bitmap 2)
   mem.flat       the same kdump flattened (records out of order, a gap)
+  mem.diskdump   the same kdump with the old "DISKDUMP" signature
   mem.lime       LiME v1, one range per RAM range
   mem.elf.zst    plain zstd of mem.elf (no seek table)   [if zstd exists]
   mem.elf.xz     plain xz of mem.elf                     [if xz exists]
@@ -339,6 +340,8 @@ def main():
     kd, desc_off, dumped = kdump_bytes(m, notes)
     write(j("mem.kdump"), kd)
     write(j("mem.flat"), flatten(kd))
+    # The older diskdump signature: same layout, no kdump_sub_header read.
+    write(j("mem.diskdump"), b"DISKDUMP" + kd[8:])
     write_lime(j("mem.lime"), m)
     if tiny:
         return
