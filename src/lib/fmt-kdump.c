@@ -39,7 +39,6 @@
 #define DUMP_STATUS_ZLIB    0x1u
 #define DUMP_STATUS_LZO	    0x2u
 #define DUMP_STATUS_SNAPPY  0x4u
-#define DUMP_STATUS_INCOMPL 0x8u
 #define DUMP_STATUS_ZSTD    0x20u
 #define DUMP_COMPRESS_FLAGS                                        \
 	(DUMP_STATUS_ZLIB | DUMP_STATUS_LZO | DUMP_STATUS_SNAPPY | \
@@ -847,12 +846,8 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 			k->ndesc, k->desc_off, k->raw.size);
 		goto out;
 	}
-	if (!(h.status & DUMP_COMPRESS_FLAGS) && h.status & ~0x3fu) {
-		err = kcore_error_create_at(
-			KCORE_ERR_UNSUPPORTED, 0, src->path, 424,
-			"kdump: unknown status bits 0x%" PRIx32, h.status);
-		goto out;
-	}
+	/* The status word's codec bits only say what the writer may have
+	 * used: each page descriptor names its own codec. */
 	err = read_runs(src, k, bitmap1_off);
 	if (err)
 		goto out;
