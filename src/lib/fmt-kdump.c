@@ -26,20 +26,20 @@
 #include "fmt.h"
 #include "kcoredump/vmcoreinfo.h"
 
-#define HEADER_SIZE	    464
-#define SUB_HEADER_SIZE	    104
-#define PAGE_DESC_SIZE	    24
-#define MAX_BLOCK_SIZE	    (1u << 20)
-#define MAX_NOTE_SIZE	    (64u << 20)
-#define RANK_BITS	    4096 /* pfns per rank entry */
-#define DESC_CHUNK	    4096 /* descriptors read at once */
-#define DESC_CHUNKS	    4
-#define PAGE_CACHE	    16
-#define MAX_HEADER_VERSION  6
-#define DUMP_STATUS_ZLIB    0x1u
-#define DUMP_STATUS_LZO	    0x2u
-#define DUMP_STATUS_SNAPPY  0x4u
-#define DUMP_STATUS_ZSTD    0x20u
+#define HEADER_SIZE	   464
+#define SUB_HEADER_SIZE	   104
+#define PAGE_DESC_SIZE	   24
+#define MAX_BLOCK_SIZE	   (1u << 20)
+#define MAX_NOTE_SIZE	   (64u << 20)
+#define RANK_BITS	   4096 /* pfns per rank entry */
+#define DESC_CHUNK	   4096 /* descriptors read at once */
+#define DESC_CHUNKS	   4
+#define PAGE_CACHE	   16
+#define MAX_HEADER_VERSION 6
+#define DUMP_STATUS_ZLIB   0x1u
+#define DUMP_STATUS_LZO	   0x2u
+#define DUMP_STATUS_SNAPPY 0x4u
+#define DUMP_STATUS_ZSTD   0x20u
 #define DUMP_COMPRESS_FLAGS                                        \
 	(DUMP_STATUS_ZLIB | DUMP_STATUS_LZO | DUMP_STATUS_SNAPPY | \
 	 DUMP_STATUS_ZSTD)
