@@ -182,12 +182,13 @@ struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
 					    size_t len);
 
 /*
- * The physical address of a kernel virtual address, without trusting
- * p_vaddr: through the direct map when VMCOREINFO gives PAGE_OFFSET, and
- * on x86_64 through the kernel image mapping (NUMBER(phys_base)) and the
- * kernel's own page tables (SYMBOL(init_top_pgt)).  *ret_len (optional)
- * says how many bytes from vaddr share the translation (to the end of its
- * page).  KCORE_ERR_UNSUPPORTED when the source does not allow an exact
+ * The physical address of a kernel virtual address: from a segment that
+ * has both addresses (not in physical-only sources), else on x86_64
+ * through the kernel image mapping (NUMBER(phys_base)) and the kernel's
+ * own page tables (SYMBOL(init_top_pgt)).  A direct-map base from
+ * VMCOREINFO already gave the segments their virtual addresses.  *ret_len
+ * (optional) says how many bytes from vaddr share the translation (to the end
+ * of its page).  KCORE_ERR_UNSUPPORTED when the source does not allow an exact
  * answer, KCORE_ERR_INVALID when the address is not mapped.
  */
 struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,

@@ -944,20 +944,32 @@ static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
 	return NULL;
 }
 
-struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
-					    uint64_t vaddr, void *buf,
-					    size_t len)
+/*
+ * Virtual reads through the kernel's page tables, a page at a time: for
+ * physical-only sources, and for parts of a kernel core's address space
+ * that no segment covers (segments are tried first).
+ */
+static struct kcore_error *read_translated(struct kcore_source *src,
+					   uint64_t vaddr, unsigned char *out,
+					   size_t len, bool try_segments)
 {
-	unsigned char *out = buf;
+	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
 
-	if (!src->info.physical_only)
-		return read_mem(src, vaddr, buf, len, false);
-	/* p_vaddr means nothing here: translate page by page. */
 	while (len) {
-		uint64_t paddr, n;
-		struct kcore_error *err =
-			kcore_source_vaddr_to_paddr(src, vaddr, &paddr, &n);
+		uint64_t paddr, n = page - (vaddr & (page - 1));
+		struct kcore_error *err;
 
+		if (n > len)
+			n = len;
+		if (try_segments) {
+			err = read_mem(src, vaddr, out, (size_t)n, false);
+			if (!err)
+				goto next;
+			if (err->code != KCORE_ERR_INVALID)
+				return err;
+			kcore_error_destroy(err);
+		}
+		err = kcore_source_vaddr_to_paddr(src, vaddr, &paddr, &n);
 		if (err)
 			return err;
 		if (n > len)
@@ -965,11 +977,33 @@ struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 		err = read_mem(src, paddr, out, (size_t)n, true);
 		if (err)
 			return err;
+	next:
 		out += n;
 		vaddr += n;
 		len -= (size_t)n;
 	}
 	return NULL;
+}
+
+struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
+					    uint64_t vaddr, void *buf,
+					    size_t len)
+{
+	struct kcore_error *err;
+
+	/* p_vaddr means nothing here: translate everything. */
+	if (src->info.physical_only)
+		return read_translated(src, vaddr, buf, len, false);
+	err = read_mem(src, vaddr, buf, len, false);
+	/* A vmcore's page tables reach what its segments do not (the
+	 * kernel image in a kdump, vmalloc areas in an ELF of RAM). */
+	if (err && err->code == KCORE_ERR_INVALID &&
+	    src->info.kind == KCORE_SOURCE_VMCORE &&
+	    src->info.machine == EM_X86_64 && src->vmcoreinfo) {
+		kcore_error_destroy(err);
+		err = read_translated(src, vaddr, buf, len, true);
+	}
+	return err;
 }
 
 struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,

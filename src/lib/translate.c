@@ -118,7 +118,7 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 						uint64_t *ret_len)
 {
 	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
-	uint64_t paddr, len;
+	uint64_t paddr = 0, len;
 	struct kcore_error *err;
 
 	if (!src->info.physical_only) {
@@ -134,15 +134,6 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 			return NULL;
 		}
 	}
-	if (!src->info.physical_only && src->info.has_page_offset &&
-	    src->info.kind != KCORE_SOURCE_PROCESS_CORE &&
-	    vi_u64(src, "NUMBER(PAGE_OFFSET)", &paddr) && vaddr >= paddr) {
-		/* The kernel published its direct map base. */
-		*ret_paddr = vaddr - paddr;
-		if (ret_len)
-			*ret_len = page - (vaddr & (page - 1));
-		return NULL;
-	}
 	if (src->info.machine != EM_X86_64)
 		return unsupported(src, vaddr,
 				   src->info.physical_only
@@ -151,8 +142,11 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 					   : "no segment maps it");
 	if (!src->vmcoreinfo)
 		return unsupported(src, vaddr,
-				   "the dump holds physical memory only and "
-				   "has no VMCOREINFO");
+				   src->info.physical_only
+					   ? "the dump holds physical memory "
+					     "only and has no VMCOREINFO"
+					   : "no segment maps it and there is "
+					     "no VMCOREINFO");
 	if (x86_text(src, vaddr, &paddr)) {
 		len = page - (vaddr & (page - 1));
 	} else {

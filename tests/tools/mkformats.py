@@ -10,6 +10,7 @@ LiME's header), independently of kcoredump's own code:
                  shared, some pages excluded (cleared in bitmap 2)
   mem.flat       the same kdump flattened (records out of order, a gap)
   mem.diskdump   the same kdump with the old "DISKDUMP" signature
+  mem-pageoffset.kdump  with NUMBER(PAGE_OFFSET) in VMCOREINFO
   mem.lime       LiME v1, one range per RAM range
   mem.elf.zst    plain zstd of mem.elf (no seek table)   [if zstd exists]
   mem.elf.xz     plain xz of mem.elf                     [if xz exists]
@@ -135,8 +136,10 @@ def build_memory(tiny):
     return m, syms
 
 
-def vmcoreinfo(syms):
+def vmcoreinfo(syms, page_offset=False):
     lines = [f"OSRELEASE={OSRELEASE}", f"PAGESIZE={PAGE}"]
+    if page_offset:  # as riscv64 publishes it; x86_64 does not
+        lines.append(f"NUMBER(PAGE_OFFSET)={PAGE_OFFSET:#x}")
     if syms:
         lines += [f"SYMBOL({k})={v:x}" for k, v in syms.items()]
         lines += [
@@ -160,9 +163,9 @@ def note(name, ntype, desc):
     return struct.pack("<III", len(name), len(desc), ntype) + pad(name) + pad(desc)
 
 
-def notes_blob(syms):
+def notes_blob(syms, page_offset=False):
     prstatus = bytes(336)  # x86_64 elf_prstatus, all zero
-    return note("CORE", 1, prstatus) + note("VMCOREINFO", 0, vmcoreinfo(syms))
+    return note("CORE", 1, prstatus) + note("VMCOREINFO", 0, vmcoreinfo(syms, page_offset))
 
 
 # ---- ELF ----
@@ -340,6 +343,9 @@ def main():
     kd, desc_off, dumped = kdump_bytes(m, notes)
     write(j("mem.kdump"), kd)
     write(j("mem.flat"), flatten(kd))
+    # VMCOREINFO with the direct-map base: segments get virtual addresses.
+    if syms:
+        write(j("mem-pageoffset.kdump"), kdump_bytes(m, notes_blob(syms, True))[0])
     # The older diskdump signature: same layout, no kdump_sub_header read.
     write(j("mem.diskdump"), b"DISKDUMP" + kd[8:])
     write_lime(j("mem.lime"), m)
