@@ -825,7 +825,8 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 			h.bitmap_blocks, bitmap1_off, k->raw.size);
 		goto out;
 	}
-	if (k->max_mapnr == 0 || k->max_mapnr / 8 > k->bitmap_len) {
+	if (k->max_mapnr == 0 || k->max_mapnr / 8 > k->bitmap_len ||
+	    k->max_mapnr > (uint64_t)INT64_MAX / bs) {
 		err = kcore_error_create_at(
 			KCORE_ERR_FORMAT, 0, src->path, 440,
 			"kdump: max_mapnr 0x%" PRIx64
