@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid verify extract info cat bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -153,6 +153,27 @@ _kcoredump()
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
+	cat)
+		case "$prev" in
+		--addr | --addr= | -a)
+			COMPREPLY=()
+			return
+			;;
+		--len | --len= | -n)
+			COMPREPLY=()
+			return
+			;;
+		--symbol | --symbol= | -s)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--addr --len --phys --symbol --hex --raw --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
 	bench)
 		case "$prev" in
 		--block-size | --block-size=)
@@ -244,7 +265,7 @@ _kcoredump()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid verify extract info bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid verify extract info cat bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

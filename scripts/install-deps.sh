@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(
 	# build
-	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev liblzma-dev
+	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev liblzma-dev zlib1g-dev
 	libssl-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb

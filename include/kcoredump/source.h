@@ -100,6 +100,13 @@ struct kcore_source_info {
 	uint64_t kernel_offset; /* KASLR offset */
 	bool has_phys_base;
 	uint64_t phys_base;
+	/*
+	 * PT_LOAD p_vaddr means nothing: a physical-only format (kdump,
+	 * LiME) whose direct map the source does not reveal.  Virtual reads
+	 * are then translated through the kernel's page tables when that is
+	 * exact (kcore_source_vaddr_to_paddr), else refused.
+	 */
+	bool physical_only;
 };
 
 struct kcore_source;
@@ -173,6 +180,21 @@ struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,
 					    uint64_t paddr, void *buf,
 					    size_t len);
+
+/*
+ * The physical address of a kernel virtual address: from a segment that
+ * has both addresses (not in physical-only sources), else on x86_64
+ * through the kernel image mapping (NUMBER(phys_base)) and the kernel's
+ * own page tables (SYMBOL(init_top_pgt)).  A direct-map base from
+ * VMCOREINFO already gave the segments their virtual addresses.  *ret_len
+ * (optional) says how many bytes from vaddr share the translation (to the end
+ * of its page).  KCORE_ERR_UNSUPPORTED when the source does not allow an exact
+ * answer, KCORE_ERR_INVALID when the address is not mapped.
+ */
+struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
+						uint64_t vaddr,
+						uint64_t *ret_paddr,
+						uint64_t *ret_len);
 
 /*
  * Count data and hole bytes of a segment's file range with

@@ -87,6 +87,8 @@ static void render_verify_json(const char *dump,
 
 		json_object_begin(&j, NULL);
 		json_hex(&j, "vaddr", v->vaddr);
+		if (v->has_paddr)
+			json_hex(&j, "paddr", v->paddr);
 		json_u64(&j, "size", v->size);
 		json_bool(&j, "match", v->match);
 		kcore_hex(v->actual, KCORE_DIGEST_LEN, hex);

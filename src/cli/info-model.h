@@ -17,6 +17,7 @@ struct info_model {
 	struct kcore_source *src;
 	const struct kcore_source_info *info;
 	struct info_holes *holes; /* one per segment */
+	bool holes_counted;
 	bool modules_listed;
 	struct kcore_module *modules;
 	size_t nmodules;

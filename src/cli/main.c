@@ -37,6 +37,7 @@ extern const struct cli_option bench_options[];
 extern const struct cli_option pid_options[];
 extern const struct cli_option core_handler_options[];
 extern const struct cli_option list_options[];
+extern const struct cli_option cat_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -50,6 +51,9 @@ const struct cli_command cli_commands[] = {
 	  "decompress a .zst/.xz dump into a sparse ELF file", false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
+	{ "cat", cmd_cat, cat_options, "[SOURCE]", "@file",
+	  "print memory at a virtual or physical address of any source",
+	  false },
 	{ "bench", cmd_bench, bench_options, "[SOURCE]", "@file",
 	  "measure read throughput per segment class", false },
 	{ "core-handler", cmd_core_handler, core_handler_options,

@@ -101,12 +101,38 @@ static const struct summary_key summary_keys[] = {
 
 /* ---- text ---- */
 
+/* The input format, as kcore_source_format() names it, for people. */
+static const char *format_text(const char *format)
+{
+	static const struct {
+		const char *name, *text;
+	} table[] = {
+		{ "file", "ELF" },
+		{ "kdump", "kdump-compressed" },
+		{ "flattened", "flattened kdump (makedumpfile -F)" },
+		{ "lime", "LiME" },
+		{ "zstd", "ELF in zstd (seekable)" },
+		{ "zstd-sequential",
+		  "ELF in zstd (no seek table: sequential)" },
+		{ "xz", "ELF in xz (indexed)" },
+		{ "xz-sequential", "ELF in xz (no index: sequential)" },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(format, table[i].name) == 0)
+			return table[i].text;
+	return format;
+}
+
 static void text_source(FILE *f, const struct info_model *m)
 {
 	const struct kcore_source_info *in = m->info;
 	char mbuf[16], s1[32], s2[32];
 
 	fprintf(f, "Source:       %s\n", in->path);
+	fprintf(f, "Format:       %s%s\n",
+		format_text(kcore_source_format(m->src)),
+		in->physical_only ? ", physical addresses only" : "");
 	fprintf(f, "Kind:         %s\n", kind_text(in->kind));
 	fprintf(f, "Machine:      %s, ELF%u, %s-endian\n",
 		machine_name(in->machine, mbuf, sizeof(mbuf)), in->elf_class,
@@ -157,14 +183,14 @@ static void text_segments(FILE *f, const struct info_model *m)
 	fprintf(f, "  %4s %-4s %-3s %-7s %-37s %-18s %-18s %10s %10s", "IDX",
 		"TYPE", "FLG", "CLASS", "VIRTUAL RANGE", "PHYSICAL", "OFFSET",
 		"SIZE", "IN FILE");
-	if (m->info->is_regular)
+	if (m->info->is_regular || m->holes_counted)
 		fprintf(f, " %10s %10s", "DATA", "HOLES");
 	fprintf(f, "  LABEL\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_segment *s = kcore_source_segment(m->src, i);
 		char range[48] = "-", phys[24] = "-";
 
-		if (s->type == PT_LOAD)
+		if (s->type == PT_LOAD && !m->info->physical_only)
 			snprintf(range, sizeof(range),
 				 "0x%016" PRIx64 "-0x%016" PRIx64, s->vaddr,
 				 s->vaddr + s->memsz);
@@ -181,7 +207,7 @@ static void text_segments(FILE *f, const struct info_model *m)
 							  : s->filesz,
 				       s1, sizeof(s1)));
 		fprintf(f, " %10s", cli_human_size(s->filesz, s4, sizeof(s4)));
-		if (m->info->is_regular) {
+		if (m->info->is_regular || m->holes_counted) {
 			if (m->holes[i].known)
 				fprintf(f, " %10s %10s",
 					cli_human_size(m->holes[i].data, s2,
@@ -406,6 +432,8 @@ static void json_source(struct json *j, const struct info_model *m)
 
 	json_object_begin(j, "source");
 	json_string(j, "path", in->path);
+	json_string(j, "format", kcore_source_format(m->src));
+	json_bool(j, "physical_only", in->physical_only);
 	json_string(j, "kind", kcore_source_kind_name(in->kind));
 	json_string(j, "machine",
 		    machine_name(in->machine, mbuf, sizeof(mbuf)));
@@ -466,8 +494,13 @@ static void json_segments(struct json *j, const struct info_model *m)
 		json_string(j, "flags", fl);
 		json_string(j, "class", kcore_segment_class_name(s->cls));
 		json_string(j, "label", s->label);
-		json_hex(j, "vaddr", s->vaddr);
-		json_hex(j, "vend", s->vaddr + s->memsz);
+		if (s->type == PT_LOAD && m->info->physical_only) {
+			json_null(j, "vaddr");
+			json_null(j, "vend");
+		} else {
+			json_hex(j, "vaddr", s->vaddr);
+			json_hex(j, "vend", s->vaddr + s->memsz);
+		}
 		if (s->has_paddr) {
 			json_hex(j, "paddr", s->paddr);
 			json_hex(j, "pend", s->paddr + s->memsz);

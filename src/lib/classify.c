@@ -129,7 +129,7 @@ static void classify_kernel(struct kcore_source *src)
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
 
 	kernel_layout(src);
-	if (!info->has_page_offset)
+	if (!info->has_page_offset && !info->physical_only)
 		info->has_page_offset =
 			derive_page_offset(src, &info->page_offset);
 	for (size_t i = 0; i < src->nsegments; i++) {
@@ -332,11 +332,39 @@ static void classify_process(struct kcore_source *src)
 	free(files.entries);
 }
 
+/*
+ * An ELF core of kernel memory whose PT_LOADs all have p_vaddr 0 but real
+ * physical addresses holds physical memory only: what QEMU's
+ * dump-guest-memory writes without paging, and what an ELF made from a
+ * kdump or LiME file carries.  Kernel virtual addresses are never 0.
+ */
+static bool elf_is_physical_only(const struct kcore_source *src)
+{
+	size_t loads = 0, physical = 0;
+
+	if (src->info.kind != KCORE_SOURCE_VMCORE &&
+	    src->info.kind != KCORE_SOURCE_ELF_CORE)
+		return false;
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type != PT_LOAD)
+			continue;
+		if (seg->vaddr != 0)
+			return false;
+		loads++;
+		physical += seg->has_paddr;
+	}
+	return loads && physical == loads;
+}
+
 struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 {
 	if (!src->info.page_size)
 		src->info.page_size = 4096;
 	mark_physical(src);
+	if (!src->image && elf_is_physical_only(src))
+		src->info.physical_only = true;
 	switch (src->info.kind) {
 	case KCORE_SOURCE_LIVE_KCORE:
 	case KCORE_SOURCE_VMCORE:
@@ -349,6 +377,16 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 		break;
 	default:
 		break;
+	}
+	/* kdump and LiME hold physical memory only: every physical
+	 * PT_LOAD is RAM, whatever its (meaningless) p_vaddr says. */
+	for (size_t i = 0; src->info.physical_only && i < src->nsegments; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+
+		if (seg->type == PT_LOAD && seg->has_paddr) {
+			seg->cls = KCORE_CLASS_RAM;
+			seg->label = "physical memory";
+		}
 	}
 	if (src->vmcoreinfo)
 		src->info.kernel_release =

@@ -13,6 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "fmt.h"
 #include "internal.h"
 
 #define PROC_SUPER_MAGIC 0x9fa0
@@ -582,7 +583,8 @@ static bool file_knows_holes(struct kcore_source *src)
 
 /* Formats recognised by their first bytes; ELF is the default. */
 const struct kcore_format *const kcore_formats[] = {
-	NULL,
+	&kcore_format_kdump, &kcore_format_flattened, &kcore_format_lime,
+	&kcore_format_avml,  &kcore_format_stream,    NULL,
 };
 
 static struct kcore_error *open_format(struct kcore_source *src, bool *found)
@@ -730,6 +732,16 @@ struct kcore_error *kcore_source_open(const char *path,
 	if (S_ISDIR(st.st_mode)) {
 		err = kcore_error_create(KCORE_ERR_UNSUPPORTED, EISDIR, path,
 					 "not a core file");
+		goto fail;
+	}
+	if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		/* Every format needs random access, even a flattened kdump
+		 * (its records are indexed, not replayed). */
+		err = kcore_error_create(KCORE_ERR_UNSUPPORTED, ESPIPE, path,
+					 "is a pipe: a source must be a file "
+					 "(save the stream first; a flattened "
+					 "kdump can also be rearranged with "
+					 "makedumpfile -R)");
 		goto fail;
 	}
 	live = opts->force_live ||
@@ -932,11 +944,66 @@ static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
 	return NULL;
 }
 
+/*
+ * Virtual reads through the kernel's page tables, a page at a time: for
+ * physical-only sources, and for parts of a kernel core's address space
+ * that no segment covers (segments are tried first).
+ */
+static struct kcore_error *read_translated(struct kcore_source *src,
+					   uint64_t vaddr, unsigned char *out,
+					   size_t len, bool try_segments)
+{
+	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
+
+	while (len) {
+		uint64_t paddr, n = page - (vaddr & (page - 1));
+		struct kcore_error *err;
+
+		if (n > len)
+			n = len;
+		if (try_segments) {
+			err = read_mem(src, vaddr, out, (size_t)n, false);
+			if (!err)
+				goto next;
+			if (err->code != KCORE_ERR_INVALID)
+				return err;
+			kcore_error_destroy(err);
+		}
+		err = kcore_source_vaddr_to_paddr(src, vaddr, &paddr, &n);
+		if (err)
+			return err;
+		if (n > len)
+			n = len;
+		err = read_mem(src, paddr, out, (size_t)n, true);
+		if (err)
+			return err;
+	next:
+		out += n;
+		vaddr += n;
+		len -= (size_t)n;
+	}
+	return NULL;
+}
+
 struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 					    uint64_t vaddr, void *buf,
 					    size_t len)
 {
-	return read_mem(src, vaddr, buf, len, false);
+	struct kcore_error *err;
+
+	/* p_vaddr means nothing here: translate everything. */
+	if (src->info.physical_only)
+		return read_translated(src, vaddr, buf, len, false);
+	err = read_mem(src, vaddr, buf, len, false);
+	/* A vmcore's page tables reach what its segments do not (the
+	 * kernel image in a kdump, vmalloc areas in an ELF of RAM). */
+	if (err && err->code == KCORE_ERR_INVALID &&
+	    src->info.kind == KCORE_SOURCE_VMCORE &&
+	    src->info.machine == EM_X86_64 && src->vmcoreinfo) {
+		kcore_error_destroy(err);
+		err = read_translated(src, vaddr, buf, len, true);
+	}
+	return err;
 }
 
 struct kcore_error *kcore_source_read_paddr(struct kcore_source *src,

@@ -207,8 +207,12 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 			uint64_t n = seg->memsz - pos < CHUNK ? seg->memsz - pos
 							      : CHUNK;
 
-			err = kcore_source_read_vaddr(dump, seg->vaddr + pos, a,
-						      n);
+			/* kdump and LiME have no meaningful p_vaddr. */
+			err = dump->info.physical_only
+				      ? kcore_source_read_paddr(
+						dump, seg->paddr + pos, a, n)
+				      : kcore_source_read_vaddr(
+						dump, seg->vaddr + pos, a, n);
 			if (!err)
 				err = vs->has_paddr
 					      ? kcore_source_read_paddr(
@@ -269,7 +273,12 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 		r->segs[k].size = seg->memsz;
 		k++;
 	}
-	for (size_t i = 0; i < src->nnotes; i++)
+	/*
+	 * Our note's digests describe the ELF dump it was written into.  A
+	 * kdump or LiME file made from that dump (makedumpfile copies the
+	 * notes) has other segments: its copy of the note proves nothing.
+	 */
+	for (size_t i = 0; !src->image && i < src->nnotes; i++)
 		if (!strcmp(src->notes[i].name, "KCOREDUMP"))
 			apply_metadata(r, (const char *)src->notes[i].desc,
 				       strnlen((const char *)src->notes[i].desc,

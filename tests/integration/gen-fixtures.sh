@@ -1,6 +1,7 @@
 #!/bin/bash
 # CTest fixture "fixtures-generate": write every tests/fixtures/*.spec
-# into OUTDIR with mkcore.  Several outputs are large sparse files.
+# into OUTDIR with mkcore (several outputs are large sparse files), and
+# tests/tools/mkformats.py's files into OUTDIR/formats.
 #   gen-fixtures.sh MKCORE SPECDIR OUTDIR
 set -euo pipefail
 mkcore=$1 specdir=$2 outdir=$3
@@ -17,4 +18,12 @@ for spec in "$specdir"/*.spec; do
 		rc=1
 	fi
 done
+# The other input formats (kdump, flattened, LiME, .zst/.xz) and their
+# malformed variants, written by hand from the format facts.
+if python3 "$(dirname "$0")/../tools/mkformats.py" "$outdir/formats"; then
+	echo "ok - formats"
+else
+	echo "not ok - formats"
+	rc=1
+fi
 exit $rc

@@ -10,9 +10,15 @@ kcoredump=$1 specdir=$2 fixdir=$3 table=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for spec in "$specdir"/bad-*.spec; do
-	name=$(basename "$spec" .spec)
-	file=$fixdir/$name.core
+# ELF fixtures from the specs, then the other formats' (mkformats.py).
+for file in "$specdir"/bad-*.spec "$fixdir"/formats/bad-*; do
+	case $file in
+	*.spec)
+		name=$(basename "$file" .spec)
+		file=$fixdir/$name.core
+		;;
+	*) name=$(basename "$file") ;;
+	esac
 	row=$(awk -v n="$name" '$1 == n { print; exit }' "$table")
 	if [ -z "$row" ]; then
 		not_ok "$name: no row in $(basename "$table")"

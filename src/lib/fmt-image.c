@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The synthetic ELF core images non-ELF sources are presented as, and the
+ * small helpers their readers share (notes, machine names, reading the
+ * real input file).
+ */
+#include <elf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kcoredump/vmcoreinfo.h"
+
+static void put16(unsigned char *p, uint16_t v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_phdr(unsigned char *p, uint32_t type, uint64_t offset,
+		     uint64_t vaddr, uint64_t paddr, uint64_t filesz,
+		     uint64_t align)
+{
+	put32(p, type);
+	put32(p + 4, type == PT_LOAD ? PF_R | PF_W | PF_X : 0);
+	put64(p + 8, offset);
+	put64(p + 16, vaddr);
+	put64(p + 24, paddr);
+	put64(p + 32, filesz);
+	put64(p + 40, filesz);
+	put64(p + 48, align);
+}
+
+struct kcore_error *
+kcore_image_build(uint16_t machine, const unsigned char *notes,
+		  size_t notes_len, struct kcore_image_load *loads,
+		  size_t nloads, uint64_t align, unsigned char **ret,
+		  size_t *ret_size, uint64_t *ret_end)
+{
+	size_t phnum = nloads + 1;
+	bool xnum = phnum >= PN_XNUM;
+	size_t phoff = sizeof(Elf64_Ehdr);
+	size_t note_off = phoff + phnum * sizeof(Elf64_Phdr);
+	size_t shoff = (note_off + notes_len + 7) & ~(size_t)7;
+	size_t size = shoff + (xnum ? sizeof(Elf64_Shdr) : 0);
+	uint64_t pos;
+	unsigned char *img, *e;
+
+	if (nloads > (SIZE_MAX - 4096) / sizeof(Elf64_Phdr) / 2)
+		return &kcore_error_nomem;
+	img = calloc(1, size);
+	if (!img)
+		return &kcore_error_nomem;
+	e = img;
+	memcpy(e, ELFMAG, SELFMAG);
+	e[EI_CLASS] = ELFCLASS64;
+	e[EI_DATA] = ELFDATA2LSB;
+	e[EI_VERSION] = EV_CURRENT;
+	put16(e + 16, ET_CORE);
+	put16(e + 18, machine);
+	put32(e + 20, EV_CURRENT);
+	put64(e + 32, phoff);
+	put64(e + 40, xnum ? shoff : 0);
+	put16(e + 52, sizeof(Elf64_Ehdr));
+	put16(e + 54, sizeof(Elf64_Phdr));
+	put16(e + 56, xnum ? PN_XNUM : (uint16_t)phnum);
+	put16(e + 58, sizeof(Elf64_Shdr));
+	put16(e + 60, xnum ? 1 : 0);
+	if (xnum) /* section 0's sh_info holds the real count */
+		put32(img + shoff + 44, (uint32_t)phnum);
+	if (notes_len)
+		memcpy(img + note_off, notes, notes_len);
+	put_phdr(img + phoff, PT_NOTE, note_off, 0, 0, notes_len, 4);
+	if (!align)
+		align = 1;
+	pos = (size + align - 1) / align * align;
+	for (size_t i = 0; i < nloads; i++) {
+		loads[i].offset = pos;
+		put_phdr(img + phoff + (i + 1) * sizeof(Elf64_Phdr), PT_LOAD,
+			 pos, loads[i].vaddr, loads[i].paddr, loads[i].size, 0);
+		pos += loads[i].size;
+	}
+	*ret = img;
+	*ret_size = size;
+	*ret_end = nloads ? pos : size;
+	return NULL;
+}
+
+struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
+				      const char *name, uint32_t type,
+				      const void *desc, size_t desc_len)
+{
+	size_t namesz = strlen(name) + 1;
+	size_t need = 12 + ((namesz + 3) & ~(size_t)3) +
+		      ((desc_len + 3) & ~(size_t)3);
+	unsigned char *p = realloc(*buf, *len + need), *n;
+
+	if (!p)
+		return &kcore_error_nomem;
+	n = p + *len;
+	memset(n, 0, need);
+	put32(n, (uint32_t)namesz);
+	put32(n + 4, (uint32_t)desc_len);
+	put32(n + 8, type);
+	memcpy(n + 12, name, namesz);
+	memcpy(n + 12 + ((namesz + 3) & ~(size_t)3), desc, desc_len);
+	*buf = p;
+	*len += need;
+	return NULL;
+}
+
+const unsigned char *kcore_note_find(const unsigned char *notes, size_t len,
+				     const char *name, size_t *ret_len)
+{
+	size_t off = 0, want = strlen(name) + 1;
+
+	while (len - off >= 12) {
+		uint64_t namesz = kcore_load(notes + off, 4, false);
+		uint64_t descsz = kcore_load(notes + off + 4, 4, false);
+		uint64_t nlen = (namesz + 3) & ~3ull,
+			 dlen = (descsz + 3) & ~3ull;
+
+		if (nlen > len - off - 12 || dlen > len - off - 12 - nlen)
+			return NULL;
+		if (namesz == want &&
+		    memcmp(notes + off + 12, name, want) == 0) {
+			*ret_len = descsz;
+			return notes + off + 12 + nlen;
+		}
+		off += 12 + nlen + dlen;
+	}
+	return NULL;
+}
+
+uint16_t kcore_machine_from_uts(const char *machine)
+{
+	static const struct {
+		const char *name;
+		uint16_t em;
+	} table[] = {
+		{ "x86_64", EM_X86_64 }, { "aarch64", EM_AARCH64 },
+		{ "arm64", EM_AARCH64 }, { "ppc64le", EM_PPC64 },
+		{ "riscv64", EM_RISCV }, { "loongarch64", EM_LOONGARCH },
+		{ "s390x", EM_S390 },	 { "ppc64", EM_PPC64 },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(machine, table[i].name) == 0)
+			return table[i].em;
+	return EM_NONE;
+}
+
+bool kcore_vmcoreinfo_text_page_offset(const char *text, size_t len,
+				       uint64_t *ret)
+{
+	struct kcore_vmcoreinfo *vi;
+	bool found;
+
+	if (kcore_vmcoreinfo_parse(text, len, &vi))
+		return false;
+	found = kcore_vmcoreinfo_get_u64(vi, "NUMBER(PAGE_OFFSET)", ret) ||
+		kcore_vmcoreinfo_get_u64(vi, "PAGE_OFFSET", ret);
+	kcore_vmcoreinfo_destroy(vi);
+	return found;
+}
+
+struct kcore_error *kcore_fmt_read(struct kcore_source *src, void *buf,
+				   size_t len, uint64_t offset)
+{
+	return kcore_pread_all(src->io, src->fd, src->path, buf, len, offset,
+			       NULL);
+}

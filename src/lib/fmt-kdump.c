@@ -1,0 +1,920 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kdump-compressed ("KDUMP   ", and the older "DISKDUMP") dumps as a
+ * source.  Layout (makedumpfile's IMPLEMENTATION, crash's diskdump.h):
+ * block 0 the disk_dump_header, then sub_hdr_size blocks of
+ * kdump_sub_header and note data, then bitmap 1 (pfn is RAM) and bitmap 2
+ * (pfn was dumped), then one 24-byte page_desc per set bit of bitmap 2,
+ * then the page data.  Fields follow the dumped machine's C ABI; this
+ * reader handles 64-bit little-endian machines.
+ *
+ * The dump is presented as an ELF core with one PT_LOAD per run of pfns
+ * in bitmap 1; pages that bitmap 2 excludes read as zeros and are holes.
+ * Memory stays small for huge dumps: bitmap 2 plus a rank table (one
+ * count per 4096 pfns) locates a page's descriptor, descriptors are read
+ * in chunks, and a few decompressed pages are cached.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include "fmt.h"
+#include "kcoredump/vmcoreinfo.h"
+
+#define HEADER_SIZE	   464
+#define SUB_HEADER_SIZE	   104
+#define PAGE_DESC_SIZE	   24
+#define MAX_BLOCK_SIZE	   (1u << 20)
+#define MAX_NOTE_SIZE	   (64u << 20)
+#define RANK_BITS	   4096 /* pfns per rank entry */
+#define DESC_CHUNK	   4096 /* descriptors read at once */
+#define DESC_CHUNKS	   4
+#define PAGE_CACHE	   16
+#define MAX_HEADER_VERSION 6
+#define DUMP_STATUS_ZLIB   0x1u
+#define DUMP_STATUS_LZO	   0x2u
+#define DUMP_STATUS_SNAPPY 0x4u
+#define DUMP_STATUS_ZSTD   0x20u
+#define DUMP_COMPRESS_FLAGS                                        \
+	(DUMP_STATUS_ZLIB | DUMP_STATUS_LZO | DUMP_STATUS_SNAPPY | \
+	 DUMP_STATUS_ZSTD)
+
+struct run {
+	uint64_t pfn;	 /* first pfn */
+	uint64_t npages; /* pfns in the run */
+	uint64_t offset; /* image offset of its data */
+};
+
+struct desc_chunk {
+	uint64_t index; /* first descriptor, or UINT64_MAX */
+	unsigned char *data;
+	size_t count;
+};
+
+struct cached_page {
+	uint64_t pfn; /* or UINT64_MAX */
+	unsigned char *data;
+};
+
+struct kdump {
+	struct kcore_kdump_raw raw;
+	pthread_mutex_t lock;
+	uint32_t block_size;
+	uint64_t max_mapnr;
+	uint64_t bitmap_len;  /* bytes per bitmap */
+	uint64_t bitmap2_off; /* in the raw dump */
+	uint64_t desc_off;
+	uint64_t ndesc;
+	unsigned char *bm2; /* bitmap 2, bitmap_len bytes */
+	uint64_t *rank;	    /* set bits of bm2 before each RANK_BITS block */
+	struct run *runs;
+	size_t nruns;
+	uint64_t data_start; /* image offset of the first run */
+	struct desc_chunk chunks[DESC_CHUNKS];
+	unsigned next_chunk;
+	struct cached_page pages[PAGE_CACHE];
+	unsigned char *cbuf; /* compressed page */
+	/* The last page decoded, by descriptor: makedumpfile points every
+	 * zero page at one shared copy, so most repeats are free. */
+	unsigned char *last;
+	uint64_t last_off;
+	uint32_t last_size, last_flags;
+	/* Sequential reads: the descriptor index of the last pfn read. */
+	uint64_t hint_pfn, hint_index;
+	ZSTD_DCtx *zstd;
+};
+
+static uint64_t le(const unsigned char *p, unsigned size)
+{
+	return kcore_load(p, size, false);
+}
+
+static bool bit(const unsigned char *bm, uint64_t n)
+{
+	return bm[n >> 3] & (1u << (n & 7));
+}
+
+static struct kcore_error *raw_read(struct kcore_source *src, struct kdump *k,
+				    void *buf, size_t len, uint64_t offset)
+{
+	return k->raw.read(src, k->raw.ctx, buf, len, offset);
+}
+
+static struct kcore_error *fmt_error(struct kcore_source *src, uint64_t offset,
+				     const char *what)
+{
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, offset,
+				     "kdump: %s", what);
+}
+
+/* Set bits of bm2 in [0, n). */
+static uint64_t count_bits(const unsigned char *bm, uint64_t from, uint64_t to)
+{
+	uint64_t n = 0;
+
+	while (from < to && (from & 63)) {
+		n += bit(bm, from);
+		from++;
+	}
+	for (; to - from >= 64 && from < to; from += 64) {
+		uint64_t w;
+
+		memcpy(&w, bm + (from >> 3), 8);
+		n += (uint64_t)__builtin_popcountll(w);
+	}
+	for (; from < to; from++)
+		n += bit(bm, from);
+	return n;
+}
+
+/* The first pfn in [from, to) whose bit equals want, or to. */
+static uint64_t find_bit(const unsigned char *bm, uint64_t from, uint64_t to,
+			 bool want)
+{
+	while (from < to && (from & 63)) {
+		if (bit(bm, from) == want)
+			return from;
+		from++;
+	}
+	while (to - from >= 64 && from < to) {
+		uint64_t w;
+
+		memcpy(&w, bm + (from >> 3), 8);
+		if (!want)
+			w = ~w;
+		if (w)
+			return from + (uint64_t)__builtin_ctzll(w);
+		from += 64;
+	}
+	for (; from < to; from++)
+		if (bit(bm, from) == want)
+			return from;
+	return to;
+}
+
+static void kdump_destroy_data(struct kdump *k)
+{
+	if (!k)
+		return;
+	if (k->raw.destroy)
+		k->raw.destroy(k->raw.ctx);
+	for (unsigned i = 0; i < DESC_CHUNKS; i++)
+		free(k->chunks[i].data);
+	for (unsigned i = 0; i < PAGE_CACHE; i++)
+		free(k->pages[i].data);
+	free(k->cbuf);
+	free(k->last);
+	ZSTD_freeDCtx(k->zstd);
+	free(k->bm2);
+	free(k->rank);
+	free(k->runs);
+	pthread_mutex_destroy(&k->lock);
+	free(k);
+}
+
+static void kdump_destroy(struct kcore_source *src)
+{
+	kdump_destroy_data(src->backend_data);
+	src->backend_data = NULL;
+}
+
+/* ---- reading pages ---- */
+
+static struct kcore_error *get_desc(struct kcore_source *src, struct kdump *k,
+				    uint64_t index, unsigned char *ret)
+{
+	uint64_t first = index / DESC_CHUNK * DESC_CHUNK;
+	struct desc_chunk *c = NULL;
+	struct kcore_error *err;
+
+	for (unsigned i = 0; i < DESC_CHUNKS; i++)
+		if (k->chunks[i].index == first)
+			c = &k->chunks[i];
+	if (!c) {
+		c = &k->chunks[k->next_chunk];
+		k->next_chunk = (k->next_chunk + 1) % DESC_CHUNKS;
+		if (!c->data) {
+			c->data = malloc((size_t)DESC_CHUNK * PAGE_DESC_SIZE);
+			if (!c->data)
+				return &kcore_error_nomem;
+		}
+		c->index = UINT64_MAX;
+		c->count = k->ndesc - first < DESC_CHUNK
+				   ? (size_t)(k->ndesc - first)
+				   : DESC_CHUNK;
+		err = raw_read(src, k, c->data, c->count * PAGE_DESC_SIZE,
+			       k->desc_off + first * PAGE_DESC_SIZE);
+		if (err)
+			return err;
+		c->index = first;
+	}
+	memcpy(ret, c->data + (index - first) * PAGE_DESC_SIZE, PAGE_DESC_SIZE);
+	return NULL;
+}
+
+static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
+				      uint32_t flags, const unsigned char *in,
+				      size_t in_len, unsigned char *out,
+				      uint64_t at)
+{
+	size_t bs = k->block_size;
+
+	if (flags & DUMP_STATUS_ZSTD) {
+		size_t r;
+
+		if (!k->zstd) {
+			k->zstd = ZSTD_createDCtx();
+			if (!k->zstd)
+				return &kcore_error_nomem;
+		}
+		r = ZSTD_decompressDCtx(k->zstd, out, bs, in, in_len);
+		if (ZSTD_isError(r))
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"kdump: zstd page data is corrupt: %s",
+				ZSTD_getErrorName(r));
+		if (r != bs)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"kdump: zstd page decompresses to %zu bytes, "
+				"not %zu",
+				r, bs);
+		return NULL;
+	}
+	if (flags & DUMP_STATUS_ZLIB) {
+		uLongf out_len = bs;
+		int r = uncompress(out, &out_len, in, in_len);
+
+		if (r != Z_OK || out_len != bs)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"kdump: zlib page data is corrupt (%s, %lu "
+				"bytes)",
+				r == Z_OK ? "short" : zError(r),
+				(unsigned long)out_len);
+		return NULL;
+	}
+	return kcore_error_create_at(
+		KCORE_ERR_UNSUPPORTED, 0, src->path, at,
+		"kdump: page compressed with %s, which this build cannot "
+		"decompress (zlib and zstd only)",
+		flags & DUMP_STATUS_LZO	     ? "lzo"
+		: flags & DUMP_STATUS_SNAPPY ? "snappy"
+					     : "an unknown codec");
+}
+
+/* Read page pfn (set in bitmap 2) into out. */
+static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
+				     uint64_t pfn, unsigned char *out)
+{
+	unsigned char d[PAGE_DESC_SIZE];
+	uint64_t block = pfn / RANK_BITS, index, at, off, end;
+	uint32_t size, flags;
+	struct kcore_error *err;
+
+	/* Sequential reads count on from the last pfn read. */
+	if (k->hint_pfn != UINT64_MAX && pfn > k->hint_pfn &&
+	    pfn - k->hint_pfn <= 64)
+		index = k->hint_index + count_bits(k->bm2, k->hint_pfn, pfn);
+	else
+		index = k->rank[block] +
+			count_bits(k->bm2, block * RANK_BITS, pfn);
+	k->hint_pfn = pfn;
+	k->hint_index = index;
+	at = k->desc_off + index * PAGE_DESC_SIZE;
+	err = get_desc(src, k, index, d);
+	if (err)
+		return err;
+	off = le(d, 8);
+	size = (uint32_t)le(d + 8, 4);
+	flags = (uint32_t)le(d + 12, 4);
+	if (off == 0 || off > INT64_MAX)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at,
+			"kdump: page descriptor of pfn 0x%" PRIx64
+			" has offset 0x%" PRIx64 "%s",
+			pfn, off, off ? "" : " (page never written)");
+	if (size == 0 || size > k->block_size)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at,
+			"kdump: page descriptor of pfn 0x%" PRIx64
+			" has size %" PRIu32 " (block size %" PRIu32 ")",
+			pfn, size, k->block_size);
+	if (__builtin_add_overflow(off, size, &end) || end > k->raw.size)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at,
+			"kdump: page data of pfn 0x%" PRIx64 " at 0x%" PRIx64
+			"+0x%" PRIx32 " is past the end of the dump (0x%" PRIx64
+			")",
+			pfn, off, size, k->raw.size);
+	if (k->last && k->last_off == off && k->last_size == size &&
+	    k->last_flags == flags) {
+		memcpy(out, k->last, k->block_size);
+		return NULL;
+	}
+	if (!(flags & DUMP_COMPRESS_FLAGS)) {
+		if (size != k->block_size)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"kdump: uncompressed page of pfn 0x%" PRIx64
+				" has size %" PRIu32
+				", not the block size %" PRIu32,
+				pfn, size, k->block_size);
+		err = raw_read(src, k, out, size, off);
+		goto done;
+	}
+	if (!k->cbuf) {
+		k->cbuf = malloc(k->block_size);
+		if (!k->cbuf)
+			return &kcore_error_nomem;
+	}
+	err = raw_read(src, k, k->cbuf, size, off);
+	if (!err)
+		err = decompress(src, k, flags, k->cbuf, size, out, off);
+done:
+	if (err)
+		return err;
+	if (!k->last) {
+		k->last = malloc(k->block_size);
+		if (!k->last)
+			return NULL; /* only a cache */
+	}
+	memcpy(k->last, out, k->block_size);
+	k->last_off = off;
+	k->last_size = size;
+	k->last_flags = flags;
+	return NULL;
+}
+
+static const struct run *find_run(const struct kdump *k, uint64_t offset)
+{
+	size_t lo = 0, hi = k->nruns;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct run *r = &k->runs[mid];
+
+		if (offset < r->offset)
+			hi = mid;
+		else if (offset - r->offset >= r->npages * k->block_size)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+/* Copy page pfn's bytes [in, in + n) to out, through the page cache. */
+static struct kcore_error *copy_page(struct kcore_source *src, struct kdump *k,
+				     uint64_t pfn, size_t in, size_t n,
+				     unsigned char *out)
+{
+	struct cached_page *c;
+	struct kcore_error *err;
+
+	if (pfn >= k->max_mapnr || !bit(k->bm2, pfn)) {
+		memset(out, 0, n);
+		return NULL;
+	}
+	if (n == k->block_size) /* a whole page: no need to cache it */
+		return read_page(src, k, pfn, out);
+	c = &k->pages[pfn % PAGE_CACHE];
+	if (c->pfn != pfn) {
+		if (!c->data) {
+			c->data = malloc(k->block_size);
+			if (!c->data)
+				return &kcore_error_nomem;
+		}
+		c->pfn = UINT64_MAX;
+		err = read_page(src, k, pfn, c->data);
+		if (err)
+			return err;
+		c->pfn = pfn;
+	}
+	memcpy(out, c->data + in, n);
+	return NULL;
+}
+
+static struct kcore_error *kdump_pread_locked(struct kcore_source *src,
+					      struct kdump *k,
+					      unsigned char *buf, size_t len,
+					      uint64_t offset, size_t *done)
+{
+	uint64_t bs = k->block_size;
+	size_t pos = 0;
+
+	while (pos < len) {
+		uint64_t at = offset + pos;
+		const struct run *r;
+		size_t n;
+
+		if (at < k->data_start) { /* padding after the headers */
+			n = k->data_start - at < len - pos
+				    ? (size_t)(k->data_start - at)
+				    : len - pos;
+			memset(buf + pos, 0, n);
+			pos += n;
+			continue;
+		}
+		r = find_run(k, at);
+		if (!r) {
+			*done = pos;
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"read past the end of the dump's image "
+				"(0x%" PRIx64 ")",
+				src->info.file_size);
+		}
+		uint64_t rel = at - r->offset;
+		uint64_t pfn = r->pfn + rel / bs;
+		size_t in = (size_t)(rel % bs);
+
+		n = bs - in < len - pos ? (size_t)(bs - in) : len - pos;
+		struct kcore_error *err =
+			copy_page(src, k, pfn, in, n, buf + pos);
+		if (err) {
+			*done = pos;
+			return err;
+		}
+		pos += n;
+	}
+	*done = pos;
+	return NULL;
+}
+
+static struct kcore_error *kdump_pread(struct kcore_source *src, void *buf,
+				       size_t len, uint64_t offset,
+				       size_t *done)
+{
+	struct kdump *k = src->backend_data;
+	struct kcore_error *err;
+	size_t got = 0;
+
+	pthread_mutex_lock(&k->lock);
+	err = kdump_pread_locked(src, k, buf, len, offset, &got);
+	pthread_mutex_unlock(&k->lock);
+	if (done)
+		*done = got;
+	return err;
+}
+
+static struct kcore_error *kdump_next_data(struct kcore_source *src,
+					   uint64_t offset, uint64_t end,
+					   uint64_t *data, uint64_t *data_end)
+{
+	struct kdump *k = src->backend_data;
+	uint64_t bs = k->block_size;
+
+	*data = *data_end = end;
+	while (offset < end) {
+		const struct run *r;
+
+		if (offset < k->data_start) {
+			if (offset < src->image_size) {
+				*data = offset;
+				*data_end = src->image_size < end
+						    ? src->image_size
+						    : end;
+				return NULL;
+			}
+			offset = k->data_start;
+			continue;
+		}
+		r = find_run(k, offset);
+		if (!r)
+			return NULL;
+		uint64_t run_end = r->offset + r->npages * bs;
+		uint64_t first = r->pfn + (offset - r->offset) / bs;
+		uint64_t last = r->pfn + r->npages;
+		uint64_t d = find_bit(k->bm2, first, last, true), e;
+
+		if (d == last) {
+			offset = run_end;
+			continue;
+		}
+		e = find_bit(k->bm2, d, last, false);
+		*data = r->offset + (d - r->pfn) * bs;
+		if (*data < offset)
+			*data = offset;
+		*data_end = r->offset + (e - r->pfn) * bs;
+		if (*data >= end) {
+			*data = *data_end = end;
+		} else if (*data_end > end) {
+			*data_end = end;
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+static const struct kcore_backend kdump_backend = {
+	.name = "kdump",
+	.pread = kdump_pread,
+	.next_data = kdump_next_data,
+	.destroy = kdump_destroy,
+};
+
+static const struct kcore_backend flattened_backend = {
+	.name = "flattened",
+	.pread = kdump_pread,
+	.next_data = kdump_next_data,
+	.destroy = kdump_destroy,
+};
+
+/* ---- opening ---- */
+
+struct header {
+	bool diskdump;
+	uint32_t version;
+	char release[66];
+	char machine[66];
+	uint32_t status;
+	uint32_t block_size;
+	uint32_t sub_hdr_size;
+	uint32_t bitmap_blocks;
+	uint64_t max_mapnr;
+};
+
+static struct kcore_error *read_header(struct kcore_source *src,
+				       struct kdump *k, struct header *h)
+{
+	unsigned char b[HEADER_SIZE];
+	struct kcore_error *err;
+	int64_t bs;
+
+	if (k->raw.size < HEADER_SIZE)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     k->raw.size,
+					     "kdump: truncated header: %" PRIu64
+					     " bytes, the header needs %u",
+					     k->raw.size, HEADER_SIZE);
+	err = raw_read(src, k, b, sizeof(b), 0);
+	if (err)
+		return err;
+	h->diskdump = memcmp(b, "DISKDUMP", 8) == 0;
+	h->version = (uint32_t)le(b + 8, 4);
+	if (h->version == 0 || h->version > MAX_HEADER_VERSION) {
+		if (h->version &&
+		    __builtin_bswap32(h->version) <= MAX_HEADER_VERSION)
+			return kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, src->path, 8,
+				"kdump: big-endian dumps are not supported");
+		return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0,
+					     src->path, 8,
+					     "kdump: header_version %" PRIu32
+					     " (this reader knows 1 to %d)",
+					     h->version, MAX_HEADER_VERSION);
+	}
+	memcpy(h->release, b + 12 + 2 * 65, 65);
+	h->release[65] = '\0';
+	memcpy(h->machine, b + 12 + 4 * 65, 65);
+	h->machine[65] = '\0';
+	h->status = (uint32_t)le(b + 424, 4);
+	bs = (int32_t)le(b + 428, 4);
+	h->sub_hdr_size = (uint32_t)le(b + 432, 4);
+	h->bitmap_blocks = (uint32_t)le(b + 436, 4);
+	h->max_mapnr = le(b + 440, 4);
+	if (bs < 512 || bs > MAX_BLOCK_SIZE || (bs & (bs - 1)))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, 428,
+			"kdump: block_size %" PRId64
+			" is not a power of two from 512 to 1 MiB",
+			bs);
+	h->block_size = (uint32_t)bs;
+	if (h->sub_hdr_size > INT32_MAX)
+		return fmt_error(src, 432, "sub_hdr_size is negative");
+	if (h->bitmap_blocks == 0 || h->bitmap_blocks % 2)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     436,
+					     "kdump: bitmap_blocks %" PRIu32
+					     " is not a positive even number",
+					     h->bitmap_blocks);
+	return NULL;
+}
+
+/*
+ * The kdump_sub_header (block 1): notes, VMCOREINFO and, from version 6,
+ * the 64-bit max_mapnr.  *notes gets a copy of the note data.
+ */
+static struct kcore_error *
+read_sub_header(struct kcore_source *src, struct kdump *k, struct header *h,
+		unsigned char **notes, size_t *notes_len,
+		unsigned char **vmcoreinfo, size_t *vmcoreinfo_len)
+{
+	uint64_t bs = h->block_size,
+		 area_end = (1 + (uint64_t)h->sub_hdr_size) * bs;
+	unsigned char s[SUB_HEADER_SIZE];
+	struct kcore_error *err;
+	struct {
+		unsigned min_version, at;
+		unsigned char **buf;
+		size_t *len;
+	} parts[] = {
+		{ 4, 48, notes, notes_len },
+		{ 3, 32, vmcoreinfo, vmcoreinfo_len },
+	};
+
+	if (h->diskdump || h->sub_hdr_size == 0)
+		return NULL;
+	if (area_end > k->raw.size)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, bs,
+			"kdump: the sub-header (%" PRIu32
+			" blocks) extends past the end of the dump",
+			h->sub_hdr_size);
+	err = raw_read(src, k, s, sizeof(s), bs);
+	if (err)
+		return err;
+	if (le(s + 12, 4) && h->version >= 3)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, bs + 12,
+			"kdump: split dumps (makedumpfile --split) are not "
+			"supported");
+	if (h->version >= 6 && le(s + 96, 8))
+		h->max_mapnr = le(s + 96, 8);
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		uint64_t off = le(s + parts[i].at, 8);
+		uint64_t len = le(s + parts[i].at + 8, 8);
+
+		if (h->version < parts[i].min_version || !off || !len)
+			continue;
+		if (len > MAX_NOTE_SIZE || off < bs || off > area_end ||
+		    len > area_end - off)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path,
+				bs + parts[i].at,
+				"kdump: %s at 0x%" PRIx64 "+0x%" PRIx64
+				" is outside the sub-header area (0x%" PRIx64
+				"-0x%" PRIx64 ")",
+				i == 0 ? "note data" : "VMCOREINFO", off, len,
+				bs, area_end);
+		*parts[i].buf = malloc((size_t)len);
+		if (!*parts[i].buf)
+			return &kcore_error_nomem;
+		*parts[i].len = (size_t)len;
+		err = raw_read(src, k, *parts[i].buf, (size_t)len, off);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+/* Bitmap 2, its rank table and the descriptor count. */
+static struct kcore_error *read_bitmap2(struct kcore_source *src,
+					struct kdump *k)
+{
+	uint64_t nblocks = (k->max_mapnr + RANK_BITS - 1) / RANK_BITS, n = 0;
+	uint64_t need = (k->max_mapnr + 7) / 8;
+	struct kcore_error *err;
+
+	/* Whole 64-bit words, and every bit past max_mapnr clear. */
+	k->bm2 = calloc(1, (size_t)((need + 7) / 8 * 8 + 8));
+	k->rank = calloc((size_t)nblocks + 1, sizeof(*k->rank));
+	if (!k->bm2 || !k->rank)
+		return &kcore_error_nomem;
+	err = raw_read(src, k, k->bm2, (size_t)need, k->bitmap2_off);
+	if (err)
+		return err;
+	if (k->max_mapnr % 8)
+		k->bm2[need - 1] &=
+			(unsigned char)((1u << (k->max_mapnr % 8)) - 1);
+	for (uint64_t b = 0; b < nblocks; b++) {
+		uint64_t end = (b + 1) * RANK_BITS;
+
+		k->rank[b] = n;
+		n += count_bits(k->bm2, b * RANK_BITS,
+				end < k->max_mapnr ? end : k->max_mapnr);
+	}
+	k->rank[nblocks] = n;
+	k->ndesc = n;
+	return NULL;
+}
+
+/* Runs of set bits in bitmap 1, read a chunk at a time. */
+static struct kcore_error *read_runs(struct kcore_source *src, struct kdump *k,
+				     uint64_t bitmap1_off)
+{
+	size_t chunk_bytes = 1u << 20, cap = 0;
+	unsigned char *chunk = malloc(chunk_bytes + 8);
+	uint64_t need = (k->max_mapnr + 7) / 8;
+	bool open = false;
+	struct kcore_error *err = NULL;
+
+	if (!chunk)
+		return &kcore_error_nomem;
+	for (uint64_t at = 0; at < need && !err; at += chunk_bytes) {
+		size_t n = need - at < chunk_bytes ? (size_t)(need - at)
+						   : chunk_bytes;
+		uint64_t base = at * 8, bits = (uint64_t)n * 8, pos = 0;
+
+		if (base + bits > k->max_mapnr)
+			bits = k->max_mapnr - base;
+		memset(chunk, 0, chunk_bytes + 8);
+		err = raw_read(src, k, chunk, n, bitmap1_off + at);
+		while (!err && pos < bits) {
+			uint64_t next = find_bit(chunk, pos, bits, !open);
+
+			if (open) {
+				struct run *r = &k->runs[k->nruns - 1];
+
+				r->npages = base + next - r->pfn;
+			}
+			if (next == bits)
+				break;
+			if (!open) {
+				if (k->nruns == cap) {
+					size_t c = cap ? 2 * cap : 64;
+					struct run *r = realloc(k->runs,
+								c * sizeof(*r));
+
+					if (!r) {
+						err = &kcore_error_nomem;
+						break;
+					}
+					k->runs = r;
+					cap = c;
+				}
+				k->runs[k->nruns++] =
+					(struct run){ .pfn = base + next };
+			}
+			open = !open;
+			pos = next;
+		}
+	}
+	free(chunk);
+	return err;
+}
+
+/* A VMCOREINFO note for dumps that carry none: what the header knows. */
+static struct kcore_error *add_vmcoreinfo(unsigned char **notes,
+					  size_t *notes_len,
+					  const unsigned char *vmcoreinfo,
+					  size_t vmcoreinfo_len,
+					  const struct header *h)
+{
+	char text[160];
+	size_t len;
+
+	if (kcore_note_find(*notes, *notes_len, "VMCOREINFO", &len))
+		return NULL;
+	if (vmcoreinfo)
+		return kcore_note_append(notes, notes_len, "VMCOREINFO", 0,
+					 vmcoreinfo, vmcoreinfo_len);
+	if (!h->release[0])
+		return NULL;
+	len = (size_t)snprintf(text, sizeof(text),
+			       "OSRELEASE=%s\nPAGESIZE=%" PRIu32 "\n",
+			       h->release, h->block_size);
+	return kcore_note_append(notes, notes_len, "VMCOREINFO", 0, text, len);
+}
+
+struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
+					 struct kcore_kdump_raw *raw,
+					 const char *format)
+{
+	struct kdump *k = calloc(1, sizeof(*k));
+	unsigned char *notes = NULL, *vmcoreinfo = NULL;
+	size_t notes_len = 0, vmcoreinfo_len = 0;
+	struct kcore_image_load *loads = NULL;
+	struct kcore_error *err;
+	struct header h;
+	uint64_t bs, bitmap1_off, end, page_offset = 0;
+	bool has_page_offset = false;
+	const unsigned char *vi;
+	size_t vi_len;
+
+	if (!k) {
+		if (raw->destroy)
+			raw->destroy(raw->ctx);
+		return &kcore_error_nomem;
+	}
+	k->raw = *raw;
+	pthread_mutex_init(&k->lock, NULL);
+	for (unsigned i = 0; i < DESC_CHUNKS; i++)
+		k->chunks[i].index = UINT64_MAX;
+	for (unsigned i = 0; i < PAGE_CACHE; i++)
+		k->pages[i].pfn = UINT64_MAX;
+	k->hint_pfn = UINT64_MAX;
+	src->backend_data = k;
+	src->backend = strcmp(format, "flattened") == 0 ? &flattened_backend
+							: &kdump_backend;
+
+	err = read_header(src, k, &h);
+	if (!err)
+		err = read_sub_header(src, k, &h, &notes, &notes_len,
+				      &vmcoreinfo, &vmcoreinfo_len);
+	if (err)
+		goto out;
+	bs = h.block_size;
+	k->block_size = h.block_size;
+	k->max_mapnr = h.max_mapnr;
+	k->bitmap_len = (uint64_t)h.bitmap_blocks / 2 * bs;
+	bitmap1_off = (1 + (uint64_t)h.sub_hdr_size) * bs;
+	k->bitmap2_off = bitmap1_off + k->bitmap_len;
+	k->desc_off = k->bitmap2_off + k->bitmap_len;
+	if (k->desc_off > k->raw.size) {
+		err = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, bitmap1_off,
+			"kdump: the bitmaps (%" PRIu32 " blocks at 0x%" PRIx64
+			") extend past the end of the dump (0x%" PRIx64 ")",
+			h.bitmap_blocks, bitmap1_off, k->raw.size);
+		goto out;
+	}
+	if (k->max_mapnr == 0 || k->max_mapnr / 8 > k->bitmap_len ||
+	    k->max_mapnr > (uint64_t)INT64_MAX / bs) {
+		err = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, 440,
+			"kdump: max_mapnr 0x%" PRIx64
+			" does not fit the bitmaps (0x%" PRIx64 " bits)",
+			k->max_mapnr, k->bitmap_len * 8);
+		goto out;
+	}
+	err = read_bitmap2(src, k);
+	if (err)
+		goto out;
+	if (__builtin_mul_overflow(k->ndesc, PAGE_DESC_SIZE, &end) ||
+	    __builtin_add_overflow(end, k->desc_off, &end) ||
+	    end > k->raw.size) {
+		err = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, k->desc_off,
+			"kdump: %" PRIu64 " page descriptors at 0x%" PRIx64
+			" extend past the end of the dump (0x%" PRIx64 ")",
+			k->ndesc, k->desc_off, k->raw.size);
+		goto out;
+	}
+	/* The status word's codec bits only say what the writer may have
+	 * used: each page descriptor names its own codec. */
+	err = read_runs(src, k, bitmap1_off);
+	if (err)
+		goto out;
+	err = add_vmcoreinfo(&notes, &notes_len, vmcoreinfo, vmcoreinfo_len,
+			     &h);
+	if (err)
+		goto out;
+	vi = kcore_note_find(notes, notes_len, "VMCOREINFO", &vi_len);
+	if (vi)
+		has_page_offset = kcore_vmcoreinfo_text_page_offset(
+			(const char *)vi, vi_len, &page_offset);
+	loads = calloc(k->nruns ? k->nruns : 1, sizeof(*loads));
+	if (!loads) {
+		err = &kcore_error_nomem;
+		goto out;
+	}
+	for (size_t i = 0; i < k->nruns; i++) {
+		loads[i].paddr = k->runs[i].pfn * bs;
+		loads[i].vaddr =
+			has_page_offset ? page_offset + loads[i].paddr : 0;
+		loads[i].size = k->runs[i].npages * bs;
+	}
+	err = kcore_image_build(kcore_machine_from_uts(h.machine), notes,
+				notes_len, loads, k->nruns, bs, &src->image,
+				&src->image_size, &src->info.file_size);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < k->nruns; i++)
+		k->runs[i].offset = loads[i].offset;
+	k->data_start = k->nruns ? loads[0].offset : src->image_size;
+	src->info.physical_only = !has_page_offset;
+	src->knows_holes = true;
+out:
+	free(loads);
+	free(notes);
+	free(vmcoreinfo);
+	return err;
+}
+
+/* ---- the plain file ---- */
+
+static struct kcore_error *file_read(struct kcore_source *src, void *ctx,
+				     void *buf, size_t len, uint64_t offset)
+{
+	(void)ctx;
+	return kcore_fmt_read(src, buf, len, offset);
+}
+
+static bool kdump_probe(const unsigned char *magic, size_t len)
+{
+	return len >= 8 && (memcmp(magic, "KDUMP   ", 8) == 0 ||
+			    memcmp(magic, "DISKDUMP", 8) == 0);
+}
+
+static struct kcore_error *kdump_open(struct kcore_source *src)
+{
+	struct kcore_kdump_raw raw = {
+		.read = file_read,
+		.size = src->info.file_size,
+	};
+
+	return kcore_kdump_open_raw(src, &raw, "kdump");
+}
+
+const struct kcore_format kcore_format_kdump = {
+	.name = "kdump",
+	.probe = kdump_probe,
+	.open = kdump_open,
+};

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * LiME v1 memory images as a source: per range a packed 32-byte header
+ * { u32 magic 0x4C694D45, u32 version 1, u64 s_addr, u64 e_addr
+ * (inclusive), 8 reserved bytes } followed by the range's physical
+ * memory.  Each range becomes one physical PT_LOAD whose data is read
+ * straight from the file (its holes are the file's holes).  LiME carries
+ * no VMCOREINFO, so the image is physical-only.  AVML's compressed
+ * variant is recognised and refused.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fmt.h"
+
+#define LIME_MAGIC  0x4C694D45u
+#define AVML_MAGIC  0x4C4D5641u
+#define LIME_HEADER 32
+#define MAX_RANGES  (1u << 20)
+
+struct range {
+	uint64_t offset; /* image offset */
+	uint64_t at;	 /* file offset of the data */
+	uint64_t size;
+};
+
+struct lime {
+	struct range *ranges;
+	size_t n;
+	uint64_t data_start;
+};
+
+static void lime_destroy(struct kcore_source *src)
+{
+	struct lime *l = src->backend_data;
+
+	if (l)
+		free(l->ranges);
+	free(l);
+	src->backend_data = NULL;
+}
+
+static const struct range *find_range(const struct lime *l, uint64_t offset)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct range *r = &l->ranges[mid];
+
+		if (offset < r->offset)
+			hi = mid;
+		else if (offset - r->offset >= r->size)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+static struct kcore_error *lime_pread(struct kcore_source *src, void *buf,
+				      size_t len, uint64_t offset, size_t *done)
+{
+	struct lime *l = src->backend_data;
+	unsigned char *out = buf;
+	size_t pos = 0;
+	struct kcore_error *err = NULL;
+
+	while (pos < len && !err) {
+		uint64_t at = offset + pos;
+		const struct range *r;
+		size_t n, got = 0;
+
+		if (at < l->data_start) {
+			n = l->data_start - at < len - pos
+				    ? (size_t)(l->data_start - at)
+				    : len - pos;
+			memset(out + pos, 0, n);
+			pos += n;
+			continue;
+		}
+		r = find_range(l, at);
+		if (!r) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"read past the end of the image (0x%" PRIx64
+				")",
+				src->info.file_size);
+			break;
+		}
+		n = r->size - (at - r->offset) < len - pos
+			    ? (size_t)(r->size - (at - r->offset))
+			    : len - pos;
+		err = kcore_pread_all(src->io, src->fd, src->path, out + pos, n,
+				      r->at + (at - r->offset), &got);
+		pos += err ? got : n;
+	}
+	if (done)
+		*done = pos;
+	return err;
+}
+
+static struct kcore_error *lime_next_data(struct kcore_source *src,
+					  uint64_t offset, uint64_t end,
+					  uint64_t *data, uint64_t *data_end)
+{
+	struct lime *l = src->backend_data;
+
+	*data = *data_end = end;
+	while (offset < end) {
+		const struct range *r;
+		uint64_t rel, d, h;
+		off_t got;
+
+		if (offset < l->data_start) {
+			if (offset < src->image_size) {
+				*data = offset;
+				*data_end = end < src->image_size
+						    ? end
+						    : src->image_size;
+				return NULL;
+			}
+			offset = l->data_start;
+			continue;
+		}
+		r = find_range(l, offset);
+		if (!r)
+			return NULL;
+		rel = offset - r->offset;
+		got = lseek(src->fd, (off_t)(r->at + rel), SEEK_DATA);
+		if (got < 0 && errno != ENXIO) {
+			if (errno != EINVAL)
+				return kcore_error_create_at(
+					KCORE_ERR_OS, errno, src->path,
+					r->at + rel, "SEEK_DATA failed");
+			got = (off_t)(r->at + rel); /* no hole support */
+		}
+		if (got < 0 || (uint64_t)got >= r->at + r->size) {
+			offset = r->offset + r->size;
+			continue;
+		}
+		d = r->offset + ((uint64_t)got - r->at);
+		got = lseek(src->fd, got, SEEK_HOLE);
+		h = got < 0 || (uint64_t)got > r->at + r->size
+			    ? r->offset + r->size
+			    : r->offset + ((uint64_t)got - r->at);
+		if (d >= end)
+			return NULL;
+		*data = d;
+		*data_end = h < end ? h : end;
+		return NULL;
+	}
+	return NULL;
+}
+
+static const struct kcore_backend lime_backend = {
+	.name = "lime",
+	.pread = lime_pread,
+	.next_data = lime_next_data,
+	.destroy = lime_destroy,
+};
+
+static bool lime_probe(const unsigned char *magic, size_t len)
+{
+	return len >= 4 && kcore_load(magic, 4, false) == LIME_MAGIC;
+}
+
+static struct kcore_error *lime_open(struct kcore_source *src)
+{
+	uint64_t file_size = src->info.file_size, at = 0, prev_end = 0;
+	struct kcore_image_load *loads = NULL;
+	struct lime *l = calloc(1, sizeof(*l));
+	struct kcore_error *err = NULL;
+	size_t cap = 0;
+
+	if (!l)
+		return &kcore_error_nomem;
+	src->backend = &lime_backend;
+	src->backend_data = l;
+	while (at < file_size) {
+		unsigned char h[LIME_HEADER];
+		uint64_t s, e, size;
+
+		if (file_size - at < LIME_HEADER) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"lime: truncated range header at offset "
+				"0x%" PRIx64,
+				at);
+			goto out;
+		}
+		err = kcore_fmt_read(src, h, sizeof(h), at);
+		if (err)
+			goto out;
+		if (kcore_load(h, 4, false) != LIME_MAGIC) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"lime: bad magic 0x%08" PRIx64
+				" in the range header at offset 0x%" PRIx64,
+				kcore_load(h, 4, false), at);
+			goto out;
+		}
+		if (kcore_load(h + 4, 4, false) != 1) {
+			err = kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, src->path, at + 4,
+				"lime: version %" PRIu64
+				" (this reader knows version 1)",
+				kcore_load(h + 4, 4, false));
+			goto out;
+		}
+		s = kcore_load(h + 8, 8, false);
+		e = kcore_load(h + 16, 8, false);
+		if (e < s || e - s == UINT64_MAX) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at + 8,
+				"lime: range 0x%" PRIx64 "-0x%" PRIx64
+				" ends before it starts",
+				s, e);
+			goto out;
+		}
+		if (l->n && (s < prev_end || prev_end == 0)) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at + 8,
+				"lime: range 0x%" PRIx64 "-0x%" PRIx64
+				" is not above the previous one (ends at "
+				"0x%" PRIx64 "); ranges must ascend without "
+				"overlap",
+				s, e, prev_end - 1);
+			goto out;
+		}
+		size = e - s + 1;
+		if (size > file_size - at - LIME_HEADER) {
+			err = kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"lime: range 0x%" PRIx64 "-0x%" PRIx64
+				" (0x%" PRIx64 " bytes at offset 0x%" PRIx64
+				") is truncated: the file ends at 0x%" PRIx64,
+				s, e, size, at + LIME_HEADER, file_size);
+			goto out;
+		}
+		if (l->n == MAX_RANGES) {
+			err = kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, src->path, at,
+				"lime: more than %u ranges", MAX_RANGES);
+			goto out;
+		}
+		if (l->n == cap) {
+			size_t c = cap ? 2 * cap : 64;
+			struct range *r = realloc(l->ranges, c * sizeof(*r));
+			struct kcore_image_load *ld =
+				realloc(loads, c * sizeof(*ld));
+
+			if (ld)
+				loads = ld;
+			if (r)
+				l->ranges = r;
+			if (!r || !ld) {
+				err = &kcore_error_nomem;
+				goto out;
+			}
+			cap = c;
+		}
+		l->ranges[l->n] =
+			(struct range){ .at = at + LIME_HEADER, .size = size };
+		loads[l->n] =
+			(struct kcore_image_load){ .paddr = s, .size = size };
+		l->n++;
+		prev_end = e + 1;
+		at += LIME_HEADER + size;
+	}
+	if (!l->n) {
+		err = kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
+					    "lime: no ranges");
+		goto out;
+	}
+	err = kcore_image_build(EM_NONE, NULL, 0, loads, l->n, 4096,
+				&src->image, &src->image_size,
+				&src->info.file_size);
+	if (!err) {
+		for (size_t i = 0; i < l->n; i++)
+			l->ranges[i].offset = loads[i].offset;
+		l->data_start = loads[0].offset;
+		src->info.physical_only = true;
+		src->knows_holes = true;
+	}
+out:
+	free(loads);
+	return err;
+}
+
+const struct kcore_format kcore_format_lime = {
+	.name = "lime",
+	.probe = lime_probe,
+	.open = lime_open,
+};
+
+static bool avml_probe(const unsigned char *magic, size_t len)
+{
+	return len >= 4 && kcore_load(magic, 4, false) == AVML_MAGIC;
+}
+
+static struct kcore_error *avml_open(struct kcore_source *src)
+{
+	return kcore_error_create_at(
+		KCORE_ERR_UNSUPPORTED, 0, src->path, 0,
+		"AVML compressed LiME is not supported: convert it to plain "
+		"LiME first (avml-convert)");
+}
+
+const struct kcore_format kcore_format_avml = {
+	.name = "avml",
+	.probe = avml_probe,
+	.open = avml_open,
+};

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF cores inside a .zst or .xz stream (what `dump --compress` writes,
+ * or plain zstd/xz of an ELF core) as a source.  The decompressed ELF
+ * headers and notes become the image; segment data is read through the
+ * stream reader.  With a seek table (zstd) or index (xz) reads decode
+ * only the frames they touch.  Without one the stream can only be
+ * decoded front to back: reads that go backwards start decoding again
+ * from the beginning, which is correct but slow (info says which case
+ * applies through the format name "zstd-sequential"/"xz-sequential").
+ * Zero runs are data: the framing does not mark holes.
+ */
+#include <elf.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+#include "kcoredump/stream.h"
+#include "stream-internal.h"
+
+/* The headers and notes we are willing to hold in memory. */
+#define MAX_IMAGE (256u << 20)
+
+struct zstream {
+	struct kcore_istream *is;
+	pthread_mutex_t lock;
+	uint64_t restarts; /* sequential streams: decodes from the start */
+};
+
+static void zs_destroy(struct kcore_source *src)
+{
+	struct zstream *z = src->backend_data;
+
+	if (!z)
+		return;
+	kcore_istream_destroy(z->is);
+	pthread_mutex_destroy(&z->lock);
+	free(z);
+	src->backend_data = NULL;
+}
+
+/* Decompressed bytes [offset, offset + len); *done short at the end. */
+static struct kcore_error *zs_read(struct kcore_source *src, struct zstream *z,
+				   void *buf, size_t len, uint64_t offset,
+				   size_t *done)
+{
+	struct kcore_error *err;
+
+	*done = 0;
+	err = kcore_istream_pread(z->is, buf, len, offset, done);
+	if (err && err->code == KCORE_ERR_UNSUPPORTED &&
+	    !kcore_istream_seekable(z->is)) {
+		/* Backwards in a sequential stream: decode from the start. */
+		struct kcore_istream *is;
+
+		kcore_error_destroy(err);
+		err = kcore_istream_open(src->fd, src->path, &is);
+		if (err)
+			return err;
+		kcore_istream_destroy(z->is);
+		z->is = is;
+		z->restarts++;
+		err = kcore_istream_pread(z->is, buf, len, offset, done);
+	}
+	return err;
+}
+
+static struct kcore_error *zs_pread(struct kcore_source *src, void *buf,
+				    size_t len, uint64_t offset, size_t *done)
+{
+	struct zstream *z = src->backend_data;
+	struct kcore_error *err;
+	size_t got = 0;
+
+	pthread_mutex_lock(&z->lock);
+	err = zs_read(src, z, buf, len, offset, &got);
+	pthread_mutex_unlock(&z->lock);
+	if (!err && got < len)
+		err = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, offset + got,
+			"the compressed stream ends at decompressed offset "
+			"0x%" PRIx64 ", before the ELF core does",
+			offset + got);
+	if (done)
+		*done = got;
+	return err;
+}
+
+static const struct kcore_backend zstd_backend = {
+	.name = "zstd",
+	.pread = zs_pread,
+	.destroy = zs_destroy,
+};
+static const struct kcore_backend zstd_seq_backend = {
+	.name = "zstd-sequential",
+	.pread = zs_pread,
+	.destroy = zs_destroy,
+};
+static const struct kcore_backend xz_backend = {
+	.name = "xz",
+	.pread = zs_pread,
+	.destroy = zs_destroy,
+};
+static const struct kcore_backend xz_seq_backend = {
+	.name = "xz-sequential",
+	.pread = zs_pread,
+	.destroy = zs_destroy,
+};
+
+static bool zs_probe(const unsigned char *magic, size_t len)
+{
+	uint32_t m = len >= 4 ? stream_get_le32(magic) : 0;
+
+	return m == ZSTD_FRAME_MAGIC ||
+	       (m & ZSTD_SKIPPABLE_MAGIC_MASK) == ZSTD_SKIPPABLE_MAGIC_BASE ||
+	       (len >= XZ_MAGIC_LEN &&
+		memcmp(magic, XZ_MAGIC, XZ_MAGIC_LEN) == 0);
+}
+
+/* Grow the image to hold decompressed bytes [0, need). */
+static struct kcore_error *want(struct kcore_source *src, struct zstream *z,
+				uint64_t need)
+{
+	unsigned char *p;
+	size_t got;
+	struct kcore_error *err;
+
+	if (need <= src->image_size)
+		return NULL;
+	if (need > MAX_IMAGE)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, need,
+			"the compressed ELF core's headers and notes end at "
+			"decompressed offset 0x%" PRIx64
+			", more than the 0x%x bytes this reader holds",
+			need, MAX_IMAGE);
+	p = realloc(src->image, (size_t)need);
+	if (!p)
+		return &kcore_error_nomem;
+	src->image = p;
+	err = zs_read(src, z, p + src->image_size,
+		      (size_t)(need - src->image_size), src->image_size, &got);
+	if (err)
+		return err;
+	if (got < need - src->image_size)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, src->image_size + got,
+			"the compressed ELF core is truncated: its headers "
+			"need decompressed bytes up to 0x%" PRIx64,
+			need);
+	src->image_size = (size_t)need;
+	return NULL;
+}
+
+static struct kcore_error *zs_open(struct kcore_source *src)
+{
+	struct zstream *z = calloc(1, sizeof(*z));
+	struct kcore_error *err;
+	const unsigned char *e;
+	bool is64, be, seekable;
+	uint64_t phoff, phnum, entsize, end = 0, last = 0;
+
+	if (!z)
+		return &kcore_error_nomem;
+	pthread_mutex_init(&z->lock, NULL);
+	src->backend_data = z;
+	src->backend = &zstd_backend; /* for destroy, until we know more */
+	err = kcore_istream_open(src->fd, src->path, &z->is);
+	if (err)
+		return err;
+	seekable = kcore_istream_seekable(z->is);
+	if (kcore_istream_method(z->is) == KCORE_COMPRESS_XZ)
+		src->backend = seekable ? &xz_backend : &xz_seq_backend;
+	else
+		src->backend = seekable ? &zstd_backend : &zstd_seq_backend;
+	err = want(src, z, EI_NIDENT);
+	if (err)
+		return err;
+	e = src->image;
+	if (memcmp(e, ELFMAG, SELFMAG) != 0)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, 0,
+			"the %s stream does not hold an ELF core",
+			kcore_compress_name(kcore_istream_method(z->is)));
+	is64 = e[EI_CLASS] == ELFCLASS64;
+	be = e[EI_DATA] == ELFDATA2MSB;
+	err = want(src, z, is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr));
+	if (err)
+		return err;
+	e = src->image;
+	phoff = kcore_load(e + (is64 ? 32 : 28), is64 ? 8 : 4, be);
+	entsize = kcore_load(e + (is64 ? 54 : 42), 2, be);
+	phnum = kcore_load(e + (is64 ? 56 : 44), 2, be);
+	end = src->image_size;
+	if (phnum == PN_XNUM) { /* the count is in section header 0 */
+		uint64_t shoff =
+			kcore_load(e + (is64 ? 40 : 32), is64 ? 8 : 4, be);
+		size_t shsize = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+		if (shoff && shoff < MAX_IMAGE) {
+			err = want(src, z, shoff + shsize);
+			if (err)
+				return err;
+			phnum = kcore_load(
+				src->image + shoff + (is64 ? 44 : 28), 4, be);
+		}
+	}
+	/* The ELF parser explains bad tables; we only fetch them. */
+	if (entsize == (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
+	    phoff && phoff < MAX_IMAGE && phnum < MAX_IMAGE / entsize) {
+		err = want(src, z, phoff + phnum * entsize);
+		if (err)
+			return err;
+		for (uint64_t i = 0; i < phnum; i++) {
+			const unsigned char *p =
+				src->image + phoff + i * entsize;
+			uint32_t type = (uint32_t)kcore_load(p, 4, be);
+			uint64_t off = kcore_load(p + (is64 ? 8 : 4),
+						  is64 ? 8 : 4, be);
+			uint64_t filesz = kcore_load(p + (is64 ? 32 : 16),
+						     is64 ? 8 : 4, be);
+
+			if (off + filesz < off)
+				continue;
+			if (type == PT_NOTE && off + filesz > end)
+				end = off + filesz;
+			if ((type == PT_LOAD || type == PT_NOTE) &&
+			    off + filesz > last)
+				last = off + filesz;
+		}
+		err = want(src, z, end);
+		if (err)
+			return err;
+	}
+	if (last < src->image_size)
+		last = src->image_size;
+	/* The decompressed size is the "file" size the ELF is checked
+	 * against; a sequential stream's size is that of its last
+	 * segment (a shorter stream fails when read). */
+	src->info.file_size = seekable ? kcore_istream_size(z->is) : last;
+	src->knows_holes = false;
+	return NULL;
+}
+
+const struct kcore_format kcore_format_stream = {
+	.name = "stream",
+	.probe = zs_probe,
+	.open = zs_open,
+};

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the non-ELF source formats (fmt-*.c): each presents
+ * its input as an ELF core image whose headers and notes are built here
+ * and whose PT_LOAD data its backend produces.  Not installed.
+ */
+#ifndef KCOREDUMP_FMT_H
+#define KCOREDUMP_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+/* A PT_LOAD of a synthetic image. */
+struct kcore_image_load {
+	uint64_t paddr;	 /* UINT64_MAX: not physical */
+	uint64_t vaddr;	 /* 0 when the source is physical-only */
+	uint64_t size;	 /* p_filesz = p_memsz */
+	uint64_t offset; /* filled by kcore_image_build() */
+};
+
+/*
+ * Build an ELF64 little-endian ET_CORE image for machine: one PT_NOTE with
+ * notes (4-byte aligned note data, may be empty), then the loads, whose
+ * data is laid out back to back from the first multiple of align after the
+ * headers (load->offset is filled in).  More than 65534 program headers
+ * use PN_XNUM with section header 0.  *ret_end is the end of the last
+ * load's data: the image's logical size.
+ */
+struct kcore_error *
+kcore_image_build(uint16_t machine, const unsigned char *notes,
+		  size_t notes_len, struct kcore_image_load *loads,
+		  size_t nloads, uint64_t align, unsigned char **ret,
+		  size_t *ret_size, uint64_t *ret_end);
+
+/* Append an ELF note (4-byte aligned) to *buf of *len bytes. */
+struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
+				      const char *name, uint32_t type,
+				      const void *desc, size_t desc_len);
+
+/*
+ * The descriptor of the first note called name in 4-byte aligned
+ * little-endian note data, or NULL.
+ */
+const unsigned char *kcore_note_find(const unsigned char *notes, size_t len,
+				     const char *name, size_t *ret_len);
+
+/* e_machine for a utsname machine string ("x86_64", ...); EM_NONE if
+ * unknown. */
+uint16_t kcore_machine_from_uts(const char *machine);
+
+/*
+ * The direct-map base from VMCOREINFO text (NUMBER(PAGE_OFFSET) or
+ * PAGE_OFFSET), when the kernel publishes it.
+ */
+bool kcore_vmcoreinfo_text_page_offset(const char *text, size_t len,
+				       uint64_t *ret);
+
+/* Read [offset, offset + len) of the real input file (not the image). */
+struct kcore_error *kcore_fmt_read(struct kcore_source *src, void *buf,
+				   size_t len, uint64_t offset);
+
+/*
+ * The bytes a kdump-compressed dump is read from: the file itself, or the
+ * flattened records of one rearranged in place.  read() must return the
+ * whole range or an error; size bounds what may be asked for.
+ */
+struct kcore_kdump_raw {
+	struct kcore_error *(*read)(struct kcore_source *src, void *ctx,
+				    void *buf, size_t len, uint64_t offset);
+	void (*destroy)(void *ctx);
+	void *ctx;
+	uint64_t size;
+};
+
+/* Open a kdump-compressed dump read through raw (owned from now on). */
+struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
+					 struct kcore_kdump_raw *raw,
+					 const char *format);
+
+extern const struct kcore_format kcore_format_kdump;
+extern const struct kcore_format kcore_format_flattened;
+extern const struct kcore_format kcore_format_lime;
+extern const struct kcore_format kcore_format_avml;
+extern const struct kcore_format kcore_format_stream;
+
+#endif
