@@ -133,22 +133,57 @@ done
 # so each variant's O= directory rebuilds just those, and ccache (relative
 # paths below $vdir) hits for everything else.
 tree=$src
-git -C "$tree" am --abort >/dev/null 2>&1 || true
-git -C "$tree" checkout -q --detach base
-git -C "$tree" reset -q --hard base
+# The tree is left as the last run made it; when that was the same variant
+# and patch list (and nothing changed since), keep it: a reset and `git am`
+# would give the touched files (include/linux/mm.h among them) new mtimes
+# and make rebuild most of the kernel.
+want_state=$variant
 if [[ "$variant" == patched ]]; then
-	for p in ${patches[@]+"${patches[@]}"}; do
-		log "applying $(basename "$p")"
-		git -C "$tree" -c user.name="kcoredump build" \
-			-c user.email=maintainers@users.noreply.a-seed-688fdadf.example \
-			am -q --keep-cr "$p" >&2 || die "patch $(basename "$p") does not apply"
-	done
+	want_state+=" $(cat ${patches[@]+"${patches[@]}"} /dev/null | sha256sum | cut -d" " -f1)"
+fi
+state_file=$tree/.git/kcoredump-state
+if [[ "$(cat "$state_file" 2>/dev/null)" == "$want_state $(git -C "$tree" rev-parse HEAD)" &&
+	-z "$(git -C "$tree" status --porcelain --untracked-files=no)" ]]; then
+	log "tree already at $variant${upto:+ (patches up to $upto)}"
+else
+	rm -f "$state_file"
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	git -C "$tree" checkout -q --detach base
+	git -C "$tree" reset -q --hard base
+	if [[ "$variant" == patched ]]; then
+		for p in ${patches[@]+"${patches[@]}"}; do
+			log "applying $(basename "$p")"
+			git -C "$tree" -c user.name="kcoredump build" \
+				-c user.email=maintainers@users.noreply.a-seed-688fdadf.example \
+				am -q --keep-cr "$p" >&2 || die "patch $(basename "$p") does not apply"
+		done
+	fi
+	echo "$want_state $(git -C "$tree" rev-parse HEAD)" > "$state_file"
 fi
 
 # --- configure and build ----------------------------------------------------
 [[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+
+# Switching variants rewrites the files the series touches, with new
+# mtimes, and make would rebuild everything that includes them (the series
+# touches include/linux/mm.h).  $out/.kcoredump-mtimes remembers, for each
+# such file, the content (blob hash) and mtime this O= directory was last
+# built with: a file with that same content gets that mtime back, so make
+# rebuilds only what really differs for this directory.
+mtimes=$out/.kcoredump-mtimes
+series_files() {
+	{ git -C "$tree" diff --name-only base HEAD
+	  [[ ! -e "$mtimes" ]] || cut -d" " -f1 "$mtimes"; } | LC_ALL=C sort -u
+}
+if [[ -e "$mtimes" ]]; then
+	while read -r f h t; do
+		[[ -e "$tree/$f" ]] || continue
+		[[ "$(git -C "$tree" hash-object "$f")" == "$h" ]] || continue
+		touch -m -d "@$t" "$tree/$f"
+	done < "$mtimes"
+fi
 
 mk=(make -C "$tree" O="$out" -j"$jobs"
 	KBUILD_BUILD_TIMESTAMP="2025-01-01" KBUILD_BUILD_USER=kcoredump
@@ -182,4 +217,9 @@ t0=$(date +%s)
 log "building bzImage and modules ($variant, -j$jobs) in $out"
 "${mk[@]}" bzImage modules >&2
 log "built in $(( $(date +%s) - t0 )) s"
+series_files | while read -r f; do
+	[[ -e "$tree/$f" ]] || continue
+	echo "$f $(git -C "$tree" hash-object "$f") $(stat -c %Y "$tree/$f")"
+done > "$mtimes.new"
+mv "$mtimes.new" "$mtimes"
 echo "$out/arch/x86/boot/bzImage"

@@ -35,21 +35,22 @@ rd() { # reader vaddr len
 }
 
 # first 8-byte word of page k of area a, as od -t x8 prints it
-want_word() { printf '6b637465%04x%02x00' "$1" "$2"; }
+want_word() { printf '6b637465%02x%02x%02x00' $(($2 >> 8)) "$1" $(($2 & 255)); }
 
-check_area() { # name area-number npages
-	name=$1 area=$2 npages=$3
+check_area() { # name area-number npages [whole]
+	name=$1 area=$2 npages=$3 hows=${4:-whole pages}
 	addr=$(cat "$p/${name}_addr")
 	printf '%s 0x%x %d\n' "$name" "$addr" "$npages" >> "$OUT/areas"
 	for r in $readers; do
 		rd "$r" "$addr" $((npages * 4096)) > "$OUT/$name.whole.$r"
-		: > "$OUT/$name.pages.$r"
+		[ "$hows" = whole ] || : > "$OUT/$name.pages.$r"
 		k=0
-		while [ $k -lt "$npages" ]; do
+		while [ "$hows" != whole ] && [ $k -lt "$npages" ]; do
 			rd "$r" $((addr + k * 4096)) 4096 >> "$OUT/$name.pages.$r"
 			k=$((k + 1))
 		done
-		for how in whole pages; do
+		[ "$hows" != whole ] || continue   # the host check verifies these
+		for how in $hows; do
 			k=0 bad=""
 			while [ $k -lt "$npages" ]; do
 				got=$(od -A n -t x8 -j $((k * 4096)) -N 8 \
@@ -71,5 +72,37 @@ check_area() { # name area-number npages
 check_area ram 1 4
 check_area ram2 2 2
 check_area vmalloc 3 4
+if [ -e "$p/vmap_addr" ]; then
+	check_area vmap 4 4
+	check_area big 5 4096 whole
+	# ioremap: kcore reads zeros there (not memory)
+	io=$(cat "$p/io_addr")
+	if [ "$io" != 0 ]; then
+		printf 'io 0x%x 1\n' "$io" >> "$OUT/areas"
+		for r in $readers; do
+			rd "$r" "$io" 4096 > "$OUT/io.whole.$r"
+		done
+	fi
+	# a 64 MiB window around the big area, read in 1 MiB blocks and whole:
+	# the same bytes either way
+	big=$(cat "$p/big_addr")
+	w0=$(((big & ~0x1fffff) - 0x2000000))
+	printf '%x\n' "$w0" > "$OUT/window-start"
+	kpread --vaddr "$w0" --len $((64 << 20)) > /tmp/win.whole
+	: > /tmp/win.blocks
+	i=0
+	while [ $i -lt 64 ]; do
+		kpread --vaddr $((w0 + (i << 20))) --len $((1 << 20)) >> /tmp/win.blocks
+		i=$((i + 1))
+	done
+	if cmp /tmp/win.whole /tmp/win.blocks; then
+		echo "ok - 64 MiB window at $w0: whole read = 1 MiB reads"
+	else
+		echo "not ok - 64 MiB window at $w0: whole read != 1 MiB reads"
+		fail=1
+	fi
+	sha256sum < /tmp/win.whole > "$OUT/window.sha256"
+	rm -f /tmp/win.whole /tmp/win.blocks
+fi
 dmesg | grep kcore_test || true
 exit $fail
