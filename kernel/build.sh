@@ -3,7 +3,7 @@
 # kcoredump patch series (kernel/patches/*.patch) applied.
 #
 #   kernel/build.sh [--stock|--patched] [--upto N] [--out DIR] [--jobs N]
-#                   [--no-ccache] [--config-only]
+#                   [--no-ccache] [--config-only] [--debug]
 #
 # Sources: `apt-get download linux-source-6.12` (apt-get update only if the
 # package is unknown), the tarball unpacked once into
@@ -15,7 +15,8 @@
 # directory per variant (default <version>/build-<variant>, or --out DIR).
 #
 # Config: `make tinyconfig` + kernel/kcoredump.config (merge_config.sh),
-# identical for both variants.  --upto N applies only patches 0001..000N
+# identical for both variants; --debug adds kernel/kasan.config (KASAN,
+# lockdep; O= directory build-<variant>-debug).  --upto N applies only patches 0001..000N
 # (each patch must build and boot on its own).
 #
 # Prints the bzImage path as the last line of stdout.  Everything else goes
@@ -32,6 +33,7 @@ upto=
 jobs=${KCOREDUMP_KERNEL_JOBS:-2}
 use_ccache=1
 config_only=0
+debug=0
 
 usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "build.sh: $*" >&2; exit 1; }
@@ -46,6 +48,7 @@ while [[ $# -gt 0 ]]; do
 	--jobs|-j) jobs=$2; shift 2 ;;
 	--no-ccache) use_ccache=0; shift ;;
 	--config-only) config_only=1; shift ;;
+	--debug) debug=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -162,7 +165,9 @@ else
 fi
 
 # --- configure and build ----------------------------------------------------
-[[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}
+dbg_suffix=
+((debug == 0)) || dbg_suffix=-debug
+[[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}$dbg_suffix
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -193,21 +198,22 @@ if ((use_ccache)) && command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$vdir CCACHE_NOHASHDIR=1
 fi
 
-frag=$here/kcoredump.config
+frags=("$here/kcoredump.config")
+((debug == 0)) || frags+=("$here/kasan.config")
 cfg_stamp=$out/.kcoredump-config
-cfg_sum=$(sha256sum < "$frag" | cut -d" " -f1)
+cfg_sum=$(cat "${frags[@]}" | sha256sum | cut -d" " -f1)
 if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]]; then
-	log "configuring: tinyconfig + $(basename "$frag")"
+	log "configuring: tinyconfig + ${frags[*]##*/}"
 	"${mk[@]}" -s tinyconfig >&2
 	(cd "$out" && KCONFIG_CONFIG=.config "$tree/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" .config "$frag") >&2
+		-m -O "$out" .config "${frags[@]}") >&2
 	"${mk[@]}" -s olddefconfig >&2
 	# Every option the fragment sets must have survived.
 	missing=0
 	while IFS= read -r line; do
 		[[ "$line" =~ ^CONFIG_ ]] || continue
 		grep -qxF "$line" "$out/.config" || { log "config: '$line' not set"; missing=1; }
-	done < "$frag"
+	done < <(cat "${frags[@]}")
 	((missing == 0)) || die "config fragment not fully applied"
 	echo "$cfg_sum" > "$cfg_stamp"
 fi

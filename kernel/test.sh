@@ -2,7 +2,7 @@
 # Build a test kernel (kernel/build.sh), the test module against it, and run
 # a kernel-* VM case on it.
 #
-#   kernel/test.sh [--stock|--patched] [--upto N] [--results DIR]
+#   kernel/test.sh [--stock|--patched] [--upto N] [--debug] [--results DIR]
 #                  [--timeout S] [CASE [ARG...]]
 #
 # CASE defaults to kernel-vmap-ram (others: kernel-seek, kernel-coredump,
@@ -15,6 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
 variant=--stock
 upto=()
+debug=()
 results=
 case_name=kernel-vmap-ram
 case_args=()
@@ -24,6 +25,7 @@ while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--stock|--patched) variant=$1; shift ;;
 	--upto) upto=(--upto "$2"); shift 2 ;;
+	--debug) debug=(--debug); shift ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
@@ -40,7 +42,7 @@ if [[ ! -x "$kcd/kcoredump" || ! -x "$kcd/tests/tools/kcore-read" ]]; then
 	cmake --build "$kcd" -j2 --target kcoredump kcore-read >&2
 fi
 
-bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} | tail -n 1)
+bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} | tail -n 1)
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
 # The module, built out of tree into a per-kernel copy of kernel/test.
