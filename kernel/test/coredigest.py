@@ -53,11 +53,12 @@ def digest(path):
         h = hashlib.sha256(struct.pack("<Q", size))
         nonzero = 0
         zero = bytes(PAGE)
-        for start, end in extents(f.fileno(), size):
+        fd = f.fileno()
+        # os.pread only: extents() moves the file offset (SEEK_HOLE)
+        for start, end in extents(fd, size):
             pos = start - start % PAGE
-            f.seek(pos)
             while pos < end:
-                buf = f.read(min(1 << 20, end - pos + (-(end - pos)) % PAGE))
+                buf = os.pread(fd, min(1 << 20, end - pos), pos)
                 if not buf:
                     break
                 for i in range(0, len(buf), PAGE):

@@ -14,6 +14,8 @@
  *
  * Shapes (sizes in the table below):
  *   dense      64 MiB anonymous, every word written
+ * The sparse shapes are MADV_NOHUGEPAGE (the test kernel has THP
+ * "always", which would back every touched page with 2 MiB).
  *   sparse64g  64 GiB MAP_NORESERVE, one page written
  *   sparse1t   1 TiB MAP_NORESERVE, one page written
  *   strided    16 GiB MAP_NORESERVE, a page every 16 MiB and every 3 GiB
@@ -39,6 +41,7 @@
 #define MAP_NORESERVE 0x4000
 #endif
 #define MADV_HUGEPAGE_ 14
+#define MADV_NOHUGEPAGE_ 15
 
 static int ready_fd = -1;
 
@@ -72,6 +75,15 @@ static void *map(unsigned long len, int flags, int fd)
 
 	if (p == MAP_FAILED)
 		die("mmap");
+	return p;
+}
+
+/* sparse: 4 KiB pages even with THP "always" (2 MiB per touched page) */
+static void *map_sparse(unsigned long len)
+{
+	void *p = map(len, MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
+
+	my_syscall3(__NR_madvise, p, len, MADV_NOHUGEPAGE_);
 	return p;
 }
 
@@ -116,13 +128,13 @@ static void build(const char *shape)
 		p = map(64 * MiB, MAP_ANON_PRIVATE, -1);
 		fill(p, 64 * MiB, 1);
 	} else if (!strcmp(shape, "sparse64g")) {
-		p = map(64 * GiB, MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
+		p = map_sparse(64 * GiB);
 		fill(p + 33 * GiB + 5 * PAGE, PAGE, 2);
 	} else if (!strcmp(shape, "sparse1t")) {
-		p = map(1024 * GiB, MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
+		p = map_sparse(1024 * GiB);
 		fill(p + 700 * GiB + 7 * PAGE, PAGE, 3);
 	} else if (!strcmp(shape, "strided")) {
-		p = map(16 * GiB, MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
+		p = map_sparse(16 * GiB);
 		for (i = 0; i < 16 * GiB; i += 16 * MiB)
 			fill(p + i + (i / (16 * MiB) % 512) * PAGE, PAGE, 4 + i);
 		for (i = 3 * PAGE; i < 16 * GiB; i += 3 * GiB)
