@@ -85,13 +85,15 @@ for shape in p["dump_us"]:
                      p["dump_us"][shape] / 1e6, float("nan")))
 lines = ["| measurement | stock 6.12 | patched | stock/patched |",
          "|---|---:|---:|---:|"]
+def fmt(x, spec, unit):
+    return "-" if x != x else f"{x:{spec}}{unit}"
 for name, a, b, r in rows:
-    lines.append(f"| {name} | {a:.4f} s | {b:.4f} s | {r:.1f}x |")
+    lines.append(f"| {name} | {fmt(a, '.4f', ' s')} | {fmt(b, '.4f', ' s')} | {fmt(r, '.1f', 'x')} |")
 lines.append("")
 lines.append(f"vmalloc read throughput: stock {mib / sv:.1f} MiB/s, patched {mib / pv:.1f} MiB/s")
 lines.append("cores identical outside the notes (stock vs patched): " +
              ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same.items()))
-lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; medians of 3 for kcore reads and SEEK)")
+lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; kcore reads and SEEK: medians of 3 in one boot; coredumps: one run each; host load 5-12 from other work)")
 md = "\n".join(lines) + "\n"
 open(os.path.join(out, "kernel-ab.md"), "w").write(md)
 json.dump(res, open(os.path.join(out, "kernel-ab.json"), "w"), indent=1)
