@@ -42,11 +42,18 @@ for p in "${patches[@]}"; do
 		not_ok "$name: subject '$subj' is not '[PATCH $num/$total] ...'"
 	fi
 	if ((num == 0)); then
-		grep -q '^-- $' "$p" && ok "$name: cover letter" || not_ok "$name: no signature separator"
+		if grep -q '^-- $' "$p"; then
+			ok "$name: cover letter"
+		else
+			not_ok "$name: no signature separator"
+		fi
 		continue
 	fi
-	grep -q '^Signed-off-by: ' "$p" && ok "$name: Signed-off-by" ||
+	if grep -q '^Signed-off-by: ' "$p"; then
+		ok "$name: Signed-off-by"
+	else
 		not_ok "$name: no Signed-off-by"
+	fi
 	if out=$(GIT_INDEX_FILE=$idx git -C "$src" apply --cached "$p" 2>&1); then
 		ok "$name: applies"
 	else

@@ -21,4 +21,5 @@ while [ $i -lt "$reps" ]; do
 	grep '^time_us' /tmp/extents | tee -a "$OUT/seek"
 	i=$((i + 1))
 done
+# shellcheck source=kernel-coredump.sh
 . /cases/kernel-coredump.sh

@@ -16,7 +16,7 @@ alive() { [ "$(cut -d. -f1 /proc/uptime)" -lt "$end" ]; }
 
 ( n=0; while alive; do insmod "$ko" && rmmod kcore_test; n=$((n + 1)); done
   echo "module cycles $n" > "$OUT/churn-module" ) &
-( n=0; while alive; do for i in 1 2 3 4 5 6 7 8; do true & done; wait; n=$((n + 1)); done
+( n=0; while alive; do for _ in 1 2 3 4 5 6 7 8; do true & done; wait; n=$((n + 1)); done
   echo "fork rounds $n" > "$OUT/churn-fork" ) &
 fail=0
 r=0
