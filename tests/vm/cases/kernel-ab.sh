@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# shellcheck source-path=SCRIPTDIR
 # Guest: the kernel A/B measurements of bench/kernel-ab.sh, on whichever
 # kernel booted (stock or patched, same config):
 #   1. kcore-vread: 1 GiB window at the start of the vmalloc segment, 1 MiB
