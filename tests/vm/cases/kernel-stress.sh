@@ -29,8 +29,13 @@ wait
 echo "reader rounds $r" | tee "$OUT/readers"
 cat "$OUT"/churn-* 
 dmesg > "$OUT/dmesg"
-if grep -E 'BUG:|WARNING:|KASAN|possible circular|inconsistent lock|lockdep|Oops' "$OUT/dmesg"; then
+# KASAN reports are "BUG: KASAN: ...", lockdep's splats carry these titles
+if grep -E 'BUG:|WARNING:|Oops|possible circular locking|inconsistent lock state|possible recursive locking|suspicious RCU usage|bad unlock balance|lock held when returning' "$OUT/dmesg"; then
 	echo "kernel reported problems"
 	fail=1
 fi
-exit $fail
+# RCU stalls: TCG on a busy host can starve a vCPU (reported, not failed)
+grep -E 'detected stalls|kthread starved' "$OUT/dmesg" > "$OUT/stalls" &&
+	echo "note: RCU stall messages (host starvation under TCG?):" && cat "$OUT/stalls"
+true
+exit "$fail"
