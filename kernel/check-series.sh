@@ -7,7 +7,7 @@
 # Signed-off-by.  Nothing is built and the cached tree is not touched: the
 # patches are applied to a temporary index (git apply --cached).  TAP
 # output; exit 77 (skip) when no source has been cached yet (run
-# kernel/build.sh --config-only once to fetch it: a 140 MB download, so it
+# kernel/build.sh --config-only once to fetch it: a 153 MB download that unpacks to about 2 GB with its git import, so it
 # is not part of scripts/install-deps.sh).
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
