@@ -3,7 +3,7 @@
 # kcoredump patch series (kernel/patches/*.patch) applied.
 #
 #   kernel/build.sh [--stock|--patched] [--upto N] [--out DIR] [--jobs N]
-#                   [--no-ccache] [--config-only]
+#                   [--no-ccache] [--config-only] [--debug]
 #
 # Sources: `apt-get download linux-source-6.12` (apt-get update only if the
 # package is unknown), the tarball unpacked once into
@@ -15,7 +15,8 @@
 # directory per variant (default <version>/build-<variant>, or --out DIR).
 #
 # Config: `make tinyconfig` + kernel/kcoredump.config (merge_config.sh),
-# identical for both variants.  --upto N applies only patches 0001..000N
+# identical for both variants; --debug adds kernel/kasan.config (KASAN,
+# lockdep; O= directory build-<variant>-debug).  --upto N applies only patches 0001..000N
 # (each patch must build and boot on its own).
 #
 # Prints the bzImage path as the last line of stdout.  Everything else goes
@@ -32,6 +33,7 @@ upto=
 jobs=${KCOREDUMP_KERNEL_JOBS:-2}
 use_ccache=1
 config_only=0
+debug=0
 
 usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "build.sh: $*" >&2; exit 1; }
@@ -46,6 +48,7 @@ while [[ $# -gt 0 ]]; do
 	--jobs|-j) jobs=$2; shift 2 ;;
 	--no-ccache) use_ccache=0; shift ;;
 	--config-only) config_only=1; shift ;;
+	--debug) debug=1; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -133,22 +136,59 @@ done
 # so each variant's O= directory rebuilds just those, and ccache (relative
 # paths below $vdir) hits for everything else.
 tree=$src
-git -C "$tree" am --abort >/dev/null 2>&1 || true
-git -C "$tree" checkout -q --detach base
-git -C "$tree" reset -q --hard base
+# The tree is left as the last run made it; when that was the same variant
+# and patch list (and nothing changed since), keep it: a reset and `git am`
+# would give the touched files (include/linux/mm.h among them) new mtimes
+# and make rebuild most of the kernel.
+want_state=$variant
 if [[ "$variant" == patched ]]; then
-	for p in ${patches[@]+"${patches[@]}"}; do
-		log "applying $(basename "$p")"
-		git -C "$tree" -c user.name="kcoredump build" \
-			-c user.email=maintainers@users.noreply.a-seed-688fdadf.example \
-			am -q --keep-cr "$p" >&2 || die "patch $(basename "$p") does not apply"
-	done
+	want_state+=" $(cat ${patches[@]+"${patches[@]}"} /dev/null | sha256sum | cut -d" " -f1)"
+fi
+state_file=$tree/.git/kcoredump-state
+if [[ "$(cat "$state_file" 2>/dev/null)" == "$want_state $(git -C "$tree" rev-parse HEAD)" &&
+	-z "$(git -C "$tree" status --porcelain --untracked-files=no)" ]]; then
+	log "tree already at $variant${upto:+ (patches up to $upto)}"
+else
+	rm -f "$state_file"
+	git -C "$tree" am --abort >/dev/null 2>&1 || true
+	git -C "$tree" checkout -q --detach base
+	git -C "$tree" reset -q --hard base
+	if [[ "$variant" == patched ]]; then
+		for p in ${patches[@]+"${patches[@]}"}; do
+			log "applying $(basename "$p")"
+			git -C "$tree" -c user.name="kcoredump build" \
+				-c user.email=maintainers@users.noreply.a-seed-688fdadf.example \
+				am -q --keep-cr "$p" >&2 || die "patch $(basename "$p") does not apply"
+		done
+	fi
+	echo "$want_state $(git -C "$tree" rev-parse HEAD)" > "$state_file"
 fi
 
 # --- configure and build ----------------------------------------------------
-[[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}
+dbg_suffix=
+((debug == 0)) || dbg_suffix=-debug
+[[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}$dbg_suffix
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+
+# Switching variants rewrites the files the series touches, with new
+# mtimes, and make would rebuild everything that includes them (the series
+# touches include/linux/mm.h).  $out/.kcoredump-mtimes remembers, for each
+# such file, the content (blob hash) and mtime this O= directory was last
+# built with: a file with that same content gets that mtime back, so make
+# rebuilds only what really differs for this directory.
+mtimes=$out/.kcoredump-mtimes
+series_files() {
+	{ git -C "$tree" diff --name-only base HEAD
+	  [[ ! -e "$mtimes" ]] || cut -d" " -f1 "$mtimes"; } | LC_ALL=C sort -u
+}
+if [[ -e "$mtimes" ]]; then
+	while read -r f h t; do
+		[[ -e "$tree/$f" ]] || continue
+		[[ "$(git -C "$tree" hash-object "$f")" == "$h" ]] || continue
+		touch -m -d "@$t" "$tree/$f"
+	done < "$mtimes"
+fi
 
 mk=(make -C "$tree" O="$out" -j"$jobs"
 	KBUILD_BUILD_TIMESTAMP="2025-01-01" KBUILD_BUILD_USER=kcoredump
@@ -158,21 +198,22 @@ if ((use_ccache)) && command -v ccache >/dev/null; then
 	export CCACHE_BASEDIR=$vdir CCACHE_NOHASHDIR=1
 fi
 
-frag=$here/kcoredump.config
+frags=("$here/kcoredump.config")
+((debug == 0)) || frags+=("$here/kasan.config")
 cfg_stamp=$out/.kcoredump-config
-cfg_sum=$(sha256sum < "$frag" | cut -d" " -f1)
+cfg_sum=$(cat "${frags[@]}" | sha256sum | cut -d" " -f1)
 if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]]; then
-	log "configuring: tinyconfig + $(basename "$frag")"
+	log "configuring: tinyconfig + ${frags[*]##*/}"
 	"${mk[@]}" -s tinyconfig >&2
 	(cd "$out" && KCONFIG_CONFIG=.config "$tree/scripts/kconfig/merge_config.sh" \
-		-m -O "$out" .config "$frag") >&2
+		-m -O "$out" .config "${frags[@]}") >&2
 	"${mk[@]}" -s olddefconfig >&2
 	# Every option the fragment sets must have survived.
 	missing=0
 	while IFS= read -r line; do
 		[[ "$line" =~ ^CONFIG_ ]] || continue
 		grep -qxF "$line" "$out/.config" || { log "config: '$line' not set"; missing=1; }
-	done < "$frag"
+	done < <(cat "${frags[@]}")
 	((missing == 0)) || die "config fragment not fully applied"
 	echo "$cfg_sum" > "$cfg_stamp"
 fi
@@ -182,4 +223,9 @@ t0=$(date +%s)
 log "building bzImage and modules ($variant, -j$jobs) in $out"
 "${mk[@]}" bzImage modules >&2
 log "built in $(( $(date +%s) - t0 )) s"
+series_files | while read -r f; do
+	[[ -e "$tree/$f" ]] || continue
+	echo "$f $(git -C "$tree" hash-object "$f") $(stat -c %Y "$tree/$f")"
+done > "$mtimes.new"
+mv "$mtimes.new" "$mtimes"
 echo "$out/arch/x86/boot/bzImage"

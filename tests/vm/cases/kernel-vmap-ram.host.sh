@@ -19,7 +19,8 @@ for name, addr, npages in areas:
     if name in seen:
         continue
     seen.add(name)
-    area = {"ram": 1, "ram2": 2, "vmalloc": 3}[name]
+    area = {"ram": 1, "ram2": 2, "vmalloc": 3, "vmap": 4, "big": 5,
+            "io": 0}[name]
     npages = int(npages)
     for f in sorted(os.listdir(d)):
         if not f.startswith(name + ".") or f.count(".") != 2:
@@ -33,7 +34,9 @@ for name, addr, npages in areas:
         for k in range(npages):
             words = struct.unpack_from("<512Q", data, k * 4096)
             for i, w in enumerate(words):
-                if w != MAGIC | area << 16 | k << 8 | (i & 0xff):
+                want = (MAGIC | (k >> 8) << 24 | area << 16 |
+                        (k & 0xff) << 8 | (i & 0xff)) if area else 0
+                if w != want:
                     bad.append(f"page {k} word {i}: {w:#x}")
                     break
         if bad:

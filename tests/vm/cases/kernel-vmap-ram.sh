@@ -35,21 +35,22 @@ rd() { # reader vaddr len
 }
 
 # first 8-byte word of page k of area a, as od -t x8 prints it
-want_word() { printf '6b637465%04x%02x00' "$1" "$2"; }
+want_word() { printf '6b637465%02x%02x%02x00' $(($2 >> 8)) "$1" $(($2 & 255)); }
 
-check_area() { # name area-number npages
-	name=$1 area=$2 npages=$3
+check_area() { # name area-number npages [whole]
+	name=$1 area=$2 npages=$3 hows=${4:-whole pages}
 	addr=$(cat "$p/${name}_addr")
 	printf '%s 0x%x %d\n' "$name" "$addr" "$npages" >> "$OUT/areas"
 	for r in $readers; do
 		rd "$r" "$addr" $((npages * 4096)) > "$OUT/$name.whole.$r"
-		: > "$OUT/$name.pages.$r"
+		[ "$hows" = whole ] || : > "$OUT/$name.pages.$r"
 		k=0
-		while [ $k -lt "$npages" ]; do
+		while [ "$hows" != whole ] && [ $k -lt "$npages" ]; do
 			rd "$r" $((addr + k * 4096)) 4096 >> "$OUT/$name.pages.$r"
 			k=$((k + 1))
 		done
-		for how in whole pages; do
+		[ "$hows" != whole ] || continue   # the host check verifies these
+		for how in $hows; do
 			k=0 bad=""
 			while [ $k -lt "$npages" ]; do
 				got=$(od -A n -t x8 -j $((k * 4096)) -N 8 \
@@ -71,5 +72,42 @@ check_area() { # name area-number npages
 check_area ram 1 4
 check_area ram2 2 2
 check_area vmalloc 3 4
+if [ -e "$p/vmap_addr" ]; then
+	check_area vmap 4 4
+	check_area big 5 4096 whole
+	# ioremap: kcore reads zeros there (not memory)
+	io=$(cat "$p/io_addr")
+	if [ "$io" != 0 ]; then
+		printf 'io 0x%x 1\n' "$io" >> "$OUT/areas"
+		for r in $readers; do
+			rd "$r" "$io" 4096 > "$OUT/io.whole.$r"
+		done
+	fi
+	# the 16 MiB area and its guard page (static: other vmalloc space
+	# holds live stacks), read whole, in 1 MiB blocks and from an
+	# unaligned start: the same bytes each way, zeros in the guard page
+	w0=$(cat "$p/big_addr")
+	wlen=$(((16 << 20) + 4096))
+	kpread --vaddr "$w0" --len "$wlen" > /tmp/win.whole
+	: > /tmp/win.blocks
+	i=0
+	while [ $((i << 20)) -lt "$wlen" ]; do
+		n=$((wlen - (i << 20)))
+		[ $n -le $((1 << 20)) ] || n=$((1 << 20))
+		kpread --vaddr $((w0 + (i << 20))) --len "$n" >> /tmp/win.blocks
+		i=$((i + 1))
+	done
+	{ head -c 100 /tmp/win.whole
+	  kpread --vaddr $((w0 + 100)) --len $((wlen - 100)); } > /tmp/win.unaligned
+	guard=$(tail -c 4096 /tmp/win.whole | od -v -A n -t x1 | tr -d ' 0\n')
+	if cmp /tmp/win.whole /tmp/win.blocks && cmp /tmp/win.whole /tmp/win.unaligned &&
+		[ -z "$guard" ]; then
+		echo "ok - big area + guard page: whole = 1 MiB reads = unaligned read, guard page zeros"
+	else
+		echo "not ok - big area + guard page: reads differ or guard page not zero"
+		fail=1
+	fi
+	rm -f /tmp/win.whole /tmp/win.blocks /tmp/win.unaligned
+fi
 dmesg | grep kcore_test || true
 exit $fail
