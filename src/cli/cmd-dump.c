@@ -614,7 +614,8 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			kcore_source_destroy(src);
 			return cli_fail(ctx, err);
 		}
-		if (dropped && !quiet && !ctx->json)
+		/* The summary says it after a dump; a dry run says it here. */
+		if (dropped && dry_run && !quiet && !ctx->json)
 			fprintf(stderr,
 				"kcoredump: %s holds physical RAM only: %zu "
 				"segment%s without physical memory (kernel "

@@ -1056,9 +1056,11 @@ static void kdump_utsname(struct dump *d, struct kdump_header_info *hi)
 		}
 		kcore_error_destroy(err);
 	}
+	/* libkdumpfile ignores a utsname with empty fields. */
 	snprintf(hi->utsname[0], 65, "Linux");
-	if (rel)
-		snprintf(hi->utsname[2], 65, "%s", rel);
+	snprintf(hi->utsname[1], 65, "unknown");
+	snprintf(hi->utsname[2], 65, "%s", rel ? rel : "unknown");
+	snprintf(hi->utsname[3], 65, "unknown");
 	snprintf(hi->utsname[4], 65, "%s",
 		 d->src->info.machine == EM_X86_64    ? "x86_64"
 		 : d->src->info.machine == EM_AARCH64 ? "aarch64"
