@@ -299,9 +299,12 @@ struct kcore_error *kdump_writer_headers(struct kdump_writer *w,
 	unsigned char *s = blk + w->page;
 
 	put64(s + 0, hi->phys_base);
-	put32(s + 8, 0);  /* dump_level: nothing excluded by page type */
-	put32(s + 12, 0); /* split */
-	put64(s + 16, 0); /* start_pfn */
+	/* dump_level 1 (DL_EXCLUDE_ZERO): the only pages left out are zero
+	 * (source holes, zero-filled unreadable pages), and crash reads
+	 * excluded pages as zeros when this bit is set. */
+	put32(s + 8, 1);
+	put32(s + 12, 0);	     /* split */
+	put64(s + 16, 0);	     /* start_pfn */
 	put64(s + 24, w->max_mapnr); /* end_pfn */
 	if (hi->vmcoreinfo_off != UINT64_MAX) {
 		put64(s + 32, w->notes_off + hi->vmcoreinfo_off);
