@@ -55,8 +55,9 @@ b=$(k convert --json --format kdump "$src" -o "$tmp/d.kdump" | jq -r '.sha256, .
 [[ "$b" == "$a 4 7 " ]] &&
 	ok "kdump JSON: the ELF dump's sha256, 4 shared zero pages, 7 dropped" ||
 	not_ok "kdump JSON '$b' (ELF sha256 $a)"
-if strings "$tmp/d.kdump" | grep -q "^output_format=kdump" &&
-	strings "$tmp/d.kdump" | grep -q "^segment=0 .* paddr=0x0000000000001000 "; then
+strings "$tmp/d.kdump" > "$tmp/d.strings"
+if grep -q "^output_format=kdump" "$tmp/d.strings" &&
+	grep -q "^segment=0 .* paddr=0x0000000000001000 " "$tmp/d.strings"; then
 	ok "the kdump's metadata note records the format and physical addresses"
 else
 	not_ok "metadata note of the kdump"
@@ -74,9 +75,9 @@ usage() { # description expected-status stderr-pattern args...
 	fi
 	rm -f "$tmp/x"*
 }
-usage "virtual-only selection refused for kdump" 1 "no physical RAM segments" \
+usage "virtual-only selection refused for kdump" 2 "no physical RAM segments" \
 	convert --format kdump --segments vmalloc,modules "$src" -o "$tmp/x"
-usage "virtual-only selection refused for LiME" 1 "no physical RAM segments" \
+usage "virtual-only selection refused for LiME" 2 "no physical RAM segments" \
 	dump --format lime --segments vmemmap "$src" -o "$tmp/x"
 usage "a .zst kdump is refused" 2 "compresses each page" \
 	convert --format kdump "$src" -o "$tmp/x.kdump.zst"

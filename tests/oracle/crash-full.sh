@@ -1,17 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Heavy oracle test (ctest label "heavy", opt-in): crash(8) with the
-# guest kernel's vmlinux (linux-image-<version>-dbg, about 1 GB, fetched
-# once into the cache by fetch-dbg.sh) opens the VM guest's dumps -- the
-# ELF dump, the flattened kdump from its pipe, and the kdump, zlib kdump
-# and ELF that kcoredump convert makes of the ELF dump -- and runs sys,
-# ps, log and kmem -i without an error.
+# Heavy oracle test (ctest label "heavy", opt-in): crash(8) with the guest
+# kernel's vmlinux (linux-image-<version>-dbg, about 1 GB, fetched once
+# into the cache by fetch-dbg.sh) runs sys, ps, log and kmem -i on the VM
+# guest's dumps.
 #   crash-full.sh KCOREDUMP RESULTS_DIR
 # RESULTS_DIR is the vm-formats case's results (ram.elf, ram.flat, uname-r).
+#
+# crash 8.0.2 (Debian 12) predates Linux 6.12: with any dump of a 6.12
+# kernel -- makedumpfile's own included -- it needs --kaslr=auto (it does
+# not detect KASLR by itself), --no_modules (struct module changed in 6.4),
+# and still fails in parts of sys, ps and kmem -i ("invalid structure member
+# offset", a gdb segfault).  So the check is differential: makedumpfile -c
+# -d 1 turns our ELF dump into the reference kdump, and crash must print
+# exactly the same for every kcoredump output of the same memory as for
+# the reference (only crash's own error-trace addresses are masked), and
+# the kernel log must come out whole.  --zero_excluded makes crash read the
+# zero pages both tools leave out as zeros.  The guest's flattened kdump,
+# taken from live memory later than the ELF dump, is checked on its own:
+# the log comes out and no read fails.
 set -uo pipefail
 kcoredump=$1 d=$2
 here=$(cd "$(dirname "$0")" && pwd)
 command -v crash > /dev/null || { echo "# SKIP: crash not installed"; exit 77; }
+command -v makedumpfile > /dev/null || { echo "# SKIP: makedumpfile not installed"; exit 77; }
 [[ -r $d/ram.elf && -r $d/uname-r ]] ||
 	{ echo "# SKIP: no guest dump in $d (run ctest -R vm-formats first)"; exit 77; }
 rel=$(cat "$d/uname-r")
@@ -19,28 +31,46 @@ vmlinux=$("$here/fetch-dbg.sh" "$rel") || { echo "# SKIP: no vmlinux for $rel"; 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-crash.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=0 n=0
-"$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o "$tmp/ram.kdump"
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
+
+makedumpfile -c -d 1 "$d/ram.elf" "$tmp/reference.kdump" > /dev/null 2>&1 ||
+	{ echo "Bail out! makedumpfile -c -d 1 cannot read $d/ram.elf"; exit 1; }
+"$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o "$tmp/zstd.kdump"
 "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$d/ram.elf" -o "$tmp/zlib.kdump"
+"$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o - | cat > "$tmp/pipe.flat"
 "$kcoredump" convert -q -T 2 --format elf "$d/ram.elf" -o "$tmp/converted.elf"
 printf '%s\n' sys ps log "kmem -i" exit > "$tmp/cmds"
-for f in "$d/ram.elf" "$d/ram.flat" "$tmp/ram.kdump" "$tmp/zlib.kdump" "$tmp/converted.elf"; do
-	n=$((n + 1))
-	out=$tmp/$(basename "$f").out
-	crash -s "$vmlinux" "$f" < "$tmp/cmds" > "$out" 2>&1
-	rc=$?
-	# What crash says when it cannot read or make sense of something.
-	errors=$(grep -E "^crash: |page excluded|invalid|seek error|read error|cannot|not match" "$out" |
-		grep -v "^crash: cannot determine .* task" | head -n 5)
-	if [[ $rc -eq 0 ]] && [[ -z $errors ]] && grep -q "RELEASE: $rel" "$out" &&
-		grep -q "PID: *1 .*\| *1 *0 .*systemd\|init" "$out" &&
-		grep -q "TOTAL MEM" "$out" && grep -q "Linux version" "$out"; then
-		echo "ok $n - crash $(basename "$f"): sys, ps, log, kmem -i without errors"
+
+session() { # DUMP OUT: crash's output, error-trace addresses masked
+	timeout 600 crash -s --no_modules --zero_excluded --kaslr=auto \
+		"$vmlinux" "$1" < "$tmp/cmds" 2>&1 |
+		sed -E 's/(error trace:).*/\1 .../' > "$2"
+}
+session "$tmp/reference.kdump" "$tmp/reference.out"
+if grep -q "Linux version $rel" "$tmp/reference.out"; then
+	ok "crash on makedumpfile's kdump: $(wc -l < "$tmp/reference.out") lines, the kernel log included"
+else
+	not_ok "crash cannot read even makedumpfile's kdump of the guest"
+	head -n 20 "$tmp/reference.out" | sed 's/^/#   /'
+fi
+for f in "$d/ram.elf" "$tmp/zstd.kdump" "$tmp/zlib.kdump" "$tmp/pipe.flat" "$tmp/converted.elf"; do
+	b=$(basename "$f")
+	session "$f" "$tmp/$b.out"
+	if cmp -s "$tmp/reference.out" "$tmp/$b.out"; then
+		ok "crash sys, ps, log, kmem -i on $b: the same output as on makedumpfile's kdump"
 	else
-		echo "not ok $n - crash $(basename "$f") (exit $rc)"
-		printf '%s\n' "$errors" | sed 's/^/#   /'
-		tail -n 15 "$out" | sed 's/^/#   /'
-		fail=1
+		not_ok "crash on $b differs from crash on makedumpfile's kdump"
+		diff "$tmp/reference.out" "$tmp/$b.out" | head -n 20 | sed 's/^/#   /'
 	fi
 done
+session "$d/ram.flat" "$tmp/live.out"
+if grep -q "Linux version $rel" "$tmp/live.out" &&
+	! grep -Eq "page excluded|read error|seek error|cannot read" "$tmp/live.out"; then
+	ok "crash on the guest's flattened kdump (from a pipe): the log, no read errors"
+else
+	not_ok "crash on the guest's flattened kdump"
+	grep -E "page excluded|read error|seek error|cannot read" "$tmp/live.out" | head -n 5 | sed 's/^/#   /'
+fi
 echo "1..$n"
 exit $fail
