@@ -227,10 +227,10 @@ static int check_kdump(const char *path, const char *release,
 		       uint64_t phys_base, const char *codec)
 {
 	size_t len;
-	unsigned char *f = load(path, &len);
+	unsigned char *f = load(path, &len), *owned = NULL;
 
 	if (len > 16 && !memcmp(f, "makedumpfile", 13)) {
-		f = unflatten(f, len, &len);
+		f = owned = unflatten(f, len, &len);
 	}
 	if (len < 2 * PAGE || memcmp(f, "KDUMP   ", 8))
 		fail("no KDUMP signature (%llu bytes)%llu", len, 0);
@@ -373,6 +373,7 @@ static int check_kdump(const char *path, const char *release,
 	       "%llu zero sharing one copy), %llu excluded pages are zero\n",
 	       (unsigned long long)ndesc, (unsigned long long)data,
 	       (unsigned long long)zeros, (unsigned long long)excluded);
+	free(owned);
 	return 0;
 }
 
