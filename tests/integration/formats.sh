@@ -48,6 +48,9 @@ if k convert -q --format lime "$src" -o "$tmp/ram.lime.zst" &&
 else
 	not_ok "LiME .zst"
 fi
+k convert -q --format lime "$src" -o - | cmp -s - "$tmp/ram.lime" &&
+	ok "LiME through a pipe equals the LiME file" ||
+	not_ok "LiME through a pipe differs from the LiME file"
 out=$(k convert --format kdump "$src" -o "$tmp/s.kdump" 2>&1)
 grep -q "7 segments without physical memory dropped" <<< "$out" &&
 	ok "the summary warns about the 7 dropped virtual segments" ||
