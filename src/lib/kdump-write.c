@@ -16,6 +16,9 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#ifdef KCOREDUMP_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
 
 #include "kdump-write.h"
 
@@ -30,6 +33,9 @@ struct kcore_page_codec {
 	ZSTD_CCtx *zstd;
 	z_stream z;
 	bool z_ready;
+#ifdef KCOREDUMP_HAVE_LIBDEFLATE
+	struct libdeflate_compressor *deflate;
+#endif
 };
 
 struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
@@ -64,6 +70,20 @@ struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
 						  "range 1-9",
 						  level);
 		}
+#ifdef KCOREDUMP_HAVE_LIBDEFLATE
+		/*
+		 * libdeflate writes the same zlib streams (crash and
+		 * libkdumpfile inflate them) about 3 times as fast as zlib,
+		 * and its level 2 is a little smaller than zlib's level 1.
+		 */
+		c->deflate = libdeflate_alloc_compressor(
+			level ? c->level
+			      : KCORE_KDUMP_LIBDEFLATE_DEFAULT_LEVEL);
+		if (!c->deflate) {
+			free(c);
+			return &kcore_error_nomem;
+		}
+#else
 		/* A 4 KiB window (windowBits 12) sees the whole page: the
 		 * output is the same size as with 32 KiB, and cheaper to
 		 * reset per page.  Readers' inflate() takes any window. */
@@ -74,6 +94,7 @@ struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
 			return &kcore_error_nomem;
 		}
 		c->z_ready = true;
+#endif
 		break;
 	default:
 		break;
@@ -97,6 +118,15 @@ size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
 		ZSTD_CCtx_reset(c->zstd, ZSTD_reset_session_only);
 		break;
 	case KCORE_CODEC_ZLIB:
+#ifdef KCOREDUMP_HAVE_LIBDEFLATE
+		n = libdeflate_zlib_compress(c->deflate, src, c->page, dst,
+					     c->page - 1);
+		if (n) {
+			*ret_flags = KDUMP_PAGE_ZLIB;
+			return n;
+		}
+		break;
+#endif
 		deflateReset(&c->z);
 		c->z.next_in = (Bytef *)(uintptr_t)src;
 		c->z.avail_in = (uInt)c->page;
@@ -123,6 +153,9 @@ void kcore_page_codec_destroy(struct kcore_page_codec *c)
 	ZSTD_freeCCtx(c->zstd);
 	if (c->z_ready)
 		deflateEnd(&c->z);
+#ifdef KCOREDUMP_HAVE_LIBDEFLATE
+	libdeflate_free_compressor(c->deflate);
+#endif
 	free(c);
 }
 
