@@ -42,12 +42,15 @@ makedumpfile -c -d 1 "$d/ram.elf" "$tmp/reference.kdump" > /dev/null 2>&1 ||
 "$kcoredump" convert -q -T 2 --format elf "$d/ram.elf" -o "$tmp/converted.elf"
 printf '%s\n' sys ps log "kmem -i" exit > "$tmp/cmds"
 
+norand=
+command -v setarch > /dev/null && norand="setarch -R"
 session() { # DUMP OUT: crash's output, error-trace addresses masked
 	local try rc
-	# crash 8.0.2 sometimes aborts after the gdb segfault it hits in sys
-	# on 6.12 (the same input runs through on another try): up to 3 tries.
+	# crash 8.0.2 often aborts after the gdb segfault it hits in sys on
+	# 6.12, depending on where its own memory lands: without address
+	# randomization (setarch -R) it runs through; and up to 3 tries.
 	for try in 1 2 3; do
-		timeout 600 crash -s --no_modules --zero_excluded --kaslr=auto \
+		timeout 600 $norand crash -s --no_modules --zero_excluded --kaslr=auto \
 			"$vmlinux" "$1" < "$tmp/cmds" > "$2.raw" 2>&1
 		rc=$?
 		[[ $rc -ne 134 ]] && grep -q "Linux version" "$2.raw" && break
