@@ -45,13 +45,18 @@ printf '%s\n' sys ps log "kmem -i" exit > "$tmp/cmds"
 norand=
 command -v setarch > /dev/null && norand="setarch -R"
 session() { # DUMP OUT: crash's output, error-trace addresses masked
-	local try rc
-	# crash 8.0.2 often aborts after the gdb segfault it hits in sys on
-	# 6.12, depending on where its own memory lands: without address
-	# randomization (setarch -R) it runs through; and up to 3 tries.
-	for try in 1 2 3; do
+	local try rc link
+	# crash 8.0.2 hits a gdb segfault in sys on 6.12 and may then abort
+	# on a corrupted heap ("malloc(): unsorted double linked list
+	# corrupted"), depending on its memory layout: no address
+	# randomization (setarch -R), and up to 8 tries (an abort comes early).
+	# Each try names the dump by a symbolic link of another length: the
+	# heap corruption depends on the lengths of the strings crash keeps.
+	for try in 1 2 3 4 5 6 7 8; do
+		link=$tmp/dump$(printf '%*s' $((try * 3)) '' | tr ' ' x)
+		ln -sfn "$(readlink -f "$1")" "$link"
 		timeout 600 $norand crash -s --no_modules --zero_excluded --kaslr=auto \
-			"$vmlinux" "$1" < "$tmp/cmds" > "$2.raw" 2>&1
+			"$vmlinux" "$link" < "$tmp/cmds" > "$2.raw" 2>&1
 		rc=$?
 		[[ $rc -ne 134 ]] && grep -q "Linux version" "$2.raw" && break
 		echo "# crash aborted (exit $rc) on $(basename "$1"), try $try"
