@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid verify extract info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -37,11 +37,15 @@ _kcoredump()
 			return
 			;;
 		--format | --format=)
-			COMPREPLY=($(compgen -W "elf" -- "$cur"))
+			COMPREPLY=($(compgen -W "elf kdump lime" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)
 			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
+			return
+			;;
+		--codec | --codec=)
+			COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur"))
 			return
 			;;
 		--level | --level=)
@@ -82,7 +86,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -124,6 +128,55 @@ _kcoredump()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+		fi
+		;;
+	convert)
+		case "$prev" in
+		--output | --output= | -o)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf kdump lime" -- "$cur"))
+			return
+			;;
+		--compress | --compress=)
+			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
+			return
+			;;
+		--codec | --codec=)
+			COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur"))
+			return
+			;;
+		--level | --level=)
+			COMPREPLY=()
+			return
+			;;
+		--threads | --threads= | -T)
+			COMPREPLY=()
+			return
+			;;
+		--block-size | --block-size=)
+			COMPREPLY=()
+			return
+			;;
+		--hash | --hash=)
+			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
+		--range | --range= | -r)
+			COMPREPLY=()
+			return
+			;;
+		--segments | --segments=)
+			COMPREPLY=($(compgen -W "ram text modules vmalloc vmemmap file anon stack heap vdso other" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --range --phys --segments --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
 	verify)
@@ -265,7 +318,7 @@ _kcoredump()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid verify extract info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

@@ -6,14 +6,14 @@ set -euo pipefail
 
 pkgs=(
 	# build
-	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev liblzma-dev zlib1g-dev
+	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
 	libssl-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
-	python3-drgn crash
+	python3-drgn crash makedumpfile
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -20,6 +20,34 @@
 extern "C" {
 #endif
 
+/* Output formats (kcoredump(8) FORMATS). */
+enum kcore_format {
+	KCORE_FORMAT_ELF,   /* ELF core, sparse or in a zstd/xz stream */
+	KCORE_FORMAT_KDUMP, /* kdump-compressed v6; flattened on a pipe */
+	KCORE_FORMAT_LIME,  /* LiME v1 ranges of physical memory */
+	KCORE_FORMAT_NUM
+};
+
+/* Per-page codecs of the kdump format. */
+enum kcore_codec {
+	KCORE_CODEC_ZSTD,
+	KCORE_CODEC_ZLIB,
+	KCORE_CODEC_NONE,
+	KCORE_CODEC_NUM
+};
+
+#define KCORE_KDUMP_ZSTD_DEFAULT_LEVEL 1
+#define KCORE_KDUMP_ZLIB_DEFAULT_LEVEL 1
+/* With libdeflate: its level 2 (smaller than zlib's 1, 3x as fast). */
+#define KCORE_KDUMP_LIBDEFLATE_DEFAULT_LEVEL 2
+
+/* "elf", "kdump", "lime" and back; -1 if unknown. */
+const char *kcore_format_name(enum kcore_format f);
+int kcore_format_from_name(const char *name);
+/* "zstd", "zlib", "none" and back; -1 if unknown. */
+const char *kcore_codec_name(enum kcore_codec c);
+int kcore_codec_from_name(const char *name);
+
 /* Logical content is hashed in blocks of this size (see kcoredump(8)). */
 #define KCORE_HASH_BLOCK (1u << 20)
 #define KCORE_DIGEST_LEN 32
@@ -79,6 +107,15 @@ struct kcore_plan {
 struct kcore_error *kcore_plan_create(struct kcore_source *src,
 				      const struct kcore_selection *sel,
 				      struct kcore_plan **ret);
+/*
+ * Keep only the segments a physical-memory format can hold: RAM with a
+ * physical address, page-aligned, sorted by physical address and not
+ * overlapping.  *ret_dropped counts the segments removed (kernel text,
+ * vmalloc, modules, ...).  Fails when nothing physical is left.
+ */
+struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
+						 uint64_t page_size,
+						 size_t *ret_dropped);
 void kcore_plan_destroy(struct kcore_plan *plan);
 
 struct kcore_read_error {
@@ -106,10 +143,13 @@ struct kcore_dump_opts {
 	int output_fd;	    /* with output "-": the fd to write */
 	bool force;	    /* replace an existing output */
 	bool sync;	    /* fsync before publishing */
-	enum kcore_compress compress;
+	enum kcore_format format;
+	enum kcore_compress compress; /* whole stream: ELF and LiME */
 	int level;
-	unsigned threads;    /* 0 = online CPUs */
-	uint64_t block_size; /* read size; multiple of KCORE_HASH_BLOCK */
+	enum kcore_codec codec; /* kdump pages */
+	int codec_level;	/* 0 = the codec's default */
+	unsigned threads;	/* 0 = online CPUs */
+	uint64_t block_size;	/* read size; multiple of KCORE_HASH_BLOCK */
 	/* --hash none: no SHA-256 (digests are recorded as "none"). */
 	bool no_hash;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */
@@ -127,8 +167,12 @@ struct kcore_dump_result {
 	unsigned char digest[KCORE_DIGEST_LEN]; /* whole dump */
 	struct kcore_read_error *errors;
 	size_t nerrors;
-	char *output_path;     /* the published path, or NULL for stdout */
-	char *digest_location; /* "note" or "trailer" */
+	char *output_path;	 /* the published path, or NULL for stdout */
+	char *digest_location;	 /* "note", "trailer" or "none" (LiME) */
+	bool flattened;		 /* kdump written in the flattened format */
+	size_t dropped_segments; /* not physical RAM (kdump, LiME) */
+	/* kdump: pages with data, shared zero pages, excluded pages. */
+	uint64_t pages_dumped, pages_zero, pages_excluded;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,

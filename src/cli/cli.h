@@ -95,6 +95,33 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+/* Option keys shared by the dump and convert specs. */
+enum {
+	DOPT_FORMAT = 2000,
+	DOPT_COMPRESS,
+	DOPT_CODEC,
+	DOPT_LEVEL,
+	DOPT_THREADS,
+	DOPT_BLOCK_SIZE,
+	DOPT_VMALLOC,
+	DOPT_CALLER,
+	DOPT_RANGE,
+	DOPT_PHYS,
+	DOPT_SEGMENTS,
+	DOPT_MAPPING,
+	DOPT_FORCE,
+	DOPT_SYNC,
+	DOPT_PROGRESS,
+	DOPT_NO_PROGRESS,
+	DOPT_DRY_RUN,
+	DOPT_HASH,
+};
+
+/* dump and convert: parse argv with command name's spec and run. */
+int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv);
+
+int cmd_convert(struct cli_ctx *ctx, int argc, char **argv);
+
 /* Progress of a dump on stderr (cmd-dump.c); arg is a struct
  * cli_progress. */
 struct kcore_dump_stats;

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* kcoredump dump: select, read, compress, hash and publish a dump. */
+/*
+ * kcoredump dump: select, read, compress, hash and publish a dump.  The
+ * same code runs kcoredump convert (cmd-convert.c) with its own option
+ * spec: the options share their keys (cli.h).
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -12,74 +16,59 @@
 #include "json.h"
 #include "kcoredump/dump.h"
 
-enum {
-	OPT_FORMAT = 2000,
-	OPT_COMPRESS,
-	OPT_LEVEL,
-	OPT_THREADS,
-	OPT_BLOCK_SIZE,
-	OPT_VMALLOC,
-	OPT_CALLER,
-	OPT_RANGE,
-	OPT_PHYS,
-	OPT_SEGMENTS,
-	OPT_MAPPING,
-	OPT_FORCE,
-	OPT_SYNC,
-	OPT_PROGRESS,
-	OPT_NO_PROGRESS,
-	OPT_DRY_RUN,
-	OPT_HASH,
-};
-
 const struct cli_option dump_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf (an ELF core)", "elf", OPT_FORMAT },
+	  "output format: elf (default), kdump or lime", "elf kdump lime",
+	  DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
-	  "zstd xz none", OPT_COMPRESS },
-	{ "level", 0, CLI_ARG_REQUIRED, "N", "compression level", NULL,
-	  OPT_LEVEL },
+	  "zstd xz none", DOPT_COMPRESS },
+	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
+	  "kdump page compression: zstd (default), zlib or none",
+	  "zstd zlib none", DOPT_CODEC },
+	{ "level", 0, CLI_ARG_REQUIRED, "N",
+	  "compression level (of the stream, or of the kdump codec)", NULL,
+	  DOPT_LEVEL },
 	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
 	  "worker threads for hashing and compression (default: CPUs)", NULL,
 	  'T' },
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
-	  OPT_HASH },
+	  DOPT_HASH },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
-	  OPT_VMALLOC },
+	  DOPT_VMALLOC },
 	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
 	  "only vmalloc areas whose vmallocinfo caller contains SUBSTR", NULL,
-	  OPT_CALLER },
+	  DOPT_CALLER },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
 	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
 	  'r' },
 	{ "phys", 0, CLI_ARG_NONE, NULL,
-	  "--range addresses are physical, not virtual", NULL, OPT_PHYS },
+	  "--range addresses are physical, not virtual", NULL, DOPT_PHYS },
 	{ "segments", 0, CLI_ARG_REQUIRED, "CLASSES",
 	  "only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap",
 	  "ram text modules vmalloc vmemmap file anon stack heap vdso other",
-	  OPT_SEGMENTS },
+	  DOPT_SEGMENTS },
 	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
 	  "process cores: only mappings whose file matches PATTERN "
 	  "(repeatable)",
-	  NULL, OPT_MAPPING },
+	  NULL, DOPT_MAPPING },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
-	  NULL, OPT_SYNC },
+	  NULL, DOPT_SYNC },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
-	  OPT_PROGRESS },
+	  DOPT_PROGRESS },
 	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
-	  OPT_NO_PROGRESS },
+	  DOPT_NO_PROGRESS },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
@@ -256,6 +245,7 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 }
 
 static void summary_text(FILE *f, const struct kcore_plan *plan,
+			 const struct kcore_dump_opts *o,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
@@ -277,6 +267,28 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 				       sizeof(a)));
 	if (plan->warning)
 		fprintf(f, "  note:         %s\n", plan->warning);
+	fprintf(f, "  format:       %s", kcore_format_name(o->format));
+	if (o->format == KCORE_FORMAT_KDUMP)
+		fprintf(f, ", %s pages%s", kcore_codec_name(o->codec),
+			r->flattened ? ", flattened (makedumpfile -R "
+				       "restores it)"
+				     : "");
+	else if (o->compress != KCORE_COMPRESS_NONE)
+		fprintf(f, " in a %s stream", kcore_compress_name(o->compress));
+	fputc('\n', f);
+	if (r->dropped_segments)
+		fprintf(f,
+			"  warning:      %zu segment%s without physical "
+			"memory dropped (%s holds physical RAM only)\n",
+			r->dropped_segments,
+			r->dropped_segments == 1 ? "" : "s",
+			kcore_format_name(o->format));
+	if (o->format == KCORE_FORMAT_KDUMP)
+		fprintf(f,
+			"  kdump pages:  %" PRIu64 " with data, %" PRIu64
+			" zero (one shared copy), %" PRIu64
+			" excluded (holes, unreadable)\n",
+			r->pages_dumped, r->pages_zero, r->pages_excluded);
 	fprintf(f, "  logical size: %s\n",
 		cli_human_size(st->bytes_total, a, sizeof(a)));
 	fprintf(f, "  read:         %s in %.2f s (%s/s)\n",
@@ -302,12 +314,17 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			strerror(r->errors[i].errnum));
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
+	else if (strcmp(r->digest_location, "summary") == 0)
+		fprintf(f,
+			"  sha256:       %s (not stored: LiME has no notes)\n",
+			hex);
 	else
 		fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
 			r->digest_location);
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
+			 const struct kcore_dump_opts *o,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
@@ -323,6 +340,17 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	else
 		json_string(&j, "sha256", hex);
 	json_string(&j, "digests", r->digest_location);
+	json_string(&j, "format", kcore_format_name(o->format));
+	if (o->format == KCORE_FORMAT_KDUMP) {
+		json_object_begin(&j, "kdump");
+		json_string(&j, "codec", kcore_codec_name(o->codec));
+		json_bool(&j, "flattened", r->flattened);
+		json_u64(&j, "pages_dumped", r->pages_dumped);
+		json_u64(&j, "pages_zero", r->pages_zero);
+		json_u64(&j, "pages_excluded", r->pages_excluded);
+		json_object_end(&j);
+	}
+	json_u64(&j, "dropped_segments", r->dropped_segments);
 	json_object_begin(&j, "stats");
 	json_u64(&j, "bytes_total", st->bytes_total);
 	json_u64(&j, "bytes_read", st->bytes_read);
@@ -351,6 +379,13 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_finish(&j);
 }
 
+static uint64_t page_size(struct kcore_source *src)
+{
+	uint64_t page = kcore_source_info(src)->page_size;
+
+	return page ? page : 4096;
+}
+
 char *cli_join_args(int argc, char **argv)
 {
 	size_t len = 16;
@@ -369,9 +404,11 @@ char *cli_join_args(int argc, char **argv)
 	return s;
 }
 
-int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
+int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 {
-	const struct cli_command *cmd = cli_find_command("dump");
+	const struct cli_command *cmd = cli_find_command(name);
+	bool convert = strcmp(name, "convert") == 0;
+	bool format_set = false, codec_set = false;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { 0 };
@@ -382,6 +419,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_source *src = NULL;
 	struct kcore_plan *plan = NULL;
 	struct kcore_error *err;
+	size_t dropped_segments = 0;
 	int c, status, progress = -1;
 	bool quiet = false, dry_run = false, compress_set = false;
 	uint64_t v;
@@ -395,19 +433,34 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 		case 'o':
 			opts.output = arg;
 			break;
-		case OPT_FORMAT:
-			if (strcmp(arg, "elf") != 0) {
+		case DOPT_FORMAT:
+			if (kcore_format_from_name(arg) < 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "unknown format '%s' "
-						       "(supported: elf)",
+						       "(supported: elf, "
+						       "kdump, lime)",
 						       arg);
 			}
+			opts.format = kcore_format_from_name(arg);
+			format_set = true;
 			break;
-		case OPT_COMPRESS:
+		case DOPT_CODEC:
+			if (kcore_codec_from_name(arg) < 0) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, name,
+						       "unknown codec '%s' "
+						       "(supported: zstd, "
+						       "zlib, none)",
+						       arg);
+			}
+			opts.codec = kcore_codec_from_name(arg);
+			codec_set = true;
+			break;
+		case DOPT_COMPRESS:
 			if (kcore_compress_from_name(arg) < 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "unknown compression "
 						       "'%s'",
 						       arg);
@@ -415,18 +468,18 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 			opts.compress = kcore_compress_from_name(arg);
 			compress_set = true;
 			break;
-		case OPT_HASH:
+		case DOPT_HASH:
 			if (strcmp(arg, "sha256") && strcmp(arg, "none")) {
 				cli_parser_destroy(p);
 				return cli_usage_error(
-					ctx, "dump", "unknown hash '%s'", arg);
+					ctx, name, "unknown hash '%s'", arg);
 			}
 			opts.no_hash = !strcmp(arg, "none");
 			break;
-		case OPT_LEVEL:
+		case DOPT_LEVEL:
 			if (!cli_parse_u64(arg, &v) || v > 22) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "bad level '%s'", arg);
 			}
 			opts.level = (int)v;
@@ -434,17 +487,17 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 		case 'T':
 			if (!cli_parse_u64(arg, &v) || v < 1 || v > 256) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "bad thread count '%s'",
 						       arg);
 			}
 			opts.threads = (unsigned)v;
 			break;
-		case OPT_BLOCK_SIZE:
+		case DOPT_BLOCK_SIZE:
 			if (!cli_parse_size(arg, &v) || !v ||
 			    v % KCORE_HASH_BLOCK || v > (256u << 20)) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "block size '%s' must "
 						       "be a multiple of 1M, "
 						       "at most 256M",
@@ -452,43 +505,42 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			opts.block_size = v;
 			break;
-		case OPT_VMALLOC:
+		case DOPT_VMALLOC:
 			sel.vmalloc = true;
 			if (arg && !parse_range(arg, &sel.vmalloc_window)) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "bad range '%s'", arg);
 			}
 			break;
-		case OPT_CALLER:
+		case DOPT_CALLER:
 			sel.caller = arg;
 			break;
 		case 'r':
 			if (sel.nranges == 64 ||
 			    !parse_range(arg, &ranges[sel.nranges])) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "bad range '%s' (START-"
 						       "END or START+LENGTH)",
 						       arg);
 			}
 			sel.nranges++;
 			break;
-		case OPT_PHYS:
+		case DOPT_PHYS:
 			sel.ranges_physical = true;
 			break;
-		case OPT_SEGMENTS:
+		case DOPT_SEGMENTS:
 			if (!parse_classes(arg, &sel.classes)) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
-						       "bad --segments '%s'",
-						       arg);
+				return cli_usage_error(
+					ctx, name, "bad --segments '%s'", arg);
 			}
 			break;
-		case OPT_MAPPING:
+		case DOPT_MAPPING:
 			if (sel.nmappings == 64) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "dump",
+				return cli_usage_error(ctx, name,
 						       "too many --mapping");
 			}
 			mappings[sel.nmappings++] = arg;
@@ -496,16 +548,16 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 		case 'f':
 			opts.force = true;
 			break;
-		case OPT_SYNC:
+		case DOPT_SYNC:
 			opts.sync = true;
 			break;
 		case 'q':
 			quiet = true;
 			break;
-		case OPT_PROGRESS:
+		case DOPT_PROGRESS:
 			progress = 1;
 			break;
-		case OPT_NO_PROGRESS:
+		case DOPT_NO_PROGRESS:
 			progress = 0;
 			break;
 		case 'n':
@@ -521,19 +573,43 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	if (done >= 0)
 		return done;
 	if (argc - first > 1)
-		return cli_usage_error(ctx, "dump", "takes one SOURCE");
+		return cli_usage_error(ctx, name, "takes one SOURCE");
 	if (argc - first == 1)
 		source = argv[first];
+	else if (convert)
+		return cli_usage_error(ctx, name, "needs an input file");
+	if (convert && !format_set)
+		return cli_usage_error(ctx, name,
+				       "needs --format elf, kdump or lime");
+	if (codec_set && opts.format != KCORE_FORMAT_KDUMP)
+		return cli_usage_error(ctx, name,
+				       "--codec is for --format kdump");
 	if (!opts.output && !dry_run)
-		return cli_usage_error(ctx, "dump",
+		return cli_usage_error(ctx, name,
 				       "needs -o FILE (or -o - for stdout)");
 	if (sel.caller && !sel.vmalloc)
-		return cli_usage_error(ctx, "dump",
+		return cli_usage_error(ctx, name,
 				       "--caller needs --vmalloc-range");
 	if (sel.ranges_physical && !sel.nranges)
-		return cli_usage_error(ctx, "dump", "--phys needs --range");
-	if (!compress_set && opts.output)
+		return cli_usage_error(ctx, name, "--phys needs --range");
+	if (opts.format == KCORE_FORMAT_KDUMP) {
+		/* Pages are compressed one by one; --level is the codec's. */
+		if (compress_set ||
+		    (opts.output && kcore_compress_from_suffix(opts.output) !=
+					    KCORE_COMPRESS_NONE))
+			return cli_usage_error(
+				ctx, name,
+				"a kdump file compresses each page (--codec "
+				"zstd, zlib or none); it cannot be a .zst or "
+				".xz stream");
+		opts.codec_level = opts.level;
+		opts.level = 0;
+		if (opts.codec == KCORE_CODEC_ZLIB && opts.codec_level > 9)
+			return cli_usage_error(ctx, name,
+					       "zlib levels are 1 to 9");
+	} else if (!compress_set && opts.output) {
 		opts.compress = kcore_compress_from_suffix(opts.output);
+	}
 
 	err = kcore_source_open(source, NULL, &src);
 	if (err)
@@ -542,6 +618,26 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
+	}
+	if (opts.format != KCORE_FORMAT_ELF) {
+		size_t dropped = 0;
+
+		err = kcore_plan_restrict_physical(plan, page_size(src),
+						   &dropped);
+		if (err) {
+			kcore_plan_destroy(plan);
+			kcore_source_destroy(src);
+			return cli_fail(ctx, err);
+		}
+		/* The summary says it after a dump; a dry run says it here. */
+		if (dropped && dry_run && !quiet && !ctx->json)
+			fprintf(stderr,
+				"kcoredump: %s holds physical RAM only: %zu "
+				"segment%s without physical memory (kernel "
+				"text, vmalloc, modules, ...) dropped\n",
+				kcore_format_name(opts.format), dropped,
+				dropped == 1 ? "" : "s");
+		dropped_segments = dropped;
 	}
 	if (plan->warning && !quiet && !ctx->json)
 		fprintf(stderr, "kcoredump: %s\n", plan->warning);
@@ -563,6 +659,8 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 	opts.command_line = cli_join_args(argc, argv);
 	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
+	if (!err)
+		res.dropped_segments = dropped_segments;
 	free((char *)opts.command_line);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
@@ -574,13 +672,18 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 		FILE *f = strcmp(opts.output, "-") == 0 ? stderr : stdout;
 
 		if (ctx->json)
-			summary_json(f, plan, &res);
+			summary_json(f, plan, &opts, &res);
 		else if (!quiet)
-			summary_text(f, plan, &res);
+			summary_text(f, plan, &opts, &res);
 		status = EXIT_OK;
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;
+}
+
+int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
+{
+	return cli_dump_run(ctx, "dump", argc, argv);
 }

@@ -31,6 +31,7 @@ static const struct cli_option complete_options[] = {
 static const struct cli_option no_options[] = { { 0 } };
 
 extern const struct cli_option dump_options[];
+extern const struct cli_option convert_options[];
 extern const struct cli_option verify_options[];
 extern const struct cli_option extract_options[];
 extern const struct cli_option bench_options[];
@@ -45,6 +46,8 @@ const struct cli_command cli_commands[] = {
 	{ "pid", cmd_pid, pid_options, "PID", NULL,
 	  "write an ELF core of a running process (like gcore, sparse)",
 	  false },
+	{ "convert", cmd_convert, convert_options, "IN", "@file",
+	  "rewrite a dump in another format (elf, kdump, lime)", false },
 	{ "verify", cmd_verify, verify_options, "DUMP [SOURCE]", "@file",
 	  "check a dump against its digests (and a source)", false },
 	{ "extract", cmd_extract, extract_options, "DUMP", "@file",

@@ -11,6 +11,14 @@
  * a fixed size, and the final one is written in place: with pwrite in a
  * sparse file, by rewriting the header's stored (uncompressed) frame in a
  * compressed file.  Only a pipe carries it as a trailer after the image.
+ *
+ * The same pipeline writes the physical-memory formats: LiME (a 32-byte
+ * header before each RAM range; zero pages stay file holes as in ELF) and
+ * kdump-compressed (kdump-write.c), where the workers also compress each
+ * page and the in-order writer appends the page data and descriptors.
+ * On a pipe a kdump is wrapped in makedumpfile's flattened format: every
+ * write becomes an {offset, size} record, so the header, bitmaps and our
+ * note can still be written last.
  */
 #include <elf.h>
 #include <errno.h>
@@ -25,6 +33,7 @@
 
 #include "internal.h"
 #include "kcoredump/dump.h"
+#include "kdump-write.h"
 #include "kcoredump/output.h"
 
 #define NOTE_NAME      "KCOREDUMP"
@@ -42,9 +51,21 @@ struct job {
 	unsigned char (*digest)[KCORE_DIGEST_LEN];
 	unsigned char *nonzero; /* per hash block */
 	int state;		/* 0 free, 1 submitted, 2 processed */
+	/* Physical formats: pages wholly in source holes, unreadable. */
+	unsigned char *hole, *bad;
+	/* kdump: compressed pages back to back in cbuf. */
+	unsigned char *cbuf;
+	uint32_t *coff, *csize, *cflags;
+	uint64_t clen;
+};
+
+struct worker_arg {
+	struct dump *d;
+	struct kcore_page_codec *codec;
 };
 
 struct dump {
+	enum kcore_format format;
 	struct kcore_source *src;
 	struct kcore_plan *plan;
 	const struct kcore_dump_opts *opts;
@@ -73,6 +94,19 @@ struct dump {
 	size_t meta_off; /* offset of our note's descriptor */
 	size_t meta_len; /* its reserved size */
 	struct kcore_seg_hasher **hashers;
+	struct worker_arg *wargs;
+	unsigned nwargs;
+	/* kdump */
+	struct kdump_writer kw;
+	bool kw_ready;
+	bool flat; /* flattened records on a stream */
+	size_t cur_seg;
+	uint64_t cur_pfn;
+	unsigned char *notes; /* note blob (kdump) */
+	size_t notes_len;
+	uint64_t vmcoreinfo_off, vmcoreinfo_size; /* within the blob */
+	/* LiME: headers written so far */
+	size_t lime_next;
 	/* extent cache */
 	size_t ext_seg;
 	uint64_t ext_start, ext_end;
@@ -139,9 +173,28 @@ static void process_job(struct dump *d, struct job *j)
 	}
 }
 
+/* kdump: compress the pages with data, back to back. */
+static void compress_job(struct dump *d, struct job *j,
+			 struct kcore_page_codec *codec)
+{
+	uint64_t pages = j->len / d->page;
+
+	j->clen = 0;
+	for (uint64_t p = 0; p < pages; p++) {
+		if (j->zero[p])
+			continue;
+		j->coff[p] = (uint32_t)j->clen;
+		j->csize[p] = (uint32_t)kcore_page_codec_compress(
+			codec, j->buf + p * d->page, j->cbuf + j->clen,
+			&j->cflags[p]);
+		j->clen += j->csize[p];
+	}
+}
+
 static void *worker(void *arg)
 {
-	struct dump *d = arg;
+	struct worker_arg *wa = arg;
+	struct dump *d = wa->d;
 
 	pthread_mutex_lock(&d->lock);
 	for (;;) {
@@ -154,6 +207,8 @@ static void *worker(void *arg)
 		j = &d->ring[d->next_work++ % d->nring];
 		pthread_mutex_unlock(&d->lock);
 		process_job(d, j);
+		if (wa->codec)
+			compress_job(d, j, wa->codec);
 		pthread_mutex_lock(&d->lock);
 		j->state = 2;
 		pthread_cond_broadcast(&d->done_cv);
@@ -172,6 +227,18 @@ static struct kcore_error *out_write(struct dump *d, uint64_t offset,
 	if (d->sparse) {
 		err = kcore_pwrite_all(d->opts->out_io, d->out->fd, d->out->tmp,
 				       buf, len, offset);
+	} else if (d->flat) {
+		/* A flattened record: big-endian offset and size, data. */
+		unsigned char rec[16];
+
+		for (int i = 0; i < 8; i++) {
+			rec[i] = (unsigned char)(offset >> (56 - 8 * i));
+			rec[8 + i] =
+				(unsigned char)((uint64_t)len >> (56 - 8 * i));
+		}
+		err = kcore_ostream_write(d->os, rec, sizeof(rec));
+		if (!err)
+			err = kcore_ostream_write(d->os, buf, len);
 	} else {
 		if (offset > d->pos) {
 			err = kcore_ostream_write_zeros(d->os, offset - d->pos);
@@ -187,13 +254,135 @@ static struct kcore_error *out_write(struct dump *d, uint64_t offset,
 	return err;
 }
 
+static struct kcore_error *kdump_write_cb(void *arg, uint64_t offset,
+					  const void *buf, size_t len)
+{
+	return out_write(arg, offset, buf, len);
+}
+
+static uint64_t seg_pfn(const struct dump *d, size_t si, bool end)
+{
+	const struct kcore_plan_segment *s = &d->plan->segs[si];
+
+	return (s->paddr + (end ? s->size : 0)) / d->page;
+}
+
+/* kdump: pfns the pipeline skipped (holes) before (seg, pfn) are not
+ * dumped: cleared in bitmap 2, no descriptor. */
+static void kdump_skip_to(struct dump *d, size_t seg, uint64_t pfn)
+{
+	while (d->cur_seg < d->plan->nsegs &&
+	       (d->cur_seg < seg || (d->cur_seg == seg && d->cur_pfn < pfn))) {
+		uint64_t end = seg_pfn(d, d->cur_seg, true);
+		uint64_t stop = d->cur_seg == seg ? pfn : end;
+
+		for (; d->cur_pfn < stop; d->cur_pfn++)
+			kdump_writer_exclude(&d->kw, d->cur_pfn);
+		if (d->cur_pfn == end && ++d->cur_seg < d->plan->nsegs)
+			d->cur_pfn = seg_pfn(d, d->cur_seg, false);
+	}
+}
+
+static struct kcore_error *add_hashes(struct dump *d, struct job *j)
+{
+	uint64_t blocks = (j->len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
+
+	for (uint64_t b = 0; b < blocks && !d->opts->no_hash; b++) {
+		if (!j->nonzero[b])
+			continue;
+		struct kcore_error *err = kcore_seg_hasher_add(
+			d->hashers[j->seg], j->seg_off / KCORE_HASH_BLOCK + b,
+			j->digest[b]);
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
+/* kdump: the job's page data, then one descriptor per dumped page. */
+static struct kcore_error *retire_kdump(struct dump *d, struct job *j)
+{
+	struct kcore_plan_segment *seg = &d->plan->segs[j->seg];
+	uint64_t pages = j->len / d->page;
+	uint64_t first = seg_pfn(d, j->seg, false) + j->seg_off / d->page;
+	uint64_t base = d->kw.data_pos;
+	struct kcore_error *err = NULL;
+
+	kdump_skip_to(d, j->seg, first);
+	if (j->clen) {
+		err = out_write(d, base, j->cbuf, j->clen);
+		d->kw.data_pos += j->clen;
+	}
+	for (uint64_t p = 0; !err && p < pages; p++) {
+		/* The flattened header went out first, with bitmap 2 from
+		 * the holes: an unreadable page is a zero page there. */
+		if (j->hole[p] || (j->bad[p] && !d->flat)) {
+			kdump_writer_exclude(&d->kw, first + p);
+		} else if (j->zero[p]) {
+			d->res->stats.bytes_zero += d->page;
+			err = kdump_writer_zero(&d->kw);
+		} else {
+			seg->data_bytes += d->page;
+			err = kdump_writer_page(&d->kw, base + j->coff[p],
+						j->csize[p], j->cflags[p]);
+		}
+	}
+	d->cur_pfn = first + pages;
+	if (d->cur_pfn == seg_pfn(d, j->seg, true) &&
+	    ++d->cur_seg < d->plan->nsegs)
+		d->cur_pfn = seg_pfn(d, d->cur_seg, false);
+	if (!err)
+		err = add_hashes(d, j);
+	j->state = 0;
+	return err;
+}
+
+static void lime_header(const struct kcore_plan_segment *s,
+			unsigned char out[32])
+{
+	uint32_t magic = 0x4C694D45, version = 1;
+	uint64_t start = s->paddr, end = s->paddr + s->size - 1;
+
+	memset(out, 0, 32);
+	memcpy(out, &magic, 4);
+	memcpy(out + 4, &version, 4);
+	memcpy(out + 8, &start, 8);
+	memcpy(out + 16, &end, 8); /* inclusive */
+}
+
+/* LiME: the range headers of segments up to seg, in file order. */
+static struct kcore_error *lime_headers_upto(struct dump *d, size_t seg)
+{
+	for (; d->lime_next <= seg && d->lime_next < d->plan->nsegs;
+	     d->lime_next++) {
+		const struct kcore_plan_segment *s =
+			&d->plan->segs[d->lime_next];
+		unsigned char h[32];
+		struct kcore_error *err;
+
+		lime_header(s, h);
+		err = out_write(d, s->out_offset - 32, h, sizeof(h));
+		if (err)
+			return err;
+	}
+	return NULL;
+}
+
 /* Write a processed job: data page runs; zero pages become holes. */
 static struct kcore_error *retire_job(struct dump *d, struct job *j)
 {
 	struct kcore_plan_segment *seg = &d->plan->segs[j->seg];
 	uint64_t pages = (j->len + d->page - 1) / d->page;
-	uint64_t blocks = (j->len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
 	uint64_t p = 0;
+
+	if (d->format == KCORE_FORMAT_KDUMP)
+		return retire_kdump(d, j);
+	if (d->format == KCORE_FORMAT_LIME) {
+		struct kcore_error *err = lime_headers_upto(d, j->seg);
+
+		if (err)
+			return err;
+	}
 
 	while (p < pages) {
 		uint64_t q = p;
@@ -218,17 +407,8 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 		}
 		p = q;
 	}
-	for (uint64_t b = 0; b < blocks && !d->opts->no_hash; b++) {
-		if (!j->nonzero[b])
-			continue;
-		struct kcore_error *err = kcore_seg_hasher_add(
-			d->hashers[j->seg], j->seg_off / KCORE_HASH_BLOCK + b,
-			j->digest[b]);
-		if (err)
-			return err;
-	}
 	j->state = 0;
-	return NULL;
+	return add_hashes(d, j);
 }
 
 static struct kcore_error *retire_oldest(struct dump *d)
@@ -272,14 +452,28 @@ static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
 		(struct kcore_read_error){ offset, len, errnum };
 }
 
-/* Read [offset, offset + len); unreadable pages read as zeros and are
- * recorded.  Only out-of-memory is fatal. */
-static void read_range(struct dump *d, unsigned char *buf, uint64_t offset,
-		       uint64_t len)
+/* Job pages overlapping job bytes [from, from + len) as read or bad. */
+static void mark_pages(struct dump *d, unsigned char *flags, uint64_t from,
+		       uint64_t len, unsigned char v)
 {
+	uint64_t last = (from + len - 1) / d->page;
+
+	if (!flags || !len)
+		return;
+	for (uint64_t p = from / d->page; p <= last; p++)
+		flags[p] = v;
+}
+
+/* Read [offset, offset + len) into job j at job offset at; unreadable
+ * pages read as zeros and are recorded.  Only out-of-memory is fatal. */
+static void read_range(struct dump *d, struct job *j, uint64_t at,
+		       uint64_t offset, uint64_t len)
+{
+	unsigned char *buf = j->buf + at;
 	struct kcore_error *err;
 	size_t done;
 
+	mark_pages(d, j->hole, at, len, 0);
 	err = kcore_source_pread_partial(d->src, buf, len, offset, &done);
 	d->res->stats.bytes_read += len;
 	if (!err)
@@ -295,6 +489,7 @@ static void read_range(struct dump *d, unsigned char *buf, uint64_t offset,
 						 offset + pos, &done);
 		if (err) {
 			memset(buf + pos, 0, n);
+			mark_pages(d, j->bad, at + pos, n, 1);
 			add_read_error(d, offset + pos, n,
 				       err->errnum ? err->errnum : EIO);
 			kcore_error_destroy(err);
@@ -349,7 +544,12 @@ static void fill_job(struct dump *d, struct job *j)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[j->seg];
 	uint64_t pos = j->seg_off, end = j->seg_off + j->len;
+	uint64_t pages = (j->len + d->page - 1) / d->page;
 
+	if (j->hole) {
+		memset(j->hole, 1, pages);
+		memset(j->bad, 0, pages);
+	}
 	while (pos < end) {
 		uint64_t ds, de;
 
@@ -366,8 +566,8 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
-		read_range(d, j->buf + (pos - j->seg_off),
-			   seg->src_offset + pos, de - pos);
+		read_range(d, j, pos - j->seg_off, seg->src_offset + pos,
+			   de - pos);
 		pos = de;
 	}
 }
@@ -503,6 +703,10 @@ static const char *digest_location(const struct dump *d)
 {
 	if (d->opts->no_hash)
 		return "none";
+	if (d->format == KCORE_FORMAT_LIME)
+		return "summary"; /* LiME has no place for notes */
+	if (d->format == KCORE_FORMAT_KDUMP)
+		return "note"; /* headers come last, also in records */
 	return d->sparse || d->rewritable ? "note" : "trailer";
 }
 
@@ -559,6 +763,8 @@ static char *metadata_text(struct dump *d, const char *location,
 		KCORE_HASH_BLOCK, location);
 	digest_text(d, d->res->digest, hex);
 	fprintf(f, "dump_sha256=%s\nsegments=%zu\n", hex, d->plan->nsegs);
+	if (d->format != KCORE_FORMAT_ELF)
+		fprintf(f, "output_format=%s\n", kcore_format_name(d->format));
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
 		const struct kcore_plan_segment *s = &d->plan->segs[i];
 		char label[160];
@@ -567,10 +773,13 @@ static char *metadata_text(struct dump *d, const char *location,
 		clean(label);
 		digest_text(d, s->digest, hex);
 		fprintf(f,
-			"segment=%zu vaddr=0x%016" PRIx64 " size=0x%016" PRIx64
-			" data=%020" PRIu64 " class=%s sha256=%s label=%s\n",
-			i, s->vaddr, s->size, s->data_bytes,
-			kcore_segment_class_name(s->cls), hex, label);
+			"segment=%zu vaddr=0x%016" PRIx64 " size=0x%016" PRIx64,
+			i, s->vaddr, s->size);
+		if (d->format != KCORE_FORMAT_ELF)
+			fprintf(f, " paddr=0x%016" PRIx64, s->paddr);
+		fprintf(f, " data=%020" PRIu64 " class=%s sha256=%s label=%s\n",
+			s->data_bytes, kcore_segment_class_name(s->cls), hex,
+			label);
 	}
 	free(cmd);
 	if (fclose(f) != 0) {
@@ -581,12 +790,80 @@ static char *metadata_text(struct dump *d, const char *location,
 	return buf;
 }
 
+/*
+ * The note blob every format with notes carries: the source's notes (not
+ * its own KCOREDUMP note, which ours replaces), the VMCOREINFO found
+ * outside the notes (old kernels), and our metadata note, whose
+ * descriptor is a reserved slot of meta_len bytes at *ret_meta.
+ */
+static struct kcore_error *build_notes(struct dump *d, const char *meta,
+				       size_t meta_len, unsigned char **ret,
+				       size_t *ret_len, size_t *ret_meta)
+{
+	size_t len = 0, vi_len = 0;
+	bool add_vmcoreinfo = d->src->vmcoreinfo &&
+			      d->src->info.vmcoreinfo_origin &&
+			      strcmp(d->src->info.vmcoreinfo_origin, "note");
+	const char *vi_text =
+		add_vmcoreinfo
+			? kcore_vmcoreinfo_text(d->src->vmcoreinfo, &vi_len)
+			: NULL;
+	unsigned char *blob, *p;
+	char *slot;
+
+	for (size_t i = 0; i < d->src->nnotes; i++) {
+		const struct kcore_note *n = &d->src->notes[i];
+
+		if (strcmp(n->name, NOTE_NAME) == 0)
+			continue;
+		len += note_size(strlen(n->name) + 1, n->descsz);
+	}
+	if (add_vmcoreinfo)
+		len += note_size(sizeof("VMCOREINFO"), vi_len);
+	len += note_size(sizeof(NOTE_NAME), d->meta_len);
+	blob = calloc(1, len);
+	slot = calloc(1, d->meta_len);
+	if (!blob || !slot) {
+		free(blob);
+		free(slot);
+		return &kcore_error_nomem;
+	}
+	d->vmcoreinfo_off = UINT64_MAX;
+	p = blob;
+	for (size_t i = 0; i < d->src->nnotes; i++) {
+		const struct kcore_note *n = &d->src->notes[i];
+
+		if (strcmp(n->name, NOTE_NAME) == 0)
+			continue;
+		if (strcmp(n->name, "VMCOREINFO") == 0) {
+			d->vmcoreinfo_off = (uint64_t)(p - blob) + 12 +
+					    round_up(strlen(n->name) + 1, 4);
+			d->vmcoreinfo_size = n->descsz;
+		}
+		p = put_note(p, n->name, n->type, n->desc, n->descsz);
+	}
+	if (add_vmcoreinfo) {
+		d->vmcoreinfo_off = (uint64_t)(p - blob) + 12 +
+				    round_up(sizeof("VMCOREINFO"), 4);
+		d->vmcoreinfo_size = vi_len;
+		p = put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
+	}
+	*ret_meta = (size_t)(p - blob) + 12 + round_up(sizeof(NOTE_NAME), 4);
+	memcpy(slot, meta, meta_len);
+	put_note(p, NOTE_NAME, NOTE_TYPE_META, slot, d->meta_len);
+	free(slot);
+	*ret = blob;
+	*ret_len = len;
+	return NULL;
+}
+
 static struct kcore_error *build_header(struct dump *d)
 {
-	size_t nphdr = 1 + d->plan->nsegs, notes_len = 0, meta_len;
+	size_t nphdr = 1 + d->plan->nsegs, notes_len, meta_len, meta_rel;
 	bool xnum = nphdr >= PN_XNUM;
 	uint64_t notes_off, off;
-	unsigned char *p;
+	unsigned char *notes;
+	struct kcore_error *err;
 	char *meta;
 	Elf64_Ehdr eh;
 
@@ -594,31 +871,16 @@ static struct kcore_error *build_header(struct dump *d)
 	if (!meta)
 		return &kcore_error_nomem;
 	d->meta_len = meta_len + 64; /* room for longer final values */
-	for (size_t i = 0; i < d->src->nnotes; i++) {
-		const struct kcore_note *n = &d->src->notes[i];
-
-		if (strcmp(n->name, NOTE_NAME) == 0)
-			continue; /* a source's own metadata is replaced */
-		notes_len += note_size(strlen(n->name) + 1, n->descsz);
-	}
-	/* A kernel without the note gets the VMCOREINFO we found. */
-	bool add_vmcoreinfo = d->src->vmcoreinfo &&
-			      d->src->info.vmcoreinfo_origin &&
-			      strcmp(d->src->info.vmcoreinfo_origin, "note");
-	size_t vi_len = 0;
-	const char *vi_text =
-		add_vmcoreinfo
-			? kcore_vmcoreinfo_text(d->src->vmcoreinfo, &vi_len)
-			: NULL;
-	if (add_vmcoreinfo)
-		notes_len += note_size(sizeof("VMCOREINFO"), vi_len);
-	notes_len += note_size(sizeof(NOTE_NAME), d->meta_len);
+	err = build_notes(d, meta, meta_len, &notes, &notes_len, &meta_rel);
+	free(meta);
+	if (err)
+		return err;
 	notes_off = sizeof(Elf64_Ehdr) + nphdr * sizeof(Elf64_Phdr) +
 		    (xnum ? sizeof(Elf64_Shdr) : 0);
 	d->header_len = notes_off + notes_len;
 	d->header = calloc(1, d->header_len);
 	if (!d->header) {
-		free(meta);
+		free(notes);
 		return &kcore_error_nomem;
 	}
 	memset(&eh, 0, sizeof(eh));
@@ -644,28 +906,9 @@ static struct kcore_error *build_header(struct dump *d)
 		memcpy(d->header + eh.e_shoff, &sh, sizeof(sh));
 	}
 	memcpy(d->header, &eh, sizeof(eh));
-	/* Notes. */
-	p = d->header + notes_off;
-	for (size_t i = 0; i < d->src->nnotes; i++) {
-		const struct kcore_note *n = &d->src->notes[i];
-
-		if (strcmp(n->name, NOTE_NAME) != 0)
-			p = put_note(p, n->name, n->type, n->desc, n->descsz);
-	}
-	if (add_vmcoreinfo)
-		p = put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
-	d->meta_off =
-		(size_t)(p - d->header) + 12 + round_up(sizeof(NOTE_NAME), 4);
-	/* The descriptor is the reserved slot: text, then NUL padding. */
-	char *slot = calloc(1, d->meta_len);
-	if (!slot) {
-		free(meta);
-		return &kcore_error_nomem;
-	}
-	memcpy(slot, meta, meta_len);
-	p = put_note(p, NOTE_NAME, NOTE_TYPE_META, slot, d->meta_len);
-	free(slot);
-	free(meta);
+	memcpy(d->header + notes_off, notes, notes_len);
+	free(notes);
+	d->meta_off = notes_off + meta_rel;
 	/* Program headers: PT_NOTE, then the loads at page-aligned offsets. */
 	Elf64_Phdr ph = { .p_type = PT_NOTE,
 			  .p_offset = notes_off,
@@ -696,6 +939,220 @@ static struct kcore_error *build_header(struct dump *d)
 				     d->plan->segs[d->plan->nsegs - 1].size
 			   : d->header_len;
 	return NULL;
+}
+
+/* LiME: a 32-byte header, then the range's bytes, for each segment. */
+static void lime_layout(struct dump *d)
+{
+	uint64_t off = 0;
+
+	for (size_t i = 0; i < d->plan->nsegs; i++) {
+		d->plan->segs[i].out_offset = off + 32;
+		off += 32 + d->plan->segs[i].size;
+	}
+	d->total = off;
+}
+
+/*
+ * kdump: the pages the dump gives a descriptor, every page that overlaps
+ * a data extent of the source (the pipeline reads exactly those); with
+ * w, the others are excluded from its bitmap 2.  Unreadable pages found
+ * later are excluded too, except in a flattened file.
+ */
+static uint64_t kdump_count_pages(struct dump *d, struct kdump_writer *w)
+{
+	uint64_t n = 0;
+
+	for (size_t si = 0; si < d->plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &d->plan->segs[si];
+		uint64_t pos = 0, ds, de, base = seg_pfn(d, si, false);
+
+		d->ext_valid = false;
+		while (pos < seg->size) {
+			data_extent(d, si, pos, &ds, &de);
+			if (ds > seg->size)
+				ds = seg->size;
+			if (de > seg->size)
+				de = seg->size;
+			if (w)
+				kdump_writer_exclude_range(w,
+							   base + pos / d->page,
+							   base + ds / d->page);
+			if (ds >= seg->size)
+				break;
+			n += (de + d->page - 1) / d->page - ds / d->page;
+			pos = round_up(de, d->page);
+		}
+	}
+	d->ext_valid = false;
+	return n;
+}
+
+static void kdump_header_info(struct dump *d, struct kdump_header_info *hi);
+
+static struct kcore_error *kdump_layout(struct dump *d)
+{
+	struct kdump_range *r = calloc(d->plan->nsegs, sizeof(*r));
+	struct kcore_page_codec *codec = NULL;
+	struct kcore_error *err;
+	size_t meta_len, meta_rel;
+	char *meta;
+
+	if (!r)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < d->plan->nsegs; i++) {
+		r[i].start_pfn = seg_pfn(d, i, false);
+		r[i].end_pfn = seg_pfn(d, i, true);
+	}
+	meta = metadata_text(d, digest_location(d), &meta_len);
+	if (!meta) {
+		free(r);
+		return &kcore_error_nomem;
+	}
+	d->meta_len = meta_len + 64;
+	err = build_notes(d, meta, meta_len, &d->notes, &d->notes_len,
+			  &meta_rel);
+	free(meta);
+	if (!err)
+		err = kdump_writer_init(&d->kw, d->page, r, d->plan->nsegs,
+					kdump_count_pages(d, NULL),
+					d->notes_len, kdump_write_cb, d);
+	free(r);
+	if (err)
+		return err;
+	d->kw_ready = true;
+	d->meta_off = d->kw.notes_off + meta_rel;
+	if (d->flat) {
+		/* Readers of a flattened file (crash --osrelease) look for
+		 * the header in the first record: it goes first, with its
+		 * final bitmaps; our note's slot follows at the end. */
+		struct kdump_header_info hi;
+
+		kdump_count_pages(d, &d->kw);
+		kdump_header_info(d, &hi);
+		err = kdump_writer_headers(&d->kw, &hi, d->notes, d->notes_len,
+					   d->meta_off, d->meta_len);
+		if (err)
+			return err;
+	}
+	d->cur_seg = 0;
+	d->cur_pfn = d->plan->nsegs ? seg_pfn(d, 0, false) : 0;
+	err = kcore_page_codec_create(d->opts->codec, d->opts->codec_level,
+				      d->page, &codec);
+	if (!err)
+		err = kdump_writer_zero_page(&d->kw, codec);
+	kcore_page_codec_destroy(codec);
+	return err;
+}
+
+/* utsname for the kdump header: the kernel's init_uts_ns when the dump
+ * holds it, else what VMCOREINFO and the ELF header tell. */
+static void kdump_utsname(struct dump *d, struct kdump_header_info *hi)
+{
+	const struct kcore_vmcoreinfo *vi = d->src->vmcoreinfo;
+	const char *rel = d->src->info.kernel_release;
+	char uts[6][65];
+	uint64_t sym, off = 0;
+
+	memset(hi->utsname, 0, sizeof(hi->utsname));
+	if (vi && rel &&
+	    kcore_vmcoreinfo_get_u64(vi, "SYMBOL(init_uts_ns)", &sym)) {
+		kcore_vmcoreinfo_get_u64(vi, "OFFSET(uts_namespace.name)",
+					 &off);
+		struct kcore_error *err = kcore_source_read_vaddr(
+			d->src, sym + off, uts, sizeof(uts));
+		/* x86_64 __pa_symbol(): x - __START_KERNEL_map + phys_base */
+		if (err && d->src->info.machine == EM_X86_64 &&
+		    sym >= 0xffffffff80000000ull) {
+			kcore_error_destroy(err);
+			err = kcore_source_read_paddr(
+				d->src,
+				sym + off - 0xffffffff80000000ull +
+					d->src->info.phys_base,
+				uts, sizeof(uts));
+		}
+		if (!err && strncmp(uts[0], "Linux", 6) == 0 &&
+		    strncmp(uts[2], rel, 65) == 0) {
+			for (int i = 0; i < 6; i++) {
+				memcpy(hi->utsname[i], uts[i], 64);
+				hi->utsname[i][64] = '\0';
+			}
+			return;
+		}
+		kcore_error_destroy(err);
+	}
+	/* libkdumpfile ignores a utsname with empty fields. */
+	snprintf(hi->utsname[0], 65, "Linux");
+	snprintf(hi->utsname[1], 65, "unknown");
+	snprintf(hi->utsname[2], 65, "%s", rel ? rel : "unknown");
+	snprintf(hi->utsname[3], 65, "unknown");
+	snprintf(hi->utsname[4], 65, "%s",
+		 d->src->info.machine == EM_X86_64    ? "x86_64"
+		 : d->src->info.machine == EM_AARCH64 ? "aarch64"
+						      : "unknown");
+}
+
+static void kdump_header_info(struct dump *d, struct kdump_header_info *hi)
+{
+	memset(hi, 0, sizeof(*hi));
+	kdump_utsname(d, hi);
+	hi->timestamp_sec = d->res->stats.start_ns / 1000000000ull;
+	hi->timestamp_usec = d->res->stats.start_ns % 1000000000ull / 1000;
+	hi->status = d->opts->codec == KCORE_CODEC_ZSTD	  ? KDUMP_STATUS_ZSTD
+		     : d->opts->codec == KCORE_CODEC_ZLIB ? KDUMP_STATUS_ZLIB
+							  : 0;
+	for (size_t i = 0; i < d->src->nnotes; i++)
+		if (strcmp(d->src->notes[i].name, "CORE") == 0 &&
+		    d->src->notes[i].type == NT_PRSTATUS)
+			hi->nr_cpus++;
+	hi->phys_base = d->src->info.has_phys_base ? d->src->info.phys_base : 0;
+	hi->vmcoreinfo_off = d->vmcoreinfo_off;
+	hi->vmcoreinfo_size = d->vmcoreinfo_size;
+}
+
+static struct kcore_error *kdump_finish(struct dump *d)
+{
+	struct kdump_header_info hi;
+	struct kcore_error *err;
+	uint64_t pages = 0;
+	size_t len;
+	char *meta;
+
+	kdump_skip_to(d, d->plan->nsegs, 0);
+	err = kdump_writer_flush(&d->kw);
+	if (err)
+		return err;
+	if (d->flat && d->kw.ndesc != d->kw.ndesc_max)
+		return kcore_error_create(KCORE_ERR_FORMAT, 0, d->src->path,
+					  "the source's holes changed while "
+					  "it was read (%llu pages planned, "
+					  "%llu dumped)",
+					  (unsigned long long)d->kw.ndesc_max,
+					  (unsigned long long)d->kw.ndesc);
+	/* Our final metadata into its slot. */
+	meta = metadata_text(d, digest_location(d), &len);
+	if (!meta)
+		return &kcore_error_nomem;
+	if (len > d->meta_len) {
+		free(meta);
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "metadata grew past its reserved "
+					  "size");
+	}
+	size_t slot = d->meta_off - d->kw.notes_off;
+
+	memset(d->notes + slot, 0, d->meta_len);
+	memcpy(d->notes + slot, meta, len);
+	free(meta);
+	for (size_t i = 0; i < d->plan->nsegs; i++)
+		pages += d->plan->segs[i].size / d->page;
+	d->res->pages_dumped = d->kw.dumped - d->kw.zero_pages;
+	d->res->pages_zero = d->kw.zero_pages;
+	d->res->pages_excluded = pages - d->kw.dumped;
+	if (d->flat)
+		return out_write(d, d->meta_off, d->notes + slot, d->meta_len);
+	kdump_header_info(d, &hi);
+	return kdump_writer_headers(&d->kw, &hi, d->notes, d->notes_len, 0, 0);
 }
 
 /* Final metadata: in place for a seekable file, else a trailer. */
@@ -769,9 +1226,22 @@ static struct kcore_error *setup(struct dump *d)
 	d->nring = 2 * (size_t)n + 2;
 	d->ring = calloc(d->nring, sizeof(*d->ring));
 	d->threads = calloc(n, sizeof(*d->threads));
+	d->wargs = calloc(n, sizeof(*d->wargs));
 	d->hashers = calloc(d->plan->nsegs, sizeof(*d->hashers));
-	if (!d->ring || !d->threads || !d->hashers)
+	if (!d->ring || !d->threads || !d->wargs || !d->hashers)
 		return &kcore_error_nomem;
+	d->nwargs = n;
+	for (unsigned i = 0; i < n; i++) {
+		d->wargs[i].d = d;
+		if (d->format == KCORE_FORMAT_KDUMP) {
+			struct kcore_error *err = kcore_page_codec_create(
+				d->opts->codec, d->opts->codec_level, d->page,
+				&d->wargs[i].codec);
+
+			if (err)
+				return err;
+		}
+	}
 	pages = (d->block + d->page - 1) / d->page;
 	blocks = (d->block + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
 	for (size_t i = 0; i < d->nring; i++) {
@@ -782,6 +1252,17 @@ static struct kcore_error *setup(struct dump *d)
 		j->digest = calloc(blocks, sizeof(*j->digest));
 		j->nonzero = calloc(blocks, 1);
 		if (!j->buf || !j->zero || !j->digest || !j->nonzero)
+			return &kcore_error_nomem;
+		if (d->format != KCORE_FORMAT_KDUMP)
+			continue;
+		j->hole = calloc(pages, 1);
+		j->bad = calloc(pages, 1);
+		j->cbuf = malloc(pages * d->page);
+		j->coff = calloc(pages, sizeof(*j->coff));
+		j->csize = calloc(pages, sizeof(*j->csize));
+		j->cflags = calloc(pages, sizeof(*j->cflags));
+		if (!j->hole || !j->bad || !j->cbuf || !j->coff || !j->csize ||
+		    !j->cflags)
 			return &kcore_error_nomem;
 	}
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
@@ -797,7 +1278,8 @@ static struct kcore_error *setup(struct dump *d)
 	pthread_cond_init(&d->work_cv, NULL);
 	pthread_cond_init(&d->done_cv, NULL);
 	for (unsigned i = 0; i < n; i++) {
-		if (pthread_create(&d->threads[i], NULL, worker, d) != 0) {
+		if (pthread_create(&d->threads[i], NULL, worker,
+				   &d->wargs[i]) != 0) {
 			stop_workers(d);
 			return kcore_error_create(
 				KCORE_ERR_OS, errno, NULL,
@@ -822,15 +1304,128 @@ static void teardown(struct dump *d)
 		free(d->ring[i].zero);
 		free(d->ring[i].digest);
 		free(d->ring[i].nonzero);
+		free(d->ring[i].hole);
+		free(d->ring[i].bad);
+		free(d->ring[i].cbuf);
+		free(d->ring[i].coff);
+		free(d->ring[i].csize);
+		free(d->ring[i].cflags);
 	}
 	free(d->ring);
 	free(d->threads);
+	if (d->wargs) {
+		for (unsigned i = 0; i < d->nwargs; i++)
+			kcore_page_codec_destroy(d->wargs[i].codec);
+	}
+	free(d->wargs);
+	if (d->kw_ready)
+		kdump_writer_deinit(&d->kw);
+	free(d->notes);
 	for (size_t i = 0; d->hashers && i < d->plan->nsegs; i++)
 		kcore_seg_hasher_destroy(d->hashers[i]);
 	free(d->hashers);
 	kcore_ostream_destroy(d->os);
 	d->os = NULL; /* the final progress report runs after teardown */
 	free(d->header);
+}
+
+static const char *const format_names[KCORE_FORMAT_NUM] = { "elf", "kdump",
+							    "lime" };
+static const char *const codec_names[KCORE_CODEC_NUM] = { "zstd", "zlib",
+							  "none" };
+
+const char *kcore_format_name(enum kcore_format f)
+{
+	return (unsigned)f < KCORE_FORMAT_NUM ? format_names[f] : "unknown";
+}
+
+int kcore_format_from_name(const char *name)
+{
+	for (int i = 0; i < KCORE_FORMAT_NUM; i++)
+		if (strcmp(format_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+const char *kcore_codec_name(enum kcore_codec c)
+{
+	return (unsigned)c < KCORE_CODEC_NUM ? codec_names[c] : "unknown";
+}
+
+int kcore_codec_from_name(const char *name)
+{
+	for (int i = 0; i < KCORE_CODEC_NUM; i++)
+		if (strcmp(codec_names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+/* What comes before the segments: ELF headers and notes; the flattened
+ * header and kdump layout; nothing for LiME (headers go with ranges). */
+static struct kcore_error *write_head(struct dump *d)
+{
+	struct kcore_error *err = NULL;
+
+	switch (d->format) {
+	case KCORE_FORMAT_ELF:
+		err = build_header(d);
+		if (!err && d->rewritable) {
+			err = kcore_ostream_write_stored(d->os, d->header,
+							 d->header_len,
+							 &d->header_out);
+			d->pos = d->header_len;
+		} else if (!err) {
+			err = out_write(d, 0, d->header, d->header_len);
+		}
+		break;
+	case KCORE_FORMAT_LIME:
+		lime_layout(d);
+		break;
+	case KCORE_FORMAT_KDUMP:
+		if (d->flat) {
+			unsigned char h[FLAT_HEADER_SIZE];
+
+			kdump_flat_header(h);
+			err = kcore_ostream_write(d->os, h, sizeof(h));
+		}
+		if (!err)
+			err = kdump_layout(d);
+		break;
+	default:
+		err = kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					 "unknown output format");
+	}
+	return err;
+}
+
+/* After the digests: metadata, remaining headers, stream end. */
+static struct kcore_error *write_tail(struct dump *d)
+{
+	struct kcore_error *err = NULL;
+
+	switch (d->format) {
+	case KCORE_FORMAT_ELF:
+		err = write_metadata(d);
+		break;
+	case KCORE_FORMAT_LIME:
+		err = lime_headers_upto(d, d->plan->nsegs);
+		break;
+	case KCORE_FORMAT_KDUMP:
+		err = kdump_finish(d);
+		if (!err && d->flat) {
+			unsigned char end[16];
+
+			memset(end, 0xff, sizeof(end)); /* {-1, -1} */
+			err = kcore_ostream_write(d->os, end, sizeof(end));
+		}
+		return err;
+	default:
+		break;
+	}
+	if (!err && !d->sparse && d->pos < d->total)
+		/* A stream ends with the image's last segment. */
+		err = kcore_ostream_write_zeros(d->os, d->total - d->pos);
+	return err;
 }
 
 struct kcore_error *kcore_dump(struct kcore_source *src,
@@ -843,6 +1438,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	unsigned char(*digests)[KCORE_DIGEST_LEN] = NULL;
 
 	memset(ret, 0, sizeof(*ret));
+	d.format = opts->format;
 	if (src->info.elf_class != 64 || src->info.big_endian)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "dumping 32-bit or big-endian cores "
@@ -853,6 +1449,28 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "block size must be a multiple of "
 					  "1 MiB");
+	if ((unsigned)d.format >= KCORE_FORMAT_NUM ||
+	    (unsigned)opts->codec >= KCORE_CODEC_NUM)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "unknown output format or codec");
+	if (d.format == KCORE_FORMAT_KDUMP &&
+	    opts->compress != KCORE_COMPRESS_NONE)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, opts->output,
+					  "a kdump file compresses each page "
+					  "(--codec); it cannot also be a "
+					  "%s stream",
+					  kcore_compress_name(opts->compress));
+	if (d.format == KCORE_FORMAT_KDUMP &&
+	    (src->info.machine != EM_X86_64 || d.page != 4096))
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
+					  "kdump output is written for x86_64 "
+					  "kernels with 4 KiB pages only");
+	if (d.format != KCORE_FORMAT_ELF) {
+		err = kcore_plan_restrict_physical(plan, d.page,
+						   &ret->dropped_segments);
+		if (err)
+			return err;
+	}
 	d.use_seek = kcore_source_knows_holes(src);
 	ret->stats.seek_data = d.use_seek;
 	for (size_t i = 0; i < plan->nsegs; i++)
@@ -863,7 +1481,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		return err;
 	d.sparse = d.out->seekable && opts->compress == KCORE_COMPRESS_NONE;
-	d.rewritable = d.out->seekable && !d.sparse;
+	d.rewritable =
+		d.out->seekable && !d.sparse && d.format == KCORE_FORMAT_ELF;
+	d.flat = !d.sparse && d.format == KCORE_FORMAT_KDUMP;
+	ret->flattened = d.flat;
 	if (!d.sparse) {
 		struct kcore_ostream_opts so = {
 			.method = opts->compress,
@@ -880,14 +1501,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	}
 	err = setup(&d);
 	if (!err)
-		err = build_header(&d);
-	if (!err && d.rewritable) {
-		err = kcore_ostream_write_stored(d.os, d.header, d.header_len,
-						 &d.header_out);
-		d.pos = d.header_len;
-	} else if (!err) {
-		err = out_write(&d, 0, d.header, d.header_len);
-	}
+		err = write_head(&d);
 	for (size_t i = 0; !err && i < plan->nsegs; i++)
 		err = dump_segment(&d, i);
 	while (!err && d.retired < d.submitted)
@@ -908,10 +1522,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	kcore_dump_digest((const unsigned char(*)[KCORE_DIGEST_LEN])digests,
 			  plan->nsegs, ret->digest);
 	free(digests);
-	err = write_metadata(&d);
-	if (!err && !d.sparse && d.pos < d.total)
-		/* A stream ends with the image's last segment. */
-		err = kcore_ostream_write_zeros(d.os, d.total - d.pos);
+	err = write_tail(&d);
 	if (!err && !d.sparse)
 		err = kcore_ostream_finish(d.os);
 	if (!err && d.rewritable)
@@ -921,8 +1532,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		goto out;
 	if (d.os)
 		ret->stats.bytes_written = kcore_ostream_bytes_out(d.os);
-	err = kcore_output_commit(d.out, d.sparse ? d.total
-						  : ret->stats.bytes_written);
+	err = kcore_output_commit(d.out, !d.sparse ? ret->stats.bytes_written
+					 : d.format == KCORE_FORMAT_KDUMP
+						 ? d.kw.data_pos
+						 : d.total);
 	if (err)
 		goto out;
 	ret->digest_location = strdup(digest_location(&d));

@@ -232,7 +232,7 @@ static struct kcore_error *flat_open(struct kcore_source *src)
 	return kcore_kdump_open_raw(src, &raw, "flattened");
 }
 
-const struct kcore_format kcore_format_flattened = {
+const struct kcore_input_format kcore_format_flattened = {
 	.name = "flattened",
 	.probe = flat_probe,
 	.open = flat_open,

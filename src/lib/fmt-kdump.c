@@ -913,7 +913,7 @@ static struct kcore_error *kdump_open(struct kcore_source *src)
 	return kcore_kdump_open_raw(src, &raw, "kdump");
 }
 
-const struct kcore_format kcore_format_kdump = {
+const struct kcore_input_format kcore_format_kdump = {
 	.name = "kdump",
 	.probe = kdump_probe,
 	.open = kdump_open,

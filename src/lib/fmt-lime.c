@@ -292,7 +292,7 @@ out:
 	return err;
 }
 
-const struct kcore_format kcore_format_lime = {
+const struct kcore_input_format kcore_format_lime = {
 	.name = "lime",
 	.probe = lime_probe,
 	.open = lime_open,
@@ -311,7 +311,7 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 		"LiME first (avml-convert)");
 }
 
-const struct kcore_format kcore_format_avml = {
+const struct kcore_input_format kcore_format_avml = {
 	.name = "avml",
 	.probe = avml_probe,
 	.open = avml_open,

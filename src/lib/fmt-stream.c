@@ -244,7 +244,7 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 	return NULL;
 }
 
-const struct kcore_format kcore_format_stream = {
+const struct kcore_input_format kcore_format_stream = {
 	.name = "stream",
 	.probe = zs_probe,
 	.open = zs_open,

@@ -79,10 +79,10 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 					 struct kcore_kdump_raw *raw,
 					 const char *format);
 
-extern const struct kcore_format kcore_format_kdump;
-extern const struct kcore_format kcore_format_flattened;
-extern const struct kcore_format kcore_format_lime;
-extern const struct kcore_format kcore_format_avml;
-extern const struct kcore_format kcore_format_stream;
+extern const struct kcore_input_format kcore_format_kdump;
+extern const struct kcore_input_format kcore_format_flattened;
+extern const struct kcore_input_format kcore_format_lime;
+extern const struct kcore_input_format kcore_format_avml;
+extern const struct kcore_input_format kcore_format_stream;
 
 #endif

@@ -38,13 +38,13 @@ struct kcore_backend {
  * notes; owned, freed with free()) and src->info.file_size (the image's
  * logical size); the ELF parsing then proceeds as for a file.
  */
-struct kcore_format {
+struct kcore_input_format {
 	const char *name;
 	bool (*probe)(const unsigned char *magic, size_t len);
 	struct kcore_error *(*open)(struct kcore_source *src);
 };
 
-extern const struct kcore_format *const kcore_formats[];
+extern const struct kcore_input_format *const kcore_input_formats[];
 
 struct kcore_source {
 	char *path;

@@ -497,3 +497,53 @@ void kcore_plan_destroy(struct kcore_plan *plan)
 	free(plan->warning);
 	free(plan);
 }
+
+static int cmp_paddr(const void *a, const void *b)
+{
+	const struct kcore_plan_segment *x = a, *y = b;
+
+	return x->paddr < y->paddr ? -1 : x->paddr > y->paddr;
+}
+
+struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
+						 uint64_t page_size,
+						 size_t *ret_dropped)
+{
+	size_t n = 0, dropped = 0;
+
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *s = &plan->segs[i];
+
+		/* Kernel text has a physical address too, but its pages are
+		 * already in the RAM segments. */
+		if (s->cls != KCORE_CLASS_RAM || !s->has_paddr) {
+			dropped++;
+			continue;
+		}
+		if (s->paddr % page_size || s->size % page_size)
+			return kcore_error_create(
+				KCORE_ERR_UNSUPPORTED, 0, NULL,
+				"RAM segment at physical 0x%" PRIx64
+				"+0x%" PRIx64 " is not page-aligned",
+				s->paddr, s->size);
+		plan->segs[n++] = *s;
+	}
+	if (!n)
+		return kcore_error_create(
+			KCORE_ERR_INVALID, 0, NULL,
+			"the selection has no physical RAM segments (%zu "
+			"virtual-only segment%s); kdump and LiME hold physical "
+			"memory only: use --format elf",
+			dropped, dropped == 1 ? "" : "s");
+	plan->nsegs = n;
+	qsort(plan->segs, n, sizeof(*plan->segs), cmp_paddr);
+	for (size_t i = 1; i < n; i++)
+		if (plan->segs[i].paddr <
+		    plan->segs[i - 1].paddr + plan->segs[i - 1].size)
+			return kcore_error_create(
+				KCORE_ERR_UNSUPPORTED, 0, NULL,
+				"RAM segments overlap at physical 0x%" PRIx64,
+				plan->segs[i].paddr);
+	*ret_dropped += dropped;
+	return NULL;
+}

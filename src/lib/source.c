@@ -582,7 +582,7 @@ static bool file_knows_holes(struct kcore_source *src)
 }
 
 /* Formats recognised by their first bytes; ELF is the default. */
-const struct kcore_format *const kcore_formats[] = {
+const struct kcore_input_format *const kcore_input_formats[] = {
 	&kcore_format_kdump, &kcore_format_flattened, &kcore_format_lime,
 	&kcore_format_avml,  &kcore_format_stream,    NULL,
 };
@@ -603,11 +603,11 @@ static struct kcore_error *open_format(struct kcore_source *src, bool *found)
 	}
 	if (done >= SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0)
 		return NULL;
-	for (size_t i = 0; kcore_formats[i]; i++) {
-		if (!kcore_formats[i]->probe(magic, done))
+	for (size_t i = 0; kcore_input_formats[i]; i++) {
+		if (!kcore_input_formats[i]->probe(magic, done))
 			continue;
 		*found = true;
-		return kcore_formats[i]->open(src);
+		return kcore_input_formats[i]->open(src);
 	}
 	return NULL; /* check_ident explains what is wrong */
 }

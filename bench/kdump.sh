@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kdump output vs makedumpfile on the same ELF input, side by side in one
+# run, medians of REPS repetitions:
+#   makedumpfile -c -d 1 ELF out        (zlib per page, one thread)
+#   kcoredump convert --format kdump --codec zlib -T 2 ELF -o out
+#   kcoredump convert --format kdump -T 2 ELF -o out   (zstd, the default)
+#   kcoredump convert --format kdump --codec zlib -T 1 (the same work on one
+#                                        thread, for the per-thread cost)
+# ELF is a kernel ELF dump: by default the VM guest's RAM dump the
+# vm-formats case leaves in BUILD_DIR/tests/vm/results-formats/ram.elf
+# (ctest -R vm-formats), a 1 GiB guest's live memory (zero pages are file
+# holes: kcoredump skips them with SEEK_DATA, makedumpfile reads and tests
+# them).  Outputs go to $BENCH_DIR (default /dev/shm/kcoredump-bench-kdump)
+# so the disk does not set the pace.  CPU seconds (user + system) are
+# reported next to wall time: the machine is shared.
+# Usage: bench/kdump.sh [BUILD_DIR] [REPS] [ELF]
+#   (writes bench/results/kdump.{md,json})
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd)
+reps=${2:-3}
+input=${3:-$build/tests/vm/results-formats/ram.elf}
+K=$build/kcoredump
+work=${BENCH_DIR:-/dev/shm/kcoredump-bench-kdump}
+out=$here/results
+[[ -r $input ]] || { echo "bench/kdump.sh: no input $input (run ctest -R vm-formats, or pass an ELF dump)" >&2; exit 1; }
+command -v makedumpfile > /dev/null || { echo "bench/kdump.sh: makedumpfile not installed" >&2; exit 1; }
+mkdir -p "$work" "$out"
+trap 'rm -rf "$work"' EXIT
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+# The input stays where it is: SEEK_DATA finds the holes of a sparse file
+# on ext4/xfs, while tmpfs reports a sparse copy as all data.
+in=$input
+size() { stat -c %s "$1"; }
+# One run each to keep the outputs for the sizes.
+makedumpfile -c -d 1 "$in" "$work/md.kdump" > /dev/null 2>&1
+"$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/kz.kdump"
+"$K" convert -q -T 2 --format kdump "$in" -o "$work/ks.kdump"
+s_md=$(size "$work/md.kdump") s_kz=$(size "$work/kz.kdump") s_ks=$(size "$work/ks.kdump")
+alloc=$(du -B1 "$in" | cut -f1)
+# cpu CMD...: user + system seconds of one run.
+cpu() {
+	rm -f "$work"/out.*
+	/usr/bin/time -f "%U %S" "$@" 2>&1 > /dev/null | tail -n 1 | awk '{ print $1 + $2 }'
+}
+c_md=$(cpu makedumpfile -c -d 1 "$in" "$work/out.kdump")
+c_kz=$(cpu "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/out.kdump")
+c_ks=$(cpu "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")
+rm -f "$work"/*.kdump
+
+t_md=$(timeit "$reps" makedumpfile -c -d 1 "$in" "$work/out.kdump")
+t_kz=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/out.kdump")
+t_ks=$(timeit "$reps" "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")
+t_k1=$(timeit "$reps" "$K" convert -q -T 1 --format kdump --codec zlib "$in" -o "$work/out.kdump")
+
+r() { echo "scale=2; $1 / $2" | bc -l; }
+r3() { echo "scale=3; $1 / $2" | bc -l; }
+cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
+{
+	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs; input $(basename "$input"): $(($(size "$in") >> 20)) MiB logical, $((alloc >> 20)) MiB with data, on $(df --output=fstype "$work" | tail -1); medians of $reps runs."
+	echo
+	echo "| case | time | CPU | size | time vs makedumpfile | size vs makedumpfile |"
+	echo "|---|---|---|---|---|---|"
+	echo "| makedumpfile -c -d 1 (zlib, 1 thread) | ${t_md} s | ${c_md} s | $((s_md >> 10)) KiB | 1 | 1 |"
+	echo "| kcoredump convert --format kdump --codec zlib -T 2 | ${t_kz} s | ${c_kz} s | $((s_kz >> 10)) KiB | $(r "$t_md" "$t_kz")x faster | $(r3 "$s_kz" "$s_md")x |"
+	echo "| kcoredump convert --format kdump (zstd) -T 2 | ${t_ks} s | ${c_ks} s | $((s_ks >> 10)) KiB | $(r "$t_md" "$t_ks")x faster | $(r3 "$s_ks" "$s_md")x |"
+	echo "| kcoredump convert --format kdump --codec zlib -T 1 | ${t_k1} s | - | - | $(r "$t_md" "$t_k1")x faster | - |"
+} | tee "$out/kdump.md"
+jq -n --arg c_md "$c_md" --arg c_kz "$c_kz" --arg c_ks "$c_ks" --arg t_md "$t_md" --arg t_kz "$t_kz" --arg t_ks "$t_ks" --arg t_k1 "$t_k1" \
+	--arg s_md "$s_md" --arg s_kz "$s_kz" --arg s_ks "$s_ks" --arg in "$(basename "$input")" \
+	--arg reps "$reps" \
+	'{input: $in, reps: ($reps|tonumber),
+	  makedumpfile_c_d1: {seconds: ($t_md|tonumber), cpu_seconds: ($c_md|tonumber), bytes: ($s_md|tonumber)},
+	  kcoredump_zlib_T2: {seconds: ($t_kz|tonumber), cpu_seconds: ($c_kz|tonumber), bytes: ($s_kz|tonumber)},
+	  kcoredump_zstd_T2: {seconds: ($t_ks|tonumber), cpu_seconds: ($c_ks|tonumber), bytes: ($s_ks|tonumber)},
+	  kcoredump_zlib_T1: {seconds: ($t_k1|tonumber)}}' > "$out/kdump.json"

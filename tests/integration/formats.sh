@@ -1,0 +1,112 @@
+#!/bin/bash
+# kcoredump dump/convert --format kdump|lime on the kcore-x86_64 fixture:
+#  - kdump (zstd, zlib, none, flattened through a pipe) and LiME files
+#    that kdump-check (its own parser) finds equal, page by page, to an
+#    ELF dump of the fixture's RAM, with the shared zero page, bitmaps,
+#    header and sub-header fields it documents;
+#  - LiME in a .zst stream decompresses to the plain LiME file;
+#  - the summary warns about the dropped virtual segments; the digests
+#    equal the ELF dump's; the metadata note records paddr and format;
+#  - usage errors: a virtual-only selection, a .zst kdump, --codec
+#    without kdump, convert without --format or input;
+#  - round trips back to ELF with the same digest, once kdump and LiME
+#    files open as sources (skipped until then).
+#   formats.sh KCOREDUMP KDUMP_CHECK FIXDIR
+set -uo pipefail
+kcoredump=$1 check=$2 fixdir=$3
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+src=$fixdir/kcore-x86_64.core
+rel=6.12.38+deb12-amd64 pb=0x10000000
+
+k() { "$kcoredump" "$@"; }
+k dump -q --segments ram "$src" -o "$tmp/ram.elf" || not_ok "ELF dump of the RAM"
+for c in zstd zlib none; do
+	if k convert -q --format kdump --codec $c "$src" -o "$tmp/$c.kdump" &&
+		"$check" kdump "$tmp/$c.kdump" "$tmp/ram.elf" $rel $pb $c | sed 's/^/# /'; then
+		ok "kdump --codec $c: every page equals the ELF dump's"
+	else
+		not_ok "kdump --codec $c"
+	fi
+done
+if k dump -q --format kdump "$src" -o - | cat > "$tmp/flat" &&
+	"$check" kdump "$tmp/flat" "$tmp/ram.elf" $rel $pb zstd | sed 's/^/# /'; then
+	ok "flattened kdump through a pipe"
+else
+	not_ok "flattened kdump through a pipe"
+fi
+if k convert -q --format lime "$src" -o "$tmp/ram.lime" &&
+	"$check" lime "$tmp/ram.lime" "$tmp/ram.elf" | sed 's/^/# /'; then
+	ok "LiME ranges equal the ELF dump"
+else
+	not_ok "LiME"
+fi
+if k convert -q --format lime "$src" -o "$tmp/ram.lime.zst" &&
+	zstd -dc "$tmp/ram.lime.zst" | cmp -s - "$tmp/ram.lime"; then
+	ok "LiME .zst decompresses to the plain LiME file"
+else
+	not_ok "LiME .zst"
+fi
+k convert -q --format lime "$src" -o - | cmp -s - "$tmp/ram.lime" &&
+	ok "LiME through a pipe equals the LiME file" ||
+	not_ok "LiME through a pipe differs from the LiME file"
+out=$(k convert --format kdump "$src" -o "$tmp/s.kdump" 2>&1)
+grep -q "7 segments without physical memory dropped" <<< "$out" &&
+	ok "the summary warns about the 7 dropped virtual segments" ||
+	not_ok "no drop warning: $out"
+a=$(k dump -q --json --segments ram "$src" -o "$tmp/d.elf" | jq -r .sha256)
+b=$(k convert --json --format kdump "$src" -o "$tmp/d.kdump" | jq -r '.sha256, .kdump.pages_zero, .dropped_segments' | tr '\n' ' ')
+[[ "$b" == "$a 4 7 " ]] &&
+	ok "kdump JSON: the ELF dump's sha256, 4 shared zero pages, 7 dropped" ||
+	not_ok "kdump JSON '$b' (ELF sha256 $a)"
+strings "$tmp/d.kdump" > "$tmp/d.strings"
+if grep -q "^output_format=kdump" "$tmp/d.strings" &&
+	grep -q "^segment=0 .* paddr=0x0000000000001000 " "$tmp/d.strings"; then
+	ok "the kdump's metadata note records the format and physical addresses"
+else
+	not_ok "metadata note of the kdump"
+fi
+
+# Round trips (dump -> convert back to ELF -> the same segment content):
+# they need kdump, flattened and LiME files as sources, which this version
+# does not open yet; each runs as soon as `kcoredump info` accepts the file.
+ram_sha=$(k dump -q --json --segments ram "$tmp/ram.elf" -o "$tmp/again.elf" | jq -r .sha256)
+rm -f "$tmp/again.elf"
+for f in zstd.kdump zlib.kdump none.kdump flat ram.lime; do
+	if ! k info "$tmp/$f" > /dev/null 2>&1; then
+		skip "round trip of $f: not readable as a source yet"
+		continue
+	fi
+	back=$(k convert -q --json --format elf "$tmp/$f" -o "$tmp/back.elf" | jq -r .sha256)
+	[[ -n $back && $back == "$ram_sha" ]] &&
+		ok "round trip $f -> ELF: the same content digest as the ELF dump" ||
+		not_ok "round trip $f -> ELF: digest $back, the ELF dump's $ram_sha"
+	rm -f "$tmp/back.elf"
+done
+
+usage() { # description expected-status stderr-pattern args...
+	local what=$1 want=$2 pat=$3 err rc
+	shift 3
+	err=$(k "$@" 2>&1 > /dev/null)
+	rc=$?
+	if [[ $rc == "$want" ]] && grep -q -- "$pat" <<< "$err"; then
+		ok "$what (exit $rc)"
+	else
+		not_ok "$what: exit $rc, '$err'"
+	fi
+	rm -f "$tmp/x"*
+}
+usage "virtual-only selection refused for kdump" 2 "no physical RAM segments" \
+	convert --format kdump --segments vmalloc,modules "$src" -o "$tmp/x"
+usage "virtual-only selection refused for LiME" 2 "no physical RAM segments" \
+	dump --format lime --segments vmemmap "$src" -o "$tmp/x"
+usage "a .zst kdump is refused" 2 "compresses each page" \
+	convert --format kdump "$src" -o "$tmp/x.kdump.zst"
+usage "--codec without --format kdump" 2 "is for --format kdump" \
+	dump --codec zlib "$src" -o "$tmp/x"
+usage "convert needs --format" 2 "needs --format" convert "$src" -o "$tmp/x"
+usage "convert needs an input" 2 "needs an input" convert --format elf -o "$tmp/x"
+usage "unknown format" 2 "unknown format" convert --format vmss "$src" -o "$tmp/x"
+[[ ! -e $tmp/x ]] && ok "no output left behind by refused runs" || not_ok "output left behind"
+finish

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""drgn as an oracle: open REFERENCE (our ELF dump) and OTHER (a kdump or
+ELF output of the same memory) with drgn -- libkdumpfile reads the kdump --
+and compare a test set of pages read by physical address: the pages with data in the
+reference (SEEK_DATA; at most 20000, evenly spread) and 2000 others.  A page OTHER does not hold (excluded
+in a kdump) must read as zeros in the reference.  With --virt PAGE_OFFSET,
+also read the same pages through the direct map by virtual address (drgn
+translates them with the kernel's page tables in the dump).
+
+Run with Debian's /usr/bin/python3 (python3-drgn).  Exit 0 when equal,
+1 on a difference, 77 when drgn is missing."""
+import os
+import random
+import struct
+import sys
+
+try:
+    import drgn
+except ImportError:
+    print("# SKIP: python3-drgn not installed")
+    sys.exit(77)
+
+PAGE = 4096
+
+
+def test_pages(path):
+    """Physical pages of the ELF's PT_LOADs that hold data (SEEK_DATA),
+    up to 20000 spread evenly, plus 2000 random others."""
+    with open(path, "rb") as f:
+        eh = f.read(64)
+        phoff, = struct.unpack_from("<Q", eh, 32)
+        phnum, = struct.unpack_from("<H", eh, 56)
+        f.seek(phoff)
+        phdrs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
+        fd = f.fileno()
+        data, rest = [], []
+        for typ, _, off, _, pa, filesz, _, _ in phdrs:
+            if typ != 1 or pa == 2**64 - 1:
+                continue
+            pos = 0
+            while pos < filesz:
+                try:
+                    d = os.lseek(fd, off + pos, os.SEEK_DATA) - off
+                except OSError:
+                    d = filesz
+                d = min(d - d % PAGE, filesz)
+                h = min(os.lseek(fd, off + d, os.SEEK_HOLE) - off, filesz) \
+                    if d < filesz else filesz
+                rest.extend(range(pa + pos, pa + d, PAGE * 64))
+                data.extend(range(pa + d, pa + h, PAGE))
+                pos = max(h + (-h % PAGE), d + PAGE)
+    rng = random.Random(5)
+    if len(data) > 20000:
+        data = data[::len(data) // 20000 + 1]
+    if len(rest) > 2000:
+        rest = rng.sample(rest, 2000)
+    return sorted(data + rest)
+
+
+def main():
+    args = sys.argv[1:]
+    virt = None
+    if len(args) >= 2 and args[0] == "--virt":
+        virt = int(args[1], 0)
+        args = args[2:]
+    ref_path, other_path = args[0], args[1]
+    ref = drgn.Program()
+    ref.set_core_dump(ref_path)
+    other = drgn.Program()
+    other.set_core_dump(other_path)
+    sample = test_pages(ref_path)
+    same = excluded = data = zero = virt_same = 0
+    bad = 0
+    for pa in sample:
+        want = ref.read(pa, PAGE, True)
+        try:
+            got = other.read(pa, PAGE, True)
+        except drgn.FaultError:
+            if want != bytes(PAGE):
+                print(f"not ok - {other_path}: page 0x{pa:x} has data but "
+                      "is not readable")
+                bad += 1
+            excluded += 1
+            continue
+        if got != want:
+            print(f"not ok - {other_path}: page 0x{pa:x} differs")
+            bad += 1
+            continue
+        same += 1
+        if want == bytes(PAGE):
+            zero += 1
+        else:
+            data += 1
+        if virt is not None and want != bytes(PAGE) and virt_same < 2000:
+            va = virt + pa
+            try:
+                gv = other.read(va, PAGE)
+            except drgn.FaultError as e:
+                print(f"not ok - {other_path}: vaddr 0x{va:x}: {e}")
+                bad += 1
+                continue
+            if gv != want:
+                print(f"not ok - {other_path}: vaddr 0x{va:x} differs")
+                bad += 1
+                continue
+            virt_same += 1
+    print(f"# {other_path}: {len(sample)} pages: {same} equal ({data} with "
+          f"data, {zero} zero), {excluded} excluded and zero in the "
+          f"reference" + (f", {virt_same} also equal by direct-map vaddr"
+                          if virt is not None else ""))
+    if bad or data == 0 or (virt is not None and virt_same == 0):
+        print(f"not ok - drgn reads {other_path} like {ref_path}")
+        return 1
+    print(f"ok - drgn reads {other_path} like {ref_path}")
+    return 0
+
+
+sys.exit(main())

@@ -1,0 +1,55 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Download Debian's linux-image-<version>-dbg matching the VM rig's kernel
+# (the one tests/vm/fetch-kernel.sh cached) and keep only its vmlinux:
+#   ${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/dbg/<version>/vmlinux
+# Print the vmlinux path on stdout.  The package is about 1 GB; a complete
+# cache entry is reused, an interrupted download leaves nothing behind.
+#
+# Usage: fetch-dbg.sh [VERSION]   (default: the newest cached VM kernel)
+set -euo pipefail
+
+root="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}"
+log() { echo "fetch-dbg: $*" >&2; }
+
+ver=${1:-}
+if [[ -z "$ver" ]]; then
+	ver=$(find "$root/kernel" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
+		-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+fi
+[[ -n "$ver" ]] || { log "no VM kernel cached; run tests/vm/fetch-kernel.sh first"; exit 1; }
+
+dir="$root/dbg/$ver"
+mkdir -p "$root/dbg"
+exec 9> "$root/dbg/.lock"
+flock 9
+if [[ ! -f "$dir/.complete" ]]; then
+	pkg="linux-image-$ver-dbg"
+	tmp=$(mktemp -d "$root/dbg/.tmp-$ver.XXXXXX")
+	chmod 0755 "$tmp" # apt-get download drops privileges to _apt
+	trap 'rm -rf "$tmp"' EXIT
+	log "downloading $pkg (about 1 GB)"
+	(cd "$tmp" && apt-get download -q "$pkg" >&2) || {
+		log "apt-get download failed; running apt-get update and retrying"
+		apt-get update -qq >&2
+		(cd "$tmp" && apt-get download -q "$pkg" >&2)
+	}
+	deb=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n 1)
+	[[ -n "$deb" ]] || { log "download of $pkg produced no .deb"; exit 1; }
+	log "unpacking vmlinux from $(basename "$deb")"
+	mkdir "$tmp/root"
+	dpkg-deb --fsys-tarfile "$deb" |
+		tar -x -C "$tmp/root" --wildcards '*/vmlinux-*'
+	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1)
+	[[ -n "$vml" ]] || { log "no vmlinux in $deb"; exit 1; }
+	mkdir "$tmp/out"
+	mv "$vml" "$tmp/out/vmlinux"
+	echo "$pkg" > "$tmp/out/package"
+	touch "$tmp/out/.complete"
+	rm -rf "$dir"
+	mv "$tmp/out" "$dir"
+	rm -rf "$tmp"
+	trap - EXIT
+fi
+echo "$dir/vmlinux"

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kdump writer under read errors injected through the I/O seam: a
+ * kernel-like core (VMCOREINFO note, one 8 MiB direct-map RAM segment of
+ * pattern data with a zero page) dumped with 3 unreadable pages.  In a
+ * regular file the unreadable pages are excluded (bitmap 2 cleared, no
+ * descriptor); the zero page points at the shared copy; every other page
+ * has a descriptor; ENOSPC leaves nothing behind.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kcoredump/kcore.h"
+#include "kcoredump/dump.h"
+#include "pattern.h"
+#include "elfcore.h"
+#include "tap.h"
+
+#define DATA_OFF   0x1000ull
+#define SEG_SIZE   (8ull << 20)
+#define PAGE	   4096ull
+#define PAGE_OFF   0xffff888000000000ull
+#define PADDR	   0x100000ull
+#define ZERO_PAGE  0x5000ull /* offset in the segment of a zero page */
+#define BAD_OFFSET 0x201000ull
+#define BAD_LEN	   0x3000ull
+
+struct fault {
+	uint64_t eio_from, eio_to;
+	uint64_t enospc_after, written;
+};
+
+static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
+{
+	struct fault *f = ctx;
+
+	if (off < f->eio_to && off + len > f->eio_from) {
+		if (off >= f->eio_from) {
+			errno = EIO;
+			return -1;
+		}
+		len = f->eio_from - off;
+	}
+	return pread(fd, buf, len, (off_t)off);
+}
+
+static ssize_t f_pwrite(void *ctx, int fd, const void *buf, size_t len,
+			uint64_t off)
+{
+	struct fault *f = ctx;
+
+	if (f->enospc_after && f->written + len > f->enospc_after) {
+		errno = ENOSPC;
+		return -1;
+	}
+	f->written += len;
+	return pwrite(fd, buf, len, (off_t)off);
+}
+
+static ssize_t f_write(void *ctx, int fd, const void *buf, size_t len)
+{
+	return f_pwrite(ctx, fd, buf, len, (uint64_t)lseek(fd, 0, SEEK_CUR));
+}
+
+static void make_core(const char *path)
+{
+	static unsigned char hdr[DATA_OFF];
+	static const char vi[] = "OSRELEASE=6.12.0-test\nPAGESIZE=4096\n"
+				 "NUMBER(phys_base)=0\n";
+	Elf64_Phdr *ph = kc_elfcore_header(hdr, 2);
+	unsigned char *note = hdr + 0x200, *buf = malloc(SEG_SIZE);
+	uint32_t namesz = sizeof("VMCOREINFO"), descsz = sizeof(vi) - 1,
+		 type = 0;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	memcpy(note, &namesz, 4);
+	memcpy(note + 4, &descsz, 4);
+	memcpy(note + 8, &type, 4);
+	memcpy(note + 12, "VMCOREINFO", namesz);
+	memcpy(note + 24, vi, descsz);
+	ph[0].p_filesz = 24 + ((descsz + 3) & ~3u);
+	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_flags = PF_R | PF_W | PF_X,
+			      .p_offset = DATA_OFF,
+			      .p_vaddr = PAGE_OFF + PADDR,
+			      .p_paddr = PADDR,
+			      .p_filesz = SEG_SIZE,
+			      .p_memsz = SEG_SIZE };
+	kc_pattern_fill(buf, PAGE_OFF + PADDR, SEG_SIZE, 9);
+	memset(buf + ZERO_PAGE, 0, PAGE);
+	if (!buf || fd < 0 || write(fd, hdr, sizeof(hdr)) != sizeof(hdr) ||
+	    write(fd, buf, SEG_SIZE) != (ssize_t)SEG_SIZE)
+		tap_skip_all("cannot write the test core");
+	close(fd);
+	free(buf);
+}
+
+static struct kcore_error *run(const char *core, const char *out,
+			       struct fault *f, struct kcore_dump_result *res)
+{
+	struct kcore_io_ops ops = {
+		.pread = f_pread, .pwrite = f_pwrite, .write = f_write, .ctx = f
+	};
+	struct kcore_open_opts oo = { .io = &ops };
+	struct kcore_selection sel = { 0 };
+	struct kcore_dump_opts opts = { .output = out,
+					.format = KCORE_FORMAT_KDUMP,
+					.codec = KCORE_CODEC_ZSTD,
+					.threads = 2,
+					.block_size = 1u << 20,
+					.out_io = &ops };
+	struct kcore_source *src;
+	struct kcore_plan *plan;
+	struct kcore_error *err;
+
+	err = kcore_source_open(core, &oo, &src);
+	if (err)
+		return err;
+	err = kcore_plan_create(src, &sel, &plan);
+	if (!err) {
+		err = kcore_dump(src, plan, &opts, res);
+		kcore_plan_destroy(plan);
+	}
+	kcore_source_destroy(src);
+	return err;
+}
+
+static unsigned leftovers(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    strcmp(e->d_name, "core"))
+			n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/t-kdump-XXXXXX", core[256], out[256];
+	struct kcore_dump_result res;
+	struct kcore_error *err;
+	struct fault f;
+	unsigned char hdr[464], sub[104];
+	uint32_t sub_blocks, bm_blocks, dump_level;
+	uint64_t pfn0 = PADDR / PAGE, ndesc = 0;
+	unsigned char *bm2;
+	int fd;
+
+	if (!mkdtemp(dir))
+		tap_skip_all("no temp dir");
+	snprintf(core, sizeof(core), "%s/core", dir);
+	snprintf(out, sizeof(out), "%s/out.kdump", dir);
+	make_core(core);
+
+	f = (struct fault){ .eio_from = DATA_OFF + BAD_OFFSET,
+			    .eio_to = DATA_OFF + BAD_OFFSET + BAD_LEN };
+	err = run(core, out, &f, &res);
+	ok(!err, "EIO does not stop a kdump dump");
+	if (err) {
+		fprintf(stderr, "# %s\n", err->message);
+		kcore_error_destroy(err);
+		return tap_done();
+	}
+	ok(res.pages_excluded == BAD_LEN / PAGE && res.pages_zero == 1 &&
+		   res.pages_dumped == SEG_SIZE / PAGE - 4,
+	   "3 pages excluded, 1 shared zero page, the rest with data "
+	   "(%llu/%llu/%llu)",
+	   (unsigned long long)res.pages_excluded,
+	   (unsigned long long)res.pages_zero,
+	   (unsigned long long)res.pages_dumped);
+	ok(res.nerrors == 1 && res.errors[0].len == BAD_LEN &&
+		   res.errors[0].errnum == EIO,
+	   "the read error is reported");
+	ok(!res.flattened && strcmp(res.digest_location, "note") == 0,
+	   "a regular file, digests in the note");
+	kcore_dump_result_deinit(&res);
+
+	fd = open(out, O_RDONLY);
+	ok(fd >= 0 && pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr) &&
+		   pread(fd, sub, sizeof(sub), PAGE) == sizeof(sub) &&
+		   memcmp(hdr, "KDUMP   ", 8) == 0,
+	   "the output is a kdump file");
+	memcpy(&sub_blocks, hdr + 432, 4);
+	memcpy(&bm_blocks, hdr + 436, 4);
+	memcpy(&dump_level, sub + 8, 4);
+	ok(dump_level == 1, "dump_level 1: excluded pages are zero pages");
+	bm2 = malloc(bm_blocks * PAGE / 2);
+	ok(bm2 && pread(fd, bm2, bm_blocks * PAGE / 2,
+			(1 + sub_blocks + bm_blocks / 2) * PAGE) ==
+			   (ssize_t)(bm_blocks * PAGE / 2),
+	   "bitmap 2 reads");
+	bool bits_ok = true;
+	for (uint64_t p = 0; p < SEG_SIZE / PAGE; p++) {
+		uint64_t pfn = pfn0 + p;
+		bool set = bm2[pfn >> 3] >> (pfn & 7) & 1;
+		bool bad = p * PAGE >= BAD_OFFSET &&
+			   p * PAGE < BAD_OFFSET + BAD_LEN;
+
+		bits_ok &= set == !bad;
+		ndesc += set;
+	}
+	ok(bits_ok && !(bm2[0] & 1) && ndesc == SEG_SIZE / PAGE - 3,
+	   "bitmap 2: the unreadable pfns cleared, the others set");
+	/* The zero page's descriptor points at the shared copy, the first
+	 * data page of the file, as every zero descriptor must. */
+	unsigned char d0[24], dz[24];
+	uint64_t desc_off = (1 + sub_blocks + bm_blocks) * PAGE, o0, oz;
+	ok(pread(fd, d0, 24, desc_off) == 24 &&
+		   pread(fd, dz, 24, desc_off + 24 * (ZERO_PAGE / PAGE)) == 24,
+	   "descriptors read");
+	memcpy(&o0, d0, 8);
+	memcpy(&oz, dz, 8);
+	ok(oz < o0 && oz >= desc_off + 24 * ndesc,
+	   "the zero page points at the shared copy before the data");
+	free(bm2);
+	close(fd);
+	unlink(out);
+
+	/* ENOSPC part way: an error, and no output or temporary file. */
+	f = (struct fault){ .eio_from = UINT64_MAX,
+			    .eio_to = UINT64_MAX,
+			    .enospc_after = 1u << 20 };
+	err = run(core, out, &f, &res);
+	ok(err && err->errnum == ENOSPC, "ENOSPC fails the kdump dump");
+	kcore_error_destroy(err);
+	ok(leftovers(dir) == 0, "nothing is left behind");
+	unlink(core);
+	rmdir(dir);
+	return tap_done();
+}

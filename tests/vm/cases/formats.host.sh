@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# shellcheck source-path=SCRIPTDIR
+# Host: the guest's flattened kdump (written through a pipe from the live
+# /proc/kcore) opens in crash and makedumpfile -R, and holds the same pages
+# as its ELF dump; then the outside readers on every format converted from
+# the ELF dump (tests/oracle/readers.sh, kernel mode).  The flattened
+# kdump and the ELF dump are read from live memory one after the other, so
+# their pages are not compared.  The flattened
+# kdump and the ELF dump are read from live memory one after the other, so
+# only their layout is compared.
+# shellcheck source=../lib/host-common.sh
+source "$VM_HERE/lib/host-common.sh"
+d=$1
+rel=$(cat "$d/uname-r")
+check=$(dirname "$KCOREDUMP")/tests/tools/kdump-check
+got=$(crash --osrelease "$d/ram.flat" 2>&1 | tail -n 1)
+if [[ $got == "$rel" ]]; then
+	ok "crash --osrelease ram.flat (flattened, from a pipe) says $rel"
+else
+	not_ok "crash --osrelease ram.flat says '$got', not $rel"
+fi
+grep -q "without physical memory dropped" "$d/flat.txt" &&
+	ok "the kdump summary warns that the kernel text segment was dropped" ||
+	not_ok "no warning about the dropped text segment in the summary"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$KCOREDUMP" dump -q --segments ram "$d/ram.elf" -o "$tmp/ram-only.elf"
+pb=$("$KCOREDUMP" info --json --no-holes --no-modules "$d/ram.elf" | jq -r '.source.layout.phys_base')
+# The two dumps were taken one after the other from live memory: pages
+# may differ (--live counts them); layout and codec must be right.
+if [[ -x $check ]] && "$check" kdump "$d/ram.flat" "$tmp/ram-only.elf" "$rel" "$pb" zstd --live; then
+	ok "kdump-check: the guest's flattened kdump is well-formed"
+else
+	not_ok "kdump-check of the guest's flattened kdump"
+fi
+if makedumpfile -R "$tmp/re.kdump" < "$d/ram.flat" > /dev/null 2>&1 &&
+	[[ $(crash --osrelease "$tmp/re.kdump" 2>&1 | tail -n 1) == "$rel" ]]; then
+	ok "makedumpfile -R rebuilds the guest's flattened kdump; crash reads it"
+else
+	not_ok "makedumpfile -R / crash on the guest's flattened kdump"
+fi
+if bash "$VM_HERE/../oracle/readers.sh" "$KCOREDUMP" "$check" "$d/ram.elf" kernel; then
+	ok "outside readers on the formats converted from the guest's ELF dump"
+else
+	not_ok "outside readers (tests/oracle/readers.sh) on the guest's dump"
+fi
+exit $fail
