@@ -82,6 +82,10 @@ else
 	die "no such guest script '$script'"
 fi
 case_name=$(basename "$script" .sh)
+# An empty script would "pass" without checking anything.
+for f in "$script" "${script%.sh}.host.sh"; do
+	[[ ! -e "$f" || -s "$f" ]] || die "$f is empty"
+done
 
 command -v qemu-system-x86_64 >/dev/null || {
 	echo "vm: qemu-system-x86_64 not installed; skipping" >&2
