@@ -117,6 +117,17 @@ enum {
 	DOPT_HASH,
 };
 
+/*
+ * The output options dump, convert and pid share (-o, -f, --sync,
+ * --compress, --hash, --level, -T, --block-size): store option c's value
+ * in opts.  0: it was one of them; -1: it was not; otherwise the usage
+ * error's exit status for a bad value.
+ */
+struct kcore_dump_opts;
+int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
+		      const char *arg, struct kcore_dump_opts *opts,
+		      bool *compress_set);
+
 /* dump and convert: parse argv with command name's spec and run. */
 int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv);
 

@@ -404,6 +404,60 @@ char *cli_join_args(int argc, char **argv)
 	return s;
 }
 
+int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
+		      const char *arg, struct kcore_dump_opts *opts,
+		      bool *compress_set)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'o':
+		opts->output = arg;
+		return 0;
+	case 'f':
+		opts->force = true;
+		return 0;
+	case DOPT_SYNC:
+		opts->sync = true;
+		return 0;
+	case DOPT_COMPRESS:
+		if (kcore_compress_from_name(arg) < 0)
+			return cli_usage_error(ctx, cmd,
+					       "unknown compression '%s'", arg);
+		opts->compress = kcore_compress_from_name(arg);
+		*compress_set = true;
+		return 0;
+	case DOPT_HASH:
+		if (strcmp(arg, "sha256") && strcmp(arg, "none"))
+			return cli_usage_error(ctx, cmd, "unknown hash '%s'",
+					       arg);
+		opts->no_hash = !strcmp(arg, "none");
+		return 0;
+	case DOPT_LEVEL:
+		if (!cli_parse_u64(arg, &v) || v > 22)
+			return cli_usage_error(ctx, cmd, "bad level '%s'", arg);
+		opts->level = (int)v;
+		return 0;
+	case 'T':
+		if (!cli_parse_u64(arg, &v) || v < 1 || v > 256)
+			return cli_usage_error(ctx, cmd,
+					       "bad thread count '%s'", arg);
+		opts->threads = (unsigned)v;
+		return 0;
+	case DOPT_BLOCK_SIZE:
+		if (!cli_parse_size(arg, &v) || !v || v % KCORE_HASH_BLOCK ||
+		    v > (256u << 20))
+			return cli_usage_error(ctx, cmd,
+					       "block size '%s' must be a "
+					       "multiple of 1M, at most 256M",
+					       arg);
+		opts->block_size = v;
+		return 0;
+	default:
+		return -1;
+	}
+}
+
 int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_find_command(name);
@@ -422,17 +476,22 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 	size_t dropped_segments = 0;
 	int c, status, progress = -1;
 	bool quiet = false, dry_run = false, compress_set = false;
-	uint64_t v;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	sel.ranges = ranges;
 	sel.mappings = mappings;
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		int r = cli_output_option(ctx, name, c, arg, &opts,
+					  &compress_set);
+
+		if (r > 0) {
+			cli_parser_destroy(p);
+			return r;
+		}
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 'o':
-			opts.output = arg;
-			break;
 		case DOPT_FORMAT:
 			if (kcore_format_from_name(arg) < 0) {
 				cli_parser_destroy(p);
@@ -456,54 +515,6 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			}
 			opts.codec = kcore_codec_from_name(arg);
 			codec_set = true;
-			break;
-		case DOPT_COMPRESS:
-			if (kcore_compress_from_name(arg) < 0) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "unknown compression "
-						       "'%s'",
-						       arg);
-			}
-			opts.compress = kcore_compress_from_name(arg);
-			compress_set = true;
-			break;
-		case DOPT_HASH:
-			if (strcmp(arg, "sha256") && strcmp(arg, "none")) {
-				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, name, "unknown hash '%s'", arg);
-			}
-			opts.no_hash = !strcmp(arg, "none");
-			break;
-		case DOPT_LEVEL:
-			if (!cli_parse_u64(arg, &v) || v > 22) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "bad level '%s'", arg);
-			}
-			opts.level = (int)v;
-			break;
-		case 'T':
-			if (!cli_parse_u64(arg, &v) || v < 1 || v > 256) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "bad thread count '%s'",
-						       arg);
-			}
-			opts.threads = (unsigned)v;
-			break;
-		case DOPT_BLOCK_SIZE:
-			if (!cli_parse_size(arg, &v) || !v ||
-			    v % KCORE_HASH_BLOCK || v > (256u << 20)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "block size '%s' must "
-						       "be a multiple of 1M, "
-						       "at most 256M",
-						       arg);
-			}
-			opts.block_size = v;
 			break;
 		case DOPT_VMALLOC:
 			sel.vmalloc = true;
@@ -544,12 +555,6 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 						       "too many --mapping");
 			}
 			mappings[sel.nmappings++] = arg;
-			break;
-		case 'f':
-			opts.force = true;
-			break;
-		case DOPT_SYNC:
-			opts.sync = true;
 			break;
 		case 'q':
 			quiet = true;

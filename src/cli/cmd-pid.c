@@ -12,18 +12,11 @@
 #include "kcoredump/dump.h"
 #include "kcoredump/process.h"
 
+/* pid's own options; the ones it shares with dump are DOPT_* (cli.h). */
 enum {
-	OPT_COMPRESS = 2100,
-	OPT_LEVEL,
-	OPT_BLOCK_SIZE,
-	OPT_HASH,
-	OPT_FILTER,
+	OPT_FILTER = 2100,
 	OPT_ALL_MAPPINGS,
 	OPT_STOP,
-	OPT_MAPPING,
-	OPT_SYNC,
-	OPT_PROGRESS,
-	OPT_NO_PROGRESS,
 };
 
 const struct cli_option pid_options[] = {
@@ -32,17 +25,17 @@ const struct cli_option pid_options[] = {
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
-	  "zstd xz none", OPT_COMPRESS },
+	  "zstd xz none", DOPT_COMPRESS },
 	{ "level", 0, CLI_ARG_REQUIRED, "N", "compression level", NULL,
-	  OPT_LEVEL },
+	  DOPT_LEVEL },
 	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
 	  "worker threads for hashing and compression (default: CPUs)", NULL,
 	  'T' },
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  "read size, a multiple of 1M (default 4M)", NULL, OPT_BLOCK_SIZE },
+	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
-	  OPT_HASH },
+	  DOPT_HASH },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
@@ -55,17 +48,17 @@ const struct cli_option pid_options[] = {
 	  NULL, OPT_STOP },
 	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
 	  "only mappings whose file matches PATTERN (repeatable)", NULL,
-	  OPT_MAPPING },
+	  DOPT_MAPPING },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the core before publishing it",
-	  NULL, OPT_SYNC },
+	  NULL, DOPT_SYNC },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
-	  OPT_PROGRESS },
+	  DOPT_PROGRESS },
 	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
-	  OPT_NO_PROGRESS },
+	  DOPT_NO_PROGRESS },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the mappings and what the filter dumps, and stop", NULL, 'n' },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
@@ -98,41 +91,16 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 	a->progress = -1;
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
 		const char *bad = NULL;
+		int r = cli_output_option(ctx, "pid", c, arg, &a->opts,
+					  &a->compress_set);
 
+		if (r > 0) {
+			cli_parser_destroy(p);
+			return r;
+		}
+		if (r == 0)
+			continue;
 		switch (c) {
-		case 'o':
-			a->opts.output = arg;
-			break;
-		case OPT_COMPRESS:
-			if (kcore_compress_from_name(arg) < 0)
-				bad = "unknown compression";
-			else
-				a->opts.compress =
-					kcore_compress_from_name(arg);
-			a->compress_set = true;
-			break;
-		case OPT_LEVEL:
-			if (!cli_parse_u64(arg, &v) || v > 22)
-				bad = "bad level";
-			a->opts.level = (int)v;
-			break;
-		case 'T':
-			if (!cli_parse_u64(arg, &v) || v < 1 || v > 256)
-				bad = "bad thread count";
-			a->opts.threads = (unsigned)v;
-			break;
-		case OPT_BLOCK_SIZE:
-			if (!cli_parse_size(arg, &v) || !v ||
-			    v % KCORE_HASH_BLOCK || v > (256u << 20))
-				bad = "block size must be a multiple of 1M, at "
-				      "most 256M";
-			a->opts.block_size = v;
-			break;
-		case OPT_HASH:
-			if (strcmp(arg, "sha256") && strcmp(arg, "none"))
-				bad = "unknown hash";
-			a->opts.no_hash = !strcmp(arg, "none");
-			break;
 		case OPT_FILTER: {
 			char *end;
 			unsigned long f = strtoul(arg, &end, 16);
@@ -150,25 +118,19 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		case OPT_STOP:
 			a->popts.keep_stopped = true;
 			break;
-		case OPT_MAPPING:
+		case DOPT_MAPPING:
 			if (a->sel.nmappings == 64)
 				bad = "too many --mapping";
 			else
 				a->mappings[a->sel.nmappings++] = arg;
 			break;
-		case 'f':
-			a->opts.force = true;
-			break;
-		case OPT_SYNC:
-			a->opts.sync = true;
-			break;
 		case 'q':
 			a->quiet = true;
 			break;
-		case OPT_PROGRESS:
+		case DOPT_PROGRESS:
 			a->progress = 1;
 			break;
-		case OPT_NO_PROGRESS:
+		case DOPT_NO_PROGRESS:
 			a->progress = 0;
 			break;
 		case 'n':
