@@ -12,6 +12,8 @@ set -euo pipefail
 
 root="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}"
 log() { echo "fetch-dbg: $*" >&2; }
+# shellcheck source-path=SCRIPTDIR source=../lib/apt-download.sh
+. "$(dirname "$0")/../lib/apt-download.sh"
 
 ver=${1:-}
 if [[ -z "$ver" ]]; then
@@ -30,13 +32,7 @@ if [[ ! -f "$dir/.complete" ]]; then
 	chmod 0755 "$tmp" # apt-get download drops privileges to _apt
 	trap 'rm -rf "$tmp"' EXIT
 	log "downloading $pkg (about 1 GB)"
-	(cd "$tmp" && apt-get download -q "$pkg" >&2) || {
-		log "apt-get download failed; running apt-get update and retrying"
-		apt-get update -qq >&2
-		(cd "$tmp" && apt-get download -q "$pkg" >&2)
-	}
-	deb=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n 1)
-	[[ -n "$deb" ]] || { log "download of $pkg produced no .deb"; exit 1; }
+	deb=$(apt_download_deb "$tmp" "$pkg") || exit 1
 	log "unpacking vmlinux from $(basename "$deb")"
 	mkdir "$tmp/root"
 	dpkg-deb --fsys-tarfile "$deb" |

@@ -35,6 +35,8 @@ while [[ $# -gt 0 ]]; do
 done
 
 log() { echo "fetch-kernel: $*" >&2; }
+# shellcheck source-path=SCRIPTDIR source=../lib/apt-download.sh
+. "$(dirname "$0")/../lib/apt-download.sh"
 
 # One fetch at a time (parallel ctest runs share the cache).
 mkdir -p "$cache"
@@ -76,13 +78,7 @@ if [[ -z "${dir:-}" ]]; then
 		chmod 0755 "$tmp" # apt-get download drops privileges to _apt
 		trap 'rm -rf "$tmp"' EXIT
 		log "downloading $pkg"
-		(cd "$tmp" && apt-get download -q "$pkg" >&2) || {
-			log "apt-get download failed; running apt-get update and retrying"
-			apt-get update -qq >&2
-			(cd "$tmp" && apt-get download -q "$pkg" >&2)
-		}
-		deb=$(find "$tmp" -maxdepth 1 -name '*.deb' | head -n 1)
-		[[ -n "$deb" ]] || { log "download of $pkg produced no .deb"; exit 1; }
+		deb=$(apt_download_deb "$tmp" "$pkg") || exit 1
 		log "unpacking $(basename "$deb")"
 		mkdir "$tmp/root"
 		dpkg-deb -x "$deb" "$tmp/root"
