@@ -12,6 +12,22 @@
 
 #include "kcoredump/output.h"
 
+/* The temporary file beside what would be named could not be created:
+ * the error, with out (which has no file yet) released. */
+static struct kcore_error *temp_failed(struct kcore_output *out,
+				       const char *name)
+{
+	struct kcore_error *err = kcore_error_create(
+		errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
+						  : KCORE_ERR_OS,
+		errno, name, "cannot create a temporary file beside");
+
+	free(out->tmp);
+	out->tmp = NULL;
+	kcore_output_destroy(out);
+	return err;
+}
+
 struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 				      struct kcore_output **ret)
 {
@@ -89,17 +105,8 @@ struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 	free(bcopy);
 	/* mkostemp creates the file 0600 with O_EXCL: nothing is followed. */
 	out->fd = mkostemp(out->tmp, O_CLOEXEC);
-	if (out->fd < 0) {
-		struct kcore_error *err = kcore_error_create(
-			errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
-							  : KCORE_ERR_OS,
-			errno, path, "cannot create a temporary file beside");
-
-		free(out->tmp);
-		out->tmp = NULL;
-		kcore_output_destroy(out);
-		return err;
-	}
+	if (out->fd < 0)
+		return temp_failed(out, path);
 	out->seekable = true;
 	*ret = out;
 	return NULL;
@@ -149,17 +156,8 @@ struct kcore_error *kcore_output_openat(int dirfd, const char *name, bool sync,
 		if (out->fd >= 0 || errno != EEXIST)
 			break;
 	}
-	if (out->fd < 0) {
-		struct kcore_error *err = kcore_error_create(
-			errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
-							  : KCORE_ERR_OS,
-			errno, name, "cannot create a temporary file beside");
-
-		free(out->tmp);
-		out->tmp = NULL;
-		kcore_output_destroy(out);
-		return err;
-	}
+	if (out->fd < 0)
+		return temp_failed(out, name);
 	out->seekable = true;
 	*ret = out;
 	return NULL;
