@@ -90,6 +90,14 @@ struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 /* process-maps.c: mappings and the coredump filter. */
 struct kcore_error *kcore_proc_read_maps(struct kcore_process *p);
 void kcore_proc_apply_filter(struct kcore_process *p);
+/* A private anonymous mapping (heap, stacks, MAP_PRIVATE|MAP_ANONYMOUS):
+ * the kernel's dumper writes a hole for every page the page tables do not
+ * hold (get_dump_page() with FOLL_DUMP), and only there does "not
+ * present" in pagemap mean "zeros in the core". */
+bool kcore_proc_vma_anon_private(const struct kcore_proc_vma *v);
+/* Forget what the last scan found, so that the next
+ * kcore_proc_next_data() reads the page tables again. */
+void kcore_proc_scan_forget(struct kcore_process *p);
 /* The first data byte at or after addr in [addr, end) of mapping m, and
  * where that data ends: *ret_start == end if there is none. */
 struct kcore_error *kcore_proc_next_data(struct kcore_process *p,

@@ -203,17 +203,22 @@ static bool maps_elf_header(struct kcore_process *p,
 	       memcmp(magic, "\177ELF", 4) == 0;
 }
 
+bool kcore_proc_vma_anon_private(const struct kcore_proc_vma *v)
+{
+	return !v->io && !v->pfnmap && !v->m.has_file && !v->shared &&
+	       !v->special && !v->hugetlb;
+}
+
 static void decide(struct kcore_process *p, struct kcore_proc_vma *v)
 {
 	uint32_t f = p->info.filter;
 	uint64_t whole = v->m.end - v->m.start;
 	/* How pages are found when the mapping is dumped. */
 	enum kcore_process_read how =
-		v->io || v->pfnmap ? KCORE_PROCESS_READ_NONE
-		: !v->m.has_file && !v->shared && !v->special
-			? KCORE_PROCESS_READ_SCAN
-		: v->hugetlb && !v->shared ? KCORE_PROCESS_READ_SCAN
-					   : KCORE_PROCESS_READ_ALL;
+		v->io || v->pfnmap		 ? KCORE_PROCESS_READ_NONE
+		: kcore_proc_vma_anon_private(v) ? KCORE_PROCESS_READ_SCAN
+		: v->hugetlb && !v->shared	 ? KCORE_PROCESS_READ_SCAN
+						 : KCORE_PROCESS_READ_ALL;
 	const char *why;
 	uint64_t size = 0;
 
@@ -357,6 +362,14 @@ static struct kcore_error *scan_read(struct kcore_process *p,
 	}
 	p->info.bytes_scanned += c->hi - c->lo;
 	return NULL;
+}
+
+void kcore_proc_scan_forget(struct kcore_process *p)
+{
+	struct scan_cache *c = p->scan_cache;
+
+	if (c)
+		c->lo = c->hi = 0;
 }
 
 struct kcore_error *kcore_proc_next_data(struct kcore_process *p,
