@@ -300,7 +300,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --no-sync --install --print-pattern --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
 		fi
 		;;
 	list)

@@ -143,6 +143,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-use -
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l timeout -s t -x -d 'stop reading after SECONDS (default 300; 0 = never)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l owner -x -a 'root user' -d 'root (the default) or user: files owned by the crashing user'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-sync -d 'do not fsync the core before publishing it'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-pagemap -d 'read every zero of the stream, even where the crashing process\'s page tables say it holds nothing'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l install -d 'write the handler line into /proc/sys/kernel/core_pattern'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l print-pattern -d 'print the core_pattern line for this binary and options'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l help -s h -d 'show this help and exit'

@@ -5,7 +5,8 @@
  * or a seekable .zst, with metadata beside it, within size limits and a
  * time limit.  The stream is read once, in order, from a descriptor that
  * cannot seek; pages that are all zero (what dump_skip() writes for
- * unpopulated memory on a pipe) are never written.
+ * unpopulated memory on a pipe) are never written, and where the crashing
+ * process's page tables say they will be zeros, never read either.
  *
  * A stored core keeps the stream's layout byte for byte: the sparse ELF
  * reads back identical to the core the kernel writes to a regular file,
@@ -87,6 +88,15 @@ struct kcore_ch_opts {
 	void *log_arg;
 	/* The time the handler started (CLOCK_MONOTONIC ns); 0 = now. */
 	uint64_t start_ns;
+	/*
+	 * Read every byte of the stream.  Otherwise, where the crashing
+	 * process's page tables (/proc/PID/pagemap, looked at before and
+	 * after the kernel writes the bytes) hold nothing in a private
+	 * anonymous mapping, the zeros are consumed from the pipe with
+	 * splice(2), unread.
+	 */
+	bool no_pagemap;
+	const char *procfs; /* NULL: "/proc" (tests) */
 };
 
 struct kcore_ch_result {
@@ -104,6 +114,12 @@ struct kcore_ch_result {
 	unsigned removed;      /* older cores removed for the limits */
 	unsigned char sha256[KCORE_DIGEST_LEN]; /* of the stored stream bytes */
 	double elapsed;				/* seconds */
+	/* Zero bytes consumed unread because the page tables had nothing
+	 * there (within zero_bytes); why the page tables were not used
+	 * (NULL when they were); pagemap looks. */
+	uint64_t unread_bytes;
+	char *pagemap_why;
+	uint64_t pagemap_scans;
 };
 
 /*

@@ -35,6 +35,7 @@ enum {
 	OPT_INSTALL,
 	OPT_PRINT_PATTERN,
 	OPT_NO_SYNC,
+	OPT_NO_PAGEMAP,
 };
 
 const struct cli_option core_handler_options[] = {
@@ -57,6 +58,10 @@ const struct cli_option core_handler_options[] = {
 	  "root user", OPT_OWNER },
 	{ "no-sync", 0, CLI_ARG_NONE, NULL,
 	  "do not fsync the core before publishing it", NULL, OPT_NO_SYNC },
+	{ "no-pagemap", 0, CLI_ARG_NONE, NULL,
+	  "read every zero of the stream, even where the crashing process's "
+	  "page tables say it holds nothing",
+	  NULL, OPT_NO_PAGEMAP },
 	{ "install", 0, CLI_ARG_NONE, NULL,
 	  "write the handler line into /proc/sys/kernel/core_pattern", NULL,
 	  OPT_INSTALL },
@@ -145,7 +150,7 @@ static bool pattern_safe(const char *s)
 struct pattern_args {
 	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
 		*owner;
-	bool no_sync;
+	bool no_sync, no_pagemap;
 };
 
 static int build_pattern(const struct pattern_args *a, char *out, size_t size)
@@ -196,6 +201,8 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 	}
 	if (a->no_sync && len < size)
 		len += (size_t)snprintf(out + len, size - len, " --no-sync");
+	if (a->no_pagemap && len < size)
+		len += (size_t)snprintf(out + len, size - len, " --no-pagemap");
 	if (len > CORE_PATTERN_MAX) {
 		fprintf(stderr,
 			"kcoredump core-handler: the pattern is %zu bytes; the "
@@ -326,6 +333,10 @@ int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		case OPT_NO_SYNC:
 			o.sync = false;
 			pa.no_sync = true;
+			break;
+		case OPT_NO_PAGEMAP:
+			o.no_pagemap = true;
+			pa.no_pagemap = true;
 			break;
 		case OPT_INSTALL:
 			install = true;

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +30,12 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "coredir.h"
+#include "corehandler-holes.h"
 #include "internal.h"
 #include "kcoredump/corehandler.h"
 #include "kcoredump/output.h"
@@ -75,6 +78,7 @@ struct ch {
 	const char *in_name;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
 	bool eof, stopped;    /* stopped: timeout or cancel while reading */
+	bool input_closed;
 	uint64_t last_read_ns;
 	enum kcore_ch_reason stop_reason;
 
@@ -116,6 +120,12 @@ struct ch {
 	unsigned char *cap;
 	size_t cap_len, cap_size;
 	bool cap_full;
+
+	/* Where the crashing process's page tables say the stream is zeros
+	 * (NULL: read everything), and /dev/null to splice them into. */
+	struct ch_holes *holes;
+	int null_fd;
+	size_t pipe_size; /* F_GETPIPE_SZ */
 
 	/* From the notes. */
 	struct kcore_source fake; /* path and info for the note decoders */
@@ -182,18 +192,16 @@ static void batch_wait(struct ch *ch, uint64_t got)
 }
 
 /*
- * Read up to len bytes, waiting at most until the deadline; *ret_done is
- * short at the end of the stream or when stopped (ch->eof / ch->stopped).
+ * Wait until the stream has bytes to read (or has ended), at most until
+ * the deadline: false when the handler stopped instead (ch->stopped), or
+ * poll failed (*ret_err).
  */
-static struct kcore_error *fill(struct ch *ch, void *buf, size_t len,
-				size_t *ret_done)
+static bool wait_input(struct ch *ch, struct kcore_error **ret_err)
 {
-	size_t done = 0;
-
-	while (done < len && !ch->eof && !ch->stopped) {
+	*ret_err = NULL;
+	while (!ch->stopped) {
 		struct pollfd pfd = { .fd = ch->o->in_fd, .events = POLLIN };
 		int wait_ms = 1000; /* look at the cancel flag each second */
-		ssize_t n;
 		int r;
 
 		if (ch->o->cancel && *ch->o->cancel) {
@@ -215,12 +223,36 @@ static struct kcore_error *fill(struct ch *ch, void *buf, size_t len,
 					  1;
 		}
 		r = poll(&pfd, 1, wait_ms);
-		if (r < 0 && errno != EINTR)
-			return kcore_error_create_at(
+		if (r < 0 && errno != EINTR) {
+			*ret_err = kcore_error_create_at(
 				KCORE_ERR_OS, errno, ch->in_name,
 				ch->res->stream_bytes, "poll failed");
-		if (r <= 0)
-			continue;
+			return false;
+		}
+		if (r > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Read up to len bytes, waiting at most until the deadline; *ret_done is
+ * short at the end of the stream or when stopped (ch->eof / ch->stopped).
+ */
+static struct kcore_error *fill(struct ch *ch, void *buf, size_t len,
+				size_t *ret_done)
+{
+	struct kcore_error *err;
+	size_t done = 0;
+
+	while (done < len && !ch->eof && !ch->stopped) {
+		ssize_t n;
+
+		if (!wait_input(ch, &err)) {
+			if (err)
+				return err;
+			break;
+		}
 		n = read(ch->o->in_fd, (char *)buf + done, len - done);
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -240,6 +272,144 @@ static struct kcore_error *fill(struct ch *ch, void *buf, size_t len,
 	}
 	*ret_done = done;
 	return NULL;
+}
+
+/* Bytes waiting in the pipe, or -1. */
+static long pipe_bytes(const struct ch *ch)
+{
+	int n;
+
+	return ioctl(ch->o->in_fd, FIONREAD, &n) < 0 ? -1 : n;
+}
+
+/* Read the page tables no more: every later byte is read. */
+static void drop_holes(struct ch *ch, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void drop_holes(struct ch *ch, const char *fmt, ...)
+{
+	va_list ap;
+
+	ch->res->pagemap_scans += ch_holes_scans(ch->holes);
+	ch_holes_destroy(ch->holes);
+	ch->holes = NULL;
+	free(ch->res->pagemap_why);
+	ch->res->pagemap_why = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&ch->res->pagemap_why, fmt, ap) < 0)
+		ch->res->pagemap_why = NULL;
+	va_end(ap);
+}
+
+/*
+ * Let the pipe fill until want bytes wait in it, sleeping for the time the
+ * writer needs for the rest at the rate it showed so far; the writer's
+ * end closing, or MAX_FILL_NS, ends the wait.  Returns the bytes waiting.
+ */
+#define MAX_FILL_NS 100000000u
+
+static long fill_pipe(struct ch *ch, size_t want)
+{
+	uint64_t start = mono_ns(), seen_ns = start;
+	long avail = pipe_bytes(ch), seen = avail;
+
+	while (avail >= 0 && (size_t)avail < want) {
+		struct pollfd pfd = { .fd = ch->o->in_fd, .events = POLLIN };
+		uint64_t now = mono_ns(), wait = 2000000u;
+		struct timespec ts;
+
+		if ((poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP)) ||
+		    now - start >= MAX_FILL_NS ||
+		    (ch->o->cancel && *ch->o->cancel))
+			break;
+		if (avail > seen && now > seen_ns)
+			wait = (uint64_t)((double)(want - (size_t)avail) *
+					  (double)(now - seen_ns) /
+					  (double)(avail - seen));
+		if (wait < 100000u)
+			wait = 100000u;
+		if (wait > 20000000u)
+			wait = 20000000u;
+		seen = avail;
+		seen_ns = now;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)wait;
+		nanosleep(&ts, NULL);
+		avail = pipe_bytes(ch);
+	}
+	return avail;
+}
+
+/*
+ * Consume stream bytes [pos, pos + len), inside a hole run of the page
+ * tables, without reading them: splice(2) hands the pipe's pages to
+ * /dev/null.  Only bytes already in the pipe are taken, each time after
+ * another look at the page tables (the kernel has decided about those
+ * pages) finds them still empty.  *ret_done is short when a page appeared
+ * there, at the end of the stream or when stopped; the caller reads the
+ * rest.  Three quarters of the pipe at a time: fewer wake-ups, and the
+ * kernel keeps writing meanwhile.
+ */
+static struct kcore_error *drain(struct ch *ch, uint64_t pos, uint64_t len,
+				 uint64_t *ret_done)
+{
+	struct kcore_error *err = NULL;
+	uint64_t done = 0;
+
+	while (done < len && !ch->eof && !ch->stopped && ch->holes) {
+		size_t want = ch->pipe_size / 4 * 3, take;
+		long avail;
+		bool empty;
+		ssize_t n;
+
+		if (!wait_input(ch, &err))
+			break;
+		if (want > len - done)
+			want = (size_t)(len - done);
+		avail = fill_pipe(ch, want);
+		if (avail < 0) {
+			drop_holes(ch, "FIONREAD on the stream failed: %s",
+				   strerror(errno));
+			break;
+		}
+		if (avail == 0) {
+			/* Readable and empty: the kernel closed it. */
+			ch->eof = true;
+			break;
+		}
+		take = (uint64_t)avail < len - done ? (size_t)avail
+						    : (size_t)(len - done);
+		err = ch_holes_recheck(ch->holes, pos + done, pos + done + take,
+				       &empty);
+		if (err && err != &kcore_error_nomem) {
+			char *d = kcore_error_describe(err);
+
+			drop_holes(ch, "%s", d ? d : "the page tables failed");
+			free(d);
+			kcore_error_destroy(err);
+			err = NULL;
+		}
+		if (err || !empty)
+			break;
+		n = splice(ch->o->in_fd, NULL, ch->null_fd, NULL, take,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			drop_holes(ch, "splice from the stream failed: %s",
+				   strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			ch->eof = true;
+			break;
+		}
+		done += (uint64_t)n;
+		ch->res->stream_bytes += (uint64_t)n;
+		ch->res->unread_bytes += (uint64_t)n;
+		ch->last_read_ns = mono_ns();
+	}
+	*ret_done = done;
+	return err;
 }
 
 /* Grow the prefix to len bytes of the stream; a short stream or a stop
@@ -853,7 +1023,7 @@ static struct kcore_error *store_block(struct ch *ch, const unsigned char *buf,
 }
 
 /* For a .zst, keep the first page of each PT_LOAD as it passes (for the
- * build IDs; a sparse ELF is read back instead). */
+ * build IDs; a sparse ELF is read back instead); buf NULL: n zeros. */
 static void capture(struct ch *ch, const unsigned char *buf, uint64_t bstart,
 		    size_t n)
 {
@@ -891,8 +1061,12 @@ static void capture(struct ch *ch, const unsigned char *buf, uint64_t bstart,
 		from = cs > bstart ? cs : bstart;
 		to = ce < bend ? ce : bend;
 		if (to > from) {
-			memcpy(ch->cap + c->off + (from - cs),
-			       buf + (from - bstart), to - from);
+			if (buf)
+				memcpy(ch->cap + c->off + (from - cs),
+				       buf + (from - bstart), to - from);
+			else
+				memset(ch->cap + c->off + (from - cs), 0,
+				       to - from);
 			if (to - cs > c->len)
 				c->len = (uint32_t)(to - cs);
 		}
@@ -957,13 +1131,28 @@ static struct kcore_error *copy_data(struct ch *ch)
 		return &kcore_error_nomem;
 	for (uint64_t bstart = 0;; bstart += BLOCK) {
 		size_t n = 0, got;
-		uint64_t keep;
+		uint64_t keep, run;
 
 		if (bstart < ch->prefix_len) {
 			n = ch->prefix_len - bstart < BLOCK
 				    ? (size_t)(ch->prefix_len - bstart)
 				    : BLOCK;
 			memcpy(buf, ch->prefix + bstart, n);
+		} else if ((run = ch_holes_run(ch->holes, bstart, BLOCK))) {
+			uint64_t done, whole;
+
+			err = drain(ch, bstart, run, &done);
+			if (err)
+				break;
+			whole = done - done % BLOCK;
+			if (whole) {
+				/* Zeros: nothing to store or to hash. */
+				ch->res->zero_bytes += whole;
+				capture(ch, NULL, bstart, whole);
+				bstart += whole;
+			}
+			n = (size_t)(done - whole);
+			memset(buf, 0, n);
 		}
 		if (n < BLOCK) {
 			err = fill(ch, buf + n, BLOCK - n, &got);
@@ -971,8 +1160,11 @@ static struct kcore_error *copy_data(struct ch *ch)
 				break;
 			n += got;
 		}
-		if (!n)
+		if (!n) {
+			if (ch->stopped)
+				set_cut(ch, bstart, ch->stop_reason);
 			break;
+		}
 		if (ch->o->cancel && *ch->o->cancel && !ch->stopped) {
 			ch->stopped = true;
 			ch->stop_reason = KCORE_CH_CANCELLED;
@@ -1351,6 +1543,13 @@ static struct kcore_error *write_metadata(struct ch *ch, const char *meta_name)
 		"  \"allocated_bytes\": %" PRIu64 ",\n",
 		r->stream_bytes, r->expected_bytes, r->file_size, r->data_bytes,
 		r->zero_bytes, r->allocated_bytes);
+	fprintf(f,
+		"  \"pagemap\": {\"used\": %s, \"unread_bytes\": %" PRIu64
+		", \"scans\": %" PRIu64 ", \"why_not\": ",
+		r->pagemap_why ? "false" : "true", r->unread_bytes,
+		r->pagemap_scans + ch_holes_scans(ch->holes));
+	json_str(f, r->pagemap_why);
+	fputs("},\n", f);
 	fprintf(f, "  \"complete\": %s,\n  \"truncation_reason\": \"%s\",\n",
 		r->reason == KCORE_CH_COMPLETE ? "true" : "false",
 		kcore_ch_reason_name(r->reason));
@@ -1455,8 +1654,21 @@ static char *pick_base(const struct kcore_ch_opts *o)
 
 /* ---- the handler ---- */
 
+static void close_input(struct ch *ch)
+{
+	if (ch->o->close_input && !ch->input_closed) {
+		/* The kernel ends the dump (and the process) right away. */
+		close(ch->o->in_fd);
+		ch->input_closed = true;
+	}
+}
+
 static void ch_deinit(struct ch *ch)
 {
+	ch->res->pagemap_scans += ch_holes_scans(ch->holes);
+	ch_holes_destroy(ch->holes);
+	if (ch->null_fd >= 0)
+		close(ch->null_fd);
 	kcore_ostream_destroy(ch->os);
 	kcore_output_destroy(ch->out);
 	kcore_stored_cores_free(ch->others, ch->nothers);
@@ -1471,6 +1683,66 @@ static void ch_deinit(struct ch *ch)
 	free(ch->psargs);
 	free(ch->note_error);
 	free(ch->files.entries);
+}
+
+/*
+ * The first look at the crashing process's page tables, right after the
+ * headers: stream bytes it finds empty need not be read when they come.
+ */
+static struct kcore_error *find_holes(struct ch *ch)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	struct kcore_error *err;
+	struct ch_load *loads;
+	struct stat sb;
+	long queued;
+	int n;
+
+	if (o->no_pagemap) {
+		drop_holes(ch, "--no-pagemap");
+		return NULL;
+	}
+	if (fstat(o->in_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) {
+		drop_holes(ch, "the core stream is not a pipe");
+		return NULL;
+	}
+	loads = calloc(ch->norder ? ch->norder : 1, sizeof(*loads));
+	if (!loads)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < ch->norder; i++) {
+		const struct gphdr *p = &ch->ph[ch->order[i]];
+
+		loads[i] = (struct ch_load){ p->offset, p->vaddr, p->filesz,
+					     p->memsz };
+	}
+	err = ch_holes_create(o->procfs, o->crash.pid, loads, ch->norder, BLOCK,
+			      &ch->holes, &ch->res->pagemap_why);
+	free(loads);
+	if (err || !ch->holes)
+		return err;
+	n = fcntl(o->in_fd, F_GETPIPE_SZ);
+	ch->pipe_size = n > 0 ? (size_t)n : 65536;
+	ch->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (ch->null_fd < 0) {
+		drop_holes(ch, "cannot open /dev/null: %s", strerror(errno));
+		return NULL;
+	}
+	/*
+	 * What the kernel wrote before the look ended, and the page it may
+	 * be writing now, it decided about before: those bytes are read.
+	 * (Holes it decided about but has not written yet are zeros.)
+	 */
+	queued = pipe_bytes(ch);
+	if (queued < 0) {
+		drop_holes(ch, "FIONREAD on the stream failed: %s",
+			   strerror(errno));
+		return NULL;
+	}
+	ch_holes_set_guard(ch->holes,
+			   (ch->res->stream_bytes + (uint64_t)queued + PAGE -
+			    1) / PAGE * PAGE +
+				   PAGE);
+	return NULL;
 }
 
 static struct kcore_error *open_output(struct ch *ch)
@@ -1519,7 +1791,12 @@ static struct kcore_error *open_output(struct ch *ch)
 struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 				      struct kcore_ch_result *ret)
 {
-	struct ch ch = { .o = opts, .res = ret, .in_name = "<core stream>" };
+	struct ch ch = {
+		.o = opts,
+		.res = ret,
+		.in_name = "<core stream>",
+		.null_fd = -1,
+	};
 	uint64_t t0 = opts->start_ns ? opts->start_ns : mono_ns();
 	uint64_t size;
 	struct kcore_error *err;
@@ -1539,7 +1816,9 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		goto out;
 	parse_notes(&ch);
 	ret->expected_bytes = ch.expected;
-	err = load_others(&ch);
+	err = find_holes(&ch);
+	if (!err)
+		err = load_others(&ch);
 	if (!err)
 		err = open_output(&ch);
 	if (err)
@@ -1557,10 +1836,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	}
 	if (!err)
 		err = copy_data(&ch);
-	if (opts->close_input) {
-		/* The kernel ends the dump (and the process) right away. */
-		close(opts->in_fd);
-	}
+	close_input(&ch);
 	if (err)
 		goto out;
 	if (ch.cut == UINT64_MAX && ret->stream_bytes < ch.expected)
@@ -1636,13 +1912,16 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (!err)
 		chlog(&ch, KCORE_CH_LOG_INFO,
 		      "stored the core of pid %" PRId64 " (%s, signal %d) as "
-		      "'%s/%s': %" PRIu64 " stream bytes, %" PRIu64
-		      " allocated",
+		      "'%s/%s': %" PRIu64 " stream bytes (%" PRIu64
+		      " of them zeros left unread where the page tables had "
+		      "nothing), %" PRIu64 " allocated",
 		      opts->crash.pid,
 		      opts->crash.comm ? opts->crash.comm : "?",
 		      opts->crash.signal, opts->dir ? opts->dir : ".",
-		      ret->core_name, ret->stream_bytes, ret->allocated_bytes);
+		      ret->core_name, ret->stream_bytes, ret->unread_bytes,
+		      ret->allocated_bytes);
 out:
+	close_input(&ch);
 	ch_deinit(&ch);
 	return err;
 }
@@ -1653,5 +1932,6 @@ void kcore_ch_result_deinit(struct kcore_ch_result *res)
 		return;
 	free(res->core_name);
 	free(res->meta_name);
-	res->core_name = res->meta_name = NULL;
+	free(res->pagemap_why);
+	res->core_name = res->meta_name = res->pagemap_why = NULL;
 }

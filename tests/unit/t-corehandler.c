@@ -5,10 +5,21 @@
  * length is not a multiple of the page size, an unaligned prefix, the
  * exact byte counts, the cancel flag, and a stream written in tiny
  * pieces.  A writer thread feeds a pipe, as the kernel does.
+ *
+ * Then the page tables of the crashing process, from a procfs built here
+ * for this process (status, smaps, a pagemap file): whole 1 MiB blocks
+ * they leave empty are consumed unread (a byte planted there is not
+ * stored, which shows it was never read), a page that appears while the
+ * stream is written is read after all, and a process sharing the memory,
+ * a process not dumping core or mappings that do not match the core turn
+ * the page tables off.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -24,6 +35,12 @@ struct feed {
 	int fd;
 	const unsigned char *buf;
 	size_t len, piece;
+	/* Before writing byte at_off, call at(at_arg) (0: never); after
+	 * the first piece, sleep pause_us. */
+	size_t at_off;
+	void (*at)(void *);
+	void *at_arg;
+	unsigned pause_us;
 };
 
 static void *writer(void *arg)
@@ -32,10 +49,21 @@ static void *writer(void *arg)
 
 	for (size_t off = 0; off < f->len;) {
 		size_t n = f->len - off < f->piece ? f->len - off : f->piece;
-		ssize_t w = write(f->fd, f->buf + off, n);
+		ssize_t w;
 
+		if (f->at && off <= f->at_off && f->at_off < off + n) {
+			if (off < f->at_off) {
+				n = f->at_off - off;
+			} else {
+				f->at(f->at_arg);
+				f->at = NULL;
+			}
+		}
+		w = write(f->fd, f->buf + off, n);
 		if (w <= 0)
 			break;
+		if (!off && f->pause_us)
+			usleep(f->pause_us);
 		off += (size_t)w;
 	}
 	close(f->fd);
@@ -75,10 +103,11 @@ static unsigned char *make_core(size_t *ret_len)
 	return img;
 }
 
-static struct kcore_error *run(const unsigned char *img, size_t len,
-			       size_t piece, int dir_fd,
-			       volatile sig_atomic_t *cancel,
-			       struct kcore_ch_result *res)
+static struct kcore_error *run_feed(struct feed *f, int dir_fd,
+				    volatile sig_atomic_t *cancel,
+				    const char *procfs, int64_t pid,
+				    bool no_pagemap,
+				    struct kcore_ch_result *res)
 {
 	struct kcore_ch_opts o = {
 		.dir_fd = dir_fd,
@@ -86,26 +115,37 @@ static struct kcore_error *run(const unsigned char *img, size_t len,
 		.timeout_ms = 20000,
 		.close_input = true,
 		.cancel = cancel,
-		.crash = { .pid = 42,
+		.crash = { .pid = pid,
 			   .uid = 7,
 			   .gid = 8,
 			   .signal = 11,
 			   .time = 1000,
 			   .comm = "t" },
+		.procfs = procfs,
+		.no_pagemap = no_pagemap,
 	};
-	struct feed f = { .buf = img, .len = len, .piece = piece };
 	struct kcore_error *err;
 	pthread_t th;
 	int p[2];
 
 	if (pipe(p) < 0)
 		return kcore_error_create(KCORE_ERR_OS, 0, NULL, "pipe");
-	f.fd = p[1];
+	f->fd = p[1];
 	o.in_fd = p[0];
-	pthread_create(&th, NULL, writer, &f);
+	pthread_create(&th, NULL, writer, f);
 	err = kcore_core_handle(&o, res);
 	pthread_join(th, NULL);
 	return err;
+}
+
+static struct kcore_error *run(const unsigned char *img, size_t len,
+			       size_t piece, int dir_fd,
+			       volatile sig_atomic_t *cancel,
+			       struct kcore_ch_result *res)
+{
+	struct feed f = { .buf = img, .len = len, .piece = piece };
+
+	return run_feed(&f, dir_fd, cancel, NULL, 42, false, res);
 }
 
 static unsigned char *slurp(int dir_fd, const char *name, size_t *len)
@@ -120,6 +160,220 @@ static unsigned char *slurp(int dir_fd, const char *name, size_t *len)
 	*len = (size_t)read(fd, b, (size_t)st.st_size);
 	close(fd);
 	return b;
+}
+
+/* ---- the page tables ---- */
+
+#define MIB	 (1u << 20)
+#define PM_VADDR 0x7f0000000000ull
+#define PM_LEN	 (8 * MIB)
+#define PM_OFF	 0x1000u /* the PT_LOAD's stream offset */
+
+struct fakeproc {
+	char root[64], dir[128];
+	int pid;
+	int pagemap_fd;
+};
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* Mark page (index from PM_VADDR) present in the fake pagemap. */
+static void present(struct fakeproc *fp, uint64_t page)
+{
+	uint64_t e = 1ull << 63 | 0x1234;
+
+	pwrite(fp->pagemap_fd, &e, 8, (off_t)((PM_VADDR >> 12) + page) * 8);
+}
+
+static void fakeproc_init(struct fakeproc *fp, int dumping, uint64_t vaddr)
+{
+	char text[512];
+
+	snprintf(fp->root, sizeof(fp->root), "/tmp/t-corehandler-proc.XXXXXX");
+	if (!mkdtemp(fp->root))
+		abort();
+	fp->pid = (int)getpid();
+	snprintf(fp->dir, sizeof(fp->dir), "%s/%d", fp->root, fp->pid);
+	mkdir(fp->dir, 0700);
+	snprintf(text, sizeof(text),
+		 "Name:\tt\nTgid:\t%d\nPid:\t%d\nCoreDumping:\t%d\n", fp->pid,
+		 fp->pid, dumping);
+	put(fp->dir, "status", text);
+	snprintf(text, sizeof(text),
+		 "%llx-%llx rw-p 00000000 00:00 0 \n"
+		 "Anonymous:          8 kB\n"
+		 "VmFlags: rd wr mr mw me ac \n",
+		 (unsigned long long)vaddr, (unsigned long long)vaddr + PM_LEN);
+	put(fp->dir, "smaps", text);
+	snprintf(text, sizeof(text), "%s/pagemap", fp->dir);
+	fp->pagemap_fd = open(text, O_RDWR | O_CREAT, 0600);
+	/* All of the mapping's entries read back (as zeros: no page). */
+	ftruncate(fp->pagemap_fd, (off_t)(((PM_VADDR + 2 * PM_LEN) >> 12) * 8));
+	/* Pages 0 and 5 MiB + 3 pages hold data. */
+	present(fp, 0);
+	present(fp, (5 * MIB >> 12) + 3);
+}
+
+static void fakeproc_deinit(struct fakeproc *fp)
+{
+	char cmd[160];
+
+	close(fp->pagemap_fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fp->root);
+	if (system(cmd) != 0)
+		fprintf(stderr, "# cannot remove %s\n", fp->root);
+}
+
+/* ehdr, a note and one 8 MiB PT_LOAD at stream offset PM_OFF: data in
+ * the two present pages, and a planted byte at 2 MiB (a page the page
+ * tables say is empty), and at 4 MiB + 5 pages. */
+static unsigned char *pm_core(size_t *ret_len)
+{
+	size_t len = PM_OFF + PM_LEN;
+	unsigned char *img = calloc(1, len);
+	Elf64_Phdr *ph = kc_elfcore_header(img, 2);
+
+	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
+			      .p_offset = PM_OFF,
+			      .p_vaddr = PM_VADDR,
+			      .p_filesz = PM_LEN,
+			      .p_memsz = PM_LEN,
+			      .p_flags = PF_R | PF_W };
+	img[PM_OFF + 10] = 1;
+	img[PM_OFF + 5 * MIB + 3 * PG + 1] = 2;
+	img[PM_OFF + 2 * MIB] = 3;
+	img[PM_OFF + 4 * MIB + 5 * PG] = 4;
+	*ret_len = len;
+	return img;
+}
+
+static void appear(void *arg)
+{
+	/* The page with the byte at 4 MiB + 5 pages gets mapped. */
+	present(arg, (4 * MIB >> 12) + 5);
+}
+
+static int child_sleeps(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return 0;
+}
+
+static void pagemap_tests(int dir_fd)
+{
+	struct kcore_ch_result res;
+	struct kcore_error *err;
+	struct fakeproc fp;
+	unsigned char *img, *got = NULL, *want;
+	size_t len, glen = 0;
+	struct feed f;
+
+	img = pm_core(&len);
+	want = malloc(len);
+	fakeproc_init(&fp, 1, PM_VADDR);
+
+	/* The page tables say blocks 1-4 and 6-7 of the stream are zeros:
+	 * they are not read, so the planted byte at 2 MiB is not stored;
+	 * the byte at 4 MiB + 5 pages, whose page appears (in the page
+	 * tables, then in the stream) after the first look, is. */
+	f = (struct feed){ .buf = img,
+			   .len = len,
+			   .piece = 64 << 10,
+			   .pause_us = 100000,
+			   .at_off = PM_OFF + 4 * MIB,
+			   .at = appear,
+			   .at_arg = &fp };
+	err = run_feed(&f, dir_fd, NULL, fp.root, fp.pid, false, &res);
+	if (!ok(!err, "page tables: stored")) {
+		char *d = kcore_error_describe(err);
+
+		printf("#   %s\n", d ? d : "?");
+		free(d);
+		kcore_error_destroy(err);
+	}
+	if (!err) {
+		got = slurp(dir_fd, res.core_name, &glen);
+		memcpy(want, img, len);
+		want[PM_OFF + 2 * MIB] = 0;
+		ok(got && glen == len && memcmp(got, want, len) == 0,
+		   "page tables: the stream, but for the planted byte in a "
+		   "block they leave empty");
+		ok(!res.pagemap_why, "page tables used (%s)",
+		   res.pagemap_why ? res.pagemap_why : "");
+		/* Stream blocks 1-3 and 6-7: block 0 holds headers and
+		 * data, block 4 the page that appeared (seen at the second
+		 * look; what came before it in the block was consumed, the
+		 * rest read), block 5 data. */
+		is_int(res.unread_bytes, 5 * MIB,
+		       "unread: stream blocks 1, 2, 3, 6 and 7");
+		is_int(res.stream_bytes, len, "stream_bytes");
+		ok(res.pagemap_scans >= 2, "page tables looked at %llu times",
+		   (unsigned long long)res.pagemap_scans);
+		is_int(res.zero_bytes + res.data_bytes, len - PM_OFF,
+		       "zero + data bytes: the segment");
+		free(got);
+		unlinkat(dir_fd, res.core_name, 0);
+		unlinkat(dir_fd, res.meta_name, 0);
+		kcore_ch_result_deinit(&res);
+	}
+	fakeproc_deinit(&fp);
+
+	/* Cases where the page tables are not used: every byte is read. */
+	for (int c = 0; c < 4; c++) {
+		static const char *const what[] = {
+			"not dumping core",
+			"shares the memory",
+			"not a mapping",
+			"--no-pagemap",
+		};
+		char stack_[16384], path[256];
+		pid_t child = -1;
+
+		fakeproc_init(&fp, c != 0, c == 2 ? PM_VADDR + MIB : PM_VADDR);
+		if (c == 1) {
+			child = clone(child_sleeps, stack_ + sizeof(stack_),
+				      CLONE_VM | SIGCHLD, NULL);
+			snprintf(path, sizeof(path), "%s/%d", fp.root,
+				 (int)child);
+			mkdir(path, 0700);
+		}
+		f = (struct feed){ .buf = img, .len = len, .piece = 1 << 20 };
+		err = run_feed(&f, dir_fd, NULL, fp.root, fp.pid, c == 3, &res);
+		ok(!err, "%s: stored", what[c]);
+		if (!err) {
+			got = slurp(dir_fd, res.core_name, &glen);
+			ok(got && glen == len && memcmp(got, img, len) == 0,
+			   "%s: identical to the stream", what[c]);
+			ok(res.pagemap_why && strstr(res.pagemap_why, what[c]),
+			   "%s: why not: '%s'", what[c],
+			   res.pagemap_why ? res.pagemap_why : "(null)");
+			is_int(res.unread_bytes, 0, "nothing unread");
+			free(got);
+			unlinkat(dir_fd, res.core_name, 0);
+			unlinkat(dir_fd, res.meta_name, 0);
+			kcore_ch_result_deinit(&res);
+		}
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		fakeproc_deinit(&fp);
+	}
+	free(want);
+	free(img);
 }
 
 int main(void)
@@ -162,6 +416,8 @@ int main(void)
 		unlinkat(dir_fd, res.meta_name, 0);
 		kcore_ch_result_deinit(&res);
 	}
+
+	pagemap_tests(dir_fd);
 
 	err = run(img, len, 4096, dir_fd, &cancel, &res);
 	ok(err != NULL, "cancelled before the headers: an error");
