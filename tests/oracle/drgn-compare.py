@@ -8,6 +8,15 @@ in a kdump) must read as zeros in the reference.  With --virt PAGE_OFFSET,
 also read the same pages through the direct map by virtual address (drgn
 translates them with the kernel's page tables in the dump).
 
+Pages that are zero in the reference are read from OTHER through a second
+drgn Program of their own.  libkdumpfile 0.5.1 (Debian 12) hands out a
+cache entry without a buffer when a read fails (an excluded page) and a
+page evicted earlier is read again: drgn then crashes or reports faults
+on pages it holds, on makedumpfile's kdump files as on ours.  Upstream
+fixed it in January 2024 (commit e63dab4, "cache: Get data buffer before
+adjusting ghost partition size"), after 0.5.4.  The Program that reads
+the pages with data never sees a failed read unless OTHER is wrong.
+
 Run with Debian's /usr/bin/python3 (python3-drgn).  Exit 0 when equal,
 1 on a difference, 77 when drgn is missing."""
 import os
@@ -69,17 +78,23 @@ def main():
     ref.set_core_dump(ref_path)
     other = drgn.Program()
     other.set_core_dump(other_path)
+    # Zero pages, which a kdump may leave out: reads that fail.
+    other_zero = drgn.Program()
+    other_zero.set_core_dump(other_path)
     sample = test_pages(ref_path)
     same = excluded = data = zero = virt_same = 0
     bad = 0
     for pa in sample:
         want = ref.read(pa, PAGE, True)
         try:
-            got = other.read(pa, PAGE, True)
-        except drgn.FaultError:
+            if want == bytes(PAGE):
+                got = other_zero.read(pa, PAGE, True)
+            else:
+                got = other.read(pa, PAGE, True)
+        except drgn.FaultError as e:
             if want != bytes(PAGE):
                 print(f"not ok - {other_path}: page 0x{pa:x} has data but "
-                      "is not readable")
+                      f"is not readable: {e}")
                 bad += 1
             excluded += 1
             continue
