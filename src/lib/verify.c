@@ -241,58 +241,165 @@ out:
 	return err;
 }
 
+/* Our metadata note, or NULL. */
+static const struct kcore_note *our_note(const struct kcore_source *src)
+{
+	for (size_t i = 0; i < src->nnotes; i++)
+		if (!strcmp(src->notes[i].name, "KCOREDUMP"))
+			return &src->notes[i];
+	return NULL;
+}
+
+/* The value of "key=" in a note's text ("" if absent), into out. */
+static void note_value(const struct kcore_note *n, const char *key, char *out,
+		       size_t size)
+{
+	const char *t = (const char *)n->desc, *end = t + n->descsz;
+	size_t klen = strlen(key);
+
+	out[0] = '\0';
+	for (const char *l = t; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t len = (size_t)((nl ? nl : end) - l);
+
+		if (len > klen && !memcmp(l, key, klen) && l[klen] == '=') {
+			len -= klen + 1;
+			if (len >= size)
+				len = size - 1;
+			memcpy(out, l + klen + 1, len);
+			out[len] = '\0';
+			return;
+		}
+		l += len + 1;
+	}
+}
+
+/*
+ * The segments our note describes in a physical-only dump kcoredump wrote
+ * (kdump, LiME), as pieces of the file's own segments: a bitmap or a
+ * range list merges adjacent ones.  false when the note is not about this
+ * file (makedumpfile copies the notes of the ELF dump it reads: their
+ * digests describe that dump) or a segment is not in the file.
+ */
+static bool note_segments(const struct kcore_source *src,
+			  const struct kcore_note *n,
+			  struct kcore_segment **ret, size_t *ret_count)
+{
+	const char *fmt = kcore_source_format(src);
+	const char *t = (const char *)n->desc, *end = t + n->descsz;
+	struct kcore_segment *segs = NULL;
+	size_t count = 0;
+	char wrote[32];
+
+	note_value(n, "output_format", wrote, sizeof(wrote));
+	if (!(!strcmp(wrote, "kdump") &&
+	      (!strcmp(fmt, "kdump") || !strcmp(fmt, "flattened"))) &&
+	    !(!strcmp(wrote, "lime") && !strcmp(fmt, "lime")))
+		return false;
+	for (const char *l = t; l < end;) {
+		const char *nl = memchr(l, '\n', (size_t)(end - l));
+		size_t len = (size_t)((nl ? nl : end) - l);
+		unsigned long long vaddr, size, paddr;
+		char line[256];
+		size_t idx;
+		struct kcore_segment *m;
+		const struct kcore_segment *in = NULL;
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, l);
+		l += len + 1;
+		if (sscanf(line,
+			   "segment=%zu vaddr=0x%llx size=0x%llx paddr=0x%llx",
+			   &idx, &vaddr, &size, &paddr) != 4)
+			continue;
+		for (size_t i = 0; i < src->nsegments && !in; i++) {
+			const struct kcore_segment *g = &src->segments[i];
+
+			if (g->type == PT_LOAD && g->has_paddr &&
+			    paddr >= g->paddr && size <= g->memsz &&
+			    paddr - g->paddr <= g->memsz - size)
+				in = &src->segments[i];
+		}
+		m = idx == count ? realloc(segs, (count + 1) * sizeof(*segs))
+				 : NULL;
+		if (!in || !m) {
+			free(m ? m : segs);
+			return false;
+		}
+		segs = m;
+		segs[count] = *in;
+		segs[count].vaddr = vaddr;
+		segs[count].paddr = paddr;
+		segs[count].offset = in->offset + (paddr - in->paddr);
+		segs[count].memsz = size;
+		segs[count].filesz =
+			in->filesz > paddr - in->paddr
+				? (in->filesz - (paddr - in->paddr) < size
+					   ? in->filesz - (paddr - in->paddr)
+					   : size)
+				: 0;
+		count++;
+	}
+	*ret = segs;
+	*ret_count = count;
+	return count > 0;
+}
+
 static struct kcore_error *verify_plain(const char *path, const char *source,
 					volatile sig_atomic_t *cancel,
 					struct kcore_verify_result *r)
 {
 	struct kcore_source *src;
 	struct kcore_error *err = kcore_source_open(path, NULL, &src);
+	const struct kcore_note *note;
+	struct kcore_segment *segs = NULL;
 	unsigned char *buf;
 	size_t n = 0;
 
 	if (err)
 		return err;
-	for (size_t i = 0; i < src->nsegments; i++)
-		n += src->segments[i].type == PT_LOAD;
+	note = our_note(src);
+	/*
+	 * Our note's digests describe the file it was written into.  In a
+	 * physical-only format they are of the segments the note lists;
+	 * one that other tools made from our ELF dump carries a copy of
+	 * that dump's note, which proves nothing about it.
+	 */
+	if (src->image && note && !note_segments(src, note, &segs, &n))
+		note = NULL;
+	if (!segs) {
+		n = 0;
+		for (size_t i = 0; i < src->nsegments; i++)
+			n += src->segments[i].type == PT_LOAD;
+		segs = calloc(n ? n : 1, sizeof(*segs));
+		for (size_t i = 0, k = 0; segs && i < src->nsegments; i++)
+			if (src->segments[i].type == PT_LOAD)
+				segs[k++] = src->segments[i];
+	}
 	r->segs = calloc(n ? n : 1, sizeof(*r->segs));
 	buf = malloc(CHUNK);
-	if (!r->segs || !buf) {
+	if (!r->segs || !buf || !segs) {
 		free(buf);
+		free(segs);
 		kcore_source_destroy(src);
 		return &kcore_error_nomem;
 	}
 	r->nsegs = n;
-	for (size_t i = 0, k = 0; i < src->nsegments; i++) {
-		const struct kcore_segment *seg = &src->segments[i];
-
-		if (seg->type != PT_LOAD)
-			continue;
-		r->segs[k].vaddr = seg->vaddr;
-		r->segs[k].paddr = seg->paddr;
-		r->segs[k].has_paddr = seg->paddr != UINT64_MAX;
-		r->segs[k].size = seg->memsz;
-		k++;
+	for (size_t k = 0; k < n; k++) {
+		r->segs[k].vaddr = segs[k].vaddr;
+		r->segs[k].paddr = segs[k].paddr;
+		r->segs[k].has_paddr = segs[k].paddr != UINT64_MAX;
+		r->segs[k].size = segs[k].memsz;
 	}
-	/*
-	 * Our note's digests describe the ELF dump it was written into.  A
-	 * kdump or LiME file made from that dump (makedumpfile copies the
-	 * notes) has other segments: its copy of the note proves nothing.
-	 */
-	for (size_t i = 0; !src->image && i < src->nnotes; i++)
-		if (!strcmp(src->notes[i].name, "KCOREDUMP"))
-			apply_metadata(r, (const char *)src->notes[i].desc,
-				       strnlen((const char *)src->notes[i].desc,
-					       src->notes[i].descsz));
+	if (note)
+		apply_metadata(r, (const char *)note->desc,
+			       strnlen((const char *)note->desc, note->descsz));
 	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
 		err = read_trailer_fd(src, r);
-	for (size_t i = 0, k = 0; !err && i < src->nsegments; i++) {
-		const struct kcore_segment *seg = &src->segments[i];
-
-		if (seg->type != PT_LOAD)
-			continue;
-		err = hash_segment(src, seg, buf, cancel, r->segs[k++].actual);
-	}
+	for (size_t k = 0; !err && k < n; k++)
+		err = hash_segment(src, &segs[k], buf, cancel,
+				   r->segs[k].actual);
 	free(buf);
+	free(segs);
 	if (!err)
 		finish_result(r);
 	if (!err && source)

@@ -9,8 +9,9 @@
 #    equal the ELF dump's; the metadata note records paddr and format;
 #  - usage errors: a virtual-only selection, a .zst kdump, --codec
 #    without kdump, convert without --format or input;
-#  - round trips back to ELF with the same digest, once kdump and LiME
-#    files open as sources (skipped until then).
+#  - round trips back to ELF with the same digest;
+#  - verify on our kdump files checks the digests of their metadata note
+#    (a changed page is a mismatch); LiME has no room for the note.
 #   formats.sh KCOREDUMP KDUMP_CHECK FIXDIR
 set -uo pipefail
 kcoredump=$1 check=$2 fixdir=$3
@@ -68,22 +69,63 @@ else
 	not_ok "metadata note of the kdump"
 fi
 
-# Round trips (dump -> convert back to ELF -> the same segment content):
-# they need kdump, flattened and LiME files as sources, which this version
-# does not open yet; each runs as soon as `kcoredump info` accepts the file.
+# Round trips (dump -> convert back to ELF -> the same segment content).
 ram_sha=$(k dump -q --json --segments ram "$tmp/ram.elf" -o "$tmp/again.elf" | jq -r .sha256)
 rm -f "$tmp/again.elf"
 for f in zstd.kdump zlib.kdump none.kdump flat ram.lime; do
-	if ! k info "$tmp/$f" > /dev/null 2>&1; then
-		skip "round trip of $f: not readable as a source yet"
-		continue
-	fi
 	back=$(k convert -q --json --format elf "$tmp/$f" -o "$tmp/back.elf" | jq -r .sha256)
 	[[ -n $back && $back == "$ram_sha" ]] &&
 		ok "round trip $f -> ELF: the same content digest as the ELF dump" ||
 		not_ok "round trip $f -> ELF: digest $back, the ELF dump's $ram_sha"
 	rm -f "$tmp/back.elf"
 done
+
+# verify: our kdump files carry the digests in their metadata note.
+for f in zstd.kdump zlib.kdump none.kdump flat; do
+	out=$(k verify --json "$tmp/$f" 2>&1)
+	if jq -e --arg s "$ram_sha" '.ok and .digests_match and .digest_location == "note" and .sha256 == $s' <<< "$out" > /dev/null; then
+		ok "verify $f: OK against the digests of its note"
+	else
+		not_ok "verify $f: $(head -c 300 <<< "$out")"
+	fi
+done
+# A changed byte in a raw page: a mismatch (exit 3).
+# The file offset of the first page with data that has a descriptor of its
+# own (the header's block size, sub-header and bitmap blocks, bitmap 2,
+# then 24-byte descriptors in pfn order).
+pfn_off=$(python3 - "$tmp/none.kdump" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+bs, sub, bmb = struct.unpack_from("<iiI", d, 428)
+bm2 = (1 + sub) * bs + bmb // 2 * bs
+desc = (1 + sub) * bs + bmb * bs
+zero = None
+for i in range(bmb // 2 * bs * 8):
+    if d[bm2 + i // 8] >> (i % 8) & 1:
+        off, size, flags = struct.unpack_from("<QII", d, desc)
+        desc += 24
+        zero = off if zero is None else zero
+        if off != zero and any(d[off:off + size]):
+            print(off)
+            break
+PY
+)
+if [[ -n $pfn_off ]]; then
+	cp "$tmp/none.kdump" "$tmp/bad.kdump"
+	printf '\xa5' | dd of="$tmp/bad.kdump" bs=1 seek=$((pfn_off + 100)) conv=notrunc status=none
+	rc=0
+	k verify "$tmp/bad.kdump" > "$tmp/v.out" 2>&1 || rc=$?
+	[[ $rc == 3 ]] && grep -q MISMATCH "$tmp/v.out" &&
+		ok "verify of a kdump with a changed page: MISMATCH, exit 3" ||
+		not_ok "verify of a changed kdump: exit $rc, $(head -c 300 "$tmp/v.out")"
+else
+	not_ok "kdump-check page-offset found no page at 0x1000"
+fi
+rc=0
+k verify "$tmp/ram.lime" > /dev/null 2> "$tmp/v.err" || rc=$?
+[[ $rc == 4 ]] && grep -q "no kcoredump digests" "$tmp/v.err" &&
+	ok "verify ram.lime: no digests (LiME has no notes), exit 4" ||
+	not_ok "verify ram.lime: exit $rc, $(cat "$tmp/v.err")"
 
 usage() { # description expected-status stderr-pattern args...
 	local what=$1 want=$2 pat=$3 err rc
