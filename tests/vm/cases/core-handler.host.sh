@@ -29,6 +29,15 @@ for h in crash-dense crash-sparse; do
 		 and (.executable | endswith("/'"$h"'")) and (.sha256 | length) == 64
 		 and .stream_bytes == .expected_bytes and .file_size == .stream_bytes' \
 		--argjson pid "$pid"
+	# The page tables: most of the sparse stream consumed unread.
+	if [[ $h == crash-sparse ]]; then
+		jqcheck "$h: page tables used, $(jq .pagemap.unread_bytes "$meta") of $(jq .stream_bytes "$meta") stream bytes unread" "$meta" \
+			'.pagemap.used and .pagemap.unread_bytes >= 0.99 * .stream_bytes
+			 and .pagemap.unread_bytes <= .zero_bytes'
+	else
+		jqcheck "$h: page tables used (why_not null)" "$meta" \
+			'.pagemap.used and .pagemap.why_not == null'
+	fi
 	# Allocated size on the guest's tmpfs against the data kept.
 	read -r blocks bsize size < "$d/$h.handler.stat"
 	alloc=$((blocks * bsize))
@@ -74,6 +83,34 @@ for c in none zstd; do
 		ok "tee ($c): the stored core is byte-identical to the raw stream" ||
 		not_ok "tee ($c): $(cat "$d/tee-results")"
 done
+# A page written into the crashing process during its dump, behind the
+# handler's first look at the page tables: the second look finds it.
+grep -qx "late SAME" "$d/tee-results" &&
+	ok "late page: the stored core is byte-identical to the raw stream" ||
+	not_ok "late page: $(cat "$d/tee-results")"
+lw=$(awk '$1 == "late_wchar" { print $2 }' "$d/late.txt")
+loff=$("$PYTHON" "$VM_HERE/lib/corecmp.py" --offset-of \
+	"$(awk '$2 == "late" { print $3 }' "$d/late.txt")" "$d/cores/late.stored")
+if [[ -n $lw && -n $loff ]] && ((lw < loff)); then
+	ok "late page: written when the kernel had written $lw bytes, before its offset $loff"
+else
+	not_ok "late page: written at wchar '$lw', stream offset '$loff'"
+fi
+jqcheck "late page: page tables used, the rest of the stream unread" "$d/late.json" \
+	'.complete and .pagemap.used and .pagemap.unread_bytes >= 0.98 * .stream_bytes'
+vmcheck core "$d/cores/late.stored" "$d/late.txt" --sparse
+grep -qx "sharer SAME" "$d/tee-results" &&
+	ok "sharer: the stored core is byte-identical to the raw stream" ||
+	not_ok "sharer: $(cat "$d/tee-results")"
+jqcheck "sharer: page tables not used, the sharing process named" "$d/sharer.json" \
+	'.complete and (.pagemap.used | not) and .pagemap.unread_bytes == 0
+	 and (.pagemap.why_not | test("shares the memory"))'
+
+# The same sparse crash stored with --no-pagemap: every byte read.
+jqcheck "--no-pagemap: complete, page tables not used, nothing unread" "$d/crash-sparse.nopm.json" \
+	'.complete and (.pagemap.used | not) and .pagemap.why_not == "--no-pagemap"
+	 and .pagemap.unread_bytes == 0 and .zero_bytes > 0.99 * .stream_bytes'
+vmcheck core "$d/cores/crash-sparse.nopm" "$d/crash-sparse.nopm.txt" --sparse
 jqcheck "list --json shows both handler cores, complete" "$d/list.json" \
 	'(.cores | length) == 2 and all(.cores[]; .core_present and .status == "complete")'
 jqcheck "stalled pipe: stopped by the timeout, truncated, marked" "$d/stalled.json" \

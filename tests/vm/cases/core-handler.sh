@@ -72,6 +72,23 @@ done
 "$K" list --dir /tmp/kc --json > "$OUT/list.json"
 "$K" list --dir /tmp/kc > "$OUT/list.txt"
 
+# --- 1b. the sparse crash again with --no-pagemap: every zero copied out of
+# the pipe and looked at (at most 8 GiB of it: that is the slow way)
+NOPM=$GIB
+[ "$NOPM" -le 8 ] || NOPM=8
+"$K" core-handler --dir /tmp/kc2 --timeout $HT --no-pagemap --install > /dev/null
+t0=$(up)
+rc=0
+crash-sparse "$OUT/crash-sparse.nopm.txt" "$NOPM" || rc=$?
+[ "$rc" -eq 134 ] || { echo "crash-sparse --no-pagemap: expected exit 134, got $rc"; exit 1; }
+echo "crash-sparse nopm_s $(since "$t0")" >> "$OUT/times"
+echo "nopm_gib $NOPM" >> "$OUT/times"
+pid=$(awk '$1 == "pid" { print $2 }' "$OUT/crash-sparse.nopm.txt")
+meta=$(wait_meta /tmp/kc2 "$pid")
+cp "$meta" "$OUT/crash-sparse.nopm.json"
+sparsecp "${meta%.json}" "$OUT/cores/crash-sparse.nopm"
+rm -f "${meta%.json}" "$meta"
+
 # --- 2. the kernel's regular-file core of the same programs ------------------
 echo '/tmp/file/core.%p' > /proc/sys/kernel/core_pattern
 for h in crash-dense crash-sparse; do
@@ -101,6 +118,35 @@ for c in none zstd; do
 	fi
 	rm -f "/tmp/raw/raw.$pid" /tmp/kc2/extracted
 done
+
+# --- 3b. page tables that change during the dump (1 GiB) ------------------
+# late: a page appears (process_vm_writev from another process) where the
+# handler's first look at the page tables found none and the kernel has
+# not come yet; the stored core must still equal the raw stream and hold
+# it.  sharer: another process shares the memory, so the page tables are
+# not used at all.
+echo "|/helpers/coretee /tmp/raw/raw.%p /tools/kcoredump core-handler %P %u %g %s %t %e --dir /tmp/kc2 --timeout $HT" \
+	> /proc/sys/kernel/core_pattern
+# tee_crash NAME GIB MODE [keep]: crash-sparse through coretee and the
+# handler; its metadata as NAME.json, "NAME SAME|DIFFER" (stored core vs
+# raw stream) in tee-results, with keep the stored core in cores/.
+tee_crash() {
+	rc=0
+	crash-sparse "$OUT/$1.txt" "$2" "$3" || rc=$?
+	[ "$rc" -eq 134 ] || { echo "crash-sparse $3: expected exit 134, got $rc"; exit 1; }
+	pid=$(awk '$1 == "pid" { print $2 }' "$OUT/$1.txt")
+	meta=$(wait_meta /tmp/kc2 "$pid")
+	cp "$meta" "$OUT/$1.json"
+	core=${meta%.json}
+	r=DIFFER
+	cmp "/tmp/raw/raw.$pid" "$core" && r=SAME
+	echo "$1 $r" >> "$OUT/tee-results"
+	[ $# -lt 4 ] || sparsecp "$core" "$OUT/cores/$1.stored"
+	rm -f "/tmp/raw/raw.$pid" "$core"
+}
+tee_crash late 1 late keep
+tee_crash sharer 1 sharer
+kill -9 "$(awk '$1 == "sharer" { print $2 }' "$OUT/sharer.txt")" 2>/dev/null || true
 
 # --- 4. the baseline: the kernel writing the same stream into a pipe that
 # a reader drains with splice(2), no copy: what any pipe handler must wait

@@ -6,7 +6,10 @@ handler's stored core).  The program headers must be identical; the
 segment data may differ only in the few bytes that differ from run to run
 (AT_RANDOM, the stack canary and pointer guard derived from it, and
 crash-dense's mkstemp() file name wherever it is stored).  Prints
-TAP lines and the count of differing bytes; exit 1 on failure."""
+TAP lines and the count of differing bytes; exit 1 on failure.
+
+corecmp.py --offset-of ADDR CORE: print the file offset of virtual
+address ADDR (hex) in CORE's PT_LOADs; exit 1 if none holds it."""
 import struct
 import sys
 
@@ -24,7 +27,17 @@ def phdrs(path):
     return [struct.unpack_from("<IIQQQQQQ", raw, 56 * i) for i in range(phnum)]
 
 
+def offset_of(addr, path):
+    for t, _, off, va, _, filesz, _, _ in phdrs(path):
+        if t == 1 and va <= addr < va + filesz:
+            print(off + addr - va)
+            return 0
+    return 1
+
+
 def main():
+    if sys.argv[1] == "--offset-of":
+        return offset_of(int(sys.argv[2], 16), sys.argv[3])
     a, b = sys.argv[1], sys.argv[2]
     pa, pb = phdrs(a), phdrs(b)
     fails = 0
