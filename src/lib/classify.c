@@ -90,7 +90,8 @@ static void mark_physical(struct kcore_source *src)
 
 /*
  * The direct-map offset: the value of vaddr - paddr that most physical
- * segments share (the kernel image has its own).
+ * segments share.  The kernel image (the segment holding _stext) has its
+ * own and does not vote: with one RAM segment it would tie.
  */
 static bool derive_page_offset(const struct kcore_source *src, uint64_t *ret)
 {
@@ -101,7 +102,7 @@ static bool derive_page_offset(const struct kcore_source *src, uint64_t *ret)
 		const struct kcore_segment *a = &src->segments[i];
 		size_t n = 0;
 
-		if (!a->has_paddr)
+		if (!a->has_paddr || (src->stext && contains(a, src->stext)))
 			continue;
 		for (size_t j = 0; j < src->nsegments; j++) {
 			const struct kcore_segment *b = &src->segments[j];
