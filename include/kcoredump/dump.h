@@ -82,6 +82,12 @@ struct kcore_plan_segment {
 	uint64_t memsz;
 	uint64_t src_offset; /* source file offset of the first byte */
 	uint64_t src_avail;  /* bytes the source file holds (rest: zeros) */
+	/*
+	 * Bytes [alt_pos, alt_pos + alt_len) come from source offset
+	 * alt_offset instead, of which the source holds alt_avail: pages
+	 * an earlier segment of the source holds too (alt_len 0: none).
+	 */
+	uint64_t alt_pos, alt_len, alt_offset, alt_avail;
 	uint32_t flags;
 	enum kcore_segment_class cls;
 	const char *label;

@@ -498,21 +498,47 @@ static void read_range(struct dump *d, struct job *j, uint64_t at,
 	}
 }
 
+/* Where segment byte pos comes from: its source offset, and where the
+ * source range it belongs to ends (seg-relative) and holds data up to. */
+static uint64_t src_at(const struct kcore_plan_segment *seg, uint64_t pos,
+		       uint64_t *ret_end, uint64_t *ret_avail)
+{
+	if (seg->alt_len && pos >= seg->alt_pos &&
+	    pos - seg->alt_pos < seg->alt_len) {
+		*ret_end = seg->alt_pos + seg->alt_len;
+		*ret_avail = seg->alt_pos + seg->alt_avail;
+		return seg->alt_offset + (pos - seg->alt_pos);
+	}
+	*ret_end =
+		seg->alt_len && pos < seg->alt_pos ? seg->alt_pos : seg->size;
+	*ret_avail = seg->src_avail < *ret_end ? seg->src_avail : *ret_end;
+	return seg->src_offset + pos;
+}
+
 /* The data extent at or after seg-relative pos: [*ds, *de), or *ds ==
- * seg->size when only holes remain. */
+ * seg->size when only holes remain.  An extent never crosses the bounds of
+ * the segment's alternative source range (alt_pos, alt_len). */
 static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 			uint64_t *de)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	struct kcore_error *err;
-	uint64_t data, data_end;
+	uint64_t data, data_end, end, avail, at;
 
-	*ds = *de = seg->size;
-	if (pos >= seg->src_avail)
-		return;
+	for (;;) {
+		at = src_at(seg, pos, &end, &avail);
+		if (pos < avail)
+			break;
+		/* Zeros to the end of this source range: go on after it. */
+		if (end >= seg->size) {
+			*ds = *de = seg->size;
+			return;
+		}
+		pos = end;
+	}
 	if (!d->use_seek) {
 		*ds = pos;
-		*de = seg->src_avail;
+		*de = avail;
 		return;
 	}
 	if (d->ext_valid && d->ext_seg == si && pos >= d->ext_start &&
@@ -521,19 +547,27 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 		*de = d->ext_end;
 		return;
 	}
-	err = kcore_source_next_data(d->src, seg->src_offset + pos,
-				     seg->src_offset + seg->src_avail, &data,
+	err = kcore_source_next_data(d->src, at, at + (avail - pos), &data,
 				     &data_end);
 	if (err) { /* cannot tell: read it */
 		kcore_error_destroy(err);
 		*ds = pos;
-		*de = seg->src_avail;
+		*de = avail;
 		return;
 	}
-	if (data >= seg->src_offset + seg->src_avail)
+	if (data >= at + (avail - pos)) {
+		/* Only holes in this range: look after it. */
+		if (end >= seg->size) {
+			*ds = *de = seg->size;
+			return;
+		}
+		data_extent(d, si, end, ds, de);
 		return;
-	*ds = data - seg->src_offset;
-	*de = data_end - seg->src_offset;
+	}
+	*ds = pos + (data - at);
+	*de = pos + (data_end - at);
+	if (*de > avail)
+		*de = avail;
 	d->ext_valid = true;
 	d->ext_seg = si;
 	d->ext_start = *ds;
@@ -551,7 +585,7 @@ static void fill_job(struct dump *d, struct job *j)
 		memset(j->bad, 0, pages);
 	}
 	while (pos < end) {
-		uint64_t ds, de;
+		uint64_t ds, de, rend, ravail;
 
 		data_extent(d, j->seg, pos, &ds, &de);
 		if (ds >= end) {
@@ -566,8 +600,8 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
-		read_range(d, j, pos - j->seg_off, seg->src_offset + pos,
-			   de - pos);
+		read_range(d, j, pos - j->seg_off,
+			   src_at(seg, pos, &rend, &ravail), de - pos);
 		pos = de;
 	}
 }

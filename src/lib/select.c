@@ -389,6 +389,48 @@ static bool mapping_matches(const struct kcore_selection *sel,
 	return false;
 }
 
+/*
+ * A dump file may hold physical pages twice: a dump of /proc/kcore has the
+ * kernel image both in its image segment and in RAM, read at two times
+ * (live memory changes in between).  Readers that go by physical address
+ * take the first program header that holds a page (crash, makedumpfile),
+ * and the kernel's own virtual addresses of its image reach that one too
+ * (jiffies, the page tables).  A RAM segment of the plan takes those pages
+ * from the image segment, so that every output shows one copy of them,
+ * the one readers of the file see.
+ */
+static void first_copies(struct kcore_plan *plan,
+			 const struct kcore_source *src)
+{
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		struct kcore_plan_segment *p = &plan->segs[i];
+
+		for (size_t k = 0; p->cls == KCORE_CLASS_RAM && p->has_paddr &&
+				   !p->alt_len && k < src->nsegments;
+		     k++) {
+			const struct kcore_segment *t = &src->segments[k];
+			uint64_t lo, hi, rel;
+
+			if (t->type != PT_LOAD || t->cls != KCORE_CLASS_TEXT ||
+			    !t->has_paddr || t->index >= p->src_segment)
+				continue;
+			lo = t->paddr > p->paddr ? t->paddr : p->paddr;
+			hi = t->paddr + t->memsz < p->paddr + p->size
+				     ? t->paddr + t->memsz
+				     : p->paddr + p->size;
+			if (lo >= hi)
+				continue;
+			rel = lo - t->paddr;
+			p->alt_pos = lo - p->paddr;
+			p->alt_len = hi - lo;
+			p->alt_offset = t->offset + rel;
+			p->alt_avail = rel >= t->filesz ? 0 : t->filesz - rel;
+			if (p->alt_avail > p->alt_len)
+				p->alt_avail = p->alt_len;
+		}
+	}
+}
+
 static int cmp_plan(const void *a, const void *b)
 {
 	const struct kcore_plan_segment *x = a, *y = b;
@@ -478,6 +520,9 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 					 "the selection matches no memory");
 		goto fail;
 	}
+	/* A live kernel has one copy: both views read the same memory. */
+	if (!live)
+		first_copies(b.plan, src);
 	qsort(b.plan->segs, b.plan->nsegs, sizeof(*b.plan->segs), cmp_plan);
 	*ret = b.plan;
 	return NULL;

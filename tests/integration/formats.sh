@@ -10,6 +10,8 @@
 #  - usage errors: a virtual-only selection, a .zst kdump, --codec
 #    without kdump, convert without --format or input;
 #  - round trips back to ELF with the same digest;
+#  - a dump holding the kernel image twice: every output takes the first
+#    copy (vmcore-twocopies);
 #  - verify on our kdump files checks the digests of their metadata note
 #    (a changed page is a mismatch); LiME has no room for the note.
 #   formats.sh KCOREDUMP KDUMP_CHECK FIXDIR
@@ -126,6 +128,37 @@ k verify "$tmp/ram.lime" > /dev/null 2> "$tmp/v.err" || rc=$?
 [[ $rc == 4 ]] && grep -q "no kcoredump digests" "$tmp/v.err" &&
 	ok "verify ram.lime: no digests (LiME has no notes), exit 4" ||
 	not_ok "verify ram.lime: exit $rc, $(cat "$tmp/v.err")"
+
+# A dump holding the kernel image twice with other bytes (a live dump read
+# it, and later the RAM around it): every output takes the first copy, as
+# crash and makedumpfile read by physical address.
+two=$fixdir/vmcore-twocopies.core
+page() { k cat --raw "$@" --len 4096 | sha256sum | cut -c1-64; }
+img=$(page --phys --addr 0x2f000000 "$two")
+ram=$(page --addr 0xffff8e1a2f000000 "$two")
+below=$(page --phys --addr 0x2eff0000 "$two")
+[[ -n $img && $img != "$ram" ]] || not_ok "vmcore-twocopies: the two copies should differ"
+k dump -q --segments ram "$two" -o "$tmp/two-ram.elf"
+k dump -q "$two" -o "$tmp/two-all.elf"
+k convert -q --format kdump "$two" -o "$tmp/two.kdump"
+k convert -q --format lime "$two" -o "$tmp/two.lime"
+for f in two-ram.elf two-all.elf; do
+	[[ $(page --addr 0xffff8e1a2f000000 "$tmp/$f") == "$img" &&
+		$(page --phys --addr 0x2f000000 "$tmp/$f") == "$img" &&
+		$(page --phys --addr 0x2eff0000 "$tmp/$f") == "$below" ]] &&
+		ok "$f: the RAM segment holds the image's copy of its pages, its own elsewhere" ||
+		not_ok "$f: the RAM segment's copy of the kernel image"
+done
+for f in two.kdump two.lime; do
+	[[ $(page --phys --addr 0x2f000000 "$tmp/$f") == "$img" &&
+		$(page --phys --addr 0x2eff0000 "$tmp/$f") == "$below" ]] &&
+		ok "$f: the image's copy of its pages" ||
+		not_ok "$f: the copy of the kernel image pages"
+done
+[[ $(k dump -q --json --segments ram "$two" -o "$tmp/two-2.elf" | jq -r .sha256) == \
+	"$(k convert -q --json --format kdump "$two" -o "$tmp/two-2.kdump" | jq -r .sha256)" ]] &&
+	ok "vmcore-twocopies: the RAM ELF dump and the kdump have one digest" ||
+	not_ok "vmcore-twocopies: the RAM ELF dump and the kdump digests differ"
 
 usage() { # description expected-status stderr-pattern args...
 	local what=$1 want=$2 pat=$3 err rc
