@@ -1,15 +1,18 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Download Debian's linux-image-6.12.*-amd64-unsigned (newest available) and
-# unpack it into the cache, outside the source tree:
+# Download Debian's linux-image-6.12.*-amd64-unsigned (newest available; or
+# the newest linux-image-6.1.0-*-amd64-unsigned, Debian 12's own kernel,
+# with --series 6.1) and unpack it into the cache, outside the source tree:
 #   ${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/kernel/<version>/
 # Print the unpacked directory on stdout.  An existing complete cache entry is
 # reused; an interrupted download never leaves a half-unpacked entry behind
 # (work happens in a temp dir that is renamed into place when complete).
 #
-# Usage: fetch-kernel.sh [--package NAME] [--print-vmlinuz] [--skip-without-qemu]
-#   --package NAME       use this package instead of the newest 6.12 one
+# Usage: fetch-kernel.sh [--series 6.12|6.1] [--package NAME] [--print-vmlinuz]
+#                        [--skip-without-qemu]
+#   --series S           the newest kernel of Linux 6.12 (default) or 6.1
+#   --package NAME       use this package instead of the newest of the series
 #   --print-vmlinuz      print the path of the vmlinuz instead of the directory
 #   --skip-without-qemu  exit 77 (ctest skip) when qemu-system-x86_64 is
 #                        missing, as the VM tests themselves do
@@ -17,11 +20,13 @@ set -euo pipefail
 
 cache="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/kernel"
 pkg=
+series=6.12
 print_vmlinuz=0
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--package) pkg="$2"; shift 2 ;;
+	--series) series="$2"; shift 2 ;;
 	--print-vmlinuz) print_vmlinuz=1; shift ;;
 	--skip-without-qemu)
 		command -v qemu-system-x86_64 > /dev/null || {
@@ -29,12 +34,17 @@ while [[ $# -gt 0 ]]; do
 			exit 77
 		}
 		shift ;;
-	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "fetch-kernel.sh: unknown argument '$1'" >&2; exit 2 ;;
 	esac
 done
 
 log() { echo "fetch-kernel: $*" >&2; }
+case $series in
+6.12) pkg_re='^linux-image-6\.12\.[0-9.+a-z]*-amd64-unsigned$' dir_re='^6\.12\.' ;;
+6.1) pkg_re='^linux-image-6\.1\.0-[0-9]*-amd64-unsigned$' dir_re='^6\.1\.0-' ;;
+*) echo "fetch-kernel.sh: --series is 6.12 or 6.1, not '$series'" >&2; exit 2 ;;
+esac
 # shellcheck source-path=SCRIPTDIR source=../lib/apt-download.sh
 . "$(dirname "$0")/../lib/apt-download.sh"
 
@@ -44,8 +54,7 @@ exec 9> "$cache/.lock"
 flock 9
 
 newest_pkg() {
-	apt-cache search --names-only \
-		'^linux-image-6\.12\.[0-9.+a-z]*-amd64-unsigned$' 2>/dev/null |
+	apt-cache search --names-only "$pkg_re" 2>/dev/null |
 		awk '{print $1}' | sort -V | tail -n 1
 }
 
@@ -53,7 +62,7 @@ newest_pkg() {
 # newest cached one without touching apt at all (works offline).
 if [[ -z "$pkg" && -d "$cache" ]]; then
 	best=$(find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
-		-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+		-printf '%f\n' 2>/dev/null | grep -E "$dir_re" | sort -V | tail -n 1)
 	if [[ -n "$best" && -f "$cache/$best/.complete" ]]; then
 		dir="$cache/$best"
 	fi
@@ -63,11 +72,11 @@ if [[ -z "${dir:-}" ]]; then
 	if [[ -z "$pkg" ]]; then
 		pkg=$(newest_pkg)
 		if [[ -z "$pkg" ]]; then
-			log "no linux-image-6.12.*-amd64-unsigned known to apt; running apt-get update"
+			log "no Linux $series image known to apt; running apt-get update"
 			apt-get update -qq >&2
 			pkg=$(newest_pkg)
 		fi
-		[[ -n "$pkg" ]] || { log "no linux-image-6.12.*-amd64-unsigned package available"; exit 1; }
+		[[ -n "$pkg" ]] || { log "no Linux $series image package available"; exit 1; }
 	fi
 	# linux-image-6.12.117+deb12-amd64-unsigned -> 6.12.117+deb12-amd64
 	ver=${pkg#linux-image-}

@@ -9,6 +9,7 @@
 #   SCRIPT           a guest script: NAME (tests/vm/cases/NAME.sh) or a path
 #   --kernel PATH    bzImage/vmlinuz (default: Debian 6.12 from the cache,
 #                    downloaded by fetch-kernel.sh when missing)
+#   --series S       Debian's newest 6.12 (default) or 6.1 kernel
 #   --modules-dir D  lib/modules/<release> for --kernel (9p modules come
 #                    from here; not needed when 9p is built in)
 #   --mem SIZE       guest memory (default 1G)
@@ -30,6 +31,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 kernel=
+series=6.12
 modules_dir=
 mem=1G
 cpus=2
@@ -42,13 +44,14 @@ kcoredump="${KCOREDUMP_BIN:-$repo/build/kcoredump}"
 tools=()
 host_check=1
 
-usage() { sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--kernel) kernel=$2; shift 2 ;;
+	--series) series=$2; shift 2 ;;
 	--modules-dir) modules_dir=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--cpus) cpus=$2; shift 2 ;;
@@ -106,7 +109,7 @@ t_start=$(date +%s.%N)
 
 # --- kernel -----------------------------------------------------------------
 if [[ -z "$kernel" ]]; then
-	kdir=$("$here/fetch-kernel.sh")
+	kdir=$("$here/fetch-kernel.sh" --series "$series")
 	krel=$(cat "$kdir/kernel-release")
 	kernel=$kdir/boot/vmlinuz-$krel
 	[[ -n "$modules_dir" ]] || modules_dir=$kdir/lib/modules/$krel
@@ -187,7 +190,7 @@ done
 cp "$here"/cases/*.sh "$root/cases/"
 cp "$script" "$root/cases/$case_name.sh"
 
-# Kernel modules the guest needs (9p over virtio), in dependency order.  The
+# Kernel modules the guest needs (9p over virtio PCI), in dependency order.  The
 # Debian package has no modules.dep (depmod runs at install time), so read
 # "depends=" from each module's .modinfo.  Modules may be .ko.xz/.ko.zst:
 # busybox insmod cannot decompress, so decompress here.
@@ -218,7 +221,8 @@ if [[ -n "$modules_dir" ]]; then
 		mv "$work/$name.ko" "$root/modules/$name.ko"
 		echo "$name.ko" >> "$root/modules/order"
 	}
-	for m in 9p 9pnet_virtio; do
+	# virtio_pci is built into Debian's 6.12 but a module in its 6.1.
+	for m in virtio_pci 9p 9pnet_virtio; do
 		add_module "$m"
 	done
 fi
