@@ -6,9 +6,7 @@
 # as its ELF dump; then the outside readers on every format converted from
 # the ELF dump (tests/oracle/readers.sh, kernel mode).  The flattened
 # kdump and the ELF dump are read from live memory one after the other, so
-# their pages are not compared.  The flattened
-# kdump and the ELF dump are read from live memory one after the other, so
-# only their layout is compared.
+# only their layout is compared, not their pages.
 # shellcheck source=../lib/host-common.sh
 source "$VM_HERE/lib/host-common.sh"
 d=$1
