@@ -498,20 +498,27 @@ static void read_range(struct dump *d, struct job *j, uint64_t at,
 	}
 }
 
-/* Where segment byte pos comes from: its source offset, and where the
- * source range it belongs to ends (seg-relative) and holds data up to. */
+/* Where segment byte pos comes from: its source offset, and (when asked)
+ * where the source range it belongs to ends and holds data up to, both
+ * segment-relative. */
 static uint64_t src_at(const struct kcore_plan_segment *seg, uint64_t pos,
 		       uint64_t *ret_end, uint64_t *ret_avail)
 {
+	uint64_t end;
+
 	if (seg->alt_len && pos >= seg->alt_pos &&
 	    pos - seg->alt_pos < seg->alt_len) {
-		*ret_end = seg->alt_pos + seg->alt_len;
-		*ret_avail = seg->alt_pos + seg->alt_avail;
+		if (ret_end) {
+			*ret_end = seg->alt_pos + seg->alt_len;
+			*ret_avail = seg->alt_pos + seg->alt_avail;
+		}
 		return seg->alt_offset + (pos - seg->alt_pos);
 	}
-	*ret_end =
-		seg->alt_len && pos < seg->alt_pos ? seg->alt_pos : seg->size;
-	*ret_avail = seg->src_avail < *ret_end ? seg->src_avail : *ret_end;
+	end = seg->alt_len && pos < seg->alt_pos ? seg->alt_pos : seg->size;
+	if (ret_end) {
+		*ret_end = end;
+		*ret_avail = seg->src_avail < end ? seg->src_avail : end;
+	}
 	return seg->src_offset + pos;
 }
 
@@ -585,7 +592,7 @@ static void fill_job(struct dump *d, struct job *j)
 		memset(j->bad, 0, pages);
 	}
 	while (pos < end) {
-		uint64_t ds, de, rend, ravail;
+		uint64_t ds, de;
 
 		data_extent(d, j->seg, pos, &ds, &de);
 		if (ds >= end) {
@@ -600,8 +607,8 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
-		read_range(d, j, pos - j->seg_off,
-			   src_at(seg, pos, &rend, &ravail), de - pos);
+		read_range(d, j, pos - j->seg_off, src_at(seg, pos, NULL, NULL),
+			   de - pos);
 		pos = de;
 	}
 }

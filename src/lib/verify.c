@@ -250,36 +250,12 @@ static const struct kcore_note *our_note(const struct kcore_source *src)
 	return NULL;
 }
 
-/* The value of "key=" in a note's text ("" if absent), into out. */
-static void note_value(const struct kcore_note *n, const char *key, char *out,
-		       size_t size)
-{
-	const char *t = (const char *)n->desc, *end = t + n->descsz;
-	size_t klen = strlen(key);
-
-	out[0] = '\0';
-	for (const char *l = t; l < end;) {
-		const char *nl = memchr(l, '\n', (size_t)(end - l));
-		size_t len = (size_t)((nl ? nl : end) - l);
-
-		if (len > klen && !memcmp(l, key, klen) && l[klen] == '=') {
-			len -= klen + 1;
-			if (len >= size)
-				len = size - 1;
-			memcpy(out, l + klen + 1, len);
-			out[len] = '\0';
-			return;
-		}
-		l += len + 1;
-	}
-}
-
 /*
- * The segments our note describes in a physical-only dump kcoredump wrote
- * (kdump, LiME), as pieces of the file's own segments: a bitmap or a
- * range list merges adjacent ones.  false when the note is not about this
- * file (makedumpfile copies the notes of the ELF dump it reads: their
- * digests describe that dump) or a segment is not in the file.
+ * The segments our note describes in a kdump file kcoredump wrote, as
+ * pieces of the file's own segments (its bitmap merges adjacent ones).
+ * false when the note is not about this file: makedumpfile copies the
+ * notes of the ELF dump it reads, and their digests describe that dump
+ * (our writer says output_format=kdump; LiME files have no notes).
  */
 static bool note_segments(const struct kcore_source *src,
 			  const struct kcore_note *n,
@@ -289,17 +265,14 @@ static bool note_segments(const struct kcore_source *src,
 	const char *t = (const char *)n->desc, *end = t + n->descsz;
 	struct kcore_segment *segs = NULL;
 	size_t count = 0;
-	char wrote[32];
+	bool ours = false;
 
-	note_value(n, "output_format", wrote, sizeof(wrote));
-	if (!(!strcmp(wrote, "kdump") &&
-	      (!strcmp(fmt, "kdump") || !strcmp(fmt, "flattened"))) &&
-	    !(!strcmp(wrote, "lime") && !strcmp(fmt, "lime")))
+	if (strcmp(fmt, "kdump") && strcmp(fmt, "flattened"))
 		return false;
 	for (const char *l = t; l < end;) {
 		const char *nl = memchr(l, '\n', (size_t)(end - l));
 		size_t len = (size_t)((nl ? nl : end) - l);
-		unsigned long long vaddr, size, paddr;
+		unsigned long long vaddr, size, paddr, rel;
 		char line[256];
 		size_t idx;
 		struct kcore_segment *m;
@@ -307,6 +280,8 @@ static bool note_segments(const struct kcore_source *src,
 
 		snprintf(line, sizeof(line), "%.*s", (int)len, l);
 		l += len + 1;
+		if (!strcmp(line, "output_format=kdump"))
+			ours = true;
 		if (sscanf(line,
 			   "segment=%zu vaddr=0x%llx size=0x%llx paddr=0x%llx",
 			   &idx, &vaddr, &size, &paddr) != 4)
@@ -326,22 +301,25 @@ static bool note_segments(const struct kcore_source *src,
 			return false;
 		}
 		segs = m;
+		rel = paddr - in->paddr;
 		segs[count] = *in;
 		segs[count].vaddr = vaddr;
 		segs[count].paddr = paddr;
-		segs[count].offset = in->offset + (paddr - in->paddr);
+		segs[count].offset = in->offset + rel;
 		segs[count].memsz = size;
-		segs[count].filesz =
-			in->filesz > paddr - in->paddr
-				? (in->filesz - (paddr - in->paddr) < size
-					   ? in->filesz - (paddr - in->paddr)
-					   : size)
-				: 0;
+		segs[count].filesz = in->filesz <= rel ? 0
+				     : in->filesz - rel < size
+					     ? in->filesz - rel
+					     : size;
 		count++;
+	}
+	if (!ours || !count) {
+		free(segs);
+		return false;
 	}
 	*ret = segs;
 	*ret_count = count;
-	return count > 0;
+	return true;
 }
 
 static struct kcore_error *verify_plain(const char *path, const char *source,
@@ -360,9 +338,9 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	note = our_note(src);
 	/*
 	 * Our note's digests describe the file it was written into.  In a
-	 * physical-only format they are of the segments the note lists;
-	 * one that other tools made from our ELF dump carries a copy of
-	 * that dump's note, which proves nothing about it.
+	 * kdump file they are of the segments the note lists; one that
+	 * other tools made from our ELF dump carries a copy of that dump's
+	 * note, which proves nothing about it.
 	 */
 	if (src->image && note && !note_segments(src, note, &segs, &n))
 		note = NULL;
