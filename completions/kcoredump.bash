@@ -45,7 +45,7 @@ _kcoredump()
 			return
 			;;
 		--codec | --codec=)
-			COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur"))
+			COMPREPLY=($(compgen -W "zstd zlib lzo snappy none" -- "$cur"))
 			return
 			;;
 		--level | --level=)
@@ -145,7 +145,7 @@ _kcoredump()
 			return
 			;;
 		--codec | --codec=)
-			COMPREPLY=($(compgen -W "zstd zlib none" -- "$cur"))
+			COMPREPLY=($(compgen -W "zstd zlib lzo snappy none" -- "$cur"))
 			return
 			;;
 		--level | --level=)

@@ -7,6 +7,7 @@ set -euo pipefail
 pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
+	liblzo2-dev libsnappy-dev
 	libssl-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb

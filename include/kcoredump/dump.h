@@ -33,6 +33,8 @@ enum kcore_codec {
 	KCORE_CODEC_ZSTD,
 	KCORE_CODEC_ZLIB,
 	KCORE_CODEC_NONE,
+	KCORE_CODEC_LZO, /* lzo1x-1, makedumpfile -l (RHEL's kdump default) */
+	KCORE_CODEC_SNAPPY, /* makedumpfile -p */
 	KCORE_CODEC_NUM
 };
 
@@ -44,7 +46,7 @@ enum kcore_codec {
 /* "elf", "kdump", "lime" and back; -1 if unknown. */
 const char *kcore_format_name(enum kcore_format f);
 int kcore_format_from_name(const char *name);
-/* "zstd", "zlib", "none" and back; -1 if unknown. */
+/* "zstd", "zlib", "none", "lzo", "snappy" and back; -1 if unknown. */
 const char *kcore_codec_name(enum kcore_codec c);
 int kcore_codec_from_name(const char *name);
 

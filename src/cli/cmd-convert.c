@@ -18,8 +18,9 @@ const struct cli_option convert_options[] = {
 	  "(default: from the suffix)",
 	  "zstd xz none", DOPT_COMPRESS },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zstd (default), zlib or none",
-	  "zstd zlib none", DOPT_CODEC },
+	  "kdump page compression: zstd (default), zlib, lzo, snappy or "
+	  "none",
+	  "zstd zlib lzo snappy none", DOPT_CODEC },
 	{ "level", 0, CLI_ARG_REQUIRED, "N",
 	  "compression level (of the stream, or of the kdump codec)", NULL,
 	  DOPT_LEVEL },

@@ -27,8 +27,9 @@ const struct cli_option dump_options[] = {
 	  "suffix)",
 	  "zstd xz none", DOPT_COMPRESS },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zstd (default), zlib or none",
-	  "zstd zlib none", DOPT_CODEC },
+	  "kdump page compression: zstd (default), zlib, lzo, snappy or "
+	  "none",
+	  "zstd zlib lzo snappy none", DOPT_CODEC },
 	{ "level", 0, CLI_ARG_REQUIRED, "N",
 	  "compression level (of the stream, or of the kdump codec)", NULL,
 	  DOPT_LEVEL },
@@ -510,7 +511,8 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 				return cli_usage_error(ctx, name,
 						       "unknown codec '%s' "
 						       "(supported: zstd, "
-						       "zlib, none)",
+						       "zlib, lzo, snappy, "
+						       "none)",
 						       arg);
 			}
 			opts.codec = kcore_codec_from_name(arg);
@@ -605,13 +607,20 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			return cli_usage_error(
 				ctx, name,
 				"a kdump file compresses each page (--codec "
-				"zstd, zlib or none); it cannot be a .zst or "
-				".xz stream");
+				"zstd, zlib, lzo, snappy or none); it cannot "
+				"be a .zst or .xz stream");
 		opts.codec_level = opts.level;
 		opts.level = 0;
 		if (opts.codec == KCORE_CODEC_ZLIB && opts.codec_level > 9)
 			return cli_usage_error(ctx, name,
 					       "zlib levels are 1 to 9");
+		if ((opts.codec == KCORE_CODEC_LZO ||
+		     opts.codec == KCORE_CODEC_SNAPPY ||
+		     opts.codec == KCORE_CODEC_NONE) &&
+		    opts.codec_level)
+			return cli_usage_error(ctx, name,
+					       "--codec %s has no levels",
+					       kcore_codec_name(opts.codec));
 	} else if (!compress_set && opts.output) {
 		opts.compress = kcore_compress_from_suffix(opts.output);
 	}

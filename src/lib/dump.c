@@ -1139,9 +1139,7 @@ static void kdump_header_info(struct dump *d, struct kdump_header_info *hi)
 	kdump_utsname(d, hi);
 	hi->timestamp_sec = d->res->stats.start_ns / 1000000000ull;
 	hi->timestamp_usec = d->res->stats.start_ns % 1000000000ull / 1000;
-	hi->status = d->opts->codec == KCORE_CODEC_ZSTD	  ? KDUMP_STATUS_ZSTD
-		     : d->opts->codec == KCORE_CODEC_ZLIB ? KDUMP_STATUS_ZLIB
-							  : 0;
+	hi->status = kdump_codec_status(d->opts->codec);
 	for (size_t i = 0; i < d->src->nnotes; i++)
 		if (strcmp(d->src->notes[i].name, "CORE") == 0 &&
 		    d->src->notes[i].type == NT_PRSTATUS)
@@ -1373,7 +1371,8 @@ static void teardown(struct dump *d)
 static const char *const format_names[KCORE_FORMAT_NUM] = { "elf", "kdump",
 							    "lime" };
 static const char *const codec_names[KCORE_CODEC_NUM] = { "zstd", "zlib",
-							  "none" };
+							  "none", "lzo",
+							  "snappy" };
 
 const char *kcore_format_name(enum kcore_format f)
 {

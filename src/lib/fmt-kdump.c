@@ -22,6 +22,8 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <lzo/lzo1x.h>
+#include <snappy-c.h>
 
 #include "fmt.h"
 #include "kcoredump/vmcoreinfo.h"
@@ -259,13 +261,36 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 				(unsigned long)out_len);
 		return NULL;
 	}
-	return kcore_error_create_at(
-		KCORE_ERR_UNSUPPORTED, 0, src->path, at,
-		"kdump: page compressed with %s, which this build cannot "
-		"decompress (zlib and zstd only)",
-		flags & DUMP_STATUS_LZO	     ? "lzo"
-		: flags & DUMP_STATUS_SNAPPY ? "snappy"
-					     : "an unknown codec");
+	if (flags & DUMP_STATUS_LZO) {
+		lzo_uint out_len = bs;
+		int r = lzo1x_decompress_safe(in, in_len, out, &out_len, NULL);
+
+		if (r != LZO_E_OK || out_len != bs)
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, at,
+				"kdump: lzo page data is corrupt (%s, %lu "
+				"bytes)",
+				r == LZO_E_OK ? "short" : "lzo error",
+				(unsigned long)out_len);
+		return NULL;
+	}
+	/* DUMP_COMPRESS_FLAGS leaves snappy. */
+	size_t out_len = 0;
+
+	if (snappy_uncompressed_length((const char *)in, in_len, &out_len) !=
+		    SNAPPY_OK ||
+	    out_len != bs)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at,
+			"kdump: snappy page data is corrupt (%s)",
+			out_len ? "wrong length" : "bad header");
+	if (snappy_uncompress((const char *)in, in_len, (char *)out,
+			      &out_len) != SNAPPY_OK ||
+	    out_len != bs)
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, at,
+					     "kdump: snappy page data is "
+					     "corrupt");
+	return NULL;
 }
 
 /* Read page pfn (set in bitmap 2) into out. */

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <lzo/lzo1x.h>
+#include <snappy-c.h>
 #ifdef KCOREDUMP_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
@@ -33,6 +35,11 @@ struct kcore_page_codec {
 	ZSTD_CCtx *zstd;
 	z_stream z;
 	bool z_ready;
+	/* lzo and snappy may need more than a page for incompressible
+	 * input: they write to scratch, copied out when it is smaller. */
+	unsigned char *scratch;
+	size_t scratch_len;
+	void *lzo_work;
 #ifdef KCOREDUMP_HAVE_LIBDEFLATE
 	struct libdeflate_compressor *deflate;
 #endif
@@ -96,11 +103,55 @@ struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
 		c->z_ready = true;
 #endif
 		break;
+	case KCORE_CODEC_LZO:
+	case KCORE_CODEC_SNAPPY:
+		if (level) {
+			free(c);
+			return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+						  "%s has no compression "
+						  "levels",
+						  kcore_codec_name(codec));
+		}
+		if (codec == KCORE_CODEC_LZO) {
+			if (lzo_init() != LZO_E_OK) {
+				free(c);
+				return kcore_error_create(
+					KCORE_ERR_UNSUPPORTED, 0, NULL,
+					"liblzo2 failed its self-test");
+			}
+			/* lzo1x's worst case (lzo's documentation). */
+			c->scratch_len = page + page / 16 + 64 + 3;
+			c->lzo_work = malloc(LZO1X_1_MEM_COMPRESS);
+		} else {
+			c->scratch_len = snappy_max_compressed_length(page);
+		}
+		c->scratch = malloc(c->scratch_len);
+		if (!c->scratch || (codec == KCORE_CODEC_LZO && !c->lzo_work)) {
+			kcore_page_codec_destroy(c);
+			return &kcore_error_nomem;
+		}
+		break;
 	default:
 		break;
 	}
 	*ret = c;
 	return NULL;
+}
+
+uint32_t kdump_codec_status(enum kcore_codec codec)
+{
+	switch (codec) {
+	case KCORE_CODEC_ZSTD:
+		return KDUMP_STATUS_ZSTD;
+	case KCORE_CODEC_ZLIB:
+		return KDUMP_STATUS_ZLIB;
+	case KCORE_CODEC_LZO:
+		return KDUMP_STATUS_LZO;
+	case KCORE_CODEC_SNAPPY:
+		return KDUMP_STATUS_SNAPPY;
+	default:
+		return 0;
+	}
 }
 
 size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
@@ -137,6 +188,30 @@ size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
 			return c->page - 1 - c->z.avail_out;
 		}
 		break;
+	case KCORE_CODEC_LZO: {
+		lzo_uint len = c->scratch_len;
+
+		if (lzo1x_1_compress(src, c->page, c->scratch, &len,
+				     c->lzo_work) == LZO_E_OK &&
+		    len < c->page) {
+			memcpy(dst, c->scratch, len);
+			*ret_flags = KDUMP_PAGE_LZO;
+			return len;
+		}
+		break;
+	}
+	case KCORE_CODEC_SNAPPY: {
+		size_t len = c->scratch_len;
+
+		if (snappy_compress(src, c->page, (char *)c->scratch, &len) ==
+			    SNAPPY_OK &&
+		    len < c->page) {
+			memcpy(dst, c->scratch, len);
+			*ret_flags = KDUMP_PAGE_SNAPPY;
+			return len;
+		}
+		break;
+	}
 	default:
 		break;
 	}
@@ -156,6 +231,8 @@ void kcore_page_codec_destroy(struct kcore_page_codec *c)
 #ifdef KCOREDUMP_HAVE_LIBDEFLATE
 	libdeflate_free_compressor(c->deflate);
 #endif
+	free(c->scratch);
+	free(c->lzo_work);
 	free(c);
 }
 

@@ -14,11 +14,18 @@
 #include "kcoredump/dump.h"
 
 /* disk_dump_header.status bits (makedumpfile diskdump_mod.h). */
-#define KDUMP_STATUS_ZLIB 0x1
-#define KDUMP_STATUS_ZSTD 0x20
-/* page_desc.flags. */
-#define KDUMP_PAGE_ZLIB 0x1
-#define KDUMP_PAGE_ZSTD 0x20
+#define KDUMP_STATUS_ZLIB   0x1
+#define KDUMP_STATUS_LZO    0x2
+#define KDUMP_STATUS_SNAPPY 0x4
+#define KDUMP_STATUS_ZSTD   0x20
+/* page_desc.flags: the same bits. */
+#define KDUMP_PAGE_ZLIB	  0x1
+#define KDUMP_PAGE_LZO	  0x2
+#define KDUMP_PAGE_SNAPPY 0x4
+#define KDUMP_PAGE_ZSTD	  0x20
+
+/* The header's status bit of a codec (0 for none). */
+uint32_t kdump_codec_status(enum kcore_codec codec);
 
 #define KDUMP_HEADER_SIZE    464
 #define KDUMP_SUBHEADER_SIZE 104

@@ -23,14 +23,17 @@ if [ "${MAKEDUMPFILE:-0}" = 1 ]; then
 		echo "1..0 # SKIP makedumpfile is not installed"
 		exit 77
 	fi
-	# Debian's makedumpfile has no zstd (-z is ignored): zlib and raw.
+	# Debian's makedumpfile has no zstd (-z is ignored) and no snappy
+	# (-p): zlib, lzo (RHEL's kdump default) and raw.
 	makedumpfile -c -d 1 "$elf" "$tmp/mem.kdump" >/dev/null 2>&1 ||
 		not_ok "makedumpfile -c -d 1 failed"
+	makedumpfile -l -d 1 "$elf" "$tmp/mem-lzo.kdump" >/dev/null 2>&1 ||
+		not_ok "makedumpfile -l -d 1 failed"
 	makedumpfile -d 1 "$elf" "$tmp/mem-raw.kdump" >/dev/null 2>&1 ||
 		not_ok "makedumpfile -d 1 failed"
 	makedumpfile -F -c -d 1 "$elf" >"$tmp/mem.flat" 2>/dev/null ||
 		not_ok "makedumpfile -F failed"
-	kdumps=("$tmp/mem.kdump" "$tmp/mem-raw.kdump" "$tmp/mem.flat")
+	kdumps=("$tmp/mem.kdump" "$tmp/mem-lzo.kdump" "$tmp/mem-raw.kdump" "$tmp/mem.flat")
 	others=()
 else
 	kdumps=("$dir/mem.kdump" "$dir/mem.flat")
@@ -56,7 +59,7 @@ ram_of()
 }
 
 ram_of "$elf" >"$tmp/ram.elf"
-declare -A want_format=([mem.kdump]=kdump [mem-raw.kdump]=kdump
+declare -A want_format=([mem.kdump]=kdump [mem-lzo.kdump]=kdump [mem-raw.kdump]=kdump
 	[mem.flat]=flattened [mem.lime]=lime [mem.diskdump]=kdump [mem-pageoffset.kdump]=kdump [mem.elf.zst]=zstd-sequential
 	[mem.elf.xz]=xz [dump.elf.zst]=zstd)
 for f in "${kdumps[@]}" "${others[@]}"; do
@@ -193,7 +196,8 @@ if [ "${MAKEDUMPFILE:-0}" != 1 ]; then
 	# Broken page descriptors are found when the page is read.
 	pa=$(cat "$dir/page-pfn.txt")
 	for t in offset0:"offset 0x0" offset-past-eof:"past the end of the dump" \
-		size-too-big:"has size 4097" bad-codec:"lzo" raw-short:"has size 100"; do
+		size-too-big:"has size 4097" bad-codec:"lzo page data is corrupt" \
+		bad-snappy:"snappy page data is corrupt" raw-short:"has size 100"; do
 		name=${t%%:*} msg=${t#*:}
 		rc=0
 		"$kcoredump" cat --raw --phys --addr "$pa" --len 16 "$dir/page-$name.kdump" >/dev/null 2>"$tmp/err" || rc=$?

@@ -1,6 +1,6 @@
 #!/bin/bash
 # kcoredump dump/convert --format kdump|lime on the kcore-x86_64 fixture:
-#  - kdump (zstd, zlib, none, flattened through a pipe) and LiME files
+#  - kdump (zstd, zlib, lzo, snappy, none, flattened through a pipe) and LiME files
 #    that kdump-check (its own parser) finds equal, page by page, to an
 #    ELF dump of the fixture's RAM, with the shared zero page, bitmaps,
 #    header and sub-header fields it documents;
@@ -25,7 +25,7 @@ rel=6.12.38+deb12-amd64 pb=0x10000000
 
 k() { "$kcoredump" "$@"; }
 k dump -q --segments ram "$src" -o "$tmp/ram.elf" || not_ok "ELF dump of the RAM"
-for c in zstd zlib none; do
+for c in zstd zlib lzo snappy none; do
 	if k convert -q --format kdump --codec $c "$src" -o "$tmp/$c.kdump" &&
 		"$check" kdump "$tmp/$c.kdump" "$tmp/ram.elf" $rel $pb $c | sed 's/^/# /'; then
 		ok "kdump --codec $c: every page equals the ELF dump's"
@@ -74,7 +74,7 @@ fi
 # Round trips (dump -> convert back to ELF -> the same segment content).
 ram_sha=$(k dump -q --json --segments ram "$tmp/ram.elf" -o "$tmp/again.elf" | jq -r .sha256)
 rm -f "$tmp/again.elf"
-for f in zstd.kdump zlib.kdump none.kdump flat ram.lime; do
+for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump flat ram.lime; do
 	back=$(k convert -q --json --format elf "$tmp/$f" -o "$tmp/back.elf" | jq -r .sha256)
 	[[ -n $back && $back == "$ram_sha" ]] &&
 		ok "round trip $f -> ELF: the same content digest as the ELF dump" ||
@@ -83,7 +83,7 @@ for f in zstd.kdump zlib.kdump none.kdump flat ram.lime; do
 done
 
 # verify: our kdump files carry the digests in their metadata note.
-for f in zstd.kdump zlib.kdump none.kdump flat; do
+for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump flat; do
 	out=$(k verify --json "$tmp/$f" 2>&1)
 	if jq -e --arg s "$ram_sha" '.ok and .digests_match and .digest_location == "note" and .sha256 == $s' <<< "$out" > /dev/null; then
 		ok "verify $f: OK against the digests of its note"

@@ -49,6 +49,8 @@ makedumpfile -c -d 1 "$d/ram.elf" "$tmp/reference.kdump" > /dev/null 2>&1 ||
 	{ echo "Bail out! makedumpfile -c -d 1 cannot read $d/ram.elf"; exit 1; }
 "$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o "$tmp/zstd.kdump"
 "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$d/ram.elf" -o "$tmp/zlib.kdump"
+"$kcoredump" convert -q -T 2 --format kdump --codec lzo "$d/ram.elf" -o "$tmp/lzo.kdump"
+"$kcoredump" convert -q -T 2 --format kdump --codec snappy "$d/ram.elf" -o "$tmp/snappy.kdump"
 "$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o - | cat > "$tmp/pipe.flat"
 "$kcoredump" convert -q -T 2 --format elf "$d/ram.elf" -o "$tmp/converted.elf"
 printf '%s\n' log exit > "$tmp/log"
@@ -94,7 +96,8 @@ else
 	not_ok "crash cannot read even makedumpfile's kdump of the guest"
 	head -n 20 "$tmp/reference.log" | sed 's/^/#   /'
 fi
-for f in "$d/ram.elf" "$tmp/zstd.kdump" "$tmp/zlib.kdump" "$tmp/pipe.flat" "$tmp/converted.elf"; do
+for f in "$d/ram.elf" "$tmp/zstd.kdump" "$tmp/zlib.kdump" "$tmp/lzo.kdump" "$tmp/snappy.kdump" \
+	"$tmp/pipe.flat" "$tmp/converted.elf"; do
 	b=$(basename "$f")
 	for c in log sys ps kmem; do
 		session "$f" "$tmp/$b.$c" "$tmp/$c"

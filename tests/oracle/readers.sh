@@ -5,8 +5,8 @@
 # SOURCE is a kernel ELF core: the kcore-x86_64 fixture (fixture mode), or
 # a RAM dump of a real kernel, e.g. the VM guest's /proc/kcore dumped by
 # the vm-formats case (kernel mode).  From it this writes an ELF dump of
-# the RAM, kdump files (zstd through dump, zlib and none through convert,
-# flattened through a pipe) and a LiME file, then checks:
+# the RAM, kdump files (zstd through dump, zlib, lzo, snappy and none
+# through convert, flattened through a pipe) and a LiME file, then checks:
 #  - crash --osrelease prints the kernel's release for the ELF, kdump and
 #    flattened files, and for the file makedumpfile -R rebuilds from ours;
 #  - kdump-check (our own parser of the published layouts) finds header,
@@ -51,6 +51,9 @@ run "ELF dump of the RAM" "$kcoredump" dump -q -T 2 --segments ram "$source" -o 
 run "kdump (zstd) with kcoredump dump" "$kcoredump" dump -q -T 2 --format kdump "$source" -o "$tmp/zstd.kdump"
 run "kdump (zlib) with kcoredump convert" "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$source" -o "$tmp/zlib.kdump"
 run "kdump (none) with kcoredump convert" "$kcoredump" convert -q -T 1 --format kdump --codec none "$source" -o "$tmp/none.kdump"
+for c in lzo snappy; do
+	run "kdump ($c) with kcoredump convert" "$kcoredump" convert -q -T 2 --format kdump --codec $c "$source" -o "$tmp/$c.kdump"
+done
 if "$kcoredump" convert -q -T 2 --format kdump "$source" -o - | cat > "$tmp/zstd.flat"; then
 	ok "flattened kdump through a pipe"
 else
@@ -72,7 +75,7 @@ if [[ $mode == kernel ]]; then
 	fi
 fi
 
-for f in ram.elf zstd.kdump zlib.kdump none.kdump zstd.flat rearranged.kdump makedumpfile.kdump; do
+for f in ram.elf zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump zstd.flat rearranged.kdump makedumpfile.kdump; do
 	[[ -e $tmp/$f ]] || continue
 	got=$(crash --osrelease "$tmp/$f" 2>&1 | tail -n 1)
 	if [[ $got == "$release" ]]; then
@@ -82,7 +85,7 @@ for f in ram.elf zstd.kdump zlib.kdump none.kdump zstd.flat rearranged.kdump mak
 	fi
 done
 
-for c in zstd zlib none; do
+for c in zstd zlib lzo snappy none; do
 	run "kdump-check $c.kdump" "$check" kdump "$tmp/$c.kdump" "$tmp/ram.elf" "$release" "$phys_base" "$c"
 done
 run "kdump-check zstd.flat" "$check" kdump "$tmp/zstd.flat" "$tmp/ram.elf" "$release" "$phys_base" zstd
@@ -91,7 +94,7 @@ run "kdump-check ram.lime" "$check" lime "$tmp/ram.lime" "$tmp/ram.elf"
 
 virt=()
 [[ $mode == kernel ]] && virt=(--virt "$page_offset")
-for f in zstd.kdump zlib.kdump none.kdump rearranged.kdump makedumpfile.kdump; do
+for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump rearranged.kdump makedumpfile.kdump; do
 	[[ -e $tmp/$f ]] || continue
 	# makedumpfile's own output is the reference's equal too.
 	run "drgn reads $f like the ELF dump" /usr/bin/python3 "$here/drgn-compare.py" "${virt[@]}" "$tmp/ram.elf" "$tmp/$f"

@@ -36,6 +36,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzo/lzo1x.h>
+#include <snappy-c.h>
 #include <zlib.h>
 #include <zstd.h>
 
@@ -241,9 +243,11 @@ static int check_kdump(const char *path, const char *release,
 	if (strcmp((char *)f + 12 + 2 * 65, release))
 		fail("utsname.release differs", 0, 0);
 	uint32_t status = (uint32_t)get(f + 424, 4);
-	uint32_t want = !strcmp(codec, "zstd")	 ? 0x20
-			: !strcmp(codec, "zlib") ? 0x1
-						 : 0;
+	uint32_t want = !strcmp(codec, "zstd")	   ? 0x20
+			: !strcmp(codec, "zlib")   ? 0x1
+			: !strcmp(codec, "lzo")	   ? 0x2
+			: !strcmp(codec, "snappy") ? 0x4
+						   : 0;
 	if (status != want)
 		fail("status 0x%llx, expected 0x%llx", status, want);
 	if (get(f + 428, 4) != PAGE)
@@ -343,11 +347,28 @@ static int check_kdump(const char *path, const char *release,
 			    n != PAGE)
 				fail("pfn 0x%llx: zlib page of %llu bytes", pfn,
 				     size);
+		} else if (flags & 0x2) {
+			lzo_uint n = PAGE;
+			if (lzo1x_decompress_safe(f + off, size, out, &n,
+						  NULL) != LZO_E_OK ||
+			    n != PAGE)
+				fail("pfn 0x%llx: lzo page of %llu bytes", pfn,
+				     size);
+		} else if (flags & 0x4) {
+			size_t n = PAGE;
+			if (snappy_uncompress((const char *)f + off, size,
+					      (char *)out, &n) != SNAPPY_OK ||
+			    n != PAGE)
+				fail("pfn 0x%llx: snappy page of %llu bytes",
+				     pfn, size);
 		} else if (flags == 0 && size == PAGE) {
 			memcpy(out, f + off, PAGE);
 		} else {
 			fail("pfn 0x%llx: flags 0x%llx", pfn, flags);
 		}
+		if (flags && flags != want)
+			fail("pfn 0x%llx: page flags 0x%llx, not the codec's",
+			     pfn, flags);
 		if (strcmp(codec, "none") == 0 && flags)
 			fail("pfn 0x%llx compressed (flags 0x%llx) with codec "
 			     "none",

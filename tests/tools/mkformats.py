@@ -393,7 +393,9 @@ def main():
         ("offset0", struct.pack("<Q", 0)),
         ("offset-past-eof", struct.pack("<Q", len(kd) + PAGE)),
         ("size-too-big", struct.pack("<QI", struct.unpack_from("<Q", kd, at)[0], PAGE + 1)),
+        # zlib data flagged as lzo, and as snappy
         ("bad-codec", struct.pack("<QII", struct.unpack_from("<Q", kd, at)[0], size_now, 0x2)),
+        ("bad-snappy", struct.pack("<QII", struct.unpack_from("<Q", kd, at)[0], size_now, 0x4)),
         ("raw-short", struct.pack("<QII", struct.unpack_from("<Q", kd, at)[0], 100, 0)),
     ):
         b = bytearray(kd)

@@ -5,7 +5,10 @@
  * pattern data with a zero page) dumped with 3 unreadable pages.  In a
  * regular file the unreadable pages are excluded (bitmap 2 cleared, no
  * descriptor); the zero page points at the shared copy; every other page
- * has a descriptor; ENOSPC leaves nothing behind.
+ * has a descriptor; ENOSPC leaves nothing behind.  Then every page codec:
+ * a compressible page is stored smaller with the codec's flag, an
+ * incompressible one raw; a dump with each codec reads back (through our
+ * kdump reader) equal to the core, with the codec's header status bit.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -18,6 +21,8 @@
 
 #include "kcoredump/kcore.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/source.h"
+#include "kdump-write.h"
 #include "pattern.h"
 #include "elfcore.h"
 #include "tap.h"
@@ -93,6 +98,12 @@ static void make_core(const char *path)
 			      .p_filesz = SEG_SIZE,
 			      .p_memsz = SEG_SIZE };
 	kc_pattern_fill(buf, PAGE_OFF + PADDR, SEG_SIZE, 9);
+	/* Every fourth page compresses, as text would. */
+	for (uint64_t p = PAGE; p < SEG_SIZE; p += 4 * PAGE)
+		for (uint64_t i = 0; i < PAGE; i += 64)
+			snprintf((char *)buf + p + i, 64,
+				 "page 0x%08llx line %04llu: compressible",
+				 (unsigned long long)p, (unsigned long long)i);
 	memset(buf + ZERO_PAGE, 0, PAGE);
 	if (!buf || fd < 0 || write(fd, hdr, sizeof(hdr)) != sizeof(hdr) ||
 	    write(fd, buf, SEG_SIZE) != (ssize_t)SEG_SIZE)
@@ -101,8 +112,9 @@ static void make_core(const char *path)
 	free(buf);
 }
 
-static struct kcore_error *run(const char *core, const char *out,
-			       struct fault *f, struct kcore_dump_result *res)
+static struct kcore_error *run_codec(const char *core, const char *out,
+				     struct fault *f, enum kcore_codec codec,
+				     struct kcore_dump_result *res)
 {
 	struct kcore_io_ops ops = {
 		.pread = f_pread, .pwrite = f_pwrite, .write = f_write, .ctx = f
@@ -111,7 +123,7 @@ static struct kcore_error *run(const char *core, const char *out,
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { .output = out,
 					.format = KCORE_FORMAT_KDUMP,
-					.codec = KCORE_CODEC_ZSTD,
+					.codec = codec,
 					.threads = 2,
 					.block_size = 1u << 20,
 					.out_io = &ops };
@@ -129,6 +141,105 @@ static struct kcore_error *run(const char *core, const char *out,
 	}
 	kcore_source_destroy(src);
 	return err;
+}
+
+static struct kcore_error *run(const char *core, const char *out,
+			       struct fault *f, struct kcore_dump_result *res)
+{
+	return run_codec(core, out, f, KCORE_CODEC_ZSTD, res);
+}
+
+static const uint32_t codec_flag[KCORE_CODEC_NUM] = {
+	[KCORE_CODEC_ZSTD] = KDUMP_PAGE_ZSTD,
+	[KCORE_CODEC_ZLIB] = KDUMP_PAGE_ZLIB,
+	[KCORE_CODEC_NONE] = 0,
+	[KCORE_CODEC_LZO] = KDUMP_PAGE_LZO,
+	[KCORE_CODEC_SNAPPY] = KDUMP_PAGE_SNAPPY,
+};
+
+/* One codec on one compressible and one incompressible page. */
+static void check_page_codec(enum kcore_codec c)
+{
+	static unsigned char text[PAGE], noise[PAGE], dst[PAGE];
+	struct kcore_page_codec *pc = NULL;
+	struct kcore_error *err;
+	uint32_t flags = 99;
+	size_t n;
+
+	for (size_t i = 0; i < PAGE; i += 32)
+		snprintf((char *)text + i, 32, "line %zu of the text", i);
+	kc_pattern_fill(noise, 0x1000, PAGE, 3);
+	err = kcore_page_codec_create(c, 0, PAGE, &pc);
+	ok(!err, "%s: codec created", kcore_codec_name(c));
+	if (err) {
+		kcore_error_destroy(err);
+		return;
+	}
+	n = kcore_page_codec_compress(pc, text, dst, &flags);
+	ok(c == KCORE_CODEC_NONE
+		   ? n == PAGE && flags == 0 && !memcmp(dst, text, PAGE)
+		   : n < PAGE / 4 && flags == codec_flag[c],
+	   "%s: a text page is stored in %zu bytes, flags 0x%x",
+	   kcore_codec_name(c), n, flags);
+	n = kcore_page_codec_compress(pc, noise, dst, &flags);
+	ok(n == PAGE && flags == 0 && !memcmp(dst, noise, PAGE),
+	   "%s: an incompressible page is stored raw", kcore_codec_name(c));
+	kcore_page_codec_destroy(pc);
+	if (c == KCORE_CODEC_LZO || c == KCORE_CODEC_SNAPPY) {
+		err = kcore_page_codec_create(c, 3, PAGE, &pc);
+		ok(err && err->code == KCORE_ERR_INVALID &&
+			   strstr(err->message, "no compression levels"),
+		   "%s: a level is refused", kcore_codec_name(c));
+		kcore_error_destroy(err);
+	}
+}
+
+/* A dump with codec c reads back equal to the core. */
+static void check_codec_dump(const char *core, const char *out,
+			     enum kcore_codec c)
+{
+	struct fault f = { .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
+	struct kcore_dump_result res;
+	struct kcore_source *a = NULL, *b = NULL;
+	unsigned char *x = malloc(SEG_SIZE), *y = malloc(SEG_SIZE), hdr[464];
+	struct kcore_error *err = run_codec(core, out, &f, c, &res);
+	uint32_t status = 0;
+	int fd;
+
+	ok(!err, "%s: kdump dump", kcore_codec_name(c));
+	if (err) {
+		fprintf(stderr, "# %s\n", err->message);
+		kcore_error_destroy(err);
+		free(x);
+		free(y);
+		return;
+	}
+	kcore_dump_result_deinit(&res);
+	fd = open(out, O_RDONLY);
+	if (fd >= 0 && pread(fd, hdr, sizeof(hdr), 0) == sizeof(hdr))
+		memcpy(&status, hdr + 424, 4);
+	if (fd >= 0)
+		close(fd);
+	ok(status == kdump_codec_status(c), "%s: header status 0x%x",
+	   kcore_codec_name(c), status);
+	err = kcore_source_open(core, NULL, &a);
+	if (!err)
+		err = kcore_source_open(out, NULL, &b);
+	if (!err)
+		err = kcore_source_read_paddr(a, PADDR, x, SEG_SIZE);
+	if (!err)
+		err = kcore_source_read_paddr(b, PADDR, y, SEG_SIZE);
+	ok(!err && !memcmp(x, y, SEG_SIZE),
+	   "%s: every page reads back equal to the core", kcore_codec_name(c));
+	if (err) {
+		fprintf(stderr, "# %s\n", err->message);
+		kcore_error_destroy(err);
+	}
+	kcore_source_destroy(a);
+	kcore_source_destroy(b);
+	free(x);
+	free(y);
+	unlink(out);
 }
 
 static unsigned leftovers(const char *dir)
@@ -236,6 +347,11 @@ int main(void)
 	ok(err && err->errnum == ENOSPC, "ENOSPC fails the kdump dump");
 	kcore_error_destroy(err);
 	ok(leftovers(dir) == 0, "nothing is left behind");
+
+	for (int c = 0; c < KCORE_CODEC_NUM; c++) {
+		check_page_codec((enum kcore_codec)c);
+		check_codec_dump(core, out, (enum kcore_codec)c);
+	}
 	unlink(core);
 	rmdir(dir);
 	return tap_done();
