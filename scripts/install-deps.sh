@@ -14,7 +14,7 @@ pkgs=(
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
-	python3-drgn crash makedumpfile
+	python3-drgn crash makedumpfile python3-snappy
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -129,7 +129,8 @@ void kcore_plan_destroy(struct kcore_plan *plan);
 struct kcore_read_error {
 	uint64_t offset; /* source file offset */
 	uint64_t len;
-	int errnum;
+	int errnum;    /* EBADMSG: the source's data is corrupt */
+	char *message; /* what is wrong, for EBADMSG (else NULL) */
 };
 
 struct kcore_dump_stats {

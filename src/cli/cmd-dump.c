@@ -312,7 +312,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 	for (size_t i = 0; i < r->nerrors && i < 20; i++)
 		fprintf(f, "    offset 0x%" PRIx64 "+0x%" PRIx64 ": %s\n",
 			r->errors[i].offset, r->errors[i].len,
-			strerror(r->errors[i].errnum));
+			r->errors[i].message ? r->errors[i].message
+					     : strerror(r->errors[i].errnum));
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
 	else if (strcmp(r->digest_location, "summary") == 0)
@@ -372,7 +373,10 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 		json_object_begin(&j, NULL);
 		json_hex(&j, "offset", r->errors[i].offset);
 		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error", strerror(r->errors[i].errnum));
+		json_string(&j, "error",
+			    r->errors[i].message
+				    ? r->errors[i].message
+				    : strerror(r->errors[i].errnum));
 		json_object_end(&j);
 	}
 	json_array_end(&j);

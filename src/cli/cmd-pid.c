@@ -272,7 +272,10 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 		json_object_begin(&j, NULL);
 		json_hex(&j, "offset", r->errors[i].offset);
 		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error", strerror(r->errors[i].errnum));
+		json_string(&j, "error",
+			    r->errors[i].message
+				    ? r->errors[i].message
+				    : strerror(r->errors[i].errnum));
 		json_object_end(&j);
 	}
 	json_array_end(&j);

@@ -111,6 +111,7 @@ static const char *format_text(const char *format)
 		{ "kdump", "kdump-compressed" },
 		{ "flattened", "flattened kdump (makedumpfile -F)" },
 		{ "lime", "LiME" },
+		{ "avml", "AVML (LiME, snappy-compressed)" },
 		{ "zstd", "ELF in zstd (seekable)" },
 		{ "zstd-sequential",
 		  "ELF in zstd (no seek table: sequential)" },

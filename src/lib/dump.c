@@ -426,9 +426,11 @@ static struct kcore_error *retire_oldest(struct dump *d)
 /* ---- reading ---- */
 
 static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
-			   int errnum)
+			   const struct kcore_error *err)
 {
 	struct kcore_dump_result *r = d->res;
+	bool corrupt = err->code == KCORE_ERR_FORMAT && !err->errnum;
+	int errnum = corrupt ? EBADMSG : err->errnum ? err->errnum : EIO;
 
 	d->res->stats.bytes_unreadable += len;
 	if (r->nerrors &&
@@ -448,8 +450,10 @@ static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
 		r->errors = e;
 		d->errors_cap = cap;
 	}
-	r->errors[r->nerrors++] =
-		(struct kcore_read_error){ offset, len, errnum };
+	r->errors[r->nerrors++] = (struct kcore_read_error){
+		offset, len, errnum,
+		corrupt && err->message ? strdup(err->message) : NULL
+	};
 }
 
 /* Job pages overlapping job bytes [from, from + len) as read or bad. */
@@ -490,8 +494,7 @@ static void read_range(struct dump *d, struct job *j, uint64_t at,
 		if (err) {
 			memset(buf + pos, 0, n);
 			mark_pages(d, j->bad, at + pos, n, 1);
-			add_read_error(d, offset + pos, n,
-				       err->errnum ? err->errnum : EIO);
+			add_read_error(d, offset + pos, n, err);
 			kcore_error_destroy(err);
 		}
 		pos += n;
@@ -1594,6 +1597,8 @@ out:
 
 void kcore_dump_result_deinit(struct kcore_dump_result *res)
 {
+	for (size_t i = 0; i < res->nerrors; i++)
+		free(res->errors[i].message);
 	free(res->errors);
 	free(res->output_path);
 	free(res->digest_location);

@@ -6,7 +6,7 @@
  * memory.  Each range becomes one physical PT_LOAD whose data is read
  * straight from the file (its holes are the file's holes).  LiME carries
  * no VMCOREINFO, so the image is physical-only.  AVML's compressed
- * variant is recognised and refused.
+ * variant is in fmt-avml.c.
  */
 #include <elf.h>
 #include <errno.h>
@@ -18,7 +18,6 @@
 #include "fmt.h"
 
 #define LIME_MAGIC  0x4C694D45u
-#define AVML_MAGIC  0x4C4D5641u
 #define LIME_HEADER 32
 #define MAX_RANGES  (1u << 20)
 
@@ -296,23 +295,4 @@ const struct kcore_input_format kcore_format_lime = {
 	.name = "lime",
 	.probe = lime_probe,
 	.open = lime_open,
-};
-
-static bool avml_probe(const unsigned char *magic, size_t len)
-{
-	return len >= 4 && kcore_load(magic, 4, false) == AVML_MAGIC;
-}
-
-static struct kcore_error *avml_open(struct kcore_source *src)
-{
-	return kcore_error_create_at(
-		KCORE_ERR_UNSUPPORTED, 0, src->path, 0,
-		"AVML compressed LiME is not supported: convert it to plain "
-		"LiME first (avml-convert)");
-}
-
-const struct kcore_input_format kcore_format_avml = {
-	.name = "avml",
-	.probe = avml_probe,
-	.open = avml_open,
 };
