@@ -27,10 +27,9 @@
 #include "fmt.h"
 
 #define AVML_MAGIC   0x4C4D5641u
-#define AVML_HEADER  32
+#define AVML_HEADER  KCORE_LIME_HEADER
 #define AVML_TRAILER 8
 #define CHUNK_MAX    65536u /* uncompressed bytes per chunk (the spec's) */
-#define MAX_RANGES   (1u << 20)
 #define SCAN_BUF     (256u << 10)
 
 enum { CHUNK_COMPRESSED = 0x00, CHUNK_RAW = 0x01, CHUNK_STREAM_ID = 0xff };
@@ -405,72 +404,30 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 	src->backend_data = a;
 	while (at < file_size) {
 		unsigned char h[AVML_HEADER];
-		uint64_t st, e, size;
+		uint64_t st, size;
 
 		err = scan_get(&s, at, h, sizeof(h));
 		if (err)
 			goto out;
-		if (kcore_load(h, 4, false) != AVML_MAGIC) {
-			err = kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"AVML: bad magic 0x%08" PRIx64
-				" in the range header at offset 0x%" PRIx64,
-				kcore_load(h, 4, false), at);
-			goto out;
-		}
-		if (kcore_load(h + 4, 4, false) != 2) {
-			err = kcore_error_create_at(
-				KCORE_ERR_UNSUPPORTED, 0, src->path, at + 4,
-				"AVML: version %" PRIu64
-				" (this reader knows version 2)",
-				kcore_load(h + 4, 4, false));
-			goto out;
-		}
-		st = kcore_load(h + 8, 8, false);
-		e = kcore_load(h + 16, 8, false);
-		if (e < st || e - st == UINT64_MAX ||
-		    (n && (st < prev_end || prev_end == 0))) {
-			err = kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at + 8,
-				"AVML: range 0x%" PRIx64 "-0x%" PRIx64 " %s",
-				st, e,
-				e < st || e - st == UINT64_MAX
-					? "ends before it starts"
-					: "is not above the previous one; "
-					  "ranges must ascend without "
-					  "overlap");
-			goto out;
-		}
-		if (n == MAX_RANGES) {
-			err = kcore_error_create_at(
-				KCORE_ERR_UNSUPPORTED, 0, src->path, at,
-				"AVML: more than %u ranges", MAX_RANGES);
-			goto out;
-		}
-		if (n == cap) {
-			size_t c = cap ? 2 * cap : 64;
-			struct range *r = realloc(ranges, c * sizeof(*r));
-			struct kcore_image_load *ld =
-				realloc(loads, c * sizeof(*ld));
+		err = kcore_lime_range(src, h, at, "AVML", AVML_MAGIC, 2, n,
+				       prev_end, &st, &size);
+		if (!err) {
+			void *r = ranges, *ld = loads;
 
-			if (ld)
-				loads = ld;
-			if (r)
-				ranges = r;
-			if (!r || !ld) {
-				err = &kcore_error_nomem;
-				goto out;
-			}
-			cap = c;
+			err = kcore_grow2(&r, sizeof(*ranges), &ld,
+					  sizeof(*loads), n, &cap);
+			ranges = r;
+			loads = ld;
 		}
-		size = e - st + 1;
+		if (err)
+			goto out;
 		ranges[n] = (struct range){ .at = at + AVML_HEADER,
 					    .size = size,
 					    .first = a->n };
 		loads[n] =
 			(struct kcore_image_load){ .paddr = st, .size = size };
 		n++;
-		prev_end = e + 1;
+		prev_end = st + size;
 		at += AVML_HEADER;
 		/* Image offsets are known once the image is built: index
 		 * from 0 now and shift below. */

@@ -18,8 +18,7 @@
 #include "fmt.h"
 
 #define LIME_MAGIC  0x4C694D45u
-#define LIME_HEADER 32
-#define MAX_RANGES  (1u << 20)
+#define LIME_HEADER KCORE_LIME_HEADER
 
 struct range {
 	uint64_t offset; /* image offset */
@@ -163,6 +162,68 @@ static const struct kcore_backend lime_backend = {
 	.destroy = lime_destroy,
 };
 
+struct kcore_error *
+kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
+		 const char *name, uint32_t magic, uint32_t version, size_t n,
+		 uint64_t prev_end, uint64_t *ret_start, uint64_t *ret_size)
+{
+	uint64_t s = kcore_load(h + 8, 8, false),
+		 e = kcore_load(h + 16, 8, false);
+
+	if (kcore_load(h, 4, false) != magic)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at,
+			"%s: bad magic 0x%08" PRIx64
+			" in the range header at offset 0x%" PRIx64,
+			name, kcore_load(h, 4, false), at);
+	if (kcore_load(h + 4, 4, false) != version)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, at + 4,
+			"%s: version %" PRIu64
+			" (this reader knows version %" PRIu32 ")",
+			name, kcore_load(h + 4, 4, false), version);
+	if (e < s || e - s == UINT64_MAX)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at + 8,
+			"%s: range 0x%" PRIx64 "-0x%" PRIx64
+			" ends before it starts",
+			name, s, e);
+	if (n && (s < prev_end || prev_end == 0))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, at + 8,
+			"%s: range 0x%" PRIx64 "-0x%" PRIx64
+			" is not above the previous one (ends at 0x%" PRIx64
+			"); ranges must ascend without overlap",
+			name, s, e, prev_end - 1);
+	if (n == KCORE_LIME_MAX_RANGES)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, src->path, at,
+			"%s: more than %u ranges", name, KCORE_LIME_MAX_RANGES);
+	*ret_start = s;
+	*ret_size = e - s + 1;
+	return NULL;
+}
+
+struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
+				size_t b_size, size_t n, size_t *cap)
+{
+	size_t c = *cap ? 2 * *cap : 64;
+	void *pa, *pb;
+
+	if (n < *cap)
+		return NULL;
+	pa = realloc(*a, c * a_size);
+	if (pa)
+		*a = pa;
+	pb = realloc(*b, c * b_size);
+	if (pb)
+		*b = pb;
+	if (!pa || !pb)
+		return &kcore_error_nomem;
+	*cap = c;
+	return NULL;
+}
+
 static bool lime_probe(const unsigned char *magic, size_t len)
 {
 	return len >= 4 && kcore_load(magic, 4, false) == LIME_MAGIC;
@@ -195,43 +256,11 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		err = kcore_fmt_read(src, h, sizeof(h), at);
 		if (err)
 			goto out;
-		if (kcore_load(h, 4, false) != LIME_MAGIC) {
-			err = kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"lime: bad magic 0x%08" PRIx64
-				" in the range header at offset 0x%" PRIx64,
-				kcore_load(h, 4, false), at);
+		err = kcore_lime_range(src, h, at, "lime", LIME_MAGIC, 1, l->n,
+				       prev_end, &s, &size);
+		if (err)
 			goto out;
-		}
-		if (kcore_load(h + 4, 4, false) != 1) {
-			err = kcore_error_create_at(
-				KCORE_ERR_UNSUPPORTED, 0, src->path, at + 4,
-				"lime: version %" PRIu64
-				" (this reader knows version 1)",
-				kcore_load(h + 4, 4, false));
-			goto out;
-		}
-		s = kcore_load(h + 8, 8, false);
-		e = kcore_load(h + 16, 8, false);
-		if (e < s || e - s == UINT64_MAX) {
-			err = kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at + 8,
-				"lime: range 0x%" PRIx64 "-0x%" PRIx64
-				" ends before it starts",
-				s, e);
-			goto out;
-		}
-		if (l->n && (s < prev_end || prev_end == 0)) {
-			err = kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at + 8,
-				"lime: range 0x%" PRIx64 "-0x%" PRIx64
-				" is not above the previous one (ends at "
-				"0x%" PRIx64 "); ranges must ascend without "
-				"overlap",
-				s, e, prev_end - 1);
-			goto out;
-		}
-		size = e - s + 1;
+		e = s + size - 1;
 		if (size > file_size - at - LIME_HEADER) {
 			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, at,
@@ -241,28 +270,14 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 				s, e, size, at + LIME_HEADER, file_size);
 			goto out;
 		}
-		if (l->n == MAX_RANGES) {
-			err = kcore_error_create_at(
-				KCORE_ERR_UNSUPPORTED, 0, src->path, at,
-				"lime: more than %u ranges", MAX_RANGES);
-			goto out;
-		}
-		if (l->n == cap) {
-			size_t c = cap ? 2 * cap : 64;
-			struct range *r = realloc(l->ranges, c * sizeof(*r));
-			struct kcore_image_load *ld =
-				realloc(loads, c * sizeof(*ld));
+		void *r = l->ranges, *ld = loads;
 
-			if (ld)
-				loads = ld;
-			if (r)
-				l->ranges = r;
-			if (!r || !ld) {
-				err = &kcore_error_nomem;
-				goto out;
-			}
-			cap = c;
-		}
+		err = kcore_grow2(&r, sizeof(*l->ranges), &ld, sizeof(*loads),
+				  l->n, &cap);
+		l->ranges = r;
+		loads = ld;
+		if (err)
+			goto out;
 		l->ranges[l->n] =
 			(struct range){ .at = at + LIME_HEADER, .size = size };
 		loads[l->n] =
