@@ -145,6 +145,16 @@ static struct kcore_error *read_chunk(struct kcore_source *src,
 	if (err)
 		return err;
 	len = (size_t)kcore_load(h + 1, 3, false);
+	/* As indexed at open, unless the file changed since. */
+	if ((h[0] != CHUNK_COMPRESSED && h[0] != CHUNK_RAW) || len < 5 ||
+	    len > snappy_max_compressed_length(CHUNK_MAX) + 4 ||
+	    (h[0] == CHUNK_RAW && len - 4 != ulen))
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     c->at,
+					     "AVML: chunk at offset 0x%" PRIx64
+					     " changed since the file was "
+					     "opened",
+					     c->at);
 	err = kcore_fmt_read(src, in, len, c->at + 4);
 	if (err)
 		return err;
