@@ -21,58 +21,11 @@
 #include "pattern.h"
 #include "elfcore.h"
 #include "tap.h"
+#include "faultio.h"
 
 #define DATA_OFF 0x1000ull
 #define SEG_SIZE (8ull << 20)
 #define VADDR	 0x7f0000000000ull
-
-struct fault {
-	uint64_t eio_from, eio_to; /* source reads touching this fail */
-	size_t short_chunk;	   /* short reads of at most this */
-	uint64_t enospc_after;	   /* output bytes before ENOSPC */
-	uint64_t written;
-};
-
-static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
-{
-	struct fault *f = ctx;
-
-	if (off < f->eio_to && off + len > f->eio_from) {
-		if (off >= f->eio_from) {
-			errno = EIO;
-			return -1;
-		}
-		len = f->eio_from - off;
-	}
-	if (f->short_chunk && len > f->short_chunk)
-		len = f->short_chunk;
-	return pread(fd, buf, len, (off_t)off);
-}
-
-static ssize_t f_pwrite(void *ctx, int fd, const void *buf, size_t len,
-			uint64_t off)
-{
-	struct fault *f = ctx;
-
-	if (f->enospc_after && f->written + len > f->enospc_after) {
-		errno = ENOSPC;
-		return -1;
-	}
-	f->written += len;
-	return pwrite(fd, buf, len, (off_t)off);
-}
-
-static ssize_t f_write(void *ctx, int fd, const void *buf, size_t len)
-{
-	struct fault *f = ctx;
-
-	if (f->enospc_after && f->written + len > f->enospc_after) {
-		errno = ENOSPC;
-		return -1;
-	}
-	f->written += len;
-	return write(fd, buf, len);
-}
 
 /* A process-like core: one PT_NOTE (empty) and one 8 MiB PT_LOAD of
  * pattern data. */
@@ -130,12 +83,10 @@ static void cancel_on_progress(void *arg, const struct kcore_dump_stats *st)
 }
 
 static struct kcore_error *run(const char *core, const char *out,
-			       struct fault *f, enum kcore_compress c,
+			       struct kc_fault *f, enum kcore_compress c,
 			       bool cancel, struct kcore_dump_result *res)
 {
-	struct kcore_io_ops ops = {
-		.pread = f_pread, .pwrite = f_pwrite, .write = f_write, .ctx = f
-	};
+	struct kcore_io_ops ops = kc_fault_ops(f);
 	struct kcore_open_opts oo = { .io = &ops };
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { .output = out,
@@ -169,7 +120,7 @@ int main(void)
 	struct kcore_dump_result res;
 	struct kcore_verify_result vr;
 	struct kcore_error *err;
-	struct fault f;
+	struct kc_fault f;
 	unsigned char buf[4096];
 
 	if (!mkdtemp(dir))
@@ -179,9 +130,9 @@ int main(void)
 	make_core(core);
 
 	/* Short reads everywhere: the same dump. */
-	f = (struct fault){ .eio_from = UINT64_MAX,
-			    .eio_to = UINT64_MAX,
-			    .short_chunk = 777 };
+	f = (struct kc_fault){ .eio_from = UINT64_MAX,
+			       .eio_to = UINT64_MAX,
+			       .short_chunk = 777 };
 	err = run(core, out, &f, KCORE_COMPRESS_NONE, false, &res);
 	ok(!err && res.nerrors == 0, "short reads are retried");
 	ok(progress_calls >= 2 && last_progress.bytes_done == SEG_SIZE &&
@@ -195,7 +146,7 @@ int main(void)
 	unlink(out);
 
 	/* A compressed stream, with progress to the end. */
-	f = (struct fault){ .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
+	f = (struct kc_fault){ .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
 	snprintf(out, sizeof(out), "%s/out.elf.zst", dir);
 	err = run(core, out, &f, KCORE_COMPRESS_ZSTD, false, &res);
 	ok(!err && progress_calls >= 2 &&
@@ -211,8 +162,8 @@ int main(void)
 	snprintf(out, sizeof(out), "%s/out.elf", dir);
 
 	/* EIO on 3 pages in the middle: zero-filled, counted, reported. */
-	f = (struct fault){ .eio_from = DATA_OFF + 0x201000,
-			    .eio_to = DATA_OFF + 0x204000 };
+	f = (struct kc_fault){ .eio_from = DATA_OFF + 0x201000,
+			       .eio_to = DATA_OFF + 0x204000 };
 	err = run(core, out, &f, KCORE_COMPRESS_NONE, false, &res);
 	ok(!err, "EIO does not stop the dump");
 	ok(res.stats.bytes_unreadable == 0x3000,
@@ -245,9 +196,9 @@ int main(void)
 
 	/* ENOSPC on the output: an error, and nothing left behind. */
 	for (int c = 0; c < 2; c++) {
-		f = (struct fault){ .eio_from = UINT64_MAX,
-				    .eio_to = UINT64_MAX,
-				    .enospc_after = 3u << 20 };
+		f = (struct kc_fault){ .eio_from = UINT64_MAX,
+				       .eio_to = UINT64_MAX,
+				       .enospc_after = 3u << 20 };
 		snprintf(out, sizeof(out), "%s/out.elf%s", dir,
 			 c ? ".zst" : "");
 		err = run(core, out, &f,
@@ -265,7 +216,7 @@ int main(void)
 	}
 
 	/* Cancel (what SIGINT does) mid-dump. */
-	f = (struct fault){ .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
+	f = (struct kc_fault){ .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
 	snprintf(out, sizeof(out), "%s/out.elf", dir);
 	err = run(core, out, &f, KCORE_COMPRESS_NONE, true, &res);
 	ok(err && err->code == KCORE_ERR_INTERRUPTED,

@@ -26,6 +26,7 @@
 #include "pattern.h"
 #include "elfcore.h"
 #include "tap.h"
+#include "faultio.h"
 
 #define DATA_OFF   0x1000ull
 #define SEG_SIZE   (8ull << 20)
@@ -35,43 +36,6 @@
 #define ZERO_PAGE  0x5000ull /* offset in the segment of a zero page */
 #define BAD_OFFSET 0x201000ull
 #define BAD_LEN	   0x3000ull
-
-struct fault {
-	uint64_t eio_from, eio_to;
-	uint64_t enospc_after, written;
-};
-
-static ssize_t f_pread(void *ctx, int fd, void *buf, size_t len, uint64_t off)
-{
-	struct fault *f = ctx;
-
-	if (off < f->eio_to && off + len > f->eio_from) {
-		if (off >= f->eio_from) {
-			errno = EIO;
-			return -1;
-		}
-		len = f->eio_from - off;
-	}
-	return pread(fd, buf, len, (off_t)off);
-}
-
-static ssize_t f_pwrite(void *ctx, int fd, const void *buf, size_t len,
-			uint64_t off)
-{
-	struct fault *f = ctx;
-
-	if (f->enospc_after && f->written + len > f->enospc_after) {
-		errno = ENOSPC;
-		return -1;
-	}
-	f->written += len;
-	return pwrite(fd, buf, len, (off_t)off);
-}
-
-static ssize_t f_write(void *ctx, int fd, const void *buf, size_t len)
-{
-	return f_pwrite(ctx, fd, buf, len, (uint64_t)lseek(fd, 0, SEEK_CUR));
-}
 
 static void make_core(const char *path)
 {
@@ -113,12 +77,10 @@ static void make_core(const char *path)
 }
 
 static struct kcore_error *run_codec(const char *core, const char *out,
-				     struct fault *f, enum kcore_codec codec,
+				     struct kc_fault *f, enum kcore_codec codec,
 				     struct kcore_dump_result *res)
 {
-	struct kcore_io_ops ops = {
-		.pread = f_pread, .pwrite = f_pwrite, .write = f_write, .ctx = f
-	};
+	struct kcore_io_ops ops = kc_fault_ops(f);
 	struct kcore_open_opts oo = { .io = &ops };
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { .output = out,
@@ -144,7 +106,8 @@ static struct kcore_error *run_codec(const char *core, const char *out,
 }
 
 static struct kcore_error *run(const char *core, const char *out,
-			       struct fault *f, struct kcore_dump_result *res)
+			       struct kc_fault *f,
+			       struct kcore_dump_result *res)
 {
 	return run_codec(core, out, f, KCORE_CODEC_ZSTD, res);
 }
@@ -198,7 +161,7 @@ static void check_page_codec(enum kcore_codec c)
 static void check_codec_dump(const char *core, const char *out,
 			     enum kcore_codec c)
 {
-	struct fault f = { .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
+	struct kc_fault f = { .eio_from = UINT64_MAX, .eio_to = UINT64_MAX };
 	struct kcore_dump_result res;
 	struct kcore_source *a = NULL, *b = NULL;
 	unsigned char *x = malloc(SEG_SIZE), *y = malloc(SEG_SIZE), hdr[464];
@@ -262,7 +225,7 @@ int main(void)
 	char dir[] = "/tmp/t-kdump-XXXXXX", core[256], out[256];
 	struct kcore_dump_result res;
 	struct kcore_error *err;
-	struct fault f;
+	struct kc_fault f;
 	unsigned char hdr[464], sub[104];
 	uint32_t sub_blocks, bm_blocks, dump_level;
 	uint64_t pfn0 = PADDR / PAGE, ndesc = 0;
@@ -275,8 +238,8 @@ int main(void)
 	snprintf(out, sizeof(out), "%s/out.kdump", dir);
 	make_core(core);
 
-	f = (struct fault){ .eio_from = DATA_OFF + BAD_OFFSET,
-			    .eio_to = DATA_OFF + BAD_OFFSET + BAD_LEN };
+	f = (struct kc_fault){ .eio_from = DATA_OFF + BAD_OFFSET,
+			       .eio_to = DATA_OFF + BAD_OFFSET + BAD_LEN };
 	err = run(core, out, &f, &res);
 	ok(!err, "EIO does not stop a kdump dump");
 	if (err) {
@@ -340,9 +303,9 @@ int main(void)
 	unlink(out);
 
 	/* ENOSPC part way: an error, and no output or temporary file. */
-	f = (struct fault){ .eio_from = UINT64_MAX,
-			    .eio_to = UINT64_MAX,
-			    .enospc_after = 1u << 20 };
+	f = (struct kc_fault){ .eio_from = UINT64_MAX,
+			       .eio_to = UINT64_MAX,
+			       .enospc_after = 1u << 20 };
 	err = run(core, out, &f, &res);
 	ok(err && err->errnum == ENOSPC, "ENOSPC fails the kdump dump");
 	kcore_error_destroy(err);
