@@ -107,6 +107,12 @@ struct kcore_source_info {
 	 * exact (kcore_source_vaddr_to_paddr), else refused.
 	 */
 	bool physical_only;
+	/*
+	 * What the input format's own header says, for people: e.g.
+	 * "header version 6, lzo pages, dump level 31" for a kdump, or
+	 * "12 ranges, 16384 snappy chunks" for AVML; NULL when none.
+	 */
+	const char *format_detail;
 };
 
 struct kcore_source;

@@ -111,7 +111,7 @@ static const char *format_text(const char *format)
 		{ "kdump", "kdump-compressed" },
 		{ "flattened", "flattened kdump (makedumpfile -F)" },
 		{ "lime", "LiME" },
-		{ "avml", "AVML (LiME, snappy-compressed)" },
+		{ "avml", "AVML compressed LiME" },
 		{ "zstd", "ELF in zstd (seekable)" },
 		{ "zstd-sequential",
 		  "ELF in zstd (no seek table: sequential)" },
@@ -131,8 +131,11 @@ static void text_source(FILE *f, const struct info_model *m)
 	char mbuf[16], s1[32], s2[32];
 
 	fprintf(f, "Source:       %s\n", in->path);
-	fprintf(f, "Format:       %s%s\n",
+	fprintf(f, "Format:       %s%s%s%s%s\n",
 		format_text(kcore_source_format(m->src)),
+		in->format_detail ? " (" : "",
+		in->format_detail ? in->format_detail : "",
+		in->format_detail ? ")" : "",
 		in->physical_only ? ", physical addresses only" : "");
 	fprintf(f, "Kind:         %s\n", kind_text(in->kind));
 	fprintf(f, "Machine:      %s, ELF%u, %s-endian\n",
@@ -434,6 +437,7 @@ static void json_source(struct json *j, const struct info_model *m)
 	json_object_begin(j, "source");
 	json_string(j, "path", in->path);
 	json_string(j, "format", kcore_source_format(m->src));
+	json_string(j, "format_detail", in->format_detail);
 	json_bool(j, "physical_only", in->physical_only);
 	json_string(j, "kind", kcore_source_kind_name(in->kind));
 	json_string(j, "machine",

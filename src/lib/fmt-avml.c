@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <snappy-c.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ struct avml {
 	struct chunk *chunks;
 	size_t n, cap;
 	uint64_t data_start, data_end; /* image offsets */
+	char detail[64];
 };
 
 /* ---- CRC-32C (Castagnoli), masked as the framing format stores it ---- */
@@ -463,6 +465,10 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 	a->data_start = loads[0].offset;
 	a->data_end = src->info.file_size;
 	src->info.physical_only = true;
+	snprintf(a->detail, sizeof(a->detail),
+		 "version 2, %zu range%s, %zu snappy chunks", n,
+		 n == 1 ? "" : "s", a->n);
+	src->info.format_detail = a->detail;
 out:
 	free(s.buf);
 	free(loads);

@@ -28,20 +28,21 @@
 #include "fmt.h"
 #include "kcoredump/vmcoreinfo.h"
 
-#define HEADER_SIZE	   464
-#define SUB_HEADER_SIZE	   104
-#define PAGE_DESC_SIZE	   24
-#define MAX_BLOCK_SIZE	   (1u << 20)
-#define MAX_NOTE_SIZE	   (64u << 20)
-#define RANK_BITS	   4096 /* pfns per rank entry */
-#define DESC_CHUNK	   4096 /* descriptors read at once */
-#define DESC_CHUNKS	   4
-#define PAGE_CACHE	   16
-#define MAX_HEADER_VERSION 6
-#define DUMP_STATUS_ZLIB   0x1u
-#define DUMP_STATUS_LZO	   0x2u
-#define DUMP_STATUS_SNAPPY 0x4u
-#define DUMP_STATUS_ZSTD   0x20u
+#define HEADER_SIZE	       464
+#define SUB_HEADER_SIZE	       104
+#define PAGE_DESC_SIZE	       24
+#define MAX_BLOCK_SIZE	       (1u << 20)
+#define MAX_NOTE_SIZE	       (64u << 20)
+#define RANK_BITS	       4096 /* pfns per rank entry */
+#define DESC_CHUNK	       4096 /* descriptors read at once */
+#define DESC_CHUNKS	       4
+#define PAGE_CACHE	       16
+#define MAX_HEADER_VERSION     6
+#define DUMP_STATUS_ZLIB       0x1u
+#define DUMP_STATUS_LZO	       0x2u
+#define DUMP_STATUS_SNAPPY     0x4u
+#define DUMP_STATUS_INCOMPLETE 0x8u
+#define DUMP_STATUS_ZSTD       0x20u
 #define DUMP_COMPRESS_FLAGS                                        \
 	(DUMP_STATUS_ZLIB | DUMP_STATUS_LZO | DUMP_STATUS_SNAPPY | \
 	 DUMP_STATUS_ZSTD)
@@ -89,6 +90,7 @@ struct kdump {
 	/* Sequential reads: the descriptor index of the last pfn read. */
 	uint64_t hint_pfn, hint_index;
 	ZSTD_DCtx *zstd;
+	char detail[160]; /* src->info.format_detail */
 };
 
 static uint64_t le(const unsigned char *p, unsigned size)
@@ -563,6 +565,8 @@ struct header {
 	uint32_t sub_hdr_size;
 	uint32_t bitmap_blocks;
 	uint64_t max_mapnr;
+	bool has_dump_level;
+	uint32_t dump_level;
 };
 
 static struct kcore_error *read_header(struct kcore_source *src,
@@ -662,6 +666,8 @@ read_sub_header(struct kcore_source *src, struct kdump *k, struct header *h,
 			"supported");
 	if (h->version >= 6 && le(s + 96, 8))
 		h->max_mapnr = le(s + 96, 8);
+	h->has_dump_level = true;
+	h->dump_level = (uint32_t)le(s + 8, 4);
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
 		uint64_t off = le(s + parts[i].at, 8);
 		uint64_t len = le(s + parts[i].at + 8, 8);
@@ -798,6 +804,38 @@ static struct kcore_error *add_vmcoreinfo(unsigned char **notes,
 	return kcore_note_append(notes, notes_len, "VMCOREINFO", 0, text, len);
 }
 
+/* What the header says, for kcore_source_info.format_detail. */
+static void describe(struct kdump *k, const struct header *h)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} codecs[] = {
+		{ DUMP_STATUS_ZSTD, "zstd" },
+		{ DUMP_STATUS_ZLIB, "zlib" },
+		{ DUMP_STATUS_LZO, "lzo" },
+		{ DUMP_STATUS_SNAPPY, "snappy" },
+	};
+	char names[40] = "", level[32] = "";
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(codecs) / sizeof(codecs[0]); i++)
+		if (h->status & codecs[i].bit)
+			n += (size_t)snprintf(names + n, sizeof(names) - n,
+					      "%s%s", n ? "/" : "",
+					      codecs[i].name);
+	if (h->has_dump_level)
+		snprintf(level, sizeof(level), ", dump level %" PRIu32,
+			 h->dump_level);
+	snprintf(k->detail, sizeof(k->detail),
+		 "%sheader version %" PRIu32 ", %s pages%s%s",
+		 h->diskdump ? "DISKDUMP " : "", h->version, n ? names : "raw",
+		 level,
+		 h->status & DUMP_STATUS_INCOMPLETE
+			 ? ", incomplete: its writer stopped early"
+			 : "");
+}
+
 struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 					 struct kcore_kdump_raw *raw,
 					 const char *format)
@@ -906,6 +944,8 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 	k->data_start = k->nruns ? loads[0].offset : src->image_size;
 	src->info.physical_only = !has_page_offset;
 	src->knows_holes = true;
+	describe(k, &h);
+	src->info.format_detail = k->detail;
 out:
 	free(loads);
 	free(notes);

@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ struct lime {
 	struct range *ranges;
 	size_t n;
 	uint64_t data_start;
+	char detail[32];
 };
 
 static void lime_destroy(struct kcore_source *src)
@@ -299,6 +301,9 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 			l->ranges[i].offset = loads[i].offset;
 		l->data_start = loads[0].offset;
 		src->info.physical_only = true;
+		snprintf(l->detail, sizeof(l->detail), "version 1, %zu range%s",
+			 l->n, l->n == 1 ? "" : "s");
+		src->info.format_detail = l->detail;
 		src->knows_holes = true;
 	}
 out:

@@ -27,8 +27,9 @@ k() { "$kcoredump" "$@"; }
 	{ echo "Bail out! mkavml.py failed"; exit 1; }
 avml=$tmp/mem.avml
 
-fmt=$(k info --json "$avml" | jq -r .source.format)
-[ "$fmt" = avml ] && ok "info: format avml" || not_ok "info: format '$fmt'"
+fmt=$(k info --json "$avml" | jq -r '.source | "\(.format): \(.format_detail)"')
+[[ $fmt == "avml: version 2, 2 ranges, "*" snappy chunks" ]] && ok "info: $fmt" ||
+	not_ok "info: format '$fmt'"
 ranges() { k info --json --no-holes "$1" | jq -c '[.segments[] | select(.type == "LOAD") | [.paddr, .memsz]]'; }
 a=$(ranges "$lime") b=$(ranges "$avml")
 [[ -n $a && $a == "$b" ]] && ok "the same ranges as the LiME file: $b" ||

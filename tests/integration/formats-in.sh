@@ -161,6 +161,33 @@ else
 	diag "$tmp/hex"
 fi
 
+# info --json .source.format_detail: what each header says.
+detail() { "$kcoredump" info --json "$1" | jq -r .source.format_detail; }
+if [ "${MAKEDUMPFILE:-0}" = 1 ]; then
+	declare -A want_detail=([mem.kdump]="header version 6, zlib pages, dump level 1"
+		[mem-lzo.kdump]="header version 6, lzo pages, dump level 1"
+		[mem-raw.kdump]="header version 6, raw pages, dump level 1")
+else
+	declare -A want_detail=([mem.lime]="version 1, 2 ranges")
+fi
+for f in "${kdumps[@]}" "${others[@]}"; do
+	n=$(basename "$f")
+	[ -n "${want_detail[$n]:-}" ] || continue
+	got=$(detail "$f")
+	[ "$got" = "${want_detail[$n]}" ] && ok "$n: format_detail '$got'" ||
+		not_ok "$n: format_detail '$got', expected '${want_detail[$n]}'"
+done
+# DUMP_DH_COMPRESSED_INCOMPLETE (0x8): the writer stopped early.
+cp "${kdumps[0]}" "$tmp/incomplete.kdump"
+status=$(od -An -tu4 -j424 -N4 "$tmp/incomplete.kdump" | tr -d ' ')
+printf "$(printf '\\%03o' $(((status | 8) & 255)))" |
+	dd of="$tmp/incomplete.kdump" bs=1 seek=424 conv=notrunc status=none
+if detail "$tmp/incomplete.kdump" | grep -q "incomplete: its writer stopped early"; then
+	ok "a kdump marked incomplete says so: $(detail "$tmp/incomplete.kdump")"
+else
+	not_ok "incomplete kdump: format_detail '$(detail "$tmp/incomplete.kdump")'"
+fi
+
 # verify: each kdump/LiME against the ELF, byte for byte by paddr; and
 # the per-segment digests of the ELF's RAM segments equal theirs.
 seg_digests()
