@@ -845,7 +845,7 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 	size_t notes_len = 0, vmcoreinfo_len = 0;
 	struct kcore_image_load *loads = NULL;
 	struct kcore_error *err;
-	struct header h;
+	struct header h = { 0 };
 	uint64_t bs, bitmap1_off, end, page_offset = 0;
 	bool has_page_offset = false;
 	const unsigned char *vi;
