@@ -37,7 +37,7 @@ enum { CHUNK_COMPRESSED = 0x00, CHUNK_RAW = 0x01, CHUNK_STREAM_ID = 0xff };
 
 struct chunk {
 	uint64_t at;  /* file offset of the chunk header */
-	uint64_t pos; /* image offset of its first byte */
+	uint64_t pos; /* offset of its first byte in the data area */
 };
 
 struct avml {
@@ -115,7 +115,7 @@ static void avml_destroy(struct kcore_source *src)
 	src->backend_data = NULL;
 }
 
-/* The chunk holding image offset pos (pos in the data area). */
+/* The chunk holding data-area offset pos. */
 static const struct chunk *find_chunk(const struct avml *a, uint64_t pos)
 {
 	size_t lo = 0, hi = a->n;
@@ -210,11 +210,14 @@ static struct kcore_error *avml_pread(struct kcore_source *src, void *buf,
 			pos += n;
 			continue;
 		}
-		c = find_chunk(a, at);
-		ulen = (size_t)((c + 1 < a->chunks + a->n ? c[1].pos
-							  : a->data_end) -
+		/* The ranges' data lies back to back in the image, as the
+		 * chunks do in the data area. */
+		c = find_chunk(a, at - a->data_start);
+		ulen = (size_t)((c + 1 < a->chunks + a->n
+					 ? c[1].pos
+					 : a->data_end - a->data_start) -
 				c->pos);
-		skip = at - c->pos;
+		skip = at - a->data_start - c->pos;
 		n = ulen - skip < len - pos ? (size_t)(ulen - skip) : len - pos;
 		if (!in) {
 			in = malloc(snappy_max_compressed_length(CHUNK_MAX) +
@@ -301,7 +304,7 @@ static struct kcore_error *add_chunk(struct avml *a, uint64_t at, uint64_t pos)
 
 /*
  * The framed stream of one range, from file offset *at, holding size
- * bytes that start at image offset pos.  *at moves past the trailer.
+ * bytes that start at data-area offset pos.  *at moves past the trailer.
  */
 static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 				      uint64_t *at, uint64_t size, uint64_t pos)
@@ -392,16 +395,11 @@ static bool avml_probe(const unsigned char *magic, size_t len)
 	return len >= 4 && kcore_load(magic, 4, false) == AVML_MAGIC;
 }
 
-struct range {
-	uint64_t at, size; /* stream offset in the file, bytes */
-	size_t first;	   /* its first chunk */
-};
-
 static struct kcore_error *avml_open(struct kcore_source *src)
 {
 	uint64_t file_size = src->info.file_size, at = 0, prev_end = 0;
+	uint64_t total = 0; /* bytes of the ranges so far */
 	struct kcore_image_load *loads = NULL;
-	struct range *ranges = NULL;
 	struct avml *a = calloc(1, sizeof(*a));
 	struct scan s = { .src = src, .buf = malloc(SCAN_BUF) };
 	struct kcore_error *err = NULL;
@@ -424,28 +422,23 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 		err = kcore_lime_range(src, h, at, "AVML", AVML_MAGIC, 2, n,
 				       prev_end, &st, &size);
 		if (!err) {
-			void *r = ranges, *ld = loads;
+			void *ld = loads;
 
-			err = kcore_grow2(&r, sizeof(*ranges), &ld,
-					  sizeof(*loads), n, &cap);
-			ranges = r;
+			err = kcore_grow2(&ld, sizeof(*loads), NULL, 0, n,
+					  &cap);
 			loads = ld;
 		}
 		if (err)
 			goto out;
-		ranges[n] = (struct range){ .at = at + AVML_HEADER,
-					    .size = size,
-					    .first = a->n };
 		loads[n] =
 			(struct kcore_image_load){ .paddr = st, .size = size };
 		n++;
 		prev_end = st + size;
 		at += AVML_HEADER;
-		/* Image offsets are known once the image is built: index
-		 * from 0 now and shift below. */
-		err = scan_range(&s, a, &at, size, 0);
+		err = scan_range(&s, a, &at, size, total);
 		if (err)
 			goto out;
+		total += size;
 	}
 	if (!n) {
 		err = kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
@@ -456,12 +449,6 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 				&src->image_size, &src->info.file_size);
 	if (err)
 		goto out;
-	for (size_t i = 0; i < n; i++) {
-		size_t end = i + 1 < n ? ranges[i + 1].first : a->n;
-
-		for (size_t c = ranges[i].first; c < end; c++)
-			a->chunks[c].pos += loads[i].offset;
-	}
 	a->data_start = loads[0].offset;
 	a->data_end = src->info.file_size;
 	src->info.physical_only = true;
@@ -472,7 +459,6 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 out:
 	free(s.buf);
 	free(loads);
-	free(ranges);
 	return err;
 }
 

@@ -217,8 +217,8 @@ struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
 	pa = realloc(*a, c * a_size);
 	if (pa)
 		*a = pa;
-	pb = realloc(*b, c * b_size);
-	if (pb)
+	pb = b ? realloc(*b, c * b_size) : pa;
+	if (pb && b)
 		*b = pb;
 	if (!pa || !pb)
 		return &kcore_error_nomem;

@@ -96,6 +96,7 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 /*
  * Make room for one more element in two arrays of *cap elements (of
  * a_size and b_size bytes) that hold n: doubles *cap when n == *cap.
+ * b may be NULL: one array.
  */
 struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
 				size_t b_size, size_t n, size_t *cap);
