@@ -26,26 +26,19 @@
 #include <snappy-c.h>
 
 #include "fmt.h"
+#include "kdump-write.h"
 #include "kcoredump/vmcoreinfo.h"
 
-#define HEADER_SIZE	       464
-#define SUB_HEADER_SIZE	       104
-#define PAGE_DESC_SIZE	       24
-#define MAX_BLOCK_SIZE	       (1u << 20)
-#define MAX_NOTE_SIZE	       (64u << 20)
-#define RANK_BITS	       4096 /* pfns per rank entry */
-#define DESC_CHUNK	       4096 /* descriptors read at once */
-#define DESC_CHUNKS	       4
-#define PAGE_CACHE	       16
-#define MAX_HEADER_VERSION     6
-#define DUMP_STATUS_ZLIB       0x1u
-#define DUMP_STATUS_LZO	       0x2u
-#define DUMP_STATUS_SNAPPY     0x4u
-#define DUMP_STATUS_INCOMPLETE 0x8u
-#define DUMP_STATUS_ZSTD       0x20u
-#define DUMP_COMPRESS_FLAGS                                        \
-	(DUMP_STATUS_ZLIB | DUMP_STATUS_LZO | DUMP_STATUS_SNAPPY | \
-	 DUMP_STATUS_ZSTD)
+#define MAX_BLOCK_SIZE	   (1u << 20)
+#define MAX_NOTE_SIZE	   (64u << 20)
+#define RANK_BITS	   4096 /* pfns per rank entry */
+#define DESC_CHUNK	   4096 /* descriptors read at once */
+#define DESC_CHUNKS	   4
+#define PAGE_CACHE	   16
+#define MAX_HEADER_VERSION 6
+#define DUMP_COMPRESS_FLAGS                                           \
+	(KDUMP_STATUS_ZLIB | KDUMP_STATUS_LZO | KDUMP_STATUS_SNAPPY | \
+	 KDUMP_STATUS_ZSTD)
 
 struct run {
 	uint64_t pfn;	 /* first pfn */
@@ -203,7 +196,7 @@ static struct kcore_error *get_desc(struct kcore_source *src, struct kdump *k,
 		c = &k->chunks[k->next_chunk];
 		k->next_chunk = (k->next_chunk + 1) % DESC_CHUNKS;
 		if (!c->data) {
-			c->data = malloc((size_t)DESC_CHUNK * PAGE_DESC_SIZE);
+			c->data = malloc((size_t)DESC_CHUNK * KDUMP_DESC_SIZE);
 			if (!c->data)
 				return &kcore_error_nomem;
 		}
@@ -211,13 +204,14 @@ static struct kcore_error *get_desc(struct kcore_source *src, struct kdump *k,
 		c->count = k->ndesc - first < DESC_CHUNK
 				   ? (size_t)(k->ndesc - first)
 				   : DESC_CHUNK;
-		err = raw_read(src, k, c->data, c->count * PAGE_DESC_SIZE,
-			       k->desc_off + first * PAGE_DESC_SIZE);
+		err = raw_read(src, k, c->data, c->count * KDUMP_DESC_SIZE,
+			       k->desc_off + first * KDUMP_DESC_SIZE);
 		if (err)
 			return err;
 		c->index = first;
 	}
-	memcpy(ret, c->data + (index - first) * PAGE_DESC_SIZE, PAGE_DESC_SIZE);
+	memcpy(ret, c->data + (index - first) * KDUMP_DESC_SIZE,
+	       KDUMP_DESC_SIZE);
 	return NULL;
 }
 
@@ -228,7 +222,7 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 {
 	size_t bs = k->block_size;
 
-	if (flags & DUMP_STATUS_ZSTD) {
+	if (flags & KDUMP_STATUS_ZSTD) {
 		size_t r;
 
 		if (!k->zstd) {
@@ -250,7 +244,7 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 				r, bs);
 		return NULL;
 	}
-	if (flags & DUMP_STATUS_ZLIB) {
+	if (flags & KDUMP_STATUS_ZLIB) {
 		uLongf out_len = bs;
 		int r = uncompress(out, &out_len, in, in_len);
 
@@ -263,7 +257,7 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 				(unsigned long)out_len);
 		return NULL;
 	}
-	if (flags & DUMP_STATUS_LZO) {
+	if (flags & KDUMP_STATUS_LZO) {
 		lzo_uint out_len = bs;
 		int r = lzo1x_decompress_safe(in, in_len, out, &out_len, NULL);
 
@@ -299,7 +293,7 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				     uint64_t pfn, unsigned char *out)
 {
-	unsigned char d[PAGE_DESC_SIZE];
+	unsigned char d[KDUMP_DESC_SIZE];
 	uint64_t block = pfn / RANK_BITS, index, at, off, end;
 	uint32_t size, flags;
 	struct kcore_error *err;
@@ -313,7 +307,7 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 			count_bits(k->bm2, block * RANK_BITS, pfn);
 	k->hint_pfn = pfn;
 	k->hint_index = index;
-	at = k->desc_off + index * PAGE_DESC_SIZE;
+	at = k->desc_off + index * KDUMP_DESC_SIZE;
 	err = get_desc(src, k, index, d);
 	if (err)
 		return err;
@@ -572,16 +566,16 @@ struct header {
 static struct kcore_error *read_header(struct kcore_source *src,
 				       struct kdump *k, struct header *h)
 {
-	unsigned char b[HEADER_SIZE];
+	unsigned char b[KDUMP_HEADER_SIZE];
 	struct kcore_error *err;
 	int64_t bs;
 
-	if (k->raw.size < HEADER_SIZE)
+	if (k->raw.size < KDUMP_HEADER_SIZE)
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
 					     k->raw.size,
 					     "kdump: truncated header: %" PRIu64
 					     " bytes, the header needs %u",
-					     k->raw.size, HEADER_SIZE);
+					     k->raw.size, KDUMP_HEADER_SIZE);
 	err = raw_read(src, k, b, sizeof(b), 0);
 	if (err)
 		return err;
@@ -637,7 +631,7 @@ read_sub_header(struct kcore_source *src, struct kdump *k, struct header *h,
 {
 	uint64_t bs = h->block_size,
 		 area_end = (1 + (uint64_t)h->sub_hdr_size) * bs;
-	unsigned char s[SUB_HEADER_SIZE];
+	unsigned char s[KDUMP_SUBHEADER_SIZE];
 	struct kcore_error *err;
 	struct {
 		unsigned min_version, at;
@@ -811,10 +805,10 @@ static void describe(struct kdump *k, const struct header *h)
 		uint32_t bit;
 		const char *name;
 	} codecs[] = {
-		{ DUMP_STATUS_ZSTD, "zstd" },
-		{ DUMP_STATUS_ZLIB, "zlib" },
-		{ DUMP_STATUS_LZO, "lzo" },
-		{ DUMP_STATUS_SNAPPY, "snappy" },
+		{ KDUMP_STATUS_ZSTD, "zstd" },
+		{ KDUMP_STATUS_ZLIB, "zlib" },
+		{ KDUMP_STATUS_LZO, "lzo" },
+		{ KDUMP_STATUS_SNAPPY, "snappy" },
 	};
 	char names[40] = "", level[32] = "";
 	size_t n = 0;
@@ -831,7 +825,7 @@ static void describe(struct kdump *k, const struct header *h)
 		 "%sheader version %" PRIu32 ", %s pages%s%s",
 		 h->diskdump ? "DISKDUMP " : "", h->version, n ? names : "raw",
 		 level,
-		 h->status & DUMP_STATUS_INCOMPLETE
+		 h->status & KDUMP_STATUS_INCOMPLETE
 			 ? ", incomplete: its writer stopped early"
 			 : "");
 }
@@ -900,7 +894,7 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 	err = read_bitmap2(src, k);
 	if (err)
 		goto out;
-	if (__builtin_mul_overflow(k->ndesc, PAGE_DESC_SIZE, &end) ||
+	if (__builtin_mul_overflow(k->ndesc, KDUMP_DESC_SIZE, &end) ||
 	    __builtin_add_overflow(end, k->desc_off, &end) ||
 	    end > k->raw.size) {
 		err = kcore_error_create_at(

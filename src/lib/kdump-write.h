@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internal to libkcore: the kdump-compressed (diskdump) writer and the
- * per-page codecs, used by the dump pipeline (dump.c).  Layout facts are in
+ * per-page codecs, used by the dump pipeline (dump.c), and the layout
+ * constants the reader (fmt-kdump.c) shares.  Layout facts are in
  * kcoredump(8) and makedumpfile's IMPLEMENTATION.
  */
 #ifndef KCOREDUMP_KDUMP_WRITE_H
@@ -14,10 +15,11 @@
 #include "kcoredump/dump.h"
 
 /* disk_dump_header.status bits (makedumpfile diskdump_mod.h). */
-#define KDUMP_STATUS_ZLIB   0x1
-#define KDUMP_STATUS_LZO    0x2
-#define KDUMP_STATUS_SNAPPY 0x4
-#define KDUMP_STATUS_ZSTD   0x20
+#define KDUMP_STATUS_ZLIB	0x1
+#define KDUMP_STATUS_LZO	0x2
+#define KDUMP_STATUS_SNAPPY	0x4
+#define KDUMP_STATUS_INCOMPLETE 0x8 /* the writer stopped early */
+#define KDUMP_STATUS_ZSTD	0x20
 /* page_desc.flags: the same bits. */
 #define KDUMP_PAGE_ZLIB	  0x1
 #define KDUMP_PAGE_LZO	  0x2
