@@ -182,7 +182,7 @@ cp "${kdumps[0]}" "$tmp/incomplete.kdump"
 status=$(od -An -tu4 -j424 -N4 "$tmp/incomplete.kdump" | tr -d ' ')
 printf "$(printf '\\%03o' $(((status | 8) & 255)))" |
 	dd of="$tmp/incomplete.kdump" bs=1 seek=424 conv=notrunc status=none
-if detail "$tmp/incomplete.kdump" | grep -q "incomplete: its writer stopped early"; then
+if [[ $(detail "$tmp/incomplete.kdump") == *"incomplete: its writer stopped early"* ]]; then
 	ok "a kdump marked incomplete says so: $(detail "$tmp/incomplete.kdump")"
 else
 	not_ok "incomplete kdump: format_detail '$(detail "$tmp/incomplete.kdump")'"

@@ -49,8 +49,9 @@ for h in crash-dense crash-sparse; do
 	fi
 	read -r fblocks fbsize _ < "$d/$h.file.stat"
 	echo "# $h: kernel regular-file core allocated $((fblocks * fbsize)), handler's $alloc"
-	"$PYTHON" "$VM_HERE/lib/corecmp.py" "$d/cores/$h.file" "$stored" | sed "s/^\(not \)\{0,1\}ok - /&$h: handler core vs kernel file core: /" |
-		tee "$d/$h.corecmp" | grep -q '^not ok' && fail=1
+	"$PYTHON" "$VM_HERE/lib/corecmp.py" "$d/cores/$h.file" "$stored" |
+		sed "s/^\(not \)\{0,1\}ok - /&$h: handler core vs kernel file core: /" > "$d/$h.corecmp" || fail=1
+	grep -q '^not ok' "$d/$h.corecmp" && fail=1
 	cat "$d/$h.corecmp"
 	extra=()
 	[[ $h == crash-sparse ]] && extra+=(--sparse)
