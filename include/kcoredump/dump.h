@@ -100,9 +100,41 @@ struct kcore_plan_segment {
 	uint64_t data_bytes; /* bytes written as data (not holes/zeros) */
 };
 
+/*
+ * Page classes a kernel dump can leave out, by what the kernel's struct
+ * page says of them: makedumpfile's dump level bits (-d), with the same
+ * meaning.  ZERO is what every dump does anyway: zero pages are holes in
+ * ELF and LiME, and share one stored page in a kdump (makedumpfile -d 1
+ * does the same: bitmap 2 keeps them, their descriptors point to one
+ * zero page).
+ */
+#define KCORE_EXCLUDE_ZERO	    1u
+#define KCORE_EXCLUDE_CACHE	    2u	/* page cache, not PG_private */
+#define KCORE_EXCLUDE_CACHE_PRIVATE 4u	/* page cache, PG_private too */
+#define KCORE_EXCLUDE_USER	    8u	/* anonymous and hugetlbfs pages */
+#define KCORE_EXCLUDE_FREE	    16u /* free pages of the buddy allocator */
+#define KCORE_EXCLUDE_ALL	    31u
+
+/* What kcore_plan_exclude() found, in pages. */
+struct kcore_exclude_stats {
+	unsigned level;		/* KCORE_EXCLUDE_x bits asked for */
+	uint64_t pages_scanned; /* pfns of RAM segments looked at */
+	uint64_t free, cache, cache_private, user;
+	uint64_t hwpoison, offline, unaccepted; /* always left out */
+	uint64_t unreadable; /* pfns whose struct page could not be read */
+	uint64_t excluded;   /* all of the above but unreadable */
+	size_t ranges;	     /* excluded pfn runs */
+	double seconds;
+};
+
 struct kcore_plan {
 	struct kcore_plan_segment *segs;
 	size_t nsegs;
+	/* Physical ranges left out of RAM segments (kcore_plan_exclude):
+	 * sorted, merged, page-aligned; they are dumped as holes. */
+	struct kcore_range *excluded;
+	size_t nexcluded;
+	struct kcore_exclude_stats exclude; /* level 0: no exclusion */
 	/* How vmalloc areas were found, for the summary. */
 	const char *vmalloc_source; /* "vmallocinfo", "segments" or NULL */
 	size_t vmalloc_areas;
@@ -125,6 +157,22 @@ struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
 						 uint64_t page_size,
 						 size_t *ret_dropped);
 void kcore_plan_destroy(struct kcore_plan *plan);
+/*
+ * Leave out the pages of the classes in level (KCORE_EXCLUDE_x) from the
+ * plan's RAM segments, as makedumpfile does: read every struct page of
+ * those segments through the source's VMCOREINFO (mem_section, the page
+ * flags and types), and record the excluded physical ranges in the plan.
+ * Hardware-poisoned, offline and unaccepted pages are always left out
+ * when struct pages are read.  A live source changes while it is dumped:
+ * the classes are those of the moment of the scan.  KCORE_ERR_UNSUPPORTED
+ * when the source has no VMCOREINFO or lacks a needed entry (named).
+ */
+struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
+				       struct kcore_plan *plan, unsigned level);
+/* "free,cache,..." names of the bits in level, into buf. */
+const char *kcore_exclude_names(unsigned level, char *buf, size_t len);
+/* Parse "31" (a makedumpfile dump level) or "free,user,..."; -1 if bad. */
+int kcore_exclude_parse(const char *s);
 
 struct kcore_read_error {
 	uint64_t offset; /* source file offset */
@@ -138,6 +186,8 @@ struct kcore_dump_stats {
 	uint64_t bytes_to_read; /* data extents: what will be read */
 	uint64_t bytes_read;
 	uint64_t bytes_hole;	   /* skipped: holes in the source */
+	uint64_t bytes_excluded;   /* skipped: pages kcore_plan_exclude()
+				      left out (final stats only) */
 	uint64_t bytes_zero;	   /* read, found to be zero pages */
 	uint64_t bytes_done;	   /* logical bytes processed (read + holes) */
 	uint64_t bytes_written;	   /* output bytes (after compression) */

@@ -41,6 +41,10 @@ const struct cli_option convert_options[] = {
 	  "only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap",
 	  "ram text modules vmalloc vmemmap file anon stack heap vdso other",
 	  DOPT_SEGMENTS },
+	{ "exclude", 'd', CLI_ARG_REQUIRED, "CLASSES",
+	  "leave out pages by kind: free,cache,cache-private,user,zero, all, "
+	  "or a makedumpfile dump level (0-31)",
+	  "free cache cache-private user zero all 31", 'd' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL,

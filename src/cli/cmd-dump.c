@@ -56,6 +56,10 @@ const struct cli_option dump_options[] = {
 	  "only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap",
 	  "ram text modules vmalloc vmemmap file anon stack heap vdso other",
 	  DOPT_SEGMENTS },
+	{ "exclude", 'd', CLI_ARG_REQUIRED, "CLASSES",
+	  "leave out pages by kind: free,cache,cache-private,user,zero, all, "
+	  "or a makedumpfile dump level (0-31)",
+	  "free cache cache-private user zero all 31", 'd' },
 	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
 	  "process cores: only mappings whose file matches PATTERN "
 	  "(repeatable)",
@@ -163,9 +167,64 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 	ps->shown = true;
 }
 
+static void print_exclude(FILE *f, const struct kcore_plan *plan)
+{
+	const struct kcore_exclude_stats *e = &plan->exclude;
+	char names[64], a[32];
+
+	fprintf(f,
+		"  excluded:     %s (dump level %u): %" PRIu64
+		" pages, %s, in %.2f s\n",
+		kcore_exclude_names(e->level, names, sizeof(names)), e->level,
+		e->excluded, cli_human_size(e->excluded * 4096, a, sizeof(a)),
+		e->seconds);
+	fprintf(f,
+		"                free %" PRIu64 ", cache %" PRIu64
+		", cache-private %" PRIu64 ", user %" PRIu64
+		", hwpoison/offline/unaccepted %" PRIu64 " of %" PRIu64
+		" pages scanned",
+		e->free, e->cache, e->cache_private, e->user,
+		e->hwpoison + e->offline + e->unaccepted, e->pages_scanned);
+	if (e->unreadable)
+		fprintf(f, " (%" PRIu64 " without struct pages, kept)",
+			e->unreadable);
+	fputc('\n', f);
+}
+
+static void json_exclude(struct json *j, const struct kcore_plan *plan)
+{
+	const struct kcore_exclude_stats *e = &plan->exclude;
+	char names[64];
+
+	if (!e->level) {
+		json_null(j, "exclude");
+		return;
+	}
+	json_object_begin(j, "exclude");
+	json_u64(j, "level", e->level);
+	json_string(j, "classes",
+		    kcore_exclude_names(e->level, names, sizeof(names)));
+	json_u64(j, "pages_scanned", e->pages_scanned);
+	json_u64(j, "pages_excluded", e->excluded);
+	json_u64(j, "free", e->free);
+	json_u64(j, "cache", e->cache);
+	json_u64(j, "cache_private", e->cache_private);
+	json_u64(j, "user", e->user);
+	json_u64(j, "hwpoison", e->hwpoison);
+	json_u64(j, "offline", e->offline);
+	json_u64(j, "unaccepted", e->unaccepted);
+	json_u64(j, "unreadable", e->unreadable);
+	json_u64(j, "ranges", e->ranges);
+	json_double(j, "seconds", e->seconds);
+	json_object_end(j);
+}
+
 static void print_plan(FILE *f, const struct kcore_plan *plan)
 {
 	char s[32];
+
+	if (plan->exclude.level)
+		print_exclude(f, plan);
 
 	fprintf(f, "%zu segment%s would be dumped", plan->nsegs,
 		plan->nsegs == 1 ? "" : "s");
@@ -240,6 +299,7 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_object_begin(&j, NULL);
 	json_bool(&j, "dry_run", true);
 	json_vmalloc(&j, plan);
+	json_exclude(&j, plan);
 	json_segments(&j, plan, false, false);
 	json_object_end(&j);
 	json_finish(&j);
@@ -290,6 +350,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			" zero (one shared copy), %" PRIu64
 			" excluded (holes, unreadable)\n",
 			r->pages_dumped, r->pages_zero, r->pages_excluded);
+	if (plan->exclude.level)
+		print_exclude(f, plan);
 	fprintf(f, "  logical size: %s\n",
 		cli_human_size(st->bytes_total, a, sizeof(a)));
 	fprintf(f, "  read:         %s in %.2f s (%s/s)\n",
@@ -357,6 +419,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_u64(&j, "bytes_total", st->bytes_total);
 	json_u64(&j, "bytes_read", st->bytes_read);
 	json_u64(&j, "bytes_hole", st->bytes_hole);
+	json_u64(&j, "bytes_excluded", st->bytes_excluded);
 	json_u64(&j, "bytes_zero", st->bytes_zero);
 	json_u64(&j, "bytes_written", st->bytes_written);
 	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
@@ -367,6 +430,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_bool(&j, "seek_data", st->seek_data);
 	json_object_end(&j);
 	json_vmalloc(&j, plan);
+	json_exclude(&j, plan);
 	json_segments(&j, plan, true, strcmp(r->digest_location, "none") != 0);
 	json_array_begin(&j, "read_errors");
 	for (size_t i = 0; i < r->nerrors; i++) {
@@ -479,7 +543,7 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 	struct kcore_plan *plan = NULL;
 	struct kcore_error *err;
 	size_t dropped_segments = 0;
-	int c, status, progress = -1;
+	int c, status, progress = -1, exclude = 0;
 	bool quiet = false, dry_run = false, compress_set = false;
 
 	if (!p)
@@ -552,6 +616,18 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 				cli_parser_destroy(p);
 				return cli_usage_error(
 					ctx, name, "bad --segments '%s'", arg);
+			}
+			break;
+		case 'd':
+			exclude = kcore_exclude_parse(arg);
+			if (exclude < 0) {
+				cli_parser_destroy(p);
+				return cli_usage_error(
+					ctx, name,
+					"bad --exclude '%s' (free, cache, "
+					"cache-private, user, zero, all, or "
+					"a dump level 0-31)",
+					arg);
 			}
 			break;
 		case DOPT_MAPPING:
@@ -656,6 +732,14 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 				kcore_format_name(opts.format), dropped,
 				dropped == 1 ? "" : "s");
 		dropped_segments = dropped;
+	}
+	if (exclude) {
+		err = kcore_plan_exclude(src, plan, (unsigned)exclude);
+		if (err) {
+			kcore_plan_destroy(plan);
+			kcore_source_destroy(src);
+			return cli_fail(ctx, err);
+		}
 	}
 	if (plan->warning && !quiet && !ctx->json)
 		fprintf(stderr, "kcoredump: %s\n", plan->warning);

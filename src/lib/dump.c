@@ -525,11 +525,11 @@ static uint64_t src_at(const struct kcore_plan_segment *seg, uint64_t pos,
 	return seg->src_offset + pos;
 }
 
-/* The data extent at or after seg-relative pos: [*ds, *de), or *ds ==
- * seg->size when only holes remain.  An extent never crosses the bounds of
- * the segment's alternative source range (alt_pos, alt_len). */
-static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
-			uint64_t *de)
+/* The source's data extent at or after seg-relative pos: [*ds, *de), or
+ * *ds == seg->size when only holes remain.  An extent never crosses the
+ * bounds of the segment's alternative source range (alt_pos, alt_len). */
+static void source_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
+			  uint64_t *de)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	struct kcore_error *err;
@@ -571,7 +571,7 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 			*ds = *de = seg->size;
 			return;
 		}
-		data_extent(d, si, end, ds, de);
+		source_extent(d, si, end, ds, de);
 		return;
 	}
 	*ds = pos + (data - at);
@@ -582,6 +582,72 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 	d->ext_seg = si;
 	d->ext_start = *ds;
 	d->ext_end = *de;
+}
+
+/* The first excluded range that ends after paddr, or NULL. */
+static const struct kcore_range *excluded_after(const struct kcore_plan *plan,
+						uint64_t paddr)
+{
+	size_t lo = 0, hi = plan->nexcluded;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (plan->excluded[mid].end <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < plan->nexcluded ? &plan->excluded[lo] : NULL;
+}
+
+/* Bytes of the plan's RAM segments that kcore_plan_exclude() left out. */
+static uint64_t excluded_bytes(const struct kcore_plan *plan)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *seg = &plan->segs[i];
+		uint64_t a = seg->paddr, b = seg->paddr + seg->size;
+
+		if (seg->cls != KCORE_CLASS_RAM || !seg->has_paddr)
+			continue;
+		for (const struct kcore_range *r = excluded_after(plan, a);
+		     r && r < plan->excluded + plan->nexcluded && r->start < b;
+		     r++)
+			n += (r->end < b ? r->end : b) -
+			     (r->start > a ? r->start : a);
+	}
+	return n;
+}
+
+/* What the dump reads: the source's data extents of a segment, less the
+ * pages kcore_plan_exclude() left out of RAM segments. */
+static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
+			uint64_t *de)
+{
+	const struct kcore_plan_segment *seg = &d->plan->segs[si];
+
+	for (;;) {
+		source_extent(d, si, pos, ds, de);
+		if (!d->plan->nexcluded || seg->cls != KCORE_CLASS_RAM ||
+		    !seg->has_paddr || *ds >= seg->size)
+			return;
+		const struct kcore_range *r =
+			excluded_after(d->plan, seg->paddr + *ds);
+
+		if (!r || r->start >= seg->paddr + *de)
+			return;
+		if (r->start > seg->paddr + *ds) {
+			*de = r->start - seg->paddr;
+			return;
+		}
+		if (r->end - seg->paddr >= seg->size) {
+			*ds = *de = seg->size;
+			return;
+		}
+		pos = r->end - seg->paddr;
+	}
 }
 
 static void fill_job(struct dump *d, struct job *j)
@@ -806,6 +872,16 @@ static char *metadata_text(struct dump *d, const char *location,
 		d->opts->no_hash ? "none" : "sha256-blocklist-v1",
 		KCORE_HASH_BLOCK, location);
 	digest_text(d, d->res->digest, hex);
+	if (d->plan->exclude.level) {
+		char names[64];
+
+		fprintf(f,
+			"exclude=%s\nexclude_level=%u\nexcluded_pages=%"
+			"020" PRIu64 "\n",
+			kcore_exclude_names(d->plan->exclude.level, names,
+					    sizeof(names)),
+			d->plan->exclude.level, d->plan->exclude.excluded);
+	}
 	fprintf(f, "dump_sha256=%s\nsegments=%zu\n", hex, d->plan->nsegs);
 	if (d->format != KCORE_FORMAT_ELF)
 		fprintf(f, "output_format=%s\n", kcore_format_name(d->format));
@@ -1150,6 +1226,7 @@ static void kdump_header_info(struct dump *d, struct kdump_header_info *hi)
 	hi->phys_base = d->src->info.has_phys_base ? d->src->info.phys_base : 0;
 	hi->vmcoreinfo_off = d->vmcoreinfo_off;
 	hi->vmcoreinfo_size = d->vmcoreinfo_size;
+	hi->dump_level = KCORE_EXCLUDE_ZERO | d->plan->exclude.level;
 }
 
 static struct kcore_error *kdump_finish(struct dump *d)
@@ -1551,6 +1628,12 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = retire_oldest(&d);
 	if (err)
 		goto out;
+	/* Excluded pages were skipped like holes: count them apart. */
+	ret->stats.bytes_excluded = excluded_bytes(plan);
+	ret->stats.bytes_hole -=
+		ret->stats.bytes_excluded < ret->stats.bytes_hole
+			? ret->stats.bytes_excluded
+			: ret->stats.bytes_hole;
 	stop_workers(&d);
 	ret->stats.end_ns = now_ns(CLOCK_REALTIME);
 	digests = calloc(plan->nsegs, sizeof(*digests));

@@ -414,10 +414,11 @@ struct kcore_error *kdump_writer_headers(struct kdump_writer *w,
 	unsigned char *s = blk + w->page;
 
 	put64(s + 0, hi->phys_base);
-	/* dump_level 1 (DL_EXCLUDE_ZERO): the only pages left out are zero
-	 * (source holes, zero-filled unreadable pages), and crash reads
-	 * excluded pages as zeros when this bit is set. */
-	put32(s + 8, 1);
+	/* dump_level: 1 (DL_EXCLUDE_ZERO) at least, since source holes and
+	 * zero-filled unreadable pages are left out, and crash reads
+	 * excluded pages as zeros when this bit is set; more with the
+	 * classes kcore_plan_exclude() left out. */
+	put32(s + 8, hi->dump_level | 1);
 	put32(s + 12, 0);	     /* split */
 	put64(s + 16, 0);	     /* start_pfn */
 	put64(s + 24, w->max_mapnr); /* end_pfn */

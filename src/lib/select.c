@@ -540,6 +540,7 @@ void kcore_plan_destroy(struct kcore_plan *plan)
 	free(plan->labels);
 	free(plan->segs);
 	free(plan->warning);
+	free(plan->excluded);
 	free(plan);
 }
 
