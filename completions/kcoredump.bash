@@ -80,13 +80,17 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "ram text modules vmalloc vmemmap file anon stack heap vdso other" -- "$cur"))
 			return
 			;;
+		--exclude | --exclude= | -d)
+			COMPREPLY=($(compgen -W "free cache cache-private user zero all 31" -- "$cur"))
+			return
+			;;
 		--mapping | --mapping=)
 			COMPREPLY=()
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -172,9 +176,13 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "ram text modules vmalloc vmemmap file anon stack heap vdso other" -- "$cur"))
 			return
 			;;
+		--exclude | --exclude= | -d)
+			COMPREPLY=($(compgen -W "free cache cache-private user zero all 31" -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --range --phys --segments --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --range --phys --segments --exclude --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -32,6 +32,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'onl
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l mapping -x -d 'process cores: only mappings whose file matches PATTERN (repeatable)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l force -s f -d 'replace an existing output file'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l sync -d 'fsync the dump before publishing it'
@@ -41,7 +42,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'n
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --hash --caller --range -r --segments --mapping; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --hash --caller --range -r --segments --exclude -d --mapping; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l output -s o -r -F -d 'write the core to FILE (\'-\' for stdout)'
@@ -75,6 +76,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l hash -x -a 'sh
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l force -s f -d 'replace an existing output file'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l sync -d 'fsync the result before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l quiet -s q -d 'print no summary'
@@ -83,7 +85,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l no-progress -d
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l dry-run -s n -d 'show the segments that would be written and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --hash --range -r --segments; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --hash --range -r --segments --exclude -d; and not string match -q -- "-*" (commandline -ct)' -F
 
 # verify
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l json -s j -d 'print the result as one JSON document'

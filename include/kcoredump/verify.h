@@ -36,6 +36,11 @@ struct kcore_verify_result {
 	bool compared;	       /* a source was compared */
 	uint64_t differ_bytes; /* total bytes differing from the source */
 	uint64_t bytes_checked;
+	/* A dump made with --exclude (its note says the level): the pages
+	 * the same classification of the source leaves out, zero in the
+	 * dump, are not counted as differing but here. */
+	unsigned exclude_level;
+	uint64_t excluded_bytes;
 };
 
 struct kcore_error *kcore_verify(const char *dump, const char *source,

@@ -59,6 +59,12 @@ static void render_verify_text(const char *dump,
 		printf("  source: %s of %s differ\n",
 		       cli_human_size(r->differ_bytes, s, sizeof(s)),
 		       cli_human_size(r->bytes_checked, hex, sizeof(hex)));
+	if (r->compared && r->exclude_level)
+		printf("  excluded: %s zero in the dump where the source's "
+		       "pages are of the classes it left out (--exclude %u), "
+		       "not counted\n",
+		       cli_human_size(r->excluded_bytes, s, sizeof(s)),
+		       r->exclude_level);
 }
 
 static void render_verify_json(const char *dump,
@@ -80,6 +86,8 @@ static void render_verify_json(const char *dump,
 	if (r->compared) {
 		json_u64(&j, "source_bytes_checked", r->bytes_checked);
 		json_u64(&j, "source_bytes_differ", r->differ_bytes);
+		json_u64(&j, "exclude_level", r->exclude_level);
+		json_u64(&j, "source_bytes_excluded", r->excluded_bytes);
 	}
 	json_array_begin(&j, "segments");
 	for (size_t i = 0; i < r->nsegs; i++) {

@@ -178,6 +178,70 @@ static struct kcore_error *read_trailer_fd(struct kcore_source *src,
 	return err;
 }
 
+static const struct kcore_note *our_note(const struct kcore_source *src);
+
+/* exclude_level=N in our note, or 0. */
+static unsigned note_exclude_level(const struct kcore_source *dump)
+{
+	const struct kcore_note *n = our_note(dump);
+	const char *key = "\nexclude_level=";
+	size_t klen = strlen(key);
+
+	if (!n)
+		return 0;
+	for (size_t i = 0; i + klen < n->descsz; i++) {
+		if (memcmp(n->desc + i, key, klen))
+			continue;
+		unsigned v = 0;
+
+		for (size_t k = i + klen;
+		     k < n->descsz && v < 1000 && n->desc[k] >= '0' &&
+		     n->desc[k] <= '9';
+		     k++)
+			v = v * 10 + (unsigned)(n->desc[k] - '0');
+		return v <= KCORE_EXCLUDE_ALL ? v : 0;
+	}
+	return 0;
+}
+
+static bool in_ranges(const struct kcore_plan *plan, uint64_t paddr)
+{
+	size_t lo = 0, hi = plan ? plan->nexcluded : 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (plan->excluded[mid].end <= paddr)
+			lo = mid + 1;
+		else if (plan->excluded[mid].start > paddr)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* The source's pages that --exclude at level leaves out, or NULL. */
+static struct kcore_plan *source_exclusion(struct kcore_source *src,
+					   unsigned level)
+{
+	struct kcore_selection sel = { 0 };
+	struct kcore_plan *plan = NULL;
+	struct kcore_error *err;
+
+	if (!level)
+		return NULL;
+	err = kcore_plan_create(src, &sel, &plan);
+	if (!err)
+		err = kcore_plan_exclude(src, plan, level);
+	if (err) {
+		kcore_error_destroy(err);
+		kcore_plan_destroy(plan);
+		return NULL;
+	}
+	return plan;
+}
+
 static struct kcore_error *compare_source(struct kcore_source *dump,
 					  const char *source,
 					  struct kcore_verify_result *r,
@@ -186,6 +250,7 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 	struct kcore_source *src;
 	struct kcore_error *err = kcore_source_open(source, NULL, &src);
 	unsigned char *a = NULL, *b = NULL;
+	struct kcore_plan *excl = NULL;
 	size_t k = 0;
 
 	if (err)
@@ -197,6 +262,8 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 		goto out;
 	}
 	r->compared = true;
+	r->exclude_level = note_exclude_level(dump);
+	excl = source_exclusion(src, r->exclude_level);
 	for (size_t i = 0; !err && i < dump->nsegments; i++) {
 		const struct kcore_segment *seg = &dump->segments[i];
 
@@ -224,7 +291,13 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 			for (uint64_t p = 0; !err && p < n; p += 4096) {
 				uint64_t m = n - p < 4096 ? n - p : 4096;
 
-				if (memcmp(a + p, b + p, m))
+				if (!memcmp(a + p, b + p, m))
+					continue;
+				if (excl && vs->has_paddr &&
+				    in_ranges(excl, vs->paddr + pos + p) &&
+				    kcore_is_zero(a + p, m))
+					r->excluded_bytes += m;
+				else
 					vs->differ_bytes += m;
 			}
 			r->bytes_checked += n;
@@ -237,6 +310,7 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 out:
 	free(a);
 	free(b);
+	kcore_plan_destroy(excl);
 	kcore_source_destroy(src);
 	return err;
 }
