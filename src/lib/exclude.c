@@ -62,6 +62,29 @@ struct scan {
 	unsigned char *buf;
 };
 
+/* Little-endian loads from a struct page (hot: every pfn of RAM). */
+static inline uint64_t le64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline uint32_t le32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
+}
+
 static struct kcore_error *missing(struct kcore_source *src, const char *key)
 {
 	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
@@ -317,11 +340,11 @@ static enum pclass classify(const struct scan *s, uint64_t pfn,
 			    uint64_t *ret_n)
 {
 	const struct layout *l = &s->l;
-	uint64_t flags = kcore_load(p + l->off_flags, 8, false);
-	uint64_t mapping = kcore_load(p + l->off_mapping, 8, false);
-	uint64_t private = kcore_load(p + l->off_private, 8, false);
-	uint64_t head = kcore_load(p + l->off_head, 8, false);
-	uint32_t mc = (uint32_t)kcore_load(p + l->off_mapcount, 4, false);
+	uint64_t flags = le64(p + l->off_flags);
+	uint64_t mapping = le64(p + l->off_mapping);
+	uint64_t private = le64(p + l->off_private);
+	uint64_t head = le64(p + l->off_head);
+	uint32_t mc = le32(p + l->off_mapcount);
 	uint64_t order = 0;
 	bool hugetlb = false;
 
@@ -329,7 +352,7 @@ static enum pclass classify(const struct scan *s, uint64_t pfn,
 	if (head & 1) /* a tail: its head decided */
 		return KEEP;
 	if (next && (flags & l->head_mask)) {
-		uint64_t flags1 = kcore_load(next + l->off_flags, 8, false);
+		uint64_t flags1 = le64(next + l->off_flags);
 
 		if (l->has_hugetlb_type) { /* 6.9 and later */
 			order = flags1 & 0xff;

@@ -21,6 +21,34 @@ fi
 grep -q "without physical memory dropped" "$d/flat.txt" &&
 	ok "the kdump summary warns that the kernel text segment was dropped" ||
 	not_ok "no warning about the dropped text segment in the summary"
+# --exclude 31 on the live kernel: free pages as the kernel counts them.
+if [[ -r $d/x31.json ]]; then
+	memfree_kb=$(awk '{print $2}' "$d/memfree")
+	jqcheck "--exclude 31: free pages within 10% of MemFree ($memfree_kb kB)" "$d/x31.json" \
+		'.exclude.level == 31 and (.exclude.free * 4 - $m) <= $m / 10 and ($m - .exclude.free * 4) <= $m / 10' --argjson m "$memfree_kb"
+	jqcheck "--exclude 31: page cache and user pages found, nothing unreadable" "$d/x31.json" \
+		'.exclude.cache > 0 and .exclude.user > 0 and .exclude.unreadable == 0 and
+		 .stats.bytes_excluded == .exclude.pages_excluded * 4096'
+	xs=$(stat -c %s "$d/x31.kdump") fs=$(stat -c %s "$d/ram.flat")
+	if ((xs * 2 < fs)); then
+		ok "--exclude 31 kdump: $xs bytes, less than half the full kdump's $fs"
+	else
+		not_ok "--exclude 31 kdump: $xs bytes, the full kdump $fs"
+	fi
+	got=$(crash --osrelease "$d/x31.kdump" 2>&1 | tail -n 1)
+	[[ $got == "$rel" ]] && ok "crash --osrelease on the --exclude 31 kdump says $rel" ||
+		not_ok "crash --osrelease on the --exclude 31 kdump says '$got'"
+	detail=$("$KCOREDUMP" info --json --no-holes --no-modules "$d/x31.kdump" | jq -r '.source.format_detail')
+	[[ $detail == *"dump level 31"* ]] && ok "info of the --exclude 31 kdump: $detail" ||
+		not_ok "info of the --exclude 31 kdump: '$detail'"
+	if "$KCOREDUMP" verify -q "$d/x31.kdump"; then
+		ok "the --exclude 31 kdump verifies"
+	else
+		not_ok "the --exclude 31 kdump does not verify"
+	fi
+else
+	not_ok "no --exclude 31 dump from the guest"
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$KCOREDUMP" dump -q --segments ram "$d/ram.elf" -o "$tmp/ram-only.elf"

@@ -11,4 +11,8 @@ uname -r > "$OUT/uname-r"
 "$KCOREDUMP" dump -T 2 --format kdump -o - 2> "$OUT/flat.txt" |
 	cat > "$OUT/ram.flat"
 cat "$OUT/flat.txt"
-ls -ls "$OUT/ram.elf" "$OUT/ram.flat"
+# Without free, cache and user pages (makedumpfile -d 31), by the struct
+# pages read through the vmemmap segment; MemFree just before, to compare.
+grep '^MemFree:' /proc/meminfo > "$OUT/memfree"
+"$KCOREDUMP" dump -T 2 --format kdump --exclude 31 -o "$OUT/x31.kdump" --json > "$OUT/x31.json"
+ls -ls "$OUT/ram.elf" "$OUT/ram.flat" "$OUT/x31.kdump"
