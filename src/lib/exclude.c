@@ -598,14 +598,15 @@ const char *kcore_exclude_names(unsigned level, char *buf, size_t len)
 		return buf;
 	buf[0] = '\0';
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i].name) + (pos ? 1 : 0);
+
 		if (!(level & names[i].bit))
 			continue;
-		int n = snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "",
-				 names[i].name);
-
-		if (n < 0 || (size_t)n >= len - pos)
+		if (pos + n >= len) /* whole names only */
 			break;
-		pos += (size_t)n;
+		snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "",
+			 names[i].name);
+		pos += n;
 	}
 	if (!pos)
 		snprintf(buf, len, "none");
