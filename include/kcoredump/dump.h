@@ -120,7 +120,8 @@ struct kcore_exclude_stats {
 	unsigned level;		/* KCORE_EXCLUDE_x bits asked for */
 	uint64_t pages_scanned; /* pfns of RAM segments looked at */
 	uint64_t free, cache, cache_private, user;
-	uint64_t hwpoison, offline, unaccepted; /* always left out */
+	uint64_t hwpoison, offline; /* left out whenever pages are read */
+	uint64_t unaccepted;	    /* with FREE: memory not yet accepted */
 	uint64_t unreadable; /* pfns whose struct page could not be read */
 	uint64_t excluded;   /* all of the above but unreadable */
 	size_t ranges;	     /* excluded pfn runs */
@@ -162,10 +163,11 @@ void kcore_plan_destroy(struct kcore_plan *plan);
  * plan's RAM segments, as makedumpfile does: read every struct page of
  * those segments through the source's VMCOREINFO (mem_section, the page
  * flags and types), and record the excluded physical ranges in the plan.
- * Hardware-poisoned, offline and unaccepted pages are always left out
- * when struct pages are read.  A live source changes while it is dumped:
- * the classes are those of the moment of the scan.  KCORE_ERR_UNSUPPORTED
- * when the source has no VMCOREINFO or lacks a needed entry (named).
+ * Hardware-poisoned and offline pages are left out whenever struct pages
+ * are read; unaccepted memory (never handed out yet) goes with FREE.  A live
+ * source changes while it is dumped: the classes are those of the moment of the
+ * scan.  KCORE_ERR_UNSUPPORTED when the source has no VMCOREINFO or lacks a
+ * needed entry (named).
  */
 struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 				       struct kcore_plan *plan, unsigned level);

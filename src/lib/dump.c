@@ -390,9 +390,13 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 		if (j->zero[p]) {
 			while (q < pages && j->zero[q])
 				q++;
-			uint64_t end =
-				q * d->page < j->len ? q * d->page : j->len;
-			d->res->stats.bytes_zero += end - p * d->page;
+			/* Holes in the job are counted as holes already. */
+			for (uint64_t z = p; z < q; z++)
+				if (!j->hole[z])
+					d->res->stats.bytes_zero +=
+						(z + 1) * d->page < j->len
+							? d->page
+							: j->len - z * d->page;
 		} else {
 			while (q < pages && !j->zero[q])
 				q++;
@@ -656,10 +660,9 @@ static void fill_job(struct dump *d, struct job *j)
 	uint64_t pos = j->seg_off, end = j->seg_off + j->len;
 	uint64_t pages = (j->len + d->page - 1) / d->page;
 
-	if (j->hole) {
-		memset(j->hole, 1, pages);
+	memset(j->hole, 1, pages);
+	if (j->bad)
 		memset(j->bad, 0, pages);
-	}
 	while (pos < end) {
 		uint64_t ds, de;
 
@@ -1370,11 +1373,12 @@ static struct kcore_error *setup(struct dump *d)
 		j->zero = calloc(pages, 1);
 		j->digest = calloc(blocks, sizeof(*j->digest));
 		j->nonzero = calloc(blocks, 1);
-		if (!j->buf || !j->zero || !j->digest || !j->nonzero)
+		j->hole = calloc(pages, 1);
+		if (!j->buf || !j->zero || !j->digest || !j->nonzero ||
+		    !j->hole)
 			return &kcore_error_nomem;
 		if (d->format != KCORE_FORMAT_KDUMP)
 			continue;
-		j->hole = calloc(pages, 1);
 		j->bad = calloc(pages, 1);
 		j->cbuf = malloc(pages * d->page);
 		j->coff = calloc(pages, sizeof(*j->coff));

@@ -396,11 +396,13 @@ static enum pclass classify(const struct scan *s, uint64_t pfn,
 	if ((s->level & KCORE_EXCLUDE_USER) &&
 	    (is_anon(l, mapping, flags, mc) || hugetlb))
 		return USER;
-	*ret_n = 1;
+	/* As makedumpfile: a poisoned or offline head takes its compound
+	 * page with it. */
 	if (l->pg_hwpoison >= 0 && (flags >> l->pg_hwpoison & 1))
 		return HWPOISON;
 	if (l->has_offline && !is_slab(l, flags, mc) && mc == l->offline)
 		return OFFLINE;
+	*ret_n = 1;
 	return KEEP;
 }
 

@@ -178,7 +178,10 @@ def main():
                 hflags, _, _, flags1 = fields(hpfn)
                 heads[hpfn] = (hflags, flags1 & 0xff)
             hflags, order = heads[hpfn]
-            found = (hflags & head_mask and hpfn in mdf_out and
+            # The head itself may be a zero page (not among the pages
+            # with data): ask makedumpfile's bitmaps directly.
+            mdf_left_head = (m1[hpfn >> 3] & ~m2[hpfn >> 3]) >> (hpfn & 7) & 1
+            found = (hflags & head_mask and mdf_left_head and
                      hpfn <= pfn < hpfn + (1 << order))
         if not found:
             unexplained.append(pfn)
