@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # --exclude (-d): the struct page classifier (src/lib/exclude.c), page by
 # page, on tests/tools/mkpagemap.py's synthetic Linux 6.12 vmcore (64 MiB
 # of RAM, SPARSEMEM_EXTREME, one struct page per pfn; no VM needed):
