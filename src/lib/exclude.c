@@ -216,6 +216,12 @@ static struct kcore_error *read_layout(struct kcore_source *src,
 			" fits neither SPARSEMEM nor SPARSEMEM_EXTREME",
 			l->ms_length);
 	}
+	if (l->ms_length > (1u << 20)) /* 2^20 roots: 2^27 sections */
+		return kcore_error_create(
+			KCORE_ERR_UNSUPPORTED, 0, src->path,
+			"cannot exclude pages: LENGTH(mem_section) "
+			"%" PRIu64 " is too large",
+			l->ms_length);
 	if (l->extreme) {
 		if (l->ms_length > (1u << 20))
 			return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0,
@@ -447,9 +453,19 @@ static struct kcore_error *scan_range(struct scan *s, uint64_t start,
 	while (pfn < end) {
 		uint64_t nr = pfn >> shift;
 		uint64_t sec_end = (nr + 1) << shift;
-		uint64_t map = section_map(s, nr);
-		uint64_t stop = sec_end < end ? sec_end : end;
+		uint64_t map, stop;
 
+		if (nr >= l->nr_sections) { /* past MAX_PHYSMEM_BITS */
+			s->st->unreadable += end - pfn;
+			s->st->pages_scanned += end - pfn;
+			break;
+		}
+		if (l->extreme && !l->roots[nr / l->per_root]) {
+			/* A whole root without sections: one step. */
+			sec_end = (nr / l->per_root + 1) * l->per_root << shift;
+		}
+		map = section_map(s, nr);
+		stop = sec_end < end ? sec_end : end;
 		if (!map) { /* no struct pages: keep it all */
 			s->st->unreadable += stop - pfn;
 			s->st->pages_scanned += stop - pfn;

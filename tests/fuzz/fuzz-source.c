@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kcoredump/dump.h"
 #include "kcoredump/kcore.h"
 
 /* Bound the work per input: reads are at most this long ... */
@@ -298,6 +299,30 @@ static int setup_memfd(void)
 	return 0;
 }
 
+/* --exclude 31: mem_section and struct pages from untrusted VMCOREINFO. */
+static void check_exclude(struct kcore_source *src)
+{
+	struct kcore_selection sel = { 0 };
+	struct kcore_plan *plan = NULL;
+	struct kcore_error *err = kcore_plan_create(src, &sel, &plan);
+
+	if (!err)
+		err = kcore_plan_exclude(src, plan, KCORE_EXCLUDE_ALL);
+	if (err) {
+		consume_error(err);
+	} else {
+		uint64_t last = 0;
+
+		for (size_t i = 0; i < plan->nexcluded; i++) {
+			if (plan->excluded[i].start >= plan->excluded[i].end ||
+			    (i && plan->excluded[i].start <= last))
+				abort(); /* sorted, merged, not empty */
+			last = plan->excluded[i].end;
+		}
+	}
+	kcore_plan_destroy(plan);
+}
+
 static int write_input(const uint8_t *data, size_t size)
 {
 	size_t done = 0;
@@ -331,6 +356,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_segments(src);
 		check_notes(src);
 		check_vmcoreinfo(kcore_source_vmcoreinfo(src));
+		check_exclude(src);
 		kcore_source_destroy(src);
 	} else {
 		consume_error(err);

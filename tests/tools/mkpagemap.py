@@ -66,6 +66,7 @@ SECTIONS_PA = 0x90000  # root 0: 128 struct mem_section of 32 bytes
 MEM_MAP_PA = 0x100000  # struct page[16384]
 SIZE_PAGE = 64
 NR_ROOTS = 4096
+MAX_PHYSMEM_BITS = 46
 SECTION_PRESENT, SECTION_HAS_MAP = 0x1, 0x2
 
 # struct page (6.12, x86_64, no debug options)
@@ -111,7 +112,7 @@ def vmcoreinfo(omit, extra):
         "SIZE(mem_section)=32",
         "OFFSET(mem_section.section_mem_map)=0",
         "NUMBER(SECTION_SIZE_BITS)=27",
-        "NUMBER(MAX_PHYSMEM_BITS)=46",
+        f"NUMBER(MAX_PHYSMEM_BITS)={MAX_PHYSMEM_BITS}",
         f"NUMBER(PG_lru)={PG_LRU}",
         f"NUMBER(PG_private)={PG_PRIVATE}",
         f"NUMBER(PG_swapcache)={PG_SWAPCACHE}",
@@ -219,6 +220,24 @@ def build(extra):
     return mem
 
 
+def build_tiny():
+    """--tiny, a fuzzing seed under 64 KiB: 12 pfns of RAM, SPARSEMEM
+    without EXTREME (MAX_PHYSMEM_BITS 28: two sections in one flat array
+    at 0x1000), struct pages at 0x2000, one page of each main class."""
+    sp = StructPages()
+    sp.set(4, mapcount=BUDDY, private=2)  # free 4..7
+    sp.set(8, flags=1 << PG_LRU, mapping=ANON_MAPPING)  # user
+    sp.set(9, flags=1 << PG_LRU, mapping=FILE_MAPPING)  # cache
+    sp.set(10, mapcount=SLAB, mapping=1)  # kept
+    sp.set(11, flags=1 << PG_HWPOISON)
+    sections = bytearray(2 * 32)
+    struct.pack_into("<Q", sections, 0, va(MEM_MAP_PA) | SECTION_PRESENT | SECTION_HAS_MAP)
+    mem = {ROOTS_PA: bytes(sections), MEM_MAP_PA: bytes(sp.buf)}
+    for pfn in range(4, 12):
+        mem[pfn * PAGE] = struct.pack("<Q", pfn) * 64  # 512 bytes each
+    return mem
+
+
 def write_elf(path, mem, notes):
     phnum = 2
     note_off = 64 + 56 * phnum
@@ -239,11 +258,15 @@ def write_elf(path, mem, notes):
 
 def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
-        sys.stderr.write("usage: mkpagemap.py OUT.elf [--extra] [--omit KEY]...\n")
+        sys.stderr.write("usage: mkpagemap.py OUT.elf [--extra | --tiny] [--omit KEY]...\n")
         return 2
-    out, omit, extra, args = argv[1], set(), False, argv[2:]
+    global RAM_SIZE, NR_PFNS, ROOTS_PA, NR_ROOTS, MEM_MAP_PA, MAX_PHYSMEM_BITS
+    out, omit, extra, tiny, args = argv[1], set(), False, False, argv[2:]
     while args:
-        if args[0] == "--extra":
+        if args[0] == "--tiny":
+            tiny = True
+            args = args[1:]
+        elif args[0] == "--extra":
             extra = True
             args = args[1:]
         elif args[0] == "--omit" and len(args) > 1:
@@ -252,6 +275,11 @@ def main(argv):
         else:
             sys.stderr.write(f"mkpagemap.py: unknown argument {args[0]}\n")
             return 2
+    if tiny:
+        RAM_SIZE, ROOTS_PA, NR_ROOTS, MEM_MAP_PA, MAX_PHYSMEM_BITS = 12 * PAGE, 0x1000, 2, 0x2000, 28
+        NR_PFNS = RAM_SIZE // PAGE
+        write_elf(out, build_tiny(), note("VMCOREINFO", 0, vmcoreinfo(omit, extra)))
+        return 0
     write_elf(out, build(extra), note("VMCOREINFO", 0, vmcoreinfo(omit, extra)))
     return 0
 
