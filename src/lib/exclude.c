@@ -576,7 +576,8 @@ struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 	}
 	if (err)
 		goto out;
-	qsort(s.runs, s.nruns, sizeof(*s.runs), cmp_range);
+	if (s.nruns)
+		qsort(s.runs, s.nruns, sizeof(*s.runs), cmp_range);
 	for (size_t i = 0; i < s.nruns; i++) {
 		if (m && s.runs[i].start <= s.runs[m - 1].end) {
 			if (s.runs[i].end > s.runs[m - 1].end)
