@@ -13,7 +13,7 @@
 # makedumpfile 1.7.2 knows in full.  The pages each tool leaves out are
 # compared by tests/oracle/exclude-mdf.py.
 # Usage: bench/exclude.sh [BUILD_DIR] [REPS] [ELF]
-#   (writes bench/results/exclude.{md,json})
+#   (writes bench/results/exclude-KERNEL_RELEASE.{md,json})
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
@@ -52,11 +52,12 @@ t_kz=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --exclude 31 --codec z
 t_ks=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --exclude 31 "$in" -o "$work/out.kdump")
 t_kf=$(timeit "$reps" "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")
 
-r() { echo "scale=2; $1 / $2" | bc -l; }
-r3() { echo "scale=3; $1 / $2" | bc -l; }
+for v in t_md t_kz t_ks t_kf; do printf -v "$v" '%.3f' "${!v}"; done
+r() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+r3() { printf '%.3f' "$(echo "$1 / $2" | bc -l)"; }
 cpuname=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 {
-	echo "Machine: $(nproc) CPUs ($cpuname), shared with other jobs; input $(basename "$input") (Linux $rel): $(($(size "$in") >> 20)) MiB logical; kcoredump left out $excluded pages (struct page scan ${scan} s); medians of $reps runs."
+	echo "Machine: $(nproc) CPUs ($cpuname), shared with other jobs; input $(basename "$input") (Linux $rel): $(($(size "$in") >> 20)) MiB logical; kcoredump left out $excluded pages (struct page scan $(printf %.3f "$scan") s); medians of $reps runs."
 	echo
 	echo "| case | time | CPU | size | time vs makedumpfile | size vs makedumpfile |"
 	echo "|---|---|---|---|---|---|"
@@ -64,7 +65,7 @@ cpuname=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//
 	echo "| kcoredump convert --format kdump --exclude 31 --codec zlib -T 2 | ${t_kz} s | ${c_kz} s | $((s_kz >> 10)) KiB | $(r "$t_md" "$t_kz")x faster | $(r3 "$s_kz" "$s_md")x |"
 	echo "| kcoredump convert --format kdump --exclude 31 (zstd) -T 2 | ${t_ks} s | ${c_ks} s | $((s_ks >> 10)) KiB | $(r "$t_md" "$t_ks")x faster | $(r3 "$s_ks" "$s_md")x |"
 	echo "| kcoredump convert --format kdump (zstd) -T 2, no --exclude | ${t_kf} s | - | $((s_kf >> 10)) KiB | - | $(r3 "$s_kf" "$s_md")x |"
-} | tee "$out/exclude.md"
+} | tee "$out/exclude-$rel.md"
 jq -n --arg in "$(basename "$input")" --arg rel "$rel" --arg reps "$reps" \
 	--arg t_md "$t_md" --arg t_kz "$t_kz" --arg t_ks "$t_ks" --arg t_kf "$t_kf" \
 	--arg c_md "$c_md" --arg c_kz "$c_kz" --arg c_ks "$c_ks" \
@@ -75,4 +76,4 @@ jq -n --arg in "$(basename "$input")" --arg rel "$rel" --arg reps "$reps" \
 	  makedumpfile_c_d31: {seconds: ($t_md|tonumber), cpu_seconds: ($c_md|tonumber), bytes: ($s_md|tonumber)},
 	  kcoredump_zlib_x31_T2: {seconds: ($t_kz|tonumber), cpu_seconds: ($c_kz|tonumber), bytes: ($s_kz|tonumber)},
 	  kcoredump_zstd_x31_T2: {seconds: ($t_ks|tonumber), cpu_seconds: ($c_ks|tonumber), bytes: ($s_ks|tonumber)},
-	  kcoredump_zstd_T2: {seconds: ($t_kf|tonumber), bytes: ($s_kf|tonumber)}}' > "$out/exclude.json"
+	  kcoredump_zstd_T2: {seconds: ($t_kf|tonumber), bytes: ($s_kf|tonumber)}}' > "$out/exclude-$rel.json"
