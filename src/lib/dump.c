@@ -588,23 +588,6 @@ static void source_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 	d->ext_end = *de;
 }
 
-/* The first excluded range that ends after paddr, or NULL. */
-static const struct kcore_range *excluded_after(const struct kcore_plan *plan,
-						uint64_t paddr)
-{
-	size_t lo = 0, hi = plan->nexcluded;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (plan->excluded[mid].end <= paddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < plan->nexcluded ? &plan->excluded[lo] : NULL;
-}
-
 /* Bytes of the plan's RAM segments that kcore_plan_exclude() left out. */
 static uint64_t excluded_bytes(const struct kcore_plan *plan)
 {
@@ -616,7 +599,8 @@ static uint64_t excluded_bytes(const struct kcore_plan *plan)
 
 		if (seg->cls != KCORE_CLASS_RAM || !seg->has_paddr)
 			continue;
-		for (const struct kcore_range *r = excluded_after(plan, a);
+		for (const struct kcore_range *r =
+			     kcore_excluded_after(plan, a);
 		     r && r < plan->excluded + plan->nexcluded && r->start < b;
 		     r++)
 			n += (r->end < b ? r->end : b) -
@@ -638,7 +622,7 @@ static void data_extent(struct dump *d, size_t si, uint64_t pos, uint64_t *ds,
 		    !seg->has_paddr || *ds >= seg->size)
 			return;
 		const struct kcore_range *r =
-			excluded_after(d->plan, seg->paddr + *ds);
+			kcore_excluded_after(d->plan, seg->paddr + *ds);
 
 		if (!r || r->start >= seg->paddr + *de)
 			return;

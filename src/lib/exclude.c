@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "fmt.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/vmcoreinfo.h"
@@ -223,11 +224,6 @@ static struct kcore_error *read_layout(struct kcore_source *src,
 			"%" PRIu64 " is too large",
 			l->ms_length);
 	if (l->extreme) {
-		if (l->ms_length > (1u << 20))
-			return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0,
-						  src->path,
-						  "cannot exclude pages: too "
-						  "many mem_section roots");
 		l->roots = calloc(l->ms_length, 8);
 		if (!l->roots)
 			return &kcore_error_nomem;
@@ -243,8 +239,7 @@ static struct kcore_error *read_layout(struct kcore_source *src,
 				l->ms_sym);
 		}
 		for (uint64_t i = 0; i < l->ms_length; i++)
-			l->roots[i] = kcore_load(
-				(const unsigned char *)&l->roots[i], 8, false);
+			l->roots[i] = le64((const unsigned char *)&l->roots[i]);
 	}
 	return NULL;
 }
@@ -274,7 +269,7 @@ static uint64_t section_map(struct scan *s, uint64_t nr)
 		kcore_error_destroy(err);
 		return 0;
 	}
-	map = kcore_load(ms, 8, false);
+	map = le64(ms);
 	if ((map & (SECTION_PRESENT | SECTION_HAS_MAP)) !=
 	    (SECTION_PRESENT | SECTION_HAS_MAP))
 		return 0;
@@ -290,15 +285,13 @@ static struct kcore_error *add_run(struct scan *s, uint64_t pfn, uint64_t n)
 		s->runs[s->nruns - 1].end = end;
 		return NULL;
 	}
-	if (s->nruns == s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 256;
-		struct kcore_range *r = realloc(s->runs, cap * sizeof(*r));
+	void *runs = s->runs;
+	struct kcore_error *err = kcore_grow2(&runs, sizeof(*s->runs), NULL, 0,
+					      s->nruns, &s->cap);
 
-		if (!r)
-			return &kcore_error_nomem;
-		s->runs = r;
-		s->cap = cap;
-	}
+	s->runs = runs;
+	if (err)
+		return err;
 	s->runs[s->nruns].start = start;
 	s->runs[s->nruns].end = end;
 	s->nruns++;
@@ -517,6 +510,22 @@ static struct kcore_error *scan_range(struct scan *s, uint64_t start,
 		}
 	}
 	return NULL;
+}
+
+const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
+					       uint64_t paddr)
+{
+	size_t lo = 0, hi = plan->nexcluded;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (plan->excluded[mid].end <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < plan->nexcluded ? &plan->excluded[lo] : NULL;
 }
 
 static int cmp_range(const void *a, const void *b)

@@ -83,6 +83,13 @@ static inline uint64_t kcore_load(const unsigned char *p, unsigned size,
 	return v;
 }
 
+struct kcore_plan;
+struct kcore_range;
+/* The first of plan's excluded ranges (kcore_plan_exclude) that ends after
+ * paddr, or NULL. */
+const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
+					       uint64_t paddr);
+
 /* Classify segments and fill the layout fields of the info. */
 struct kcore_error *kcore_classify_segments(struct kcore_source *src);
 /* Explain why opening path failed; live says it is the kernel's kcore. */

@@ -51,6 +51,11 @@ static void apply_metadata(struct kcore_verify_result *r, const char *text,
 		if (!strncmp(line, "dump_sha256=", 12)) {
 			r->has_expected =
 				parse_hex_digest(line + 12, r->expected);
+		} else if (!strncmp(line, "exclude_level=", 14)) {
+			unsigned long v = strtoul(line + 14, NULL, 10);
+
+			r->exclude_level =
+				v <= KCORE_EXCLUDE_ALL ? (unsigned)v : 0;
 		} else if (!strncmp(line, "digests=", 8)) {
 			free(r->digest_location);
 			r->digest_location = strdup(line + 8);
@@ -178,47 +183,13 @@ static struct kcore_error *read_trailer_fd(struct kcore_source *src,
 	return err;
 }
 
-static const struct kcore_note *our_note(const struct kcore_source *src);
-
-/* exclude_level=N in our note, or 0. */
-static unsigned note_exclude_level(const struct kcore_source *dump)
+/* Whether plan (or NULL) left out the page at paddr. */
+static bool excluded(const struct kcore_plan *plan, uint64_t paddr)
 {
-	const struct kcore_note *n = our_note(dump);
-	const char *key = "\nexclude_level=";
-	size_t klen = strlen(key);
+	const struct kcore_range *r =
+		plan ? kcore_excluded_after(plan, paddr) : NULL;
 
-	if (!n)
-		return 0;
-	for (size_t i = 0; i + klen < n->descsz; i++) {
-		if (memcmp(n->desc + i, key, klen))
-			continue;
-		unsigned v = 0;
-
-		for (size_t k = i + klen;
-		     k < n->descsz && v < 1000 && n->desc[k] >= '0' &&
-		     n->desc[k] <= '9';
-		     k++)
-			v = v * 10 + (unsigned)(n->desc[k] - '0');
-		return v <= KCORE_EXCLUDE_ALL ? v : 0;
-	}
-	return 0;
-}
-
-static bool in_ranges(const struct kcore_plan *plan, uint64_t paddr)
-{
-	size_t lo = 0, hi = plan ? plan->nexcluded : 0;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (plan->excluded[mid].end <= paddr)
-			lo = mid + 1;
-		else if (plan->excluded[mid].start > paddr)
-			hi = mid;
-		else
-			return true;
-	}
-	return false;
+	return r && r->start <= paddr;
 }
 
 /* The source's pages that --exclude at level leaves out, or NULL. */
@@ -262,7 +233,6 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 		goto out;
 	}
 	r->compared = true;
-	r->exclude_level = note_exclude_level(dump);
 	excl = source_exclusion(src, r->exclude_level);
 	for (size_t i = 0; !err && i < dump->nsegments; i++) {
 		const struct kcore_segment *seg = &dump->segments[i];
@@ -293,8 +263,8 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 
 				if (!memcmp(a + p, b + p, m))
 					continue;
-				if (excl && vs->has_paddr &&
-				    in_ranges(excl, vs->paddr + pos + p) &&
+				if (vs->has_paddr &&
+				    excluded(excl, vs->paddr + pos + p) &&
 				    kcore_is_zero(a + p, m))
 					r->excluded_bytes += m;
 				else
