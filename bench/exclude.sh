@@ -30,7 +30,6 @@ trap 'rm -rf "$work"' EXIT
 . "$here/lib.sh"
 
 in=$input
-size() { stat -c %s "$1"; }
 makedumpfile -c -d 31 "$in" "$work/md.kdump" > /dev/null 2>&1
 "$K" convert -q -T 2 --format kdump --exclude 31 --codec zlib "$in" -o "$work/kz.kdump"
 "$K" convert -q -T 2 --format kdump --exclude 31 "$in" -o "$work/ks.kdump" --json > "$work/ks.json"
@@ -39,10 +38,6 @@ s_md=$(size "$work/md.kdump") s_kz=$(size "$work/kz.kdump") s_ks=$(size "$work/k
 excluded=$(jq .exclude.pages_excluded "$work/ks.json")
 scan=$(jq .exclude.seconds "$work/ks.json")
 rel=$("$K" info --json --no-holes --no-modules "$in" | jq -r .source.kernel_release)
-cpu() {
-	rm -f "$work"/out.*
-	/usr/bin/time -f "%U %S" "$@" 2>&1 > /dev/null | tail -n 1 | awk '{ print $1 + $2 }'
-}
 c_md=$(cpu makedumpfile -c -d 31 "$in" "$work/out.kdump")
 c_kz=$(cpu "$K" convert -q -T 2 --format kdump --exclude 31 --codec zlib "$in" -o "$work/out.kdump")
 c_ks=$(cpu "$K" convert -q -T 2 --format kdump --exclude 31 "$in" -o "$work/out.kdump")

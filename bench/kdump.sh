@@ -37,7 +37,6 @@ trap 'rm -rf "$work"' EXIT
 # The input stays where it is: SEEK_DATA finds the holes of a sparse file
 # on ext4/xfs, while tmpfs reports a sparse copy as all data.
 in=$input
-size() { stat -c %s "$1"; }
 # One run each to keep the outputs for the sizes.
 makedumpfile -c -d 1 "$in" "$work/md.kdump" > /dev/null 2>&1
 "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/kz.kdump"
@@ -48,11 +47,6 @@ makedumpfile -l -d 1 "$in" "$work/ml.kdump" > /dev/null 2>&1
 s_md=$(size "$work/md.kdump") s_kz=$(size "$work/kz.kdump") s_ks=$(size "$work/ks.kdump")
 s_ml=$(size "$work/ml.kdump") s_kl=$(size "$work/kl.kdump") s_kp=$(size "$work/kp.kdump")
 alloc=$(du -B1 "$in" | cut -f1)
-# cpu CMD...: user + system seconds of one run.
-cpu() {
-	rm -f "$work"/out.*
-	/usr/bin/time -f "%U %S" "$@" 2>&1 > /dev/null | tail -n 1 | awk '{ print $1 + $2 }'
-}
 c_md=$(cpu makedumpfile -c -d 1 "$in" "$work/out.kdump")
 c_kz=$(cpu "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/out.kdump")
 c_ks=$(cpu "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")

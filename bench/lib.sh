@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Shared by the bench scripts (sourced): timing with medians.  Callers set
-# $work; outputs are named $work/out.* and removed before every run.
+# Shared by the bench scripts (sourced): timing with medians, CPU time and
+# sizes.  Callers set $work; outputs are named $work/out.* and removed
+# before every run.
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
@@ -16,4 +17,13 @@ timeit() {
 		t1=$(date +%s.%N)
 		echo "$t1 - $t0" | bc -l
 	done | median
+}
+
+# size FILE: its size in bytes.
+size() { stat -c %s "$1"; }
+
+# cpu CMD...: user + system seconds of one run.
+cpu() {
+	rm -f "$work"/out.*
+	/usr/bin/time -f "%U %S" "$@" 2>&1 > /dev/null | tail -n 1 | awk '{ print $1 + $2 }'
 }

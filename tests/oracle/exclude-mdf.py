@@ -45,7 +45,6 @@ def bitmaps(path):
     with open(path, "rb") as f:
         h = f.read(4096)
         bs, sub, blocks = struct.unpack_from("<iii", h, 428)
-        level = None
         f.seek(bs)
         s = f.read(16)
         level = struct.unpack_from("<I", s, 8)[0]
