@@ -125,6 +125,7 @@ struct kcore_exclude_stats {
 	uint64_t unreadable; /* pfns whose struct page could not be read */
 	uint64_t excluded;   /* all of the above but unreadable */
 	size_t ranges;	     /* excluded pfn runs */
+	uint64_t page_size;  /* of the pfns above (the kernel's page size) */
 	double seconds;
 };
 

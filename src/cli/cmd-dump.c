@@ -170,13 +170,14 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 static void print_exclude(FILE *f, const struct kcore_plan *plan)
 {
 	const struct kcore_exclude_stats *e = &plan->exclude;
+	uint64_t page = e->page_size ? e->page_size : 4096;
 	char names[64], a[32];
 
 	fprintf(f,
 		"  excluded:     %s (dump level %u): %" PRIu64
 		" pages, %s, in %.2f s\n",
 		kcore_exclude_names(e->level, names, sizeof(names)), e->level,
-		e->excluded, cli_human_size(e->excluded * 4096, a, sizeof(a)),
+		e->excluded, cli_human_size(e->excluded * page, a, sizeof(a)),
 		e->seconds);
 	fprintf(f,
 		"                free %" PRIu64 ", cache %" PRIu64

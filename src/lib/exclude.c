@@ -566,6 +566,7 @@ struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 	err = read_layout(src, &s.l);
 	if (err)
 		goto out;
+	plan->exclude.page_size = s.l.page_size;
 	s.buf = malloc((BATCH + 1) * s.l.size_page);
 	if (!s.buf) {
 		err = &kcore_error_nomem;
