@@ -25,6 +25,7 @@ enum kcore_format {
 	KCORE_FORMAT_ELF,   /* ELF core, sparse or in a zstd/xz stream */
 	KCORE_FORMAT_KDUMP, /* kdump-compressed v6; flattened on a pipe */
 	KCORE_FORMAT_LIME,  /* LiME v1 ranges of physical memory */
+	KCORE_FORMAT_AVML,  /* AVML's snappy-compressed LiME (version 2) */
 	KCORE_FORMAT_NUM
 };
 

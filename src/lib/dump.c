@@ -13,8 +13,10 @@
  * compressed file.  Only a pipe carries it as a trailer after the image.
  *
  * The same pipeline writes the physical-memory formats: LiME (a 32-byte
- * header before each RAM range; zero pages stay file holes as in ELF) and
- * kdump-compressed (kdump-write.c), where the workers also compress each
+ * header before each RAM range; zero pages stay file holes as in ELF),
+ * AVML (LiME's layout with each range a snappy framed stream, which the
+ * workers compress in 64 KiB chunks; avml-write.c) and kdump-compressed
+ * (kdump-write.c), where the workers also compress each
  * page and the in-order writer appends the page data and descriptors.
  * On a pipe a kdump is wrapped in makedumpfile's flattened format: every
  * write becomes an {offset, size} record, so the header, bitmaps and our
@@ -31,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "avml-write.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kdump-write.h"
@@ -53,7 +56,8 @@ struct job {
 	int state;		/* 0 free, 1 submitted, 2 processed */
 	/* Physical formats: pages wholly in source holes, unreadable. */
 	unsigned char *hole, *bad;
-	/* kdump: compressed pages back to back in cbuf. */
+	/* kdump: compressed pages back to back in cbuf; AVML: its
+	 * framed chunks. */
 	unsigned char *cbuf;
 	uint32_t *coff, *csize, *cflags;
 	uint64_t clen;
@@ -107,6 +111,14 @@ struct dump {
 	uint64_t vmcoreinfo_off, vmcoreinfo_size; /* within the blob */
 	/* LiME: headers written so far */
 	size_t lime_next;
+	/* AVML: the range being written (those before it are finished),
+	 * its bytes so far, where its framed stream starts; the chunk of
+	 * AVML_CHUNK_DATA zero bytes, and room for a shorter one. */
+	size_t avml_seg;
+	bool avml_open;
+	uint64_t avml_pos, avml_stream;
+	unsigned char *avml_zero, *avml_tmp;
+	size_t avml_zero_len;
 	/* extent cache */
 	size_t ext_seg;
 	uint64_t ext_start, ext_end;
@@ -191,6 +203,29 @@ static void compress_job(struct dump *d, struct job *j,
 	}
 }
 
+/* AVML: the job as framed chunks; a chunk of zero pages is copied. */
+static void avml_compress_job(struct dump *d, struct job *j)
+{
+	j->clen = 0;
+	for (uint64_t off = 0; off < j->len; off += AVML_CHUNK_DATA) {
+		uint64_t n = j->len - off < AVML_CHUNK_DATA ? j->len - off
+							    : AVML_CHUNK_DATA;
+		bool zero = true;
+
+		for (uint64_t p = off / d->page;
+		     zero && p <= (off + n - 1) / d->page; p++)
+			zero = j->zero[p];
+		if (zero && n == AVML_CHUNK_DATA) {
+			memcpy(j->cbuf + j->clen, d->avml_zero,
+			       d->avml_zero_len);
+			j->clen += d->avml_zero_len;
+		} else {
+			j->clen += kcore_avml_chunk(j->buf + off, (size_t)n,
+						    j->cbuf + j->clen);
+		}
+	}
+}
+
 static void *worker(void *arg)
 {
 	struct worker_arg *wa = arg;
@@ -207,7 +242,9 @@ static void *worker(void *arg)
 		j = &d->ring[d->next_work++ % d->nring];
 		pthread_mutex_unlock(&d->lock);
 		process_job(d, j);
-		if (wa->codec)
+		if (d->format == KCORE_FORMAT_AVML)
+			avml_compress_job(d, j);
+		else if (wa->codec)
 			compress_job(d, j, wa->codec);
 		pthread_mutex_lock(&d->lock);
 		j->state = 2;
@@ -368,6 +405,78 @@ static struct kcore_error *lime_headers_upto(struct dump *d, size_t seg)
 	return NULL;
 }
 
+static const unsigned char avml_zero_data[AVML_CHUNK_DATA];
+
+/* AVML: zero chunks for the open range up to its byte to. */
+static struct kcore_error *avml_zeros(struct dump *d, uint64_t to)
+{
+	while (d->avml_pos < to) {
+		uint64_t n = to - d->avml_pos < AVML_CHUNK_DATA
+				     ? to - d->avml_pos
+				     : AVML_CHUNK_DATA;
+		const unsigned char *c = d->avml_zero;
+		size_t clen = d->avml_zero_len;
+		struct kcore_error *err;
+
+		if (n < AVML_CHUNK_DATA) {
+			clen = kcore_avml_chunk(avml_zero_data, (size_t)n,
+						d->avml_tmp);
+			c = d->avml_tmp;
+		}
+		err = out_write(d, d->pos, c, clen);
+		if (err)
+			return err;
+		d->avml_pos += n;
+	}
+	return NULL;
+}
+
+/*
+ * AVML: bring the output to byte off of segment seg: finish the ranges
+ * before it (zero chunks to their end, the trailer), open the ranges up
+ * to it (header, stream identifier), zero chunks up to off.  seg ==
+ * nsegs finishes them all.
+ */
+static struct kcore_error *avml_goto(struct dump *d, size_t seg, uint64_t off)
+{
+	struct kcore_error *err;
+
+	while (d->avml_seg < d->plan->nsegs) {
+		const struct kcore_plan_segment *s =
+			&d->plan->segs[d->avml_seg];
+		unsigned char b[AVML_RANGE_HEADER];
+
+		if (!d->avml_open) {
+			kcore_avml_range_header(s->paddr, s->size, b);
+			err = out_write(d, d->pos, b, AVML_RANGE_HEADER);
+			d->avml_stream = d->pos;
+			kcore_avml_stream_id(b);
+			if (!err)
+				err = out_write(d, d->pos, b,
+						AVML_STREAM_ID_SIZE);
+			if (err)
+				return err;
+			d->avml_open = true;
+			d->avml_pos = 0;
+		}
+		if (d->avml_seg == seg)
+			return avml_zeros(d, off);
+		err = avml_zeros(d, s->size);
+		if (err)
+			return err;
+		uint64_t len = d->pos - d->avml_stream;
+
+		for (int i = 0; i < 8; i++)
+			b[i] = (unsigned char)(len >> (8 * i));
+		err = out_write(d, d->pos, b, AVML_TRAILER_SIZE);
+		if (err)
+			return err;
+		d->avml_open = false;
+		d->avml_seg++;
+	}
+	return NULL;
+}
+
 /* Write a processed job: data page runs; zero pages become holes. */
 static struct kcore_error *retire_job(struct dump *d, struct job *j)
 {
@@ -382,6 +491,15 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 
 		if (err)
 			return err;
+	}
+	if (d->format == KCORE_FORMAT_AVML) {
+		struct kcore_error *err = avml_goto(d, j->seg, j->seg_off);
+
+		if (!err)
+			err = out_write(d, d->pos, j->cbuf, j->clen);
+		if (err)
+			return err;
+		d->avml_pos += j->len;
 	}
 
 	while (p < pages) {
@@ -402,9 +520,15 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 				q++;
 			uint64_t end =
 				q * d->page < j->len ? q * d->page : j->len;
-			struct kcore_error *err = out_write(
-				d, seg->out_offset + j->seg_off + p * d->page,
-				j->buf + p * d->page, end - p * d->page);
+			struct kcore_error *err =
+				d->format == KCORE_FORMAT_AVML
+					? NULL /* written above */
+					: out_write(d,
+						    seg->out_offset +
+							    j->seg_off +
+							    p * d->page,
+						    j->buf + p * d->page,
+						    end - p * d->page);
 			if (err)
 				return err;
 			seg->data_bytes += end - p * d->page;
@@ -800,8 +924,8 @@ static const char *digest_location(const struct dump *d)
 {
 	if (d->opts->no_hash)
 		return "none";
-	if (d->format == KCORE_FORMAT_LIME)
-		return "summary"; /* LiME has no place for notes */
+	if (d->format == KCORE_FORMAT_LIME || d->format == KCORE_FORMAT_AVML)
+		return "summary"; /* no place for notes */
 	if (d->format == KCORE_FORMAT_KDUMP)
 		return "note"; /* headers come last, also in records */
 	return d->sparse || d->rewritable ? "note" : "trailer";
@@ -1348,6 +1472,14 @@ static struct kcore_error *setup(struct dump *d)
 				return err;
 		}
 	}
+	if (d->format == KCORE_FORMAT_AVML) {
+		d->avml_zero = malloc(kcore_avml_chunk_max());
+		d->avml_tmp = malloc(kcore_avml_chunk_max());
+		if (!d->avml_zero || !d->avml_tmp)
+			return &kcore_error_nomem;
+		d->avml_zero_len = kcore_avml_chunk(
+			avml_zero_data, AVML_CHUNK_DATA, d->avml_zero);
+	}
 	pages = (d->block + d->page - 1) / d->page;
 	blocks = (d->block + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
 	for (size_t i = 0; i < d->nring; i++) {
@@ -1361,6 +1493,13 @@ static struct kcore_error *setup(struct dump *d)
 		if (!j->buf || !j->zero || !j->digest || !j->nonzero ||
 		    !j->hole)
 			return &kcore_error_nomem;
+		if (d->format == KCORE_FORMAT_AVML) {
+			j->cbuf = malloc((d->block + AVML_CHUNK_DATA - 1) /
+					 AVML_CHUNK_DATA *
+					 kcore_avml_chunk_max());
+			if (!j->cbuf)
+				return &kcore_error_nomem;
+		}
 		if (d->format != KCORE_FORMAT_KDUMP)
 			continue;
 		j->bad = calloc(pages, 1);
@@ -1434,10 +1573,12 @@ static void teardown(struct dump *d)
 	kcore_ostream_destroy(d->os);
 	d->os = NULL; /* the final progress report runs after teardown */
 	free(d->header);
+	free(d->avml_zero);
+	free(d->avml_tmp);
 }
 
 static const char *const format_names[KCORE_FORMAT_NUM] = { "elf", "kdump",
-							    "lime" };
+							    "lime", "avml" };
 static const char *const codec_names[KCORE_CODEC_NUM] = { "zstd", "zlib",
 							  "none", "lzo",
 							  "snappy" };
@@ -1489,6 +1630,9 @@ static struct kcore_error *write_head(struct dump *d)
 	case KCORE_FORMAT_LIME:
 		lime_layout(d);
 		break;
+	case KCORE_FORMAT_AVML:
+		d->total = 0; /* sizes are known as the ranges are written */
+		break;
 	case KCORE_FORMAT_KDUMP:
 		if (d->flat) {
 			unsigned char h[FLAT_HEADER_SIZE];
@@ -1517,6 +1661,9 @@ static struct kcore_error *write_tail(struct dump *d)
 		break;
 	case KCORE_FORMAT_LIME:
 		err = lime_headers_upto(d, d->plan->nsegs);
+		break;
+	case KCORE_FORMAT_AVML:
+		err = avml_goto(d, d->plan->nsegs, 0);
 		break;
 	case KCORE_FORMAT_KDUMP:
 		err = kdump_finish(d);
@@ -1568,6 +1715,12 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 					  "(--codec); it cannot also be a "
 					  "%s stream",
 					  kcore_compress_name(opts->compress));
+	if (d.format == KCORE_FORMAT_AVML &&
+	    opts->compress != KCORE_COMPRESS_NONE)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, opts->output,
+					  "an AVML file is snappy-compressed; "
+					  "it cannot also be a %s stream",
+					  kcore_compress_name(opts->compress));
 	if (d.format == KCORE_FORMAT_KDUMP &&
 	    (src->info.machine != EM_X86_64 || d.page != 4096))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
@@ -1588,7 +1741,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	err = kcore_output_open(opts->output, opts->force, opts->sync, &d.out);
 	if (err)
 		return err;
-	d.sparse = d.out->seekable && opts->compress == KCORE_COMPRESS_NONE;
+	/* AVML is written in order, as a stream. */
+	d.sparse = d.out->seekable && opts->compress == KCORE_COMPRESS_NONE &&
+		   d.format != KCORE_FORMAT_AVML;
 	d.rewritable =
 		d.out->seekable && !d.sparse && d.format == KCORE_FORMAT_ELF;
 	d.flat = !d.sparse && d.format == KCORE_FORMAT_KDUMP;

@@ -25,15 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "avml-write.h"
 #include "fmt.h"
 
-#define AVML_MAGIC   0x4C4D5641u
 #define AVML_HEADER  KCORE_LIME_HEADER
 #define AVML_TRAILER 8
-#define CHUNK_MAX    65536u /* uncompressed bytes per chunk (the spec's) */
 #define SCAN_BUF     (256u << 10)
-
-enum { CHUNK_COMPRESSED = 0x00, CHUNK_RAW = 0x01, CHUNK_STREAM_ID = 0xff };
 
 struct chunk {
 	uint64_t at;  /* file offset of the chunk header */
@@ -96,7 +93,7 @@ static uint32_t crc32c(const unsigned char *p, size_t len)
 	return ~crc;
 }
 
-static uint32_t crc_masked(const unsigned char *p, size_t len)
+uint32_t kcore_avml_crc(const unsigned char *p, size_t len)
 {
 	uint32_t c = crc32c(p, len);
 
@@ -148,9 +145,10 @@ static struct kcore_error *read_chunk(struct kcore_source *src,
 		return err;
 	len = (size_t)kcore_load(h + 1, 3, false);
 	/* As indexed at open, unless the file changed since. */
-	if ((h[0] != CHUNK_COMPRESSED && h[0] != CHUNK_RAW) || len < 5 ||
-	    len > snappy_max_compressed_length(CHUNK_MAX) + 4 ||
-	    (h[0] == CHUNK_RAW && len - 4 != ulen))
+	if ((h[0] != AVML_CHUNK_COMPRESSED && h[0] != AVML_CHUNK_RAW) ||
+	    len < 5 ||
+	    len > snappy_max_compressed_length(AVML_CHUNK_DATA) + 4 ||
+	    (h[0] == AVML_CHUNK_RAW && len - 4 != ulen))
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
 					     c->at,
 					     "AVML: chunk at offset 0x%" PRIx64
@@ -161,7 +159,7 @@ static struct kcore_error *read_chunk(struct kcore_source *src,
 	if (err)
 		return err;
 	crc = (uint32_t)kcore_load(in, 4, false);
-	if (h[0] == CHUNK_RAW) {
+	if (h[0] == AVML_CHUNK_RAW) {
 		memcpy(out, in + 4, ulen);
 	} else if (snappy_uncompress((const char *)in + 4, len - 4, (char *)out,
 				     &n) != SNAPPY_OK ||
@@ -172,7 +170,7 @@ static struct kcore_error *read_chunk(struct kcore_source *src,
 					     "0x%" PRIx64 " is corrupt",
 					     c->at);
 	}
-	if (crc_masked(out, ulen) != crc)
+	if (kcore_avml_crc(out, ulen) != crc)
 		return kcore_error_create_at(
 			KCORE_ERR_FORMAT, 0, src->path, c->at,
 			"AVML: chunk at offset 0x%" PRIx64
@@ -220,9 +218,10 @@ static struct kcore_error *avml_pread(struct kcore_source *src, void *buf,
 		skip = at - a->data_start - c->pos;
 		n = ulen - skip < len - pos ? (size_t)(ulen - skip) : len - pos;
 		if (!in) {
-			in = malloc(snappy_max_compressed_length(CHUNK_MAX) +
-				    4);
-			tmp = malloc(CHUNK_MAX);
+			in = malloc(
+				snappy_max_compressed_length(AVML_CHUNK_DATA) +
+				4);
+			tmp = malloc(AVML_CHUNK_DATA);
 			if (!in || !tmp) {
 				err = &kcore_error_nomem;
 				break;
@@ -323,7 +322,7 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 		if (err)
 			return err;
 		len = kcore_load(h + 1, 3, false);
-		if (h[0] == CHUNK_STREAM_ID) {
+		if (h[0] == AVML_CHUNK_STREAM_ID) {
 			err = scan_get(s, p + 4, h + 4, 6 < len ? 6 : len);
 			if (err)
 				return err;
@@ -333,11 +332,13 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 					"AVML: bad snappy stream identifier "
 					"at offset 0x%" PRIx64,
 					p);
-		} else if (h[0] == CHUNK_COMPRESSED || h[0] == CHUNK_RAW) {
+		} else if (h[0] == AVML_CHUNK_COMPRESSED ||
+			   h[0] == AVML_CHUNK_RAW) {
 			size_t hl = len < 9 ? (size_t)len : 9;
 
-			if (len < 5 ||
-			    len > snappy_max_compressed_length(CHUNK_MAX) + 4)
+			if (len < 5 || len > snappy_max_compressed_length(
+						     AVML_CHUNK_DATA) +
+						       4)
 				return kcore_error_create_at(
 					KCORE_ERR_FORMAT, 0, path, p,
 					"AVML: chunk at offset 0x%" PRIx64
@@ -346,7 +347,7 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 			err = scan_get(s, p + 4, h + 4, hl);
 			if (err)
 				return err;
-			if (h[0] == CHUNK_RAW)
+			if (h[0] == AVML_CHUNK_RAW)
 				ulen = (size_t)len - 4;
 			else if (snappy_uncompressed_length((const char *)h + 8,
 							    hl - 4,
@@ -356,13 +357,14 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 					"AVML: snappy chunk at offset "
 					"0x%" PRIx64 " has no length",
 					p);
-			if (ulen == 0 || ulen > CHUNK_MAX || ulen > size - got)
+			if (ulen == 0 || ulen > AVML_CHUNK_DATA ||
+			    ulen > size - got)
 				return kcore_error_create_at(
 					KCORE_ERR_FORMAT, 0, path, p,
 					"AVML: chunk at offset 0x%" PRIx64
 					" holds %zu bytes (at most %u, "
 					"0x%" PRIx64 " left in the range)",
-					p, ulen, CHUNK_MAX, size - got);
+					p, ulen, AVML_CHUNK_DATA, size - got);
 			err = add_chunk(a, p, pos + got);
 			if (err)
 				return err;
