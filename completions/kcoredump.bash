@@ -37,7 +37,7 @@ _kcoredump()
 			return
 			;;
 		--format | --format=)
-			COMPREPLY=($(compgen -W "elf kdump lime" -- "$cur"))
+			COMPREPLY=($(compgen -W "elf kdump lime avml" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)
@@ -141,7 +141,7 @@ _kcoredump()
 			return
 			;;
 		--format | --format=)
-			COMPREPLY=($(compgen -W "elf kdump lime" -- "$cur"))
+			COMPREPLY=($(compgen -W "elf kdump lime avml" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)

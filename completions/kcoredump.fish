@@ -7,7 +7,7 @@ complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -l version -s V -d 'show the version'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a dump -d 'write a sparse, compressed, hashed ELF dump of a source'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a pid -d 'write an ELF core of a running process (like gcore, sparse)'
-complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a convert -d 'rewrite a dump in another format (elf, kdump, lime)'
+complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a convert -d 'rewrite a dump in another format (elf, kdump, lime, avml)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a verify -d 'check a dump against its digests (and a source)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a extract -d 'decompress a .zst/.xz dump into a sparse ELF file'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a info -d 'describe a kcore or ELF core: source, segments, notes'
@@ -20,7 +20,7 @@ complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -
 
 # dump
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l output -s o -r -F -d 'write the dump to FILE (\'-\' for stdout)'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l format -x -a 'elf kdump lime' -d 'output format: elf (default), kdump or lime'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l format -x -a 'elf kdump lime avml' -d 'output format: elf (default), kdump, lime or avml'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l compress -x -a 'zstd xz none' -d 'whole-stream compression: zstd, xz or none (default: from the suffix)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l codec -x -a 'zstd zlib lzo snappy none' -d 'kdump page compression: zstd (default), zlib, lzo, snappy or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l level -x -d 'compression level (of the stream, or of the kdump codec)'
@@ -66,7 +66,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l help -s h -d 'show
 
 # convert
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l output -s o -r -F -d 'write the result to FILE (\'-\' for stdout)'
-complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l format -x -a 'elf kdump lime' -d 'output format: elf, kdump or lime (required)'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l format -x -a 'elf kdump lime avml' -d 'output format: elf, kdump, lime or avml (required)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l compress -x -a 'zstd xz none' -d 'whole-stream compression of elf and lime: zstd, xz or none (default: from the suffix)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l codec -x -a 'zstd zlib lzo snappy none' -d 'kdump page compression: zstd (default), zlib, lzo, snappy or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l level -x -d 'compression level (of the stream, or of the kdump codec)'

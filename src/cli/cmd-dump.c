@@ -20,8 +20,8 @@ const struct cli_option dump_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf (default), kdump or lime", "elf kdump lime",
-	  DOPT_FORMAT },
+	  "output format: elf (default), kdump, lime or avml",
+	  "elf kdump lime avml", DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
@@ -380,9 +380,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
 	else if (strcmp(r->digest_location, "summary") == 0)
-		fprintf(f,
-			"  sha256:       %s (not stored: LiME has no notes)\n",
-			hex);
+		fprintf(f, "  sha256:       %s (not stored: %s has no notes)\n",
+			hex, o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
 	else
 		fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
 			r->digest_location);
@@ -568,7 +567,7 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 				return cli_usage_error(ctx, name,
 						       "unknown format '%s' "
 						       "(supported: elf, "
-						       "kdump, lime)",
+						       "kdump, lime, avml)",
 						       arg);
 			}
 			opts.format = kcore_format_from_name(arg);
@@ -668,7 +667,8 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 		return cli_usage_error(ctx, name, "needs an input file");
 	if (convert && !format_set)
 		return cli_usage_error(ctx, name,
-				       "needs --format elf, kdump or lime");
+				       "needs --format elf, kdump, lime or "
+				       "avml");
 	if (codec_set && opts.format != KCORE_FORMAT_KDUMP)
 		return cli_usage_error(ctx, name,
 				       "--codec is for --format kdump");
@@ -702,6 +702,21 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			return cli_usage_error(ctx, name,
 					       "--codec %s has no levels",
 					       kcore_codec_name(opts.codec));
+	} else if (opts.format == KCORE_FORMAT_AVML) {
+		/* Snappy, chunk by chunk: no stream around it, no levels. */
+		if ((compress_set && opts.compress != KCORE_COMPRESS_NONE) ||
+		    (!compress_set && opts.output &&
+		     kcore_compress_from_suffix(opts.output) !=
+			     KCORE_COMPRESS_NONE))
+			return cli_usage_error(
+				ctx, name,
+				"an AVML file is snappy-compressed; it "
+				"cannot also be a .zst or .xz stream");
+		if (opts.level)
+			return cli_usage_error(ctx, name,
+					       "--level: AVML's snappy has "
+					       "no levels");
+		opts.compress = KCORE_COMPRESS_NONE;
 	} else if (!compress_set && opts.output) {
 		opts.compress = kcore_compress_from_suffix(opts.output);
 	}

@@ -47,7 +47,7 @@ const struct cli_command cli_commands[] = {
 	  "write an ELF core of a running process (like gcore, sparse)",
 	  false },
 	{ "convert", cmd_convert, convert_options, "IN", "@file",
-	  "rewrite a dump in another format (elf, kdump, lime)", false },
+	  "rewrite a dump in another format (elf, kdump, lime, avml)", false },
 	{ "verify", cmd_verify, verify_options, "DUMP [SOURCE]", "@file",
 	  "check a dump against its digests (and a source)", false },
 	{ "extract", cmd_extract, extract_options, "DUMP", "@file",
