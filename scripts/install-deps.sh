@@ -14,12 +14,12 @@ pkgs=(
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
-	python3-drgn crash makedumpfile python3-snappy
+	python3-drgn crash makedumpfile python3-snappy python3-crcmod
 )
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
-		grep -q "install ok installed" || missing+=("$p")
+	st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || st=
+	[[ $st == "install ok installed" ]] || missing+=("$p")
 done
 if ((${#missing[@]})); then
 	echo "installing: ${missing[*]}"

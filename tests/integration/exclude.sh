@@ -10,7 +10,7 @@
 #  - every test page of the output reads as zeros if its class is left out
 #    and as its pattern (its pfn, repeated) if kept; the mem_section and
 #    struct page tables stay intact; and no other page of the 64 MiB
-#    differs from the source (ELF, kdump read back through an ELF, LiME,
+#    differs from the source (ELF, kdump read back through an ELF, LiME, AVML,
 #    dump and convert);
 #  - mkpagemap.py --extra's cases too: a file THP (its tails are not
 #    judged on their own), a misaligned compound head, a buddy head of too
@@ -425,21 +425,23 @@ done <<'EOF'
 2 cache
 EOF
 
-# ---- LiME: excluded pages are zeros in the range ----
-lime=$tmp/out.lime
-if k convert "$fix" --format lime --exclude 31 --json -o "$lime" >"$tmp/out.json" 2>"$tmp/err"; then
-	check_counts "lime --exclude 31" "$tmp/out.json" 31 zero,cache,cache-private,user,free
-	check "lime --exclude 31: info says lime" \
-		[ "$(k info --json "$lime" | jq -r .source.format)" = lime ]
-	check_output "lime --exclude 31" "$lime" 31
-else
-	not_ok "convert --format lime --exclude 31 failed"
-	diag "$tmp/err"
-fi
-rm -f "$lime"
+# ---- LiME and AVML: excluded pages are zeros in the range ----
+for fmt in lime avml; do
+	out=$tmp/out.$fmt
+	if k convert "$fix" --format $fmt --exclude 31 --json -o "$out" >"$tmp/out.json" 2>"$tmp/err"; then
+		check_counts "$fmt --exclude 31" "$tmp/out.json" 31 zero,cache,cache-private,user,free
+		check "$fmt --exclude 31: info says $fmt" \
+			[ "$(k info --json "$out" | jq -r .source.format)" = $fmt ]
+		check_output "$fmt --exclude 31" "$out" 31
+	else
+		not_ok "convert --format $fmt --exclude 31 failed"
+		diag "$tmp/err"
+	fi
+	rm -f "$out"
+done
 
 # ---- --dry-run: the same counts, nothing written ----
-for fmt in elf kdump lime; do
+for fmt in elf kdump lime avml; do
 	dry=$tmp/dry.$fmt
 	if k convert "$fix" --format "$fmt" --dry-run --json --exclude 31 -o "$dry" \
 		>"$tmp/out.json" 2>"$tmp/err"; then

@@ -6,11 +6,14 @@
 # a RAM dump of a real kernel, e.g. the VM guest's /proc/kcore dumped by
 # the vm-formats case (kernel mode).  From it this writes an ELF dump of
 # the RAM, kdump files (zstd through dump, zlib, lzo, snappy and none
-# through convert, flattened through a pipe) and a LiME file, then checks:
+# through convert, flattened through a pipe), a LiME file and (kernel mode)
+# an AVML file, then checks:
 #  - crash --osrelease prints the kernel's release for the ELF, kdump and
 #    flattened files, and for the file makedumpfile -R rebuilds from ours;
 #  - kdump-check (our own parser of the published layouts) finds header,
 #    bitmaps, descriptors and every page equal to the ELF dump's;
+#  - python3-snappy's framing decoder turns the AVML file into the LiME
+#    file byte for byte;
 #  - drgn (libkdumpfile for kdump) reads the same bytes at the physical
 #    addresses of a test set of pages, and in kernel mode also through the
 #    direct map by virtual address;
@@ -91,6 +94,20 @@ done
 run "kdump-check zstd.flat" "$check" kdump "$tmp/zstd.flat" "$tmp/ram.elf" "$release" "$phys_base" zstd
 run "kdump-check rearranged.kdump" "$check" kdump "$tmp/rearranged.kdump" "$tmp/ram.elf" "$release" "$phys_base" zstd
 run "kdump-check ram.lime" "$check" lime "$tmp/ram.lime" "$tmp/ram.elf"
+# AVML, for Volatility 3 (not packaged in Debian 12): python3-snappy's
+# framing decoder (avml2lime.py) gives the LiME file byte for byte.  In
+# kernel mode only: the fixture's 4 GiB of holes are zeros in AVML.
+if [[ $mode == kernel ]] && /usr/bin/python3 -c 'import snappy' 2> /dev/null; then
+	if "$kcoredump" convert -q -T 2 --format avml "$source" -o "$tmp/ram.avml" &&
+		/usr/bin/python3 "$here/../tools/avml2lime.py" "$tmp/ram.avml" "$tmp/py.lime" > "$tmp/avml.log" 2>&1 &&
+		cmp -s "$tmp/py.lime" "$tmp/ram.lime"; then
+		ok "python3-snappy decodes our AVML file to the LiME file ($(stat -c %s "$tmp/ram.avml") bytes)"
+	else
+		not_ok "AVML: convert or avml2lime.py, or not the LiME file"
+		tail -n 3 "$tmp/avml.log" 2> /dev/null | sed 's/^/#   /'
+	fi
+	rm -f "$tmp/py.lime"
+fi
 
 virt=()
 [[ $mode == kernel ]] && virt=(--virt "$page_offset")
