@@ -188,8 +188,14 @@ _kcoredump()
 		fi
 		;;
 	verify)
+		case "$prev" in
+		--exclude | --exclude= | -d)
+			COMPREPLY=($(compgen -W "free cache cache-private user zero all" -- "$cur"))
+			return
+			;;
+		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --quiet --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --quiet --exclude --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

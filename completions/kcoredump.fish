@@ -90,8 +90,9 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_pr
 # verify
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l json -s j -d 'print the result as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l quiet -s q -d 'print nothing; only the exit status tells'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l exclude -s d -x -a 'free cache cache-private user zero all' -d 'with SOURCE: DUMP was made without these pages (as dump --exclude; default: what its note says), not counted as differing'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not __fish_prev_arg_in --exclude -d; and not string match -q -- "-*" (commandline -ct)' -F
 
 # extract
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l output -s o -r -F -d 'write the sparse ELF dump to FILE'

@@ -36,14 +36,21 @@ struct kcore_verify_result {
 	bool compared;	       /* a source was compared */
 	uint64_t differ_bytes; /* total bytes differing from the source */
 	uint64_t bytes_checked;
-	/* A dump made with --exclude (its note says the level): the pages
+	/* A dump made with --exclude (its note or the caller says the
+	 * level): the pages
 	 * the same classification of the source leaves out, zero in the
 	 * dump, are not counted as differing but here. */
 	unsigned exclude_level;
 	uint64_t excluded_bytes;
 };
 
+/*
+ * exclude_level: the --exclude level the dump was made with, for
+ * comparing with source (its note's level otherwise): < 0 to take it from
+ * the note, which LiME, AVML and other tools' dumps do not have.
+ */
 struct kcore_error *kcore_verify(const char *dump, const char *source,
+				 int exclude_level,
 				 volatile sig_atomic_t *cancel,
 				 struct kcore_verify_result *ret);
 void kcore_verify_result_deinit(struct kcore_verify_result *res);

@@ -13,6 +13,10 @@ const struct cli_option verify_options[] = {
 	  "print the result as one JSON document", NULL, 'j' },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL,
 	  "print nothing; only the exit status tells", NULL, 'q' },
+	{ "exclude", 'd', CLI_ARG_REQUIRED, "CLASSES",
+	  "with SOURCE: DUMP was made without these pages (as dump "
+	  "--exclude; default: what its note says), not counted as differing",
+	  "free cache cache-private user zero all", 'd' },
 	{ 0 },
 };
 
@@ -122,7 +126,7 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_error *err;
 	bool quiet = false;
 	const char *arg;
-	int c;
+	int c, exclude = -1;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -131,6 +135,15 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			ctx->json = true;
 		else if (c == 'q')
 			quiet = true;
+		else if (c == 'd' && (exclude = kcore_exclude_parse(arg)) < 0) {
+			cli_parser_destroy(p);
+			return cli_usage_error(
+				ctx, "verify",
+				"bad --exclude '%s' (free, cache, "
+				"cache-private, user, zero, all, or a dump "
+				"level 0-31)",
+				arg);
+		}
 	}
 	int first, done = cli_parser_end(p, c, &first);
 
@@ -139,8 +152,12 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first < 1 || argc - first > 2)
 		return cli_usage_error(ctx, "verify",
 				       "needs DUMP and optionally SOURCE");
+	if (exclude >= 0 && argc - first != 2)
+		return cli_usage_error(ctx, "verify",
+				       "--exclude is for comparing with a "
+				       "SOURCE");
 	err = kcore_verify(argv[first],
-			   argc - first == 2 ? argv[first + 1] : NULL,
+			   argc - first == 2 ? argv[first + 1] : NULL, exclude,
 			   cli_catch_signals(), &r);
 	if (err)
 		return cli_fail(ctx, err);

@@ -367,6 +367,7 @@ static bool note_segments(const struct kcore_source *src,
 }
 
 static struct kcore_error *verify_plain(const char *path, const char *source,
+					int exclude,
 					volatile sig_atomic_t *cancel,
 					struct kcore_verify_result *r)
 {
@@ -415,6 +416,8 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	if (note)
 		apply_metadata(r, (const char *)note->desc,
 			       strnlen((const char *)note->desc, note->descsz));
+	if (exclude >= 0)
+		r->exclude_level = (unsigned)exclude;
 	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
 		err = read_trailer_fd(src, r);
 	for (size_t k = 0; !err && k < n; k++)
@@ -754,6 +757,7 @@ static bool is_compressed(int fd)
 }
 
 struct kcore_error *kcore_verify(const char *dump, const char *source,
+				 int exclude_level,
 				 volatile sig_atomic_t *cancel,
 				 struct kcore_verify_result *ret)
 {
@@ -779,7 +783,7 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 	}
 	close(fd);
 	ret->method = KCORE_COMPRESS_NONE;
-	return verify_plain(dump, source, cancel, ret);
+	return verify_plain(dump, source, exclude_level, cancel, ret);
 }
 
 void kcore_verify_result_deinit(struct kcore_verify_result *res)

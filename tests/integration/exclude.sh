@@ -17,6 +17,8 @@
 #    high an order, hwpoison on an anonymous page, unaccepted blocks;
 #  - a kdump says its dump level in format_detail;
 #  - --dry-run --json shows the same counts and writes nothing;
+#  - verify DUMP SOURCE takes the level from an ELF dump's note, and from
+#    -d for LiME and AVML (without it their left-out pages differ);
 #  - a bad CLASSES is a usage error (exit 2); a process core, or a vmcore
 #    whose VMCOREINFO lacks a struct page entry, is "unsupported" (exit 4,
 #    kcoredump(8) EXIT STATUS) with one line naming what is missing, and
@@ -357,6 +359,12 @@ while read -r spec level names; do
 	check_output "elf --exclude $spec" "$out" "$level"
 	check "elf --exclude $spec: the output verifies against its own digests" \
 		k verify -q "$out"
+	if [ "$level" = 31 ]; then
+		# With the source: the note's level, no -d needed.
+		check "elf --exclude $spec: verify with the source takes level 31 from the note" \
+			jqe '.ok and .exclude_level == 31 and .source_bytes_differ == 0 and
+			     .source_bytes_excluded > 0' <(k verify --json "$out" "$fix")
+	fi
 	rm -f "$out"
 done <<'EOF'
 31 31 zero,cache,cache-private,user,free
@@ -433,6 +441,20 @@ for fmt in lime avml; do
 		check "$fmt --exclude 31: info says $fmt" \
 			[ "$(k info --json "$out" | jq -r .source.format)" = $fmt ]
 		check_output "$fmt --exclude 31" "$out" 31
+		# verify DUMP SOURCE: no note says the level, so without -d
+		# the left-out pages differ; with -d 31 they are counted
+		# apart, the same bytes.
+		k verify --json "$out" "$fix" >"$tmp/v0.json" 2>"$tmp/err"
+		rc=$?
+		k verify --json -d 31 "$out" "$fix" >"$tmp/v31.json" 2>>"$tmp/err"
+		rc31=$?
+		# shellcheck disable=SC2016 # $d is jq's
+		check "$fmt --exclude 31: verify with the source differs without -d (exit $rc), matches with -d 31 (exit $rc31), the same bytes left out" \
+			jqe --argjson d "$(cat "$tmp/v0.json")" \
+			'$d.ok == false and $d.source_bytes_differ > 0 and $d.exclude_level == 0 and
+			 .ok and .source_bytes_differ == 0 and .exclude_level == 31 and
+			 .source_bytes_excluded == $d.source_bytes_differ' "$tmp/v31.json"
+		check "$fmt: verify exit statuses 3 and 0" [ "$rc $rc31" = "3 0" ]
 	else
 		not_ok "convert --format $fmt --exclude 31 failed"
 		diag "$tmp/err"
@@ -523,6 +545,10 @@ for bad in bogus 32 99 -1 'free,' ,free free,,user user,bogus 31x ''; do
 done
 refused "dump -d 32 is a usage error" 2 "bad --exclude '32'" \
 	dump "$fix" -d 32 -o "$tmp/x.elf"
+refused "verify -d without a SOURCE is a usage error" 2 "is for comparing with a SOURCE" \
+	verify -d 31 "$fix"
+refused "verify -d bogus is a usage error" 2 "bad --exclude 'bogus'" \
+	verify -d bogus "$fix" "$fix"
 
 # Unsupported (exit 4): not a kernel memory source.  (Only ELF: kdump and
 # LiME refuse a process core's virtual-only segments first, exit 2.)

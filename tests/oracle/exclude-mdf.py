@@ -112,6 +112,20 @@ def main():
                                        len(mdf_only)))
     ok(len(our_out) > 1000, "kcoredump left out pages with data (%d)"
        % len(our_out))
+    # verify -d 31 of makedumpfile's file against the source: a page
+    # both left out is counted apart; one only makedumpfile left out is a
+    # difference, one only we left out is intact in its file.
+    v = json.loads(subprocess.run([kcoredump, "verify", "--json", "-d", "31",
+                                   mdf, elf], capture_output=True,
+                                  text=True).stdout)
+    both = len(our_out & mdf_out)
+    ok(v["exclude_level"] == 31 and
+       v["source_bytes_differ"] == 4096 * len(mdf_only) and
+       v["source_bytes_excluded"] == 4096 * both,
+       "verify -d 31 of makedumpfile's file: %d bytes differ (%d pages only "
+       "it left out), %d excluded (%d pages both left out)"
+       % (v["source_bytes_differ"], len(mdf_only),
+          v["source_bytes_excluded"], both))
     if not ours_only and not mdf_only:
         ok(True, "the same pages left out as makedumpfile -d 31")
         print("1..%d" % n)

@@ -139,7 +139,7 @@ int main(void)
 		   last_progress.bytes_written == res.stats.bytes_written,
 	   "progress is reported, last with the final numbers");
 	kcore_dump_result_deinit(&res);
-	err = kcore_verify(out, core, NULL, &vr);
+	err = kcore_verify(out, core, -1, NULL, &vr);
 	ok(!err && vr.match && vr.compared && vr.differ_bytes == 0,
 	   "the dump equals the source and its digests");
 	kcore_verify_result_deinit(&vr);
@@ -153,7 +153,7 @@ int main(void)
 		   last_progress.bytes_written == res.stats.bytes_written,
 	   "a .zst dump reports its final size in the last progress call");
 	kcore_dump_result_deinit(&res);
-	err = err ? err : kcore_verify(out, NULL, NULL, &vr);
+	err = err ? err : kcore_verify(out, NULL, -1, NULL, &vr);
 	ok(!err && vr.match, "the .zst dump verifies");
 	if (!err)
 		kcore_verify_result_deinit(&vr);
