@@ -173,6 +173,18 @@ void kcore_plan_destroy(struct kcore_plan *plan);
  */
 struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 				       struct kcore_plan *plan, unsigned level);
+/*
+ * The same, calling progress (when not NULL) about every 200 ms of the
+ * scan with the counts so far (st->pages_scanned of pages_total pfns);
+ * the struct pages of 1 TiB of RAM are 16 GiB to read.
+ */
+typedef void (*kcore_exclude_progress_fn)(void *arg,
+					  const struct kcore_exclude_stats *st,
+					  uint64_t pages_total);
+struct kcore_error *
+kcore_plan_exclude_progress(struct kcore_source *src, struct kcore_plan *plan,
+			    unsigned level, kcore_exclude_progress_fn progress,
+			    void *progress_arg);
 /* "free,cache,..." names of the bits in level, into buf. */
 const char *kcore_exclude_names(unsigned level, char *buf, size_t len);
 /* Parse "31" (a makedumpfile dump level) or "free,user,..."; -1 if bad. */

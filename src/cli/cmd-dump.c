@@ -167,6 +167,33 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 	ps->shown = true;
 }
 
+/* --exclude: the struct page scan before the dump. */
+static void exclude_progress(void *arg, const struct kcore_exclude_stats *st,
+			     uint64_t total)
+{
+	struct cli_progress *ps = arg;
+	uint64_t page = st->page_size ? st->page_size : 4096;
+	double el = st->seconds > 0 ? st->seconds : 0;
+	char a[32], b[32], eta[32] = "--:--";
+
+	if (el > 0 && st->pages_scanned && st->pages_scanned < total) {
+		unsigned s = (unsigned)((double)(total - st->pages_scanned) *
+					el / (double)st->pages_scanned);
+
+		snprintf(eta, sizeof(eta), "%u:%02u", s / 60, s % 60);
+	}
+	fprintf(stderr,
+		"%s%5.1f%%  struct pages of %s of %s RAM classified, %" PRIu64
+		" pages left out, ETA %s%s",
+		ps->tty ? "\r\033[K" : "",
+		total ? 100.0 * (double)st->pages_scanned / (double)total : 100,
+		cli_human_size(st->pages_scanned * page, a, sizeof(a)),
+		cli_human_size(total * page, b, sizeof(b)), st->excluded, eta,
+		ps->tty ? "" : "\n");
+	fflush(stderr);
+	ps->shown = true;
+}
+
 static void print_exclude(FILE *f, const struct kcore_plan *plan)
 {
 	const struct kcore_exclude_stats *e = &plan->exclude;
@@ -749,8 +776,15 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 				dropped == 1 ? "" : "s");
 		dropped_segments = dropped;
 	}
+	ps.tty = isatty(STDERR_FILENO);
+	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
 	if (exclude) {
-		err = kcore_plan_exclude(src, plan, (unsigned)exclude);
+		err = kcore_plan_exclude_progress(
+			src, plan, (unsigned)exclude,
+			show ? exclude_progress : NULL, &ps);
+		if (ps.shown && ps.tty)
+			fputc('\n', stderr);
+		ps.shown = false;
 		if (err) {
 			kcore_plan_destroy(plan);
 			kcore_source_destroy(src);
@@ -768,8 +802,7 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 		kcore_source_destroy(src);
 		return EXIT_OK;
 	}
-	ps.tty = isatty(STDERR_FILENO);
-	if (progress == 1 || (progress == -1 && ps.tty && !quiet)) {
+	if (show) {
 		opts.progress = cli_dump_progress;
 		opts.progress_arg = &ps;
 	}

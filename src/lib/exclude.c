@@ -61,7 +61,25 @@ struct scan {
 	struct kcore_range *runs;
 	size_t nruns, cap;
 	unsigned char *buf;
+	/* progress */
+	kcore_exclude_progress_fn progress;
+	void *progress_arg;
+	uint64_t pages_total;
+	double t0, last;
 };
+
+static double now_s(void);
+
+static void report(struct scan *s)
+{
+	double t = s->progress ? now_s() : 0;
+
+	if (s->progress && t - s->last >= 0.2) {
+		s->last = t;
+		s->st->seconds = t - s->t0;
+		s->progress(s->progress_arg, s->st, s->pages_total);
+	}
+}
 
 /* Little-endian loads from a struct page (hot: every pfn of RAM). */
 static inline uint64_t le64(const unsigned char *p)
@@ -475,6 +493,7 @@ static struct kcore_error *scan_range(struct scan *s, uint64_t start,
 			if (bend > stop)
 				bend = stop;
 			want = bend - bstart + (bend < sec_end ? 1 : 0);
+			report(s);
 			err = kcore_source_read_vaddr(
 				s->src, map + bstart * l->size_page, s->buf,
 				want * l->size_page);
@@ -546,7 +565,30 @@ static double now_s(void)
 struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 				       struct kcore_plan *plan, unsigned level)
 {
-	struct scan s = { .src = src, .level = level, .st = &plan->exclude };
+	return kcore_plan_exclude_progress(src, plan, level, NULL, NULL);
+}
+
+/* Whole pages of a RAM segment: [*first, *last) pfns. */
+static bool ram_pfns(const struct kcore_plan_segment *seg,
+		     const struct layout *l, uint64_t *first, uint64_t *last)
+{
+	if (seg->cls != KCORE_CLASS_RAM || !seg->has_paddr)
+		return false;
+	*first = (seg->paddr + l->page_size - 1) >> l->page_shift;
+	*last = (seg->paddr + seg->size) >> l->page_shift;
+	return *first < *last;
+}
+
+struct kcore_error *
+kcore_plan_exclude_progress(struct kcore_source *src, struct kcore_plan *plan,
+			    unsigned level, kcore_exclude_progress_fn progress,
+			    void *progress_arg)
+{
+	struct scan s = { .src = src,
+			  .level = level,
+			  .st = &plan->exclude,
+			  .progress = progress,
+			  .progress_arg = progress_arg };
 	struct kcore_error *err = NULL;
 	double t0 = now_s();
 	size_t m = 0;
@@ -572,20 +614,26 @@ struct kcore_error *kcore_plan_exclude(struct kcore_source *src,
 		err = &kcore_error_nomem;
 		goto out;
 	}
-	for (size_t i = 0; !err && i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *seg = &plan->segs[i];
+	for (size_t i = 0; i < plan->nsegs; i++) {
 		uint64_t first, last;
 
-		if (seg->cls != KCORE_CLASS_RAM || !seg->has_paddr)
-			continue;
-		/* Whole pages only. */
-		first = (seg->paddr + s.l.page_size - 1) >> s.l.page_shift;
-		last = (seg->paddr + seg->size) >> s.l.page_shift;
-		if (first < last)
+		if (ram_pfns(&plan->segs[i], &s.l, &first, &last))
+			s.pages_total += last - first;
+	}
+	s.t0 = t0;
+	s.last = t0 - 1; /* the first report at once */
+	for (size_t i = 0; !err && i < plan->nsegs; i++) {
+		uint64_t first, last;
+
+		if (ram_pfns(&plan->segs[i], &s.l, &first, &last))
 			err = scan_range(&s, first, last);
 	}
 	if (err)
 		goto out;
+	if (progress) { /* and the last one */
+		s.last = 0;
+		report(&s);
+	}
 	if (s.nruns)
 		qsort(s.runs, s.nruns, sizeof(*s.runs), cmp_range);
 	for (size_t i = 0; i < s.nruns; i++) {

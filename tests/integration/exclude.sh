@@ -381,6 +381,23 @@ zero 1 zero
 0 0 none
 EOF
 
+# --progress: the struct page scan reports from 0% to 100%, with the
+# pages left out so far, before the dump's own progress lines.
+if k convert "$fix" --format elf --progress -d 31 -o "$tmp/prog.elf" >/dev/null 2>"$tmp/err"; then
+	first=$(grep -m1 'struct pages of' "$tmp/err")
+	last=$(grep 'struct pages of' "$tmp/err" | tail -n 1)
+	check "--progress: the scan's first report is at 0% ($first)" \
+		grep -q '^  0\.0%  struct pages of 0 B of 64\.0 MiB RAM classified, 0 pages left out' <<<"$first"
+	check "--progress: its last at 100%, 1544 pages left out ($last)" \
+		grep -q '^100\.0%  struct pages of 64\.0 MiB of 64\.0 MiB RAM classified, 1544 pages left out' <<<"$last"
+	check "--progress: the dump's progress follows" \
+		grep -q 'read, .*/s, ETA' "$tmp/err"
+else
+	not_ok "convert --progress -d 31 failed"
+	diag "$tmp/err"
+fi
+rm -f "$tmp/prog.elf"
+
 # dump, and -d for --exclude.
 if k dump "$fix" -d user,free --json -o "$tmp/dump.elf" >"$tmp/out.json" 2>"$tmp/err"; then
 	check_counts "dump -d user,free" "$tmp/out.json" 24 user,free
