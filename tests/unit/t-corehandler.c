@@ -317,8 +317,15 @@ static void pagemap_tests(int dir_fd)
 		 * data, block 4 the page that appeared (seen at the second
 		 * look; what came before it in the block was consumed, the
 		 * rest read), block 5 data. */
-		is_int(res.unread_bytes, 5 * MIB,
-		       "unread: stream blocks 1, 2, 3, 6 and 7");
+		/* What is in the pipe when the handler looks is checked
+		 * whole: on a loaded machine the feeder gets further ahead
+		 * and a window next to a block with data is read rather
+		 * than moved out (got 5 MiB - 192 KiB once in 200 runs).
+		 * Reading more is correct; at least 4 MiB stay unread. */
+		ok(res.unread_bytes <= 5 * MIB && res.unread_bytes >= 4 * MIB,
+		   "unread: %llu bytes, at most stream blocks 1, 2, 3, 6 "
+		   "and 7 (5 MiB), at least 4 MiB",
+		   (unsigned long long)res.unread_bytes);
 		is_int(res.stream_bytes, len, "stream_bytes");
 		ok(res.pagemap_scans >= 2, "page tables looked at %llu times",
 		   (unsigned long long)res.pagemap_scans);
