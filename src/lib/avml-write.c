@@ -9,20 +9,9 @@
 #include <string.h>
 
 #include "avml-write.h"
+#include "internal.h"
 
 #define AVML_VERSION 2u
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
 
 size_t kcore_avml_chunk_max(void)
 {
@@ -33,21 +22,23 @@ size_t kcore_avml_chunk(const unsigned char *in, size_t len, unsigned char *out)
 {
 	size_t clen = snappy_max_compressed_length(len);
 
-	put32(out + 4, kcore_avml_crc(in, len));
+	kcore_store_le(out + 4, kcore_avml_crc(in, len), 4);
 	if (snappy_compress((const char *)in, len, (char *)out + 8, &clen) ==
 		    SNAPPY_OK &&
 	    clen < len) {
-		put32(out, AVML_CHUNK_COMPRESSED | (uint32_t)(clen + 4) << 8);
+		kcore_store_le(
+			out, AVML_CHUNK_COMPRESSED | (uint32_t)(clen + 4) << 8,
+			4);
 		return 8 + clen;
 	}
 	memcpy(out + 8, in, len);
-	put32(out, AVML_CHUNK_RAW | (uint32_t)(len + 4) << 8);
+	kcore_store_le(out, AVML_CHUNK_RAW | (uint32_t)(len + 4) << 8, 4);
 	return 8 + len;
 }
 
 void kcore_avml_stream_id(unsigned char out[AVML_STREAM_ID_SIZE])
 {
-	put32(out, AVML_CHUNK_STREAM_ID | 6u << 8);
+	kcore_store_le(out, AVML_CHUNK_STREAM_ID | 6u << 8, 4);
 	memcpy(out + 4, "sNaPpY", 6);
 }
 
@@ -55,8 +46,8 @@ void kcore_avml_range_header(uint64_t start, uint64_t size,
 			     unsigned char out[AVML_RANGE_HEADER])
 {
 	memset(out, 0, AVML_RANGE_HEADER);
-	put32(out, AVML_MAGIC);
-	put32(out + 4, AVML_VERSION);
-	put64(out + 8, start);
-	put64(out + 16, start + size - 1); /* inclusive */
+	kcore_store_le(out, AVML_MAGIC, 4);
+	kcore_store_le(out + 4, AVML_VERSION, 4);
+	kcore_store_le(out + 8, start, 8);
+	kcore_store_le(out + 16, start + size - 1, 8); /* inclusive */
 }

@@ -466,8 +466,7 @@ static struct kcore_error *avml_goto(struct dump *d, size_t seg, uint64_t off)
 			return err;
 		uint64_t len = d->pos - d->avml_stream;
 
-		for (int i = 0; i < 8; i++)
-			b[i] = (unsigned char)(len >> (8 * i));
+		kcore_store_le(b, len, AVML_TRAILER_SIZE);
 		err = out_write(d, d->pos, b, AVML_TRAILER_SIZE);
 		if (err)
 			return err;

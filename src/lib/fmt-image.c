@@ -11,36 +11,18 @@
 #include "fmt.h"
 #include "kcoredump/vmcoreinfo.h"
 
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 static void put_phdr(unsigned char *p, uint32_t type, uint64_t offset,
 		     uint64_t vaddr, uint64_t paddr, uint64_t filesz,
 		     uint64_t align)
 {
-	put32(p, type);
-	put32(p + 4, type == PT_LOAD ? PF_R | PF_W | PF_X : 0);
-	put64(p + 8, offset);
-	put64(p + 16, vaddr);
-	put64(p + 24, paddr);
-	put64(p + 32, filesz);
-	put64(p + 40, filesz);
-	put64(p + 48, align);
+	kcore_store_le(p, type, 4);
+	kcore_store_le(p + 4, type == PT_LOAD ? PF_R | PF_W | PF_X : 0, 4);
+	kcore_store_le(p + 8, offset, 8);
+	kcore_store_le(p + 16, vaddr, 8);
+	kcore_store_le(p + 24, paddr, 8);
+	kcore_store_le(p + 32, filesz, 8);
+	kcore_store_le(p + 40, filesz, 8);
+	kcore_store_le(p + 48, align, 8);
 }
 
 struct kcore_error *
@@ -68,18 +50,18 @@ kcore_image_build(uint16_t machine, const unsigned char *notes,
 	e[EI_CLASS] = ELFCLASS64;
 	e[EI_DATA] = ELFDATA2LSB;
 	e[EI_VERSION] = EV_CURRENT;
-	put16(e + 16, ET_CORE);
-	put16(e + 18, machine);
-	put32(e + 20, EV_CURRENT);
-	put64(e + 32, phoff);
-	put64(e + 40, xnum ? shoff : 0);
-	put16(e + 52, sizeof(Elf64_Ehdr));
-	put16(e + 54, sizeof(Elf64_Phdr));
-	put16(e + 56, xnum ? PN_XNUM : (uint16_t)phnum);
-	put16(e + 58, sizeof(Elf64_Shdr));
-	put16(e + 60, xnum ? 1 : 0);
+	kcore_store_le(e + 16, ET_CORE, 2);
+	kcore_store_le(e + 18, machine, 2);
+	kcore_store_le(e + 20, EV_CURRENT, 4);
+	kcore_store_le(e + 32, phoff, 8);
+	kcore_store_le(e + 40, xnum ? shoff : 0, 8);
+	kcore_store_le(e + 52, sizeof(Elf64_Ehdr), 2);
+	kcore_store_le(e + 54, sizeof(Elf64_Phdr), 2);
+	kcore_store_le(e + 56, xnum ? PN_XNUM : (uint16_t)phnum, 2);
+	kcore_store_le(e + 58, sizeof(Elf64_Shdr), 2);
+	kcore_store_le(e + 60, xnum ? 1 : 0, 2);
 	if (xnum) /* section 0's sh_info holds the real count */
-		put32(img + shoff + 44, (uint32_t)phnum);
+		kcore_store_le(img + shoff + 44, (uint32_t)phnum, 4);
 	if (notes_len)
 		memcpy(img + note_off, notes, notes_len);
 	put_phdr(img + phoff, PT_NOTE, note_off, 0, 0, notes_len, 4);
@@ -111,9 +93,9 @@ struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
 		return &kcore_error_nomem;
 	n = p + *len;
 	memset(n, 0, need);
-	put32(n, (uint32_t)namesz);
-	put32(n + 4, (uint32_t)desc_len);
-	put32(n + 8, type);
+	kcore_store_le(n, (uint32_t)namesz, 4);
+	kcore_store_le(n + 4, (uint32_t)desc_len, 4);
+	kcore_store_le(n + 8, type, 4);
 	memcpy(n + 12, name, namesz);
 	memcpy(n + 12 + ((namesz + 3) & ~(size_t)3), desc, desc_len);
 	*buf = p;

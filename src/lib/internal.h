@@ -83,6 +83,13 @@ static inline uint64_t kcore_load(const unsigned char *p, unsigned size,
 	return v;
 }
 
+/* Little-endian stores of size bytes (of the formats we write). */
+static inline void kcore_store_le(unsigned char *p, uint64_t v, unsigned size)
+{
+	for (unsigned i = 0; i < size; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
 struct kcore_plan;
 struct kcore_range;
 /* The first of plan's excluded ranges (kcore_plan_exclude) that ends after
