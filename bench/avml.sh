@@ -13,19 +13,11 @@
 #   (writes bench/results/avml.{md,json})
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd)
-reps=${2:-3}
-input=${3:-$build/tests/vm/results-formats/ram.elf}
-K=$build/kcoredump
-py=/usr/bin/python3
-work=${BENCH_DIR:-/dev/shm/kcoredump-bench-avml}
-out=$here/results
-[[ -r $input ]] || { echo "bench/avml.sh: no input $input (run ctest -R vm-formats, or pass an ELF dump)" >&2; exit 1; }
-"$py" -c 'import snappy, crcmod' 2> /dev/null || { echo "bench/avml.sh: python3-snappy and python3-crcmod needed" >&2; exit 1; }
-mkdir -p "$work" "$out"
-trap 'rm -rf "$work"' EXIT
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
+py=/usr/bin/python3
+bench_init avml "$@"
+"$py" -c 'import snappy, crcmod' 2> /dev/null || { echo "bench/avml.sh: python3-snappy and python3-crcmod needed" >&2; exit 1; }
 
 cat > "$work/pywrite.py" <<'PY'
 import struct, sys

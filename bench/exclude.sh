@@ -16,18 +16,10 @@
 #   (writes bench/results/exclude-KERNEL_RELEASE.{md,json})
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd)
-reps=${2:-3}
-input=${3:-$build/tests/vm/results-formats/ram.elf}
-K=$build/kcoredump
-work=${BENCH_DIR:-/dev/shm/kcoredump-bench-exclude}
-out=$here/results
-[[ -r $input ]] || { echo "bench/exclude.sh: no input $input (run ctest -R vm-formats, or pass an ELF dump)" >&2; exit 1; }
-command -v makedumpfile > /dev/null || { echo "bench/exclude.sh: makedumpfile not installed" >&2; exit 1; }
-mkdir -p "$work" "$out"
-trap 'rm -rf "$work"' EXIT
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
+bench_init exclude "$@"
+command -v makedumpfile > /dev/null || { echo "bench/exclude.sh: makedumpfile not installed" >&2; exit 1; }
 
 in=$input
 makedumpfile -c -d 31 "$in" "$work/md.kdump" > /dev/null 2>&1

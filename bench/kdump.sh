@@ -21,18 +21,10 @@
 #   (writes bench/results/kdump.{md,json})
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd)
-reps=${2:-3}
-input=${3:-$build/tests/vm/results-formats/ram.elf}
-K=$build/kcoredump
-work=${BENCH_DIR:-/dev/shm/kcoredump-bench-kdump}
-out=$here/results
-[[ -r $input ]] || { echo "bench/kdump.sh: no input $input (run ctest -R vm-formats, or pass an ELF dump)" >&2; exit 1; }
-command -v makedumpfile > /dev/null || { echo "bench/kdump.sh: makedumpfile not installed" >&2; exit 1; }
-mkdir -p "$work" "$out"
-trap 'rm -rf "$work"' EXIT
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
+bench_init kdump "$@"
+command -v makedumpfile > /dev/null || { echo "bench/kdump.sh: makedumpfile not installed" >&2; exit 1; }
 
 # The input stays where it is: SEEK_DATA finds the holes of a sparse file
 # on ext4/xfs, while tmpfs reports a sparse copy as all data.

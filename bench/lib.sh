@@ -27,3 +27,24 @@ cpu() {
 	rm -f "$work"/out.*
 	/usr/bin/time -f "%U %S" "$@" 2>&1 > /dev/null | tail -n 1 | awk '{ print $1 + $2 }'
 }
+
+# bench_init NAME [BUILD_DIR] [REPS] [ELF]: the arguments of the benchmarks
+# on a kernel ELF dump (by default the VM guest's RAM dump vm-formats
+# leaves).  Sets build, reps, input, K, work (made, removed on exit) and
+# out; needs $here.
+# shellcheck disable=SC2034 # the variables are the caller's
+bench_init() {
+	local name=$1
+	build=$(cd "${2:-$here/../build}" && pwd)
+	reps=${3:-3}
+	input=${4:-$build/tests/vm/results-formats/ram.elf}
+	K=$build/kcoredump
+	work=${BENCH_DIR:-/dev/shm/kcoredump-bench-$name}
+	out=$here/results
+	[[ -r $input ]] || {
+		echo "bench/$name.sh: no input $input (run ctest -R vm-formats, or pass an ELF dump)" >&2
+		exit 1
+	}
+	mkdir -p "$work" "$out"
+	trap 'rm -rf "$work"' EXIT
+}
