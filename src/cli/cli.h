@@ -84,6 +84,8 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err);
 /* A usage error: message on stderr, returns EXIT_USAGE. */
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The usage error of a bad --exclude value (dump, convert, verify). */
+int cli_bad_exclude(struct cli_ctx *ctx, const char *cmd, const char *arg);
 int cli_exit_status(const struct kcore_error *err);
 /* SIGINT, SIGTERM and SIGHUP set the returned flag, which the library's
  * long operations poll to stop cleanly; SIGPIPE is ignored. */

@@ -649,12 +649,7 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			exclude = kcore_exclude_parse(arg);
 			if (exclude < 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, name,
-					"bad --exclude '%s' (free, cache, "
-					"cache-private, user, zero, all, or "
-					"a dump level 0-31)",
-					arg);
+				return cli_bad_exclude(ctx, name, arg);
 			}
 			break;
 		case DOPT_MAPPING:

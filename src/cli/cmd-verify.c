@@ -137,12 +137,7 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			quiet = true;
 		else if (c == 'd' && (exclude = kcore_exclude_parse(arg)) < 0) {
 			cli_parser_destroy(p);
-			return cli_usage_error(
-				ctx, "verify",
-				"bad --exclude '%s' (free, cache, "
-				"cache-private, user, zero, all, or a dump "
-				"level 0-31)",
-				arg);
+			return cli_bad_exclude(ctx, "verify", arg);
 		}
 	}
 	int first, done = cli_parser_end(p, c, &first);

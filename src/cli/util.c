@@ -60,6 +60,15 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err)
 	return status;
 }
 
+int cli_bad_exclude(struct cli_ctx *ctx, const char *cmd, const char *arg)
+{
+	return cli_usage_error(ctx, cmd,
+			       "bad --exclude '%s' (free, cache, "
+			       "cache-private, user, zero, all, or a dump "
+			       "level 0-31)",
+			       arg);
+}
+
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

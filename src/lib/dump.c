@@ -519,17 +519,18 @@ static struct kcore_error *retire_job(struct dump *d, struct job *j)
 				q++;
 			uint64_t end =
 				q * d->page < j->len ? q * d->page : j->len;
-			struct kcore_error *err =
-				d->format == KCORE_FORMAT_AVML
-					? NULL /* written above */
-					: out_write(d,
-						    seg->out_offset +
-							    j->seg_off +
-							    p * d->page,
-						    j->buf + p * d->page,
-						    end - p * d->page);
-			if (err)
-				return err;
+			/* AVML's chunks went out above. */
+			if (d->format != KCORE_FORMAT_AVML) {
+				struct kcore_error *err =
+					out_write(d,
+						  seg->out_offset + j->seg_off +
+							  p * d->page,
+						  j->buf + p * d->page,
+						  end - p * d->page);
+
+				if (err)
+					return err;
+			}
 			seg->data_bytes += end - p * d->page;
 		}
 		p = q;
@@ -1336,7 +1337,7 @@ static void kdump_header_info(struct dump *d, struct kdump_header_info *hi)
 	hi->phys_base = d->src->info.has_phys_base ? d->src->info.phys_base : 0;
 	hi->vmcoreinfo_off = d->vmcoreinfo_off;
 	hi->vmcoreinfo_size = d->vmcoreinfo_size;
-	hi->dump_level = KCORE_EXCLUDE_ZERO | d->plan->exclude.level;
+	hi->dump_level = d->plan->exclude.level; /* the writer adds ZERO */
 }
 
 static struct kcore_error *kdump_finish(struct dump *d)

@@ -66,15 +66,18 @@ struct scan {
 	void *progress_arg;
 	uint64_t pages_total;
 	double t0, last;
+	bool reported;
 };
 
 static double now_s(void);
 
-static void report(struct scan *s)
+/* Progress every 200 ms; the first and (force) the last at once. */
+static void report(struct scan *s, bool force)
 {
 	double t = s->progress ? now_s() : 0;
 
-	if (s->progress && t - s->last >= 0.2) {
+	if (s->progress && (force || !s->reported || t - s->last >= 0.2)) {
+		s->reported = true;
 		s->last = t;
 		s->st->seconds = t - s->t0;
 		s->progress(s->progress_arg, s->st, s->pages_total);
@@ -493,7 +496,7 @@ static struct kcore_error *scan_range(struct scan *s, uint64_t start,
 			if (bend > stop)
 				bend = stop;
 			want = bend - bstart + (bend < sec_end ? 1 : 0);
-			report(s);
+			report(s, false);
 			err = kcore_source_read_vaddr(
 				s->src, map + bstart * l->size_page, s->buf,
 				want * l->size_page);
@@ -621,7 +624,6 @@ kcore_plan_exclude_progress(struct kcore_source *src, struct kcore_plan *plan,
 			s.pages_total += last - first;
 	}
 	s.t0 = t0;
-	s.last = t0 - 1; /* the first report at once */
 	for (size_t i = 0; !err && i < plan->nsegs; i++) {
 		uint64_t first, last;
 
@@ -630,10 +632,7 @@ kcore_plan_exclude_progress(struct kcore_source *src, struct kcore_plan *plan,
 	}
 	if (err)
 		goto out;
-	if (progress) { /* and the last one */
-		s.last = 0;
-		report(&s);
-	}
+	report(&s, true);
 	if (s.nruns)
 		qsort(s.runs, s.nruns, sizeof(*s.runs), cmp_range);
 	for (size_t i = 0; i < s.nruns; i++) {

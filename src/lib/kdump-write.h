@@ -101,7 +101,7 @@ struct kdump_header_info {
 	uint64_t phys_base;
 	uint64_t vmcoreinfo_off; /* offset in the notes, or -1 */
 	uint64_t vmcoreinfo_size;
-	uint32_t dump_level; /* makedumpfile's -d bits; 1 at least */
+	uint32_t dump_level; /* makedumpfile's -d bits; the writer adds 1 */
 };
 
 /* Write buffered descriptors. */
