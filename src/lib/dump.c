@@ -406,11 +406,21 @@ static struct kcore_error *lime_headers_upto(struct dump *d, size_t seg)
 }
 
 static const unsigned char avml_zero_data[AVML_CHUNK_DATA];
+static struct kcore_error *check_cancel(struct dump *d);
+static void report_progress(struct dump *d, bool force);
 
-/* AVML: zero chunks for the open range up to its byte to. */
+/* AVML: zero chunks for the open range up to its byte to.  A hole of a
+ * TiB is 48 GB of them: progress and a stop are looked at every 64 MiB. */
 static struct kcore_error *avml_zeros(struct dump *d, uint64_t to)
 {
 	while (d->avml_pos < to) {
+		if (d->avml_pos % (64u << 20) < AVML_CHUNK_DATA) {
+			struct kcore_error *err = check_cancel(d);
+
+			if (err)
+				return err;
+			report_progress(d, false);
+		}
 		uint64_t n = to - d->avml_pos < AVML_CHUNK_DATA
 				     ? to - d->avml_pos
 				     : AVML_CHUNK_DATA;
