@@ -47,6 +47,9 @@ case $series in
 esac
 # shellcheck source-path=SCRIPTDIR source=../lib/apt-download.sh
 . "$(dirname "$0")/../lib/apt-download.sh"
+# shellcheck source-path=SCRIPTDIR source=../lib/shell.sh
+. "$(dirname "$0")/../lib/shell.sh"
+kcd_trap_errors
 
 # One fetch at a time (parallel ctest runs share the cache).
 mkdir -p "$cache"
@@ -60,12 +63,9 @@ newest_pkg() {
 
 # Fast path: no package given and a complete entry is cached -> use the
 # newest cached one without touching apt at all (works offline).
-if [[ -z "$pkg" && -d "$cache" ]]; then
-	best=$(find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
-		-printf '%f\n' 2>/dev/null | grep -E "$dir_re" | sort -V | tail -n 1)
-	if [[ -n "$best" && -f "$cache/$best/.complete" ]]; then
-		dir="$cache/$best"
-	fi
+if [[ -z "$pkg" ]]; then
+	best=$(kcd_newest_entry "$cache" "$dir_re")
+	[[ -z "$best" ]] || dir="$cache/$best"
 fi
 
 if [[ -z "${dir:-}" ]]; then
