@@ -15,8 +15,8 @@
  * The same pipeline writes the physical-memory formats: LiME (a 32-byte
  * header before each RAM range; zero pages stay file holes as in ELF),
  * AVML (LiME's layout with each range a snappy framed stream, which the
- * workers compress in 64 KiB chunks; avml-write.c) and kdump-compressed
- * (kdump-write.c), where the workers also compress each
+ * workers compress in 64 KiB chunks; write-avml.c) and kdump-compressed
+ * (write-kdump.c), where the workers also compress each
  * page and the in-order writer appends the page data and descriptors.
  * On a pipe a kdump is wrapped in makedumpfile's flattened format: every
  * write becomes an {offset, size} record, so the header, bitmaps and our
@@ -33,10 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avml-write.h"
+#include "write-avml.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
-#include "kdump-write.h"
+#include "write-kdump.h"
 #include "kcoredump/output.h"
 
 #define NOTE_NAME      "KCOREDUMP"

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "fmt.h"
+#include "read.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/vmcoreinfo.h"

@@ -13,7 +13,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "fmt.h"
+#include "read.h"
 #include "internal.h"
 
 #define PROC_SUPER_MAGIC 0x9fa0

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Internal to libkcore: AVML's compressed LiME (version 2) as an output
- * of the dump pipeline (dump.c).  The layout is the one fmt-avml.c reads:
+ * of the dump pipeline (dump.c).  The layout is the one read-avml.c reads:
  * per range a 32-byte header { u32 magic "AVML", u32 version 2, u64
  * start, u64 end (inclusive), 8 zero bytes }, the range's memory as one
  * snappy framed stream (a stream identifier, then chunks of at most
  * 64 KiB of data), and a u64 with the stream's length in bytes.
  */
-#ifndef KCOREDUMP_AVML_WRITE_H
-#define KCOREDUMP_AVML_WRITE_H
+#ifndef KCOREDUMP_WRITE_AVML_H
+#define KCOREDUMP_WRITE_AVML_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -27,7 +27,7 @@ enum {
 	AVML_CHUNK_STREAM_ID = 0xff
 };
 
-/* The masked CRC-32C of the framing format (fmt-avml.c). */
+/* The masked CRC-32C of the framing format (read-avml.c). */
 uint32_t kcore_avml_crc(const unsigned char *p, size_t len);
 
 /* Largest framed chunk of AVML_CHUNK_DATA bytes or fewer. */

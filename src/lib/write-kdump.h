@@ -2,11 +2,11 @@
 /*
  * Internal to libkcore: the kdump-compressed (diskdump) writer and the
  * per-page codecs, used by the dump pipeline (dump.c), and the layout
- * constants the reader (fmt-kdump.c) shares.  Layout facts are in
+ * constants the reader (read-kdump.c) shares.  Layout facts are in
  * kcoredump(8) and makedumpfile's IMPLEMENTATION.
  */
-#ifndef KCOREDUMP_KDUMP_WRITE_H
-#define KCOREDUMP_KDUMP_WRITE_H
+#ifndef KCOREDUMP_WRITE_KDUMP_H
+#define KCOREDUMP_WRITE_KDUMP_H
 
 #include <stdbool.h>
 #include <stddef.h>

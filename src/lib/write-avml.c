@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * AVML output: the chunks and headers (layout in avml-write.h).  The
+ * AVML output: the chunks and headers (layout in write-avml.h).  The
  * dump pipeline's workers call kcore_avml_chunk() on their blocks; the
  * in-order writer adds the headers, the zero chunks of holes and the
  * trailers.
@@ -8,7 +8,7 @@
 #include <snappy-c.h>
 #include <string.h>
 
-#include "avml-write.h"
+#include "write-avml.h"
 #include "internal.h"
 
 #define AVML_VERSION 2u

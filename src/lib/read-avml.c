@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avml-write.h"
-#include "fmt.h"
+#include "write-avml.h"
+#include "read.h"
 
 #define AVML_HEADER  KCORE_LIME_HEADER
 #define AVML_TRAILER 8

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "read.h"
 
 #define FLAT_HEADER_SIZE 4096
 #define FLAT_SIGNATURE	 "makedumpfile"

@@ -6,7 +6,7 @@
  * memory.  Each range becomes one physical PT_LOAD whose data is read
  * straight from the file (its holes are the file's holes).  LiME carries
  * no VMCOREINFO, so the image is physical-only.  AVML's compressed
- * variant is in fmt-avml.c.
+ * variant is in read-avml.c.
  */
 #include <elf.h>
 #include <errno.h>
@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fmt.h"
+#include "read.h"
 
 #define LIME_MAGIC  0x4C694D45u
 #define LIME_HEADER KCORE_LIME_HEADER

@@ -25,8 +25,8 @@
 #include <lzo/lzo1x.h>
 #include <snappy-c.h>
 
-#include "fmt.h"
-#include "kdump-write.h"
+#include "read.h"
+#include "write-kdump.h"
 #include "kcoredump/vmcoreinfo.h"
 
 #define MAX_BLOCK_SIZE	   (1u << 20)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "read.h"
 #include "kcoredump/stream.h"
 #include "stream-internal.h"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "read.h"
 #include "kcoredump/vmcoreinfo.h"
 
 static void put_phdr(unsigned char *p, uint32_t type, uint64_t offset,

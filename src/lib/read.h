@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Helpers shared by the non-ELF source formats (fmt-*.c): each presents
+ * Helpers shared by the non-ELF source formats (read-*.c): each presents
  * its input as an ELF core image whose headers and notes are built here
  * and whose PT_LOAD data its backend produces.  Not installed.
  */
-#ifndef KCOREDUMP_FMT_H
-#define KCOREDUMP_FMT_H
+#ifndef KCOREDUMP_READ_H
+#define KCOREDUMP_READ_H
 
 #include <stddef.h>
 #include <stdint.h>

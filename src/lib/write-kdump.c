@@ -22,7 +22,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "kdump-write.h"
+#include "write-kdump.h"
 
 #define DESC_CHUNK 2730 /* descriptors per write: 65520 bytes */
 
