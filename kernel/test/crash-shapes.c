@@ -415,6 +415,7 @@ static void child(const char *shape, int nodump)
 {
 	unsigned char *rnd = (unsigned char *)getauxval(AT_RANDOM);
 	char path[64] = "/tmp/layout.";
+	unsigned int i;
 	int fd;
 
 	/* The 16 random bytes the kernel put on the stack: the only
@@ -435,6 +436,9 @@ static void child(const char *shape, int nodump)
 	layout = fdopen(fd, "w");
 	build(shape);
 	close(fd);
+	/* the pid in the path would differ between two kernels' cores */
+	for (i = 0; i < sizeof(path); i++)
+		((volatile char *)path)[i] = 0;
 	if (write(ready_fd, "r", 1) != 1)
 		die("ready");
 	abort();
