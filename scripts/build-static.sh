@@ -42,14 +42,16 @@ native=0
 [[ $(uname -m) != "$arch" ]] || native=1
 
 # The -dev packages carry the .a files (libelf.a, libdw.a, libbz2.a, ...).
-dev_pkgs=(libc6-dev libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev
-	liblzma-dev liblzo2-dev libsnappy-dev libssl-dev libbz2-dev libstdc++-12-dev)
+# The C and C++ runtimes come with gcc natively, with crossbuild-essential
+# (libc6-dev-arm64-cross, libstdc++-12-dev-arm64-cross) otherwise.
+dev_pkgs=(libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev
+	liblzma-dev liblzo2-dev libsnappy-dev libssl-dev libbz2-dev)
 if [[ $install_deps -eq 1 ]]; then
 	sudo=""
 	[[ $(id -u) -eq 0 ]] || sudo=sudo
 	pkgs=(cmake make pkg-config file)
 	if [[ $native -eq 1 ]]; then
-		pkgs+=(gcc "${dev_pkgs[@]}")
+		pkgs+=(gcc g++ libc6-dev "${dev_pkgs[@]}")
 	else
 		if ! dpkg --print-foreign-architectures | grep -qx "$deb_arch"; then
 			echo "build-static: adding dpkg architecture $deb_arch" >&2

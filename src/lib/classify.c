@@ -125,6 +125,7 @@ static void classify_kernel(struct kcore_source *src)
 	struct kcore_source_info *info = &src->info;
 	const struct kcore_segment *text = NULL, *biggest = NULL;
 	uint64_t modules_start = 0, modules_end = 0;
+	bool stext_physical = false;
 	bool has_modules =
 		vmcoreinfo_u64(src, "NUMBER(MODULES_VADDR)", &modules_start) &&
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
@@ -133,6 +134,14 @@ static void classify_kernel(struct kcore_source *src)
 	if (!info->has_page_offset && !info->physical_only)
 		info->has_page_offset =
 			derive_page_offset(src, &info->page_offset);
+	/* arm64 maps the kernel image inside the vmalloc area: the image's
+	 * own (physical) segment holds _stext, and so does the vmalloc
+	 * segment; only the first is text. */
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].type == PT_LOAD &&
+		    src->segments[i].has_paddr && src->stext &&
+		    contains(&src->segments[i], src->stext))
+			stext_physical = true;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		struct kcore_segment *seg = &src->segments[i];
 
@@ -142,8 +151,8 @@ static void classify_kernel(struct kcore_source *src)
 		    seg->vaddr - seg->paddr == info->page_offset) {
 			seg->cls = KCORE_CLASS_RAM;
 			seg->label = "direct map";
-		} else if (seg->has_paddr ||
-			   (src->stext && contains(seg, src->stext))) {
+		} else if (seg->has_paddr || (src->stext && !stext_physical &&
+					      contains(seg, src->stext))) {
 			seg->cls = KCORE_CLASS_TEXT;
 			seg->label = "kernel image";
 			if (!text)
