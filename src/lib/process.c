@@ -415,10 +415,10 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 
 	if (!opts)
 		opts = &no_opts;
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
 	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 				  "dumping a live process is implemented for "
-				  "x86_64 only");
+				  "x86_64 and arm64 only");
 #endif
 	if (pid <= 0)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,

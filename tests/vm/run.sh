@@ -27,6 +27,8 @@
 #   --host-kcoredump PATH  kcoredump for the host check (default: the
 #                    --kcoredump binary on amd64, build/kcoredump on arm64)
 #   --tool PATH      extra program for the guest's PATH (repeatable)
+#   --tool-src FILE.c  a C program built static for the guest's machine
+#                    (like the helpers) and put on its PATH (repeatable)
 #   --no-host-check  skip cases/NAME.host.sh
 #   -h, --help       this text
 #
@@ -49,10 +51,11 @@ timeout_s=300
 results=
 kcoredump="${KCOREDUMP_BIN:-}"
 tools=()
+tool_srcs=()
 host_check=1
 host_kcoredump=
 
-usage() { sed -n '3,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
@@ -72,6 +75,7 @@ while [[ $# -gt 0 ]]; do
 	--kcoredump) kcoredump=$2; shift 2 ;;
 	--host-kcoredump) host_kcoredump=$2; shift 2 ;;
 	--tool) tools+=("$2"); shift 2 ;;
+	--tool-src) tool_srcs+=("$2"); shift 2 ;;
 	--no-host-check) host_check=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
@@ -200,6 +204,13 @@ mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,results,helpers,too
 for src in "$here"/helpers/*.c; do
 	name=$(basename "$src" .c)
 	"$cc" "${helper_flags[@]}" -o "$root/helpers/$name" "$src"
+done
+for src in ${tool_srcs[@]+"${tool_srcs[@]}"}; do
+	[[ -f "$src" ]] || die "tool source '$src' not found"
+	"$cc" "${helper_flags[@]}" -o "$root/tools/$(basename "$src" .c)" "$src"
+	# The host check finds it on PATH (gdb needs the program).
+	mkdir -p "$work/host-tools"
+	cp "$root/tools/$(basename "$src" .c)" "$work/host-tools/"
 done
 
 cp "$busybox_bin" "$root/bin/busybox"
@@ -362,6 +373,7 @@ if [[ "$status" =~ ^[0-9]+$ && $host_check -eq 1 && -f "${script%.sh}.host.sh" ]
 	for t in ${tools[@]+"${tools[@]}"}; do
 		PATH=$(cd "$(dirname "$t")" && pwd):$PATH
 	done
+	[[ ! -d "$work/host-tools" ]] || PATH=$work/host-tools:$PATH
 	[[ -x "$host_kcoredump" ]] || die "host kcoredump '$host_kcoredump' not found (--host-kcoredump)"
 	export PATH KCOREDUMP="$host_kcoredump" VM_REPO="$repo" VM_HERE="$here" VM_ARCH="$arch"
 	if ! bash "${script%.sh}.host.sh" "$results"; then

@@ -31,13 +31,30 @@ else
 fi
 sed 's/^/# /' "$d/cmp"
 target=$(command -v pidtarget || true)
-if [[ -n "$target" ]] && command -v gdb > /dev/null; then
-	gdb -batch -ex 'thread apply all bt' "$target" "$d/ours.core" > "$d/bt" 2>&1
-	if [[ $(grep -c 'kc_worker_outer' "$d/bt") == 3 ]] && grep -q kc_command_loop "$d/bt"; then
-		ok "pid: gdb shows the workers' and the main thread's frames"
+# An arm64 guest's cores need gdb-multiarch on this host.
+gdb=gdb
+[[ ${VM_ARCH:-amd64} == amd64 ]] || gdb=gdb-multiarch
+if [[ -n "$target" ]] && command -v "$gdb" > /dev/null; then
+	for c in ours kernel; do
+		# Frames by function, without addresses and argument values.
+		"$gdb" -batch -ex 'thread apply all bt' "$target" "$d/$c.core" 2>&1 |
+			grep -E '^#[0-9]' | sed -E 's/0x[0-9a-f]+ in //; s/ \(.*//' > "$d/bt.$c" || true
+	done
+	if [[ $(grep -c 'kc_worker_outer' "$d/bt.ours") == 3 ]] &&
+		grep -q kc_command_loop "$d/bt.ours"; then
+		ok "pid: $gdb shows the workers' and the main thread's frames"
 	else
-		not_ok "pid: gdb backtraces"
+		not_ok "pid: $gdb backtraces"
+		sed 's/^/# /' "$d/bt.ours"
 	fi
+	if cmp -s "$d/bt.kernel" "$d/bt.ours"; then
+		ok "pid: $gdb's backtraces of every thread equal the kernel core's"
+	else
+		not_ok "pid: $gdb's backtraces differ from the kernel core's"
+		diff "$d/bt.kernel" "$d/bt.ours" | sed 's/^/# /'
+	fi
+else
+	not_ok "pid: no pidtarget or $gdb for the backtraces"
 fi
 if "$KCOREDUMP" verify -q "$d/ours.core.zst"; then
 	ok "pid: the .zst core verifies"

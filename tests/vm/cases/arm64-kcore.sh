@@ -1,0 +1,41 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Guest (arm64): the static aarch64 kcoredump on the real /proc/kcore of
+# Debian's arm64 kernel: no libraries in the initramfs, the segment
+# classes, linux_banner read at its kallsyms address (cat), the mapped
+# vmalloc areas from the kernel's page tables (--vmalloc-range, verified
+# against kcore), the struct page classes (--exclude 31), an ELF dump of
+# RAM at dump level 31 (verified), and the RAM dump's
+# throughput against a plain pread loop.  arm64-kcore.host.sh checks the
+# results with crash, drgn and kcoredump on the host.
+set -eu
+k=$KCOREDUMP
+uname -r > "$OUT/kernel-release"
+"$k" version > "$OUT/version.txt"
+# Nothing to load the binary with: it must be static.
+for l in /lib/ld-linux-aarch64.so.1 /lib/aarch64-linux-gnu /lib64; do
+	if [ -e "$l" ] && [ -n "$(ls -A "$l" 2>/dev/null)" ]; then
+		echo "the initramfs holds $l: libraries were copied"
+		exit 1
+	fi
+done
+"$k" info --json > "$OUT/info.json"
+"$k" info > "$OUT/info.txt"
+grep -E ' (linux_banner|init_uts_ns|_stext)$' /proc/kallsyms > "$OUT/kallsyms.txt"
+cat /proc/version > "$OUT/proc-version.txt"
+banner=$(grep ' linux_banner$' /proc/kallsyms | cut -d' ' -f1)
+"$k" cat --addr "0x$banner" --len 256 --raw > "$OUT/banner.bin"
+"$k" cat --symbol linux_banner --len 256 --raw > "$OUT/banner-sym.bin"
+"$k" dump -f --vmalloc-range --json -o "$OUT/vmalloc.elf" > "$OUT/vmalloc.json"
+"$k" verify "$OUT/vmalloc.elf" > "$OUT/vmalloc-verify.txt" 2>&1
+"$k" dump --exclude 31 -n --json > "$OUT/exclude.json"
+grep -E '^(MemTotal|MemFree):' /proc/meminfo > "$OUT/meminfo.txt"
+"$k" dump -f --exclude 31 --json -o "$OUT/ram31.elf" > "$OUT/ram31.json"
+"$k" verify "$OUT/ram31.elf" > "$OUT/ram31-verify.txt" 2>&1
+# Throughput of the RAM segments: a pread loop (1 MiB) against the
+# whole dump pipeline to /dev/null, as bench/kcore.sh does on x86_64.
+kpread --bench > "$OUT/pread.txt"
+t0=$(cut -d' ' -f1 /proc/uptime)
+"$k" dump -f --segments ram --hash none -q -o /dev/null
+t1=$(cut -d' ' -f1 /proc/uptime)
+echo "dump_ram_s $(echo "$t1 $t0" | awk '{print $1 - $2}')" > "$OUT/dump-time.txt"
