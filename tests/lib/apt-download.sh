@@ -12,7 +12,7 @@ apt_download_deb() {
 		apt-get update -qq >&2
 		(cd "$dir" && apt-get download -q "$pkg" >&2)
 	}
-	deb=$(find "$dir" -maxdepth 1 -name '*.deb' | head -n 1)
+	deb=$(find "$dir" -maxdepth 1 -name '*.deb' | head -n 1) || true
 	[[ -n "$deb" ]] || { log "download of $pkg produced no .deb"; return 1; }
 	echo "$deb"
 }
