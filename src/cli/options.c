@@ -106,11 +106,11 @@ static const struct option *long_option_of(const struct cli_parser *p,
  * cluster ending in a short one).  Within a cluster such as -qZ, optind
  * has not moved yet and optopt alone names the letter.
  */
-static void describe_refused(const struct cli_parser *p, char *buf,
-			     size_t size, bool *ret_takes_no_value)
+static void describe_refused(const struct cli_parser *p, char *buf, size_t size,
+			     bool *ret_takes_no_value)
 {
-	const char *last = optind > 0 && optind <= p->argc ? p->argv[optind - 1]
-							   : NULL;
+	const char *last =
+		optind > 0 && optind <= p->argc ? p->argv[optind - 1] : NULL;
 	const struct option *lo = long_option_of(p, last);
 
 	*ret_takes_no_value = false;
