@@ -46,6 +46,12 @@ static void kernel_layout(struct kcore_source *src)
 		vmcoreinfo_u64(src, "KERNELOFFSET", &info->kernel_offset);
 	info->has_phys_base =
 		vmcoreinfo_u64(src, "NUMBER(phys_base)", &info->phys_base);
+	/* arm64's counterpart, where RAM starts (memstart_addr): what
+	 * makedumpfile and crash call its phys_base, and what a kdump
+	 * file's sub-header carries. */
+	if (!info->has_phys_base && info->machine == EM_AARCH64)
+		info->has_phys_base = vmcoreinfo_u64(src, "NUMBER(PHYS_OFFSET)",
+						     &info->phys_base);
 	if (!vmcoreinfo_u64(src, "SYMBOL(_stext)", &src->stext))
 		src->stext = 0;
 	info->has_page_offset =

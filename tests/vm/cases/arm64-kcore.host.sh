@@ -47,6 +47,22 @@ if out=$(crash --osrelease "$d/ram31.elf" 2>&1) && [[ $out == "$rel" ]]; then
 else
 	not_ok "crash --osrelease: '$out'"
 fi
+# The kdump writer's arm64 header: machine aarch64, phys_base =
+# PHYS_OFFSET; the same pages as the ELF dump.
+k=$d/ram31.kdump
+rm -f "$k"
+if "$KCOREDUMP" convert -q "$d/ram31.elf" --format kdump -o "$k" &&
+	"$KCOREDUMP" verify -q "$k" "$d/ram31.elf"; then
+	ok "kdump of the arm64 dump: written and equal to the ELF dump"
+else
+	not_ok "kdump of the arm64 dump"
+fi
+if out=$(crash --osrelease "$k" 2>&1) && [[ $out == "$rel" ]]; then
+	ok "crash --osrelease reads $rel from the arm64 kdump"
+else
+	not_ok "crash --osrelease of the arm64 kdump: '$out'"
+fi
+"$KCOREDUMP" info "$k" > "$d/kdump-info.txt" 2>&1 || true
 addr=$(awk '$3 == "linux_banner" {print $1}' "$d/kallsyms.txt")
 if "$PYTHON" - "$d/ram31.elf" "$addr" "$want" <<'PY'; then
 import sys
