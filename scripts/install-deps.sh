@@ -21,7 +21,7 @@ pkgs=(
 	# the static binary (libdw.a needs libbz2.a) and the Debian package
 	libbz2-dev file dpkg-dev debhelper lintian man-db
 	# arm64: the cross-built static binary and the arm64 VM tier
-	crossbuild-essential-arm64 qemu-system-arm gdb-multiarch
+	crossbuild-essential-arm64 qemu-system-arm qemu-user gdb-multiarch
 	libelf-dev:arm64 libdw-dev:arm64 libzstd-dev:arm64 zlib1g-dev:arm64
 	libdeflate-dev:arm64 liblzma-dev:arm64 liblzo2-dev:arm64
 	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64

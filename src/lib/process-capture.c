@@ -114,7 +114,7 @@ _Static_assert(sizeof(struct prstatus_native) == 336,
 	       "x86_64 elf_prstatus is 336 bytes");
 #endif
 
-struct prpsinfo_x86_64 {
+struct prpsinfo_native {
 	char state, sname, zomb;
 	int8_t nice;
 	uint32_t pad0;
@@ -124,8 +124,8 @@ struct prpsinfo_x86_64 {
 	char fname[16];
 	char psargs[80];
 };
-_Static_assert(sizeof(struct prpsinfo_x86_64) == 136,
-	       "x86_64 elf_prpsinfo is 136 bytes");
+_Static_assert(sizeof(struct prpsinfo_native) == 136,
+	       "64-bit elf_prpsinfo is 136 bytes");
 
 uint64_t kcore_proc_now_ns(void)
 {
@@ -541,7 +541,7 @@ static void order_threads(struct kcore_process *p)
 
 static struct kcore_error *fill_psinfo(struct kcore_process *p)
 {
-	struct prpsinfo_x86_64 ps = { 0 };
+	struct prpsinfo_native ps = { 0 };
 	struct proc_stat st;
 	char *status, *comm, *args;
 	size_t len = 0;

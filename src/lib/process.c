@@ -241,7 +241,11 @@ static struct kcore_error *build_image(struct kcore_source *src,
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	eh.e_type = ET_CORE;
+#if defined(__aarch64__)
+	eh.e_machine = EM_AARCH64;
+#else
 	eh.e_machine = EM_X86_64;
+#endif
 	eh.e_version = EV_CURRENT;
 	eh.e_phoff = sizeof(eh);
 	eh.e_ehsize = sizeof(eh);

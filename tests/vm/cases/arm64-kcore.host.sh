@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # shellcheck source-path=SCRIPTDIR
 # Host: what arm64-kcore.sh left, checked by kcoredump (x86_64) and by
-# independent readers: crash --osrelease and drgn (linux_banner at its
-# kallsyms address) on the guest's arm64 ELF dump.
+# independent readers: drgn (linux_banner at its kallsyms address) and,
+# as Debian builds crash and makedumpfile for one architecture each, their
+# arm64 builds under qemu-user (fetch-arm64-readers.sh): crash --osrelease
+# of the ELF and kdump dumps, makedumpfile -c -d 31 of the ELF dump.
 # shellcheck source=../lib/host-common.sh
 source "$VM_HERE/lib/host-common.sh"
 d=$1
@@ -37,15 +39,24 @@ jqcheck "--exclude 31: free pages near MemFree ($free_kb kB), user and cache fou
 	"$d/exclude.json" \
 	'(.exclude.free * 4) as $f | $f > $m * 0.8 and $f < $m * 1.2' --argjson m "$free_kb"
 check_grep "the -d 31 RAM dump verifies in the guest" 'OK|ok' "$d/ram31-verify.txt"
-if "$KCOREDUMP" verify -q "$d/ram31.elf"; then
-	ok "the -d 31 RAM dump verifies on the x86_64 host"
+rm -f "$d/ram31.elf"
+if "$KCOREDUMP" verify -q "$d/ram31.elf.zst" &&
+	"$KCOREDUMP" extract -q "$d/ram31.elf.zst" -o "$d/ram31.elf" &&
+	"$KCOREDUMP" verify -q "$d/ram31.elf"; then
+	ok "the -d 31 RAM dump (.zst) verifies on the x86_64 host, extracted too"
 else
-	not_ok "kcoredump verify on the host"
+	not_ok "kcoredump verify/extract on the host"
 fi
-if out=$(crash --osrelease "$d/ram31.elf" 2>&1) && [[ $out == "$rel" ]]; then
-	ok "crash --osrelease reads $rel from the arm64 ELF dump"
+readers=$("$VM_HERE/fetch-arm64-readers.sh")
+a64() {
+	local prog=$1
+	shift
+	qemu-aarch64 -L "$readers" "$readers/usr/bin/$prog" "$@"
+}
+if out=$(a64 crash --osrelease "$d/ram31.elf" 2>&1) && [[ $out == "$rel" ]]; then
+	ok "crash (arm64) --osrelease reads $rel from the arm64 ELF dump"
 else
-	not_ok "crash --osrelease: '$out'"
+	not_ok "crash (arm64) --osrelease: '$out'"
 fi
 # The kdump writer's arm64 header: machine aarch64, phys_base =
 # PHYS_OFFSET; the same pages as the ELF dump.
@@ -57,10 +68,27 @@ if "$KCOREDUMP" convert -q "$d/ram31.elf" --format kdump -o "$k" &&
 else
 	not_ok "kdump of the arm64 dump"
 fi
-if out=$(crash --osrelease "$k" 2>&1) && [[ $out == "$rel" ]]; then
-	ok "crash --osrelease reads $rel from the arm64 kdump"
+if out=$(a64 crash --osrelease "$k" 2>&1) && [[ $out == "$rel" ]]; then
+	ok "crash (arm64) --osrelease reads $rel from the arm64 kdump"
 else
-	not_ok "crash --osrelease of the arm64 kdump: '$out'"
+	not_ok "crash (arm64) --osrelease of the arm64 kdump: '$out'"
+fi
+# makedumpfile 1.7.2 (Debian 12) knows arm64 with 4 KiB pages and 48-bit
+# VAs, not 52-bit (LPA2, "VA Bits 52 not supported"): the smoke boots
+# with arm64.nolva for it; a 52-bit boot says so here instead.
+t1sz=$(jq -r '.vmcoreinfo.lines["NUMBER(TCR_EL1_T1SZ)"] // empty' "$d/info.json")
+m=$d/mdf31.kdump
+rm -f "$m"
+if [[ $t1sz == 0x10 ]]; then
+	if a64 makedumpfile -c -d 31 "$d/ram31.elf" "$m" > "$d/mdf.log" 2>&1 &&
+		"$KCOREDUMP" verify -q "$m" "$d/ram31.elf"; then
+		ok "makedumpfile (arm64) -c -d 31 reads the ELF dump; its pages equal ours"
+	else
+		not_ok "makedumpfile (arm64) -c -d 31 of the ELF dump"
+		tail -n 5 "$d/mdf.log" | sed 's/^/# /'
+	fi
+else
+	echo "# makedumpfile 1.7.2: not run on a $((64 - t1sz))-bit boot (it supports 48-bit arm64 VAs only)"
 fi
 "$KCOREDUMP" info "$k" > "$d/kdump-info.txt" 2>&1 || true
 addr=$(awk '$3 == "linux_banner" {print $1}' "$d/kallsyms.txt")
@@ -81,8 +109,12 @@ else
 	not_ok "drgn: linux_banner in the arm64 dump"
 fi
 mbps=$(awk '/^mbps/ {print $2}' "$d/pread.txt")
-dump_s=$(awk '{print $2}' "$d/dump-time.txt")
-ram=$(jq '[.segments[] | select(.class == "ram") | .size] | add' "$d/info.json")
-echo "# RAM read: pread loop $mbps MB/s; kcoredump dump --segments ram to /dev/null" \
-	"$(awk -v b="$ram" -v s="$dump_s" 'BEGIN { printf "%.1f MB/s (%.2f s)", b / 1e6 / s, s }')"
+ram=$(jq '[.segments[] | select(.class == "ram") | .memsz] | add' "$d/info.json")
+rate() {
+	awk -v b="$ram" -v s="$(awk -v k="dump_ram_s_$1" '$1 == k {print $2}' "$d/dump-time.txt")" \
+		-v p="$mbps" 'BEGIN { printf "%.1f MB/s (%.2f s, %.2fx the pread loop)", b / 1e6 / s, s, b / 1e6 / s / p }'
+}
+echo "# RAM of the guest ($ram bytes): pread loop (1 MiB) $mbps MB/s;" \
+	"kcoredump dump --segments ram -o /dev/null: --hash none $(rate none)," \
+	"SHA-256 $(rate sha256)"
 exit $fail

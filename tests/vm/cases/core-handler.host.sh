@@ -6,6 +6,9 @@
 # compared with the kernel's regular-file cores and the raw streams.
 # shellcheck source=../lib/host-common.sh
 source "$VM_HERE/lib/host-common.sh"
+# An arm64 guest's cores need gdb-multiarch on this host.
+gdb=gdb
+[[ ${VM_ARCH:-amd64} == amd64 ]] || gdb=gdb-multiarch
 d=$1
 guest_rc_ok "$d"
 sed 's/^/# /' "$d/times" 2>/dev/null || true
@@ -56,7 +59,7 @@ for h in crash-dense crash-sparse; do
 	extra=()
 	[[ $h == crash-sparse ]] && extra+=(--sparse)
 	vmcheck core "$stored" "$d/$h.handler.txt" "${extra[@]}"
-	if gdb -batch -ex bt -ex 'info threads' "$exe" "$stored" > "$d/$h.gdb.txt" 2>&1 &&
+	if "$gdb" -batch -ex bt -ex 'info threads' "$exe" "$stored" > "$d/$h.gdb.txt" 2>&1 &&
 		grep -q ' in main ' "$d/$h.gdb.txt" && grep -qE 'abort|raise|pthread_kill' "$d/$h.gdb.txt"; then
 		ok "$h: gdb bt shows abort() called from main()"
 	else

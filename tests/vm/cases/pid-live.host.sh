@@ -11,11 +11,21 @@ d=$1
 guest_rc_ok "$d"
 tools=$VM_HERE/../tools
 echo "# guest kernel $(cat "$d/kernel-release" 2>/dev/null)"
-jqcheck "pid: 4 threads, PAGEMAP_SCAN, under 64 MiB of memory read" "$d/pid.json" \
+sparse=$(cat "$d/sparse-gib" 2>/dev/null || echo 64)
+jqcheck "pid: 4 threads, PAGEMAP_SCAN, under 64 MiB of memory read, the $sparse GiB area a hole" \
+	"$d/pid.json" \
 	'.process.threads == 4 and .process.pagemap_method == "PAGEMAP_SCAN"
-	 and .process.bytes_read < 67108864 and .stats.bytes_hole > 68000000000'
+	 and .process.bytes_read < 67108864
+	 and .stats.bytes_hole > ($g * 1073741824 - 16 * 1048576)' --argjson g "$sparse"
 jq -r '"# stop \(.process.stop_ns) ns, read \(.process.bytes_read) bytes in \(.stats.seconds) s"' \
 	"$d/pid.json"
+if [[ "$(eu-readelf -h "$d/kernel.core" | grep -E 'Machine|Class|Data')" == \
+	"$(eu-readelf -h "$d/ours.core" | grep -E 'Machine|Class|Data')" ]]; then
+	ok "pid: ELF class, data and machine as the kernel's core"
+else
+	not_ok "pid: ELF header differs from the kernel's core"
+	eu-readelf -h "$d/ours.core" | sed 's/^/# /'
+fi
 eu-readelf -n "$d/kernel.core" | grep -E '^  (CORE|LINUX) ' | grep -v SIGINFO > "$d/kn"
 eu-readelf -n "$d/ours.core" | grep -E '^  (CORE|LINUX) ' > "$d/on"
 if cmp -s "$d/kn" "$d/on"; then
