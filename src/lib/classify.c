@@ -132,6 +132,9 @@ static void classify_kernel(struct kcore_source *src)
 	const struct kcore_segment *text = NULL, *biggest = NULL;
 	uint64_t modules_start = 0, modules_end = 0;
 	bool stext_physical = false;
+	uint64_t vmemmap_end = 0;
+	bool has_vmemmap_end =
+		vmcoreinfo_u64(src, "NUMBER(VMEMMAP_END)", &vmemmap_end);
 	bool has_modules =
 		vmcoreinfo_u64(src, "NUMBER(MODULES_VADDR)", &modules_start) &&
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
@@ -185,7 +188,14 @@ static void classify_kernel(struct kcore_source *src)
 			seg->cls = KCORE_CLASS_VMALLOC;
 			seg->label = "vmalloc area";
 		} else if (info->has_vmemmap_start &&
-			   contains(seg, info->vmemmap_start)) {
+			   (contains(seg, info->vmemmap_start) ||
+			    (has_vmemmap_end &&
+			     seg->vaddr >= info->vmemmap_start &&
+			     seg->vaddr < vmemmap_end))) {
+			/* arm64 configured for 52-bit VAs but running with
+			 * 48 (arm64.nolva, no LPA2): the struct pages of its
+			 * linear map lie inside [VMEMMAP_START, VMEMMAP_END),
+			 * not at its start. */
 			seg->cls = KCORE_CLASS_VMEMMAP;
 			seg->label = "struct page array";
 		} else if (has_modules && seg->vaddr >= modules_start &&

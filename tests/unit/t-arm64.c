@@ -253,7 +253,10 @@ static void lpa2(const char *dir)
 /*
  * arm64's /proc/kcore layout (6.12): the kernel image lies inside the
  * vmalloc area, so _stext is in two segments; the one with a physical
- * address is the text, the other vmalloc.
+ * address is the text, the other vmalloc.  The struct pages lie inside
+ * [VMEMMAP_START, VMEMMAP_END), not at its start, when a kernel built for
+ * 52-bit VAs runs with 48 (as here: linear map and vmemmap of a 48-bit
+ * boot).
  */
 static void classes(const char *dir)
 {
@@ -266,8 +269,8 @@ static void classes(const char *dir)
 		{ 0xffff800080000000ull, ~0ull, 1ull << 31,
 		  KCORE_CLASS_VMALLOC },
 		{ 0xffff800000000000ull, ~0ull, 4096, KCORE_CLASS_MODULES },
-		{ 0xfff0000000000000ull, 0x40000000ull, 4096, KCORE_CLASS_RAM },
-		{ 0xffffc1ffc0000000ull, ~0ull, 4096, KCORE_CLASS_VMEMMAP },
+		{ 0xffff000000000000ull, 0x40000000ull, 4096, KCORE_CLASS_RAM },
+		{ 0xfffffdffc0000000ull, ~0ull, 4096, KCORE_CLASS_VMEMMAP },
 	};
 	static const char vi[] = "OSRELEASE=6.12.0-test\nPAGESIZE=4096\n"
 				 "SYMBOL(_stext)=ffff800080210000\n"
@@ -275,6 +278,7 @@ static void classes(const char *dir)
 				 "NUMBER(MODULES_VADDR)=0xffff800000000000\n"
 				 "NUMBER(MODULES_END)=0xffff800080000000\n"
 				 "NUMBER(VMEMMAP_START)=0xffffc1ffc0000000\n"
+				 "NUMBER(VMEMMAP_END)=0xffffffffc0000000\n"
 				 "NUMBER(PHYS_OFFSET)=0x40000000\n";
 	unsigned char *im = calloc(1, 0x2000);
 	Elf64_Phdr *ph;

@@ -147,7 +147,6 @@ check_machine() {
 	[[ $desc == *"$elf_machine"* ]] ||
 		die "'$1' is not an $arch program ($desc)"
 }
-check_machine "$kcoredump"
 if [[ -z "$host_kcoredump" ]]; then
 	host_kcoredump=$kcoredump
 	[[ $arch == amd64 ]] || host_kcoredump=$repo/build/kcoredump
@@ -237,6 +236,7 @@ copy_libs() {
 
 # A static kcoredump needs nothing copied (copy_libs finds no libraries);
 # the guest's cases can tell by the missing loader.
+check_machine "$kcoredump"
 cp -L "$kcoredump" "$root/tools/kcoredump"
 [[ $arch != amd64 ]] || copy_libs "$kcoredump"
 for t in ${tools[@]+"${tools[@]}"}; do
