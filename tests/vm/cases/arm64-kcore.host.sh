@@ -19,17 +19,24 @@ jqcheck "info: the arm64 kcore's classes (text, vmalloc, modules, ram, vmemmap)"
 	'[.segments[] | select(.type == "LOAD") | .class] | sort == ["modules","ram","text","vmalloc","vmemmap"]'
 jqcheck "info: the kernel image is the text segment with a physical address" "$d/info.json" \
 	'[.segments[] | select(.class == "text")][0].paddr != null'
-banner=$(head -c 256 "$d/banner.bin" | tr -d '\0' | head -n 1)
-want=$(head -n 1 "$d/proc-version.txt")
-if [[ -n "$banner" && "$banner" == "$want" ]]; then
-	ok "cat: linux_banner at its kallsyms address is /proc/version"
+read -r probe addr < "$d/probe.txt"
+if [[ $probe == banner ]]; then
+	# linux_banner at its kallsyms address: /proc/version's text.
+	skip=0 len=256 want=$(head -n 1 "$d/proc-version.txt")
 else
-	not_ok "cat: linux_banner is '$banner', /proc/version '$want'"
+	# init_uts_ns (VMCOREINFO): the release at offset 130.
+	skip=130 len=65 want=$rel
+fi
+banner=$(tail -c +$((skip + 1)) "$d/banner.bin" | head -c "$len" | tr -d '\0' | head -n 1)
+if [[ -n "$banner" && "$banner" == "$want" ]]; then
+	ok "cat: $probe at 0x$addr holds '$want'"
+else
+	not_ok "cat: $probe is '$banner', expected '$want'"
 fi
 if cmp -s "$d/banner.bin" "$d/banner-sym.bin"; then
-	ok "cat --symbol linux_banner reads the same bytes"
+	ok "cat --symbol reads the same bytes"
 else
-	not_ok "cat --symbol linux_banner differs from --addr"
+	not_ok "cat --symbol differs from --addr"
 fi
 jqcheck "--vmalloc-range: mapped areas found in the arm64 page tables" "$d/vmalloc.json" \
 	'.stats.bytes_written > 1000000 and (.stats.segments // .segments // 2) > 1'
@@ -82,7 +89,7 @@ m=$d/mdf31.kdump
 rm -f "$m"
 if [[ $va_bits == 48 ]]; then
 	if a64 makedumpfile -c -d 31 "$d/ram31.elf" "$m" > "$d/mdf.log" 2>&1 &&
-		"$KCOREDUMP" verify -q "$m" "$d/ram31.elf"; then
+		"$KCOREDUMP" verify -q -d 31 "$m" "$d/ram31.elf"; then
 		ok "makedumpfile (arm64) -c -d 31 reads the ELF dump; its pages equal ours"
 	else
 		not_ok "makedumpfile (arm64) -c -d 31 of the ELF dump"
@@ -91,22 +98,21 @@ if [[ $va_bits == 48 ]]; then
 else
 	echo "# makedumpfile 1.7.2: not run for a kernel configured for $va_bits-bit VAs (it supports 48)"
 fi
-addr=$(awk '$3 == "linux_banner" {print $1}' "$d/kallsyms.txt")
-if "$PYTHON" - "$d/ram31.elf" "$addr" "$want" <<'PY'; then
+if "$PYTHON" - "$d/ram31.elf" "$addr" "$skip" "$want" <<'PY'; then
 import sys
 import drgn
 prog = drgn.Program(drgn.Platform(drgn.Architecture.AARCH64,
                                   drgn.PlatformFlags.IS_64_BIT
                                   | drgn.PlatformFlags.IS_LITTLE_ENDIAN))
 prog.set_core_dump(sys.argv[1])
-data = prog.read(int(sys.argv[2], 16), 256)
+data = prog.read(int(sys.argv[2], 16) + int(sys.argv[3]), 256)
 text = data.split(b"\0")[0].decode().rstrip("\n")
 print(f"# drgn: {text[:70]}")
-sys.exit(0 if text == sys.argv[3] else 1)
+sys.exit(0 if text == sys.argv[4] else 1)
 PY
-	ok "drgn reads linux_banner at its kallsyms address in the arm64 dump"
+	ok "drgn reads the $probe at 0x$addr in the arm64 dump"
 else
-	not_ok "drgn: linux_banner in the arm64 dump"
+	not_ok "drgn: the $probe in the arm64 dump"
 fi
 mbps=$(awk '/^mbps/ {print $2}' "$d/pread.txt")
 ram=$(jq '[.segments[] | select(.class == "ram") | .memsz] | add' "$d/info.json")

@@ -23,9 +23,24 @@ done
 "$k" info > "$OUT/info.txt"
 grep -E ' (linux_banner|init_uts_ns|_stext)$' /proc/kallsyms > "$OUT/kallsyms.txt"
 cat /proc/version > "$OUT/proc-version.txt"
-banner=$(grep ' linux_banner$' /proc/kallsyms | cut -d' ' -f1)
-"$k" cat --addr "0x$banner" --len 256 --raw > "$OUT/banner.bin"
-"$k" cat --symbol linux_banner --len 256 --raw > "$OUT/banner-sym.bin"
+# linux_banner where kallsyms lists it (6.12); Debian's arm64 6.1 has no
+# CONFIG_KALLSYMS_ALL, so there init_uts_ns from VMCOREINFO (its release
+# string at offset 130 of struct new_utsname).
+banner=$(grep ' linux_banner$' /proc/kallsyms | cut -d' ' -f1) || banner=
+if [ -n "$banner" ]; then
+	echo "banner $banner" > "$OUT/probe.txt"
+	"$k" cat --addr "0x$banner" --len 256 --raw > "$OUT/banner.bin"
+	"$k" cat --symbol linux_banner --len 256 --raw > "$OUT/banner-sym.bin"
+else
+	uts=$("$k" info --notes-only | sed -n 's/^ *SYMBOL(init_uts_ns)=//p' | head -n 1)
+	off=$("$k" info --notes-only | sed -n 's/^ *OFFSET(uts_namespace.name)=//p' | head -n 1)
+	# struct uts_namespace begins with its name on 6.1 and 6.12 (no
+	# 64-bit arithmetic in ash to add another offset).
+	[ "${off:-0}" = 0 ] || { echo "OFFSET(uts_namespace.name) is $off"; exit 1; }
+	echo "uts $uts" > "$OUT/probe.txt"
+	"$k" cat --addr "0x$uts" --len 390 --raw > "$OUT/banner.bin"
+	"$k" cat --symbol init_uts_ns --len 390 --raw > "$OUT/banner-sym.bin"
+fi
 # Dumps go to the guest's tmpfs first: sparse writes and reads of a 1 GiB
 # sparse file crawl over 9p under TCG (1 MB/s); sparsecp copies the data
 # and keeps the holes.
