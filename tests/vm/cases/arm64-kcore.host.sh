@@ -114,6 +114,7 @@ PY
 else
 	not_ok "drgn: the $probe in the arm64 dump"
 fi
+[[ -f "$d/pread.txt" ]] || exit $fail
 mbps=$(awk '/^mbps/ {print $2}' "$d/pread.txt")
 ram=$(jq '[.segments[] | select(.class == "ram") | .memsz] | add' "$d/info.json")
 rate() {
