@@ -7,10 +7,12 @@ set -euo pipefail
 pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
-	liblzo2-dev libsnappy-dev
+	liblzo2-dev libsnappy-dev libfuse3-dev
 	libssl-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
+	# kcoredump mount: fusermount3 mounts and unmounts
+	fuse3
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs

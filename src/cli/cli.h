@@ -150,6 +150,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pid(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_mount(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_cat(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_bench(struct cli_ctx *ctx, int argc, char **argv);
