@@ -117,11 +117,12 @@ enum {
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,
 	DOPT_HASH,
+	DOPT_FRAME_SIZE,
 };
 
 /*
  * The output options dump, convert and pid share (-o, -f, --sync,
- * --compress, --hash, --level, -T, --block-size): store option c's value
+ * --compress, --hash, --level, -T, --block-size, --frame-size): store option c's value
  * in opts.  0: it was one of them; -1: it was not; otherwise the usage
  * error's exit status for a bad value.
  */

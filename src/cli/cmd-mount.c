@@ -313,7 +313,8 @@ int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		fuse_remove_signal_handlers(fuse_get_session(f));
 		goto unmount;
 	}
-	status = fuse_loop(f) == 0 ? EXIT_OK : EXIT_FAILURE_;
+	/* fuse_loop: 0, or the signal that ended it (> 0); < 0 errors. */
+	status = fuse_loop(f) >= 0 ? EXIT_OK : EXIT_FAILURE_;
 	fuse_remove_signal_handlers(fuse_get_session(f));
 unmount:
 	fuse_unmount(f);
