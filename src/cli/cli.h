@@ -122,9 +122,9 @@ enum {
 
 /*
  * The output options dump, convert and pid share (-o, -f, --sync,
- * --compress, --hash, --level, -T, --block-size, --frame-size): store option c's value
- * in opts.  0: it was one of them; -1: it was not; otherwise the usage
- * error's exit status for a bad value.
+ * --compress, --hash, --level, -T, --block-size, --frame-size): store option
+ * c's value in opts.  0: it was one of them; -1: it was not; otherwise the
+ * usage error's exit status for a bad value.
  */
 struct kcore_dump_opts;
 int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,

@@ -555,9 +555,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	case DOPT_FRAME_SIZE:
 		if (!cli_parse_size(arg, &v) || v < KCORE_STREAM_MIN_FRAME ||
 		    v > KCORE_STREAM_MAX_FRAME)
-			return cli_usage_error(ctx, cmd,
-					       "frame size '%s' must be 4K..64M",
-					       arg);
+			return cli_usage_error(
+				ctx, cmd, "frame size '%s' must be 4K..64M",
+				arg);
 		opts->frame_size = v;
 		return 0;
 	default:
