@@ -34,7 +34,7 @@
 /* Limits for the index the reader accepts; see KCORE_STREAM_MAX_FRAME. */
 #define MAX_FRAME_SIZE	  ((uint64_t)KCORE_STREAM_MAX_FRAME)
 #define XZ_INDEX_MEMLIMIT (1ull << 30)
-#define MAX_CACHE_SLOTS	  64u
+#define MAX_CACHE_SLOTS	  (1u << 20)
 
 /* One decoded frame (zstd) or block (xz). */
 struct cache_slot {
@@ -61,8 +61,9 @@ struct kcore_istream {
 	uint64_t *d_off; /* zstd: nframes + 1 decompressed offsets */
 	lzma_index *xz_index;
 	uint64_t total;
-	struct cache_slot slots[MAX_CACHE_SLOTS];
-	unsigned nslots;
+	struct cache_slot *slots;
+	unsigned nslots, slots_cap;
+	uint32_t *slot_of;  /* per frame: its slot + 1, or 0 */
 	size_t cache_bytes; /* sum of the slots' buffers */
 	size_t cache_limit;
 	uint64_t clock;
@@ -359,11 +360,19 @@ static struct kcore_error *grow(unsigned char **buf, size_t *cap, size_t len)
 	return NULL;
 }
 
+/* Forget slot k's frame (the slot stays, empty). */
+static void slot_forget(struct kcore_istream *s, struct cache_slot *c)
+{
+	if (c->frame != UINT64_MAX && s->slot_of)
+		s->slot_of[c->frame] = 0;
+	c->frame = UINT64_MAX;
+}
+
 /*
- * A slot to decode frame into (dsize bytes): a free one while the cache
+ * A slot to decode frame into (dsize bytes): a new one while the cache
  * has room, else the least recently used (others are dropped until the
  * frame fits in the limit; one frame always fits).  Marked empty until
- * the decode succeeds.
+ * the decode succeeds.  Eviction scans the slots: it comes with a decode.
  */
 static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 				     size_t dsize)
@@ -371,30 +380,41 @@ static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 	struct cache_slot *c = NULL;
 	size_t need = dsize ? dsize : 1;
 
+	(void)frame;
+	if (!s->slot_of && s->nframes) {
+		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
+		if (!s->slot_of)
+			return &kcore_error_nomem;
+	}
 	for (;;) {
 		struct cache_slot *lru = NULL;
 
-		for (unsigned k = 0; k < s->nslots; k++) {
-			struct cache_slot *x = &s->slots[k];
-
-			if (x->frame == UINT64_MAX && x->cap >= need) {
-				c = x;
-				break;
-			}
-			if (!lru || x->used < lru->used)
-				lru = x;
-		}
-		if (c)
-			break;
 		if (s->nslots < MAX_CACHE_SLOTS &&
 		    (!s->nslots || s->cache_bytes + need <= s->cache_limit)) {
+			if (s->nslots == s->slots_cap) {
+				unsigned cap =
+					s->slots_cap ? 2 * s->slots_cap : 16;
+				struct cache_slot *n =
+					realloc(s->slots, cap * sizeof(*n));
+
+				if (!n)
+					return &kcore_error_nomem;
+				s->slots = n;
+				s->slots_cap = cap;
+			}
 			c = &s->slots[s->nslots++];
 			*c = (struct cache_slot){ .frame = UINT64_MAX };
 			break;
 		}
+		for (unsigned k = 0; k < s->nslots; k++) {
+			struct cache_slot *x = &s->slots[k];
+
+			if (!lru || x->used < lru->used)
+				lru = x;
+		}
 		/* Drop the least recently used; reuse it if it is the only
 		 * one or the frame fits then. */
-		lru->frame = UINT64_MAX;
+		slot_forget(s, lru);
 		if (s->nslots == 1 ||
 		    s->cache_bytes - lru->cap + need <= s->cache_limit) {
 			c = lru;
@@ -403,6 +423,8 @@ static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 		s->cache_bytes -= lru->cap;
 		free(lru->buf);
 		*lru = s->slots[--s->nslots];
+		if (lru->frame != UINT64_MAX && lru < s->slots + s->nslots)
+			s->slot_of[lru->frame] = (uint32_t)(lru - s->slots) + 1;
 	}
 	if (c->cap < need) {
 		unsigned char *p = realloc(c->buf, need);
@@ -413,11 +435,9 @@ static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 		c->buf = p;
 		c->cap = need;
 	}
-	c->frame = UINT64_MAX;
 	c->used = ++s->clock;
 	s->cur = c;
 	s->decoded++;
-	(void)frame;
 	return NULL;
 }
 
@@ -427,21 +447,36 @@ static void slot_done(struct kcore_istream *s, uint64_t frame, uint64_t start,
 	s->cur->frame = frame;
 	s->cur->start = start;
 	s->cur->len = len;
+	if (s->slot_of && frame < s->nframes)
+		s->slot_of[frame] = (uint32_t)(s->cur - s->slots) + 1;
 }
 
 /* The cached frame holding decompressed byte offset, or NULL. */
 static struct cache_slot *cache_find(struct kcore_istream *s, uint64_t offset)
 {
-	for (unsigned k = 0; k < s->nslots; k++) {
-		struct cache_slot *c = &s->slots[k];
+	struct cache_slot *c;
+	uint64_t frame;
 
-		if (c->frame != UINT64_MAX && offset >= c->start &&
-		    offset - c->start < c->len) {
-			c->used = ++s->clock;
-			return c;
-		}
+	if (!s->slot_of)
+		return NULL;
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		frame = zstd_find_frame(s, offset);
+	} else {
+		lzma_index_iter iter;
+
+		lzma_index_iter_init(&iter, s->xz_index);
+		if (lzma_index_iter_locate(&iter, offset))
+			return NULL;
+		frame = iter.block.number_in_file - 1;
 	}
-	return NULL;
+	if (frame >= s->nframes || !s->slot_of[frame])
+		return NULL;
+	c = &s->slots[s->slot_of[frame] - 1];
+	if (c->frame != frame || offset < c->start ||
+	    offset - c->start >= c->len)
+		return NULL;
+	c->used = ++s->clock;
+	return c;
 }
 
 static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
@@ -630,7 +665,7 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	dsize = (size_t)iter.block.uncompressed_size;
 	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)total);
 	if (!err)
-		err = take_slot(s, iter.block.number_in_file, dsize);
+		err = take_slot(s, iter.block.number_in_file - 1, dsize);
 	if (err)
 		return err;
 	err = file_read(s, s->cbuf, (size_t)total, at);
@@ -672,7 +707,7 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 				: "is corrupt or fails its check");
 	if (out_pos != dsize)
 		return xz_block_error(s, at, "does not match the index");
-	slot_done(s, iter.block.number_in_file,
+	slot_done(s, iter.block.number_in_file - 1,
 		  iter.block.uncompressed_file_offset, dsize);
 	return NULL;
 }
@@ -1177,6 +1212,8 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	free(s->cbuf);
 	for (unsigned k = 0; k < s->nslots; k++)
 		free(s->slots[k].buf);
+	free(s->slots);
+	free(s->slot_of);
 	free(s->holes);
 	free(s->ibuf);
 	free(s->c_off);
