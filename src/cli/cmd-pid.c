@@ -22,6 +22,10 @@ enum {
 const struct cli_option pid_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
+	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
+	  "output format: elf, the only one for a process (kdump, lime and "
+	  "avml hold a kernel's physical memory)",
+	  "elf", DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
@@ -76,6 +80,30 @@ struct pid_args {
 	int32_t pid;
 };
 
+/*
+ * A process core is ELF: its addresses are virtual and its threads,
+ * registers, auxv and mapped files live in notes.  kdump holds a kernel's
+ * page frames by number, with the kernel's VMCOREINFO; LiME and AVML hold
+ * physical address ranges for memory forensics and have no notes.  A
+ * process's mappings would be taken for physical RAM there, and gdb,
+ * eu-stack and drgn could not read them.  NULL: elf.
+ */
+static const char *format_refusal(const char *fmt)
+{
+	if (!strcmp(fmt, "elf"))
+		return NULL;
+	if (!strcmp(fmt, "kdump"))
+		return "a kdump file holds a kernel's memory by page frame "
+		       "number; a process has virtual addresses and no page "
+		       "frames of its own: use elf (the default)";
+	if (!strcmp(fmt, "lime") || !strcmp(fmt, "avml"))
+		return "LiME and AVML hold physical memory ranges and no "
+		       "notes: a process's virtual mappings would be taken "
+		       "for physical RAM, and its threads and registers "
+		       "lost; use elf (the default)";
+	return "unknown format (a process core is elf)";
+}
+
 static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		      char **argv)
 {
@@ -101,6 +129,14 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		if (r == 0)
 			continue;
 		switch (c) {
+		case DOPT_FORMAT:
+			if (format_refusal(arg)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "pid",
+						       "--format %s: %s", arg,
+						       format_refusal(arg));
+			}
+			break;
 		case OPT_FILTER: {
 			char *end;
 			unsigned long f = strtoul(arg, &end, 16);
@@ -221,7 +257,7 @@ static void process_json(struct json *j, const struct kcore_process_info *pi,
 	json_u64(j, "pagemap_calls", pi->pagemap_calls);
 	json_u64(j, "bytes_scanned", pi->bytes_scanned);
 	json_u64(j, "bytes_read", pi->bytes_read);
-	json_u64(j, "mem_fallbacks", pi->mem_fallbacks);
+	json_bool(j, "vanished", pi->vanished);
 	mappings_json(j, pi);
 	json_object_end(j);
 }

@@ -303,6 +303,45 @@ else
 	skip "kernel core comparison: core_pattern is '$pattern'"
 fi
 
+# --- no ptrace permission: the message speaks of ptrace (issue 19 item
+# 8), as an unprivileged user against a process of root's ---
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$kcoredump"; then
+	sleep 60 &
+	rootpid=$!
+	pids+=("$rootpid")
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$kcoredump" pid "$rootpid" -o /dev/null 2>"$tmp/perm.err"
+	rc=$?
+	check "unprivileged against root's process: exit 5 (got $rc)" [ $rc -eq 5 ]
+	check "the message speaks of ptrace: $(head -1 "$tmp/perm.err")" \
+		grep -q 'ptrace' "$tmp/perm.err"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$kcoredump" pid "$rootpid" -n --json >"$tmp/perm.json" 2>/dev/null
+	check "JSON: kind access, exit_status 5" \
+		[ "$(jq -r '.error.kind, .error.exit_status' "$tmp/perm.json" |
+			tr '\n' ' ')" = "access 5 " ]
+	kill "$rootpid" 2>/dev/null
+else
+	skip "ptrace permission: needs root and setpriv"
+fi
+
+# --- --format: elf only (issue 19 item 6) ---
+"$kcoredump" pid "$spid" --format elf -o "$tmp/fmt.core" -q
+check "--format elf writes a core" [ $? -eq 0 -a -s "$tmp/fmt.core" ]
+for f in kdump lime avml; do
+	"$kcoredump" pid "$spid" --format $f -o "$tmp/fmt.$f" 2>"$tmp/fmt.err"
+	rc=$?
+	if [ $rc -eq 2 ] && [ ! -e "$tmp/fmt.$f" ] &&
+		grep -qE 'page frame|physical' "$tmp/fmt.err"; then
+		ok "--format $f refused with a reason"
+	else
+		not_ok "--format $f: exit $rc, $(head -1 "$tmp/fmt.err")"
+	fi
+done
+
+# --- a target that does not exist or is gone: exit 6, however it goes
+# (issue 19 item 2) ---
 "$kcoredump" pid 999999999 -o "$tmp/none.core" 2>"$tmp/none.err"
 check "a missing pid exits 6" [ $? -eq 6 ]
 "$kcoredump" pid 2 -o "$tmp/kt.core" 2>"$tmp/kt.err"
