@@ -204,6 +204,24 @@ gdb -batch -ex 'thread apply all bt' "$target" "$tmp/small.core" \
 	>"$tmp/bt.small" 2>&1
 check "gdb reads the decompressed .zst core" \
 	grep -q kc_worker_outer "$tmp/bt.small"
+# info lists the same modules and build IDs for the .zst and .xz cores as
+# for the plain one (issue 19 item 7: "Modules (0, via libdwfl)" before).
+"$kcoredump" pid "$spid" -o "$tmp/small.xz" -q
+mods()
+{
+	"$kcoredump" info --json "$1" |
+		jq -c '[.modules[] | [.name, .start, .end, .build_id]]'
+}
+mods "$tmp/small.core" >"$tmp/mods.plain"
+for z in zst xz; do
+	mods "$tmp/small.$z" >"$tmp/mods.$z"
+	if [ "$(jq length "$tmp/mods.plain")" -ge 3 ] &&
+		cmp -s "$tmp/mods.plain" "$tmp/mods.$z"; then
+		ok "info on the .$z core: the plain core's $(jq length "$tmp/mods.plain") modules and build IDs"
+	else
+		not_ok "info on the .$z core: $(cat "$tmp/mods.$z") vs $(cat "$tmp/mods.plain")"
+	fi
+done
 
 "$kcoredump" pid "$spid" -o "$tmp/nohash.core" --hash none --json \
 	>"$tmp/nohash.json"
