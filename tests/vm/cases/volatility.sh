@@ -1,9 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Guest: the live kernel's RAM as an ELF dump, and the same dump converted
-# to LiME and AVML, for Volatility 3 on the host
-# (tests/oracle/volatility.sh, heavy); the guest's own process list, read
-# from /proc before and after the dump, is the truth.
+# Guest: the live kernel's RAM as an ELF dump for Volatility 3 on the host
+# (tests/oracle/volatility.sh, heavy, which converts it to LiME and AVML:
+# 1 GiB through 9p under TCG takes longer than the rig allows); the
+# guest's own process list, read from /proc before and after the dump, is
+# the truth.
 set -eu
 uname -r > "$OUT/uname-r"
 procs() {
@@ -14,6 +15,4 @@ procs() {
 procs > "$OUT/ps-before.txt"
 "$KCOREDUMP" dump -T 2 -o "$OUT/ram.elf" --json > "$OUT/ram.json"
 procs > "$OUT/ps-after.txt"
-"$KCOREDUMP" convert -T 2 "$OUT/ram.elf" --format lime -o "$OUT/ram.lime" -q
-"$KCOREDUMP" convert -T 2 "$OUT/ram.elf" --format avml -o "$OUT/ram.avml" -q
-ls -ls "$OUT/ram.elf" "$OUT/ram.lime" "$OUT/ram.avml"
+ls -ls "$OUT/ram.elf"
