@@ -277,6 +277,7 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	json_string(&j, "sha256", no_hash ? NULL : hex);
 	json_string(&j, "digests", r->digest_location);
+	json_bool(&j, "complete", !st->bytes_unreadable);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
 	json_object_begin(&j, "stats");
@@ -334,9 +335,16 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 		elf_headers +=
 			strcmp(pi->mappings[i].reason, "elf-header") == 0 &&
 			pi->mappings[i].dump_size;
-	fprintf(f, "Dumped process %d (%s) to %s\n", (int)pi->pid,
+	fprintf(f, "Dumped process %d (%s) to %s%s\n", (int)pi->pid,
 		si->process_name ? si->process_name : "?",
-		r->output_path ? r->output_path : "<stdout>");
+		r->output_path ? r->output_path : "<stdout>",
+		st->bytes_unreadable ? ": INCOMPLETE" : "");
+	if (st->bytes_unreadable)
+		fprintf(f, "  incomplete:   %s in %zu range%s not read%s\n",
+			cli_human_size(st->bytes_unreadable, a, sizeof(a)),
+			r->nerrors, r->nerrors == 1 ? "" : "s",
+			pi->vanished ? " (the process exited during the copy)"
+				     : "");
 	fprintf(f, "  threads:      %u, stopped %.3f ms%s\n", pi->nthreads,
 		(double)pi->stop_ns / 1e6,
 		kept ? " (kept stopped during the copy)"
@@ -439,8 +447,25 @@ int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		else if (!a.quiet)
 			summary_text(f, src, plan, &res, a.popts.keep_stopped,
 				     a.opts.no_hash);
+		/* A core with unread ranges is never presented as complete,
+		 * not even with -q. */
+		status = res.stats.bytes_unreadable ? EXIT_INCOMPLETE : EXIT_OK;
+		if (status == EXIT_INCOMPLETE && a.quiet && !ctx->json) {
+			char s[32];
+
+			fprintf(stderr,
+				"kcoredump: '%s': incomplete: %s in %zu "
+				"range%s not read%s\n",
+				res.output_path ? res.output_path : "<stdout>",
+				cli_human_size(res.stats.bytes_unreadable, s,
+					       sizeof(s)),
+				res.nerrors, res.nerrors == 1 ? "" : "s",
+				kcore_source_process_info(src)->vanished
+					? " (the process exited during the "
+					  "copy)"
+					: "");
+		}
 		kcore_dump_result_deinit(&res);
-		status = EXIT_OK;
 	}
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
