@@ -75,6 +75,7 @@ rel=$(cat "$res/uname-r")
 
 # The symbol table: given, or made by dwarf2json.
 symdir=$tmp/symbols/linux
+mkdir -p "$tmp/cache"
 mkdir -p "$symdir"
 if [[ -n $isf ]]; then
 	cp "$isf" "$symdir/"
@@ -94,7 +95,7 @@ vol()
 
 # The truth: processes that existed before and after the dump.
 join <(sort -k1,1 "$res/ps-before.txt") <(sort -k1,1 "$res/ps-after.txt") |
-	awk '$2 == $3 {print $1}' | sort -n >"$tmp/truth"
+	awk '$2 == $3 {print $1}' | sort -u >"$tmp/truth"
 ntruth=$(wc -l <"$tmp/truth")
 log "guest: $ntruth processes in /proc before and after the dump"
 
@@ -117,7 +118,7 @@ for f in ram.elf ram.lime ram.avml; do
 			fi
 			;;
 		*)
-			jq -r '.[].PID' "$out" | sort -nu >"$tmp/$f.$plugin.pids"
+			jq -r '.[].PID' "$out" | sort -u >"$tmp/$f.$plugin.pids"
 			n=$(wc -l <"$tmp/$f.$plugin.pids")
 			missing=$(comm -23 "$tmp/truth" "$tmp/$f.$plugin.pids" | wc -l)
 			echo "$n" >"$tmp/$f.$plugin.count"
