@@ -18,9 +18,10 @@ until grep -q '^ready' /tmp/pk.out; do
 	sleep 0.1
 done
 (
+	rc=0
 	"$KCOREDUMP" pid "$pid" -o - -T 1 --block-size 1M --json \
-		2> "$OUT/summary.json"
-	echo $? > "$OUT/pid.rc"
+		2> "$OUT/summary.json" || rc=$?
+	echo "$rc" > "$OUT/pid.rc"
 ) | {
 	head -c 1048576 > /dev/null
 	read -r _ < /tmp/pk.go
@@ -29,7 +30,9 @@ done
 reader=$!
 sleep 3
 kill -9 "$pid"
-echo go > /tmp/pk.go
+# The target's SIGCHLD can interrupt the open of the FIFO (busybox ash
+# does not restart it): try again.
+until echo go 2> /dev/null > /tmp/pk.go; do sleep 0.1; done
 wait "$reader"
 # The status is written just after the core's last byte went through.
 i=0
