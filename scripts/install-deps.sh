@@ -10,10 +10,12 @@ kcd_trap_errors
 pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
-	liblzo2-dev libsnappy-dev
+	liblzo2-dev libsnappy-dev libfuse3-dev
 	libssl-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
+	# kcoredump mount: fusermount3 mounts and unmounts
+	fuse3
 	# the real-kernel VM rig (tests/vm)
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
@@ -24,7 +26,7 @@ pkgs=(
 	crossbuild-essential-arm64 qemu-system-arm qemu-user gdb-multiarch
 	libelf-dev:arm64 libdw-dev:arm64 libzstd-dev:arm64 zlib1g-dev:arm64
 	libdeflate-dev:arm64 liblzma-dev:arm64 liblzo2-dev:arm64
-	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64
+	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64 libfuse3-dev:arm64
 )
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo=sudo

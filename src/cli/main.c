@@ -40,6 +40,7 @@ extern const struct cli_option pid_options[];
 extern const struct cli_option core_handler_options[];
 extern const struct cli_option list_options[];
 extern const struct cli_option cat_options[];
+extern const struct cli_option mount_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -53,6 +54,10 @@ const struct cli_command cli_commands[] = {
 	  "check a dump against its digests (and a source)", false },
 	{ "extract", cmd_extract, extract_options, "DUMP", "@file",
 	  "decompress a .zst/.xz dump into a sparse ELF file", false },
+	{ "mount", cmd_mount, mount_options, "DUMP MOUNTPOINT", "@file",
+	  "serve any dump as a plain ELF core file (FUSE), for crash, drgn, "
+	  "gdb",
+	  false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
 	{ "cat", cmd_cat, cat_options, "[SOURCE]", "@file",

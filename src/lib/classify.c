@@ -389,7 +389,8 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 	if (!src->info.page_size)
 		src->info.page_size = 4096;
 	mark_physical(src);
-	if (!src->image && elf_is_physical_only(src))
+	/* Also for synthetic images: a .zst/.xz's is the ELF it holds. */
+	if (elf_is_physical_only(src))
 		src->info.physical_only = true;
 	switch (src->info.kind) {
 	case KCORE_SOURCE_LIVE_KCORE:

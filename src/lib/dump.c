@@ -1768,6 +1768,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			.method = opts->compress,
 			.level = opts->level,
 			.threads = opts->threads,
+			.frame_size = opts->frame_size,
 			.io = opts->out_io,
 		};
 
