@@ -105,6 +105,10 @@ _kcoredump()
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf" -- "$cur"))
+			return
+			;;
 		--compress | --compress=)
 			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
 			return
@@ -139,7 +143,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	convert)

@@ -48,6 +48,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l output -s o -r -F -d 'write the core to FILE (\'-\' for stdout)'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l format -x -a 'elf' -d 'output format: elf, the only one for a process (kdump, lime and avml hold a kernel\'s physical memory)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l compress -x -a 'zstd xz none' -d 'whole-stream compression: zstd, xz or none (default: from the suffix)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l level -x -d 'compression level'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l threads -s T -x -d 'worker threads for hashing and compression (default: CPUs)'

@@ -19,10 +19,11 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILURE_ = 1, /* I/O error, out of memory, interrupted */
 	EXIT_USAGE = 2,
-	EXIT_MISMATCH = 3,  /* verify found a difference */
-	EXIT_BAD_INPUT = 4, /* malformed or unsupported input */
-	EXIT_ACCESS = 5,    /* permission, capability or lockdown */
-	EXIT_NOT_FOUND = 6, /* no such source (or no /proc/kcore) */
+	EXIT_MISMATCH = 3,   /* verify found a difference */
+	EXIT_BAD_INPUT = 4,  /* malformed or unsupported input */
+	EXIT_ACCESS = 5,     /* permission, capability or lockdown */
+	EXIT_NOT_FOUND = 6,  /* no such source (or no /proc/kcore) */
+	EXIT_INCOMPLETE = 7, /* written, but some data could not be read */
 };
 
 enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };

@@ -140,7 +140,7 @@ static bool parse_classes(const char *s, unsigned *ret)
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 {
 	struct cli_progress *ps = arg;
-	char a[32], b[32], c[32], eta[32] = "--:--";
+	char a[32], b[32], c[32], h[32], eta[32] = "--:--";
 	double rate =
 		st->elapsed > 0 ? (double)st->bytes_read / st->elapsed : 0;
 	uint64_t left = st->bytes_total > st->bytes_done
@@ -164,7 +164,7 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 						 : st->bytes_total,
 			       b, sizeof(b)),
 		cli_human_size((uint64_t)rate, c, sizeof(c)), eta,
-		cli_human_size(st->bytes_hole, a, sizeof(a)),
+		cli_human_size(st->bytes_hole, h, sizeof(h)),
 		ps->tty ? "" : "\n");
 	fflush(stderr);
 	ps->shown = true;
