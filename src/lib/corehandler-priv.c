@@ -639,9 +639,15 @@ void ch_priv_start_helper(struct ch *ch)
 	fflush(NULL);
 	r = fork();
 	if (r == 0) {
-		/* The reaper: its death is the helper's. */
-		pid_t me = getpid(), c = fork();
+		/* The reaper: its death is the helper's, and the handler's
+		 * its own. */
+		pid_t me = getpid(), c;
 		int keep[1] = { 0 };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(0);
+		c = fork();
 
 		if (c == 0)
 			helper_main(ch, sv[1], empty, me);

@@ -18,6 +18,7 @@ kcoredump=$1 subject=$2 fswatch=$3
 mkfifo "$tmp/fifo"
 echo "secret" > "$tmp/canary"
 coproc SUBJ { exec "$subject" "$tmp/fifo" "$tmp/canary" "$tmp/fifo" "$tmp/canary"; }
+subj=$SUBJ_PID
 read -r _ spid nl <&"${SUBJ[0]}"
 check "the subject rewrote $nl link-map names" [ "${nl:-0}" -ge 2 ]
 if ! "$kcoredump" pid "$spid" -o "$tmp/subject.core" -q 2>"$tmp/pid.err"; then
@@ -30,20 +31,22 @@ if ! "$kcoredump" pid "$spid" -o "$tmp/subject.core" -q 2>"$tmp/pid.err"; then
 	finish
 fi
 echo "quit" >&"${SUBJ[1]}"
-wait "$SUBJ_PID" 2>/dev/null
+wait "$subj" 2>/dev/null
 check "the core's memory holds the lie" grep -qa "$tmp/fifo" "$tmp/subject.core"
 
 d=$(newstore store)
 coproc WATCH { exec "$fswatch" "$tmp/events" "$tmp/canary" "$d"; }
-read -r _ <&"${WATCH[0]}"
+wpid=$WATCH_PID
+read -r ready <&"${WATCH[0]}"
+[ "$ready" = ready ] || { not_ok "fswatch did not start"; finish; }
 t0=$(date +%s%N)
 timeout -k 5 40 "$kcoredump" core-handler --dir "$d" --no-sync --timeout 5 \
 	4242 0 0 6 1700000000 subject < "$tmp/subject.core" 2>"$tmp/err"
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
 sleep 0.2
-kill "$WATCH_PID" 2>/dev/null
-wait "$WATCH_PID" 2>/dev/null
+kill "$wpid" 2>/dev/null
+wait "$wpid" 2>/dev/null
 m=$d/core.subject.0.4242.1700000000.json
 check "the handler finished in $ms ms (exit $rc), well before its timeout" \
 	[ "$rc" -eq 0 -a "$ms" -lt 15000 ]
