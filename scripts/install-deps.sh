@@ -3,6 +3,9 @@
 # Install the Debian 12 packages kcoredump builds and tests with.  Quiet and
 # quick when they are already there.
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 
 pkgs=(
 	# build

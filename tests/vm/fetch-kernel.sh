@@ -92,7 +92,8 @@ if [[ -z "${dir:-}" ]]; then
 		mkdir "$tmp/root"
 		dpkg-deb -x "$deb" "$tmp/root"
 		# Only what the rig needs: vmlinuz, config, System.map, modules.
-		kver=$(find "$tmp/root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' | head -n 1)
+		kver=$(find "$tmp/root/lib/modules" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null |
+			head -n 1) || true
 		[[ -n "$kver" && -f "$tmp/root/boot/vmlinuz-$kver" ]] ||
 			{ log "unexpected package layout in $deb"; exit 1; }
 		echo "$kver" > "$tmp/root/kernel-release"

@@ -26,6 +26,9 @@
 #
 # Exit: 0 pass, 1 fail, 2 usage, 77 skip (no qemu-system-x86_64).
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -202,10 +205,10 @@ if [[ -n "$modules_dir" ]]; then
 		[[ -n "${mod_done[$name]:-}" ]] && return 0
 		mod_done[$name]=1
 		f=$(find "$modules_dir/kernel" -name "$name.ko" -o -name "$name.ko.xz" \
-			-o -name "$name.ko.zst" -o -name "$name.ko.gz" | head -n 1)
+			-o -name "$name.ko.zst" -o -name "$name.ko.gz" | head -n 1) || true
 		if [[ -z "$f" ]]; then
 			# Alternative spelling (dash vs underscore) or built in.
-			f=$(find "$modules_dir/kernel" -name "${name//_/-}.ko*" | head -n 1)
+			f=$(find "$modules_dir/kernel" -name "${name//_/-}.ko*" | head -n 1) || true
 			[[ -n "$f" ]] || return 0
 		fi
 		case "$f" in
