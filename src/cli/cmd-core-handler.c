@@ -534,12 +534,20 @@ int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	}
 	npos = argc - first;
-	if (npos < 5)
+	if (npos < 5) {
+		/* Not the kernel's call: the usage errors every command
+		 * gives, for options wherever they are. */
+		struct state again = st;
+
+		status = parse_options(ctx, &again, argc, argv, &rest);
+		if (status >= 0)
+			return status;
 		return cli_usage_error(ctx, "core-handler",
 				       "needs PID UID GID SIGNAL TIME [COMM] "
 				       "(%%P %%u %%g %%s %%t %%e), got %d "
 				       "arguments",
 				       npos);
+	}
 	if (!parse_i64(argv[first], &o->crash.pid) ||
 	    !parse_i64(argv[first + 1], &v) || v < 0 || v > UINT32_MAX ||
 	    (o->crash.uid = (uint32_t)v, !parse_i64(argv[first + 2], &v)) ||
