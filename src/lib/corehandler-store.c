@@ -277,7 +277,7 @@ static uint64_t have_bytes(const struct ch *ch)
  * way), then older cores removed while need more bytes would not fit.
  * Returns the bytes that fit (up to need).
  */
-static uint64_t make_room(struct ch *ch, uint64_t need, bool clean_only,
+static uint64_t make_room(struct ch *ch, uint64_t need,
 			  enum kcore_ch_reason *ret_reason)
 {
 	const struct kcore_ch_opts *o = ch->o;
@@ -325,7 +325,7 @@ static uint64_t make_room(struct ch *ch, uint64_t need, bool clean_only,
 		if (o->keep_free)
 			over_free = avail == UINT64_MAX ||
 				    avail < o->keep_free + pend + need;
-		if (clean_only || (!over_use && !over_free))
+		if (!over_use && !over_free)
 			break;
 		v = kcore_coredir_next_victim(&scan);
 		if (!v) {
@@ -424,7 +424,7 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 			 fits(ch, pub, res_others, avail, pend, need))
 			fit = need;
 		else
-			fit = make_room(ch, need, false, &why);
+			fit = make_room(ch, need, &why);
 		s->scanned = true;
 		s->reserved += fit;
 		write_slot(ch);
@@ -961,7 +961,7 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 			uint64_t fit;
 
 			/* A full look, whatever the others wrote down. */
-			fit = make_room(ch, more, false, &why);
+			fit = make_room(ch, more, &why);
 			if (fit < more)
 				ch_log(ch, KCORE_CH_LOG_WARNING,
 				       "the core and its metadata take "

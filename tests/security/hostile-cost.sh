@@ -17,6 +17,7 @@ kcoredump=$1 gen=$2
 
 secs() { # CMD...: wall seconds, or 999 on failure or after 180 s
 	local t0 t1
+	rm -f "$tmp"/out.*
 	t0=$(date +%s%N)
 	timeout -k 5 180 "$@" >/dev/null 2>"$tmp/err" || { echo 999; return; }
 	t1=$(date +%s%N)
