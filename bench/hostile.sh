@@ -38,8 +38,8 @@ for kind in elf kdump lime; do
 	for n in 65536 262144 1048576; do
 		f=$work/$kind.$n
 		/usr/bin/python3 "$here/hostile.py" "$kind" "$n" "$f"
-		t_info=$(timeit "$reps" "$K" info "$f")
-		t_plan=$(timeit "$reps" "$K" convert "$f" --format elf -n)
+		t_info=$(printf '%.2f' "$(timeit "$reps" "$K" info "$f")")
+		t_plan=$(printf '%.2f' "$(timeit "$reps" "$K" convert "$f" --format elf -n)")
 		m_info=$(rss "$K" info "$f")
 		m_plan=$(rss "$K" convert "$f" --format elf -n)
 		: "${base_info:=$t_info}" "${base_plan:=$t_plan}"
@@ -52,7 +52,7 @@ for kind in elf kdump lime; do
 	done
 done
 /usr/bin/python3 "$here/hostile.py" sparse-kdump 4 "$work/sparse.kdump"
-t_sparse=$(timeit "$reps" "$K" info "$work/sparse.kdump")
+t_sparse=$(printf '%.2f' "$(timeit "$reps" "$K" info "$work/sparse.kdump")")
 m_sparse=$(rss "$K" info "$work/sparse.kdump")
 echo "sparse kdump (4 GiB claimed, $(du -k "$work/sparse.kdump" | cut -f1) KiB on disk): info $t_sparse s, $m_sparse KiB"
 load=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -128,13 +128,14 @@ enum {
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,
 	DOPT_HASH,
+	DOPT_FRAME_SIZE,
 };
 
 /*
  * The output options dump, convert and pid share (-o, -f, --sync,
- * --compress, --hash, --level, -T, --block-size): store option c's value
- * in opts.  0: it was one of them; -1: it was not; otherwise the usage
- * error's exit status for a bad value.
+ * --compress, --hash, --level, -T, --block-size, --frame-size): store option
+ * c's value in opts.  0: it was one of them; -1: it was not; otherwise the
+ * usage error's exit status for a bad value.
  */
 struct kcore_dump_opts;
 int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
@@ -161,6 +162,7 @@ int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_pid(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
+int cmd_mount(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_cat(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
 int cmd_bench(struct cli_ctx *ctx, int argc, char **argv);

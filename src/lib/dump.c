@@ -1731,11 +1731,16 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 					  "an AVML file is snappy-compressed; "
 					  "it cannot also be a %s stream",
 					  kcore_compress_name(opts->compress));
+	/* disk_dump_header has the same layout on both (LP64, little
+	 * endian); arm64's phys_base field is PHYS_OFFSET (classify.c). */
 	if (d.format == KCORE_FORMAT_KDUMP &&
-	    (src->info.machine != EM_X86_64 || d.page != 4096))
+	    ((src->info.machine != EM_X86_64 &&
+	      src->info.machine != EM_AARCH64) ||
+	     d.page != 4096))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "kdump output is written for x86_64 "
-					  "kernels with 4 KiB pages only");
+					  "and arm64 kernels with 4 KiB pages "
+					  "only");
 	if (d.format != KCORE_FORMAT_ELF) {
 		err = kcore_plan_restrict_physical(plan, d.page,
 						   &ret->dropped_segments);
@@ -1769,6 +1774,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			.method = opts->compress,
 			.level = opts->level,
 			.threads = opts->threads,
+			.frame_size = opts->frame_size,
 			.io = opts->out_io,
 		};
 
