@@ -98,6 +98,16 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+/*
+ * Untrusted text (names and strings from a core, arguments the kernel
+ * passes) made safe for a terminal or a log line: control bytes, DEL, C1
+ * controls and bytes that are not UTF-8 as \xHH, newline and tab as \n
+ * and \t, backslash doubled.  cli_escape_dup() returns a malloc()ed
+ * copy; cli_esc() one that lives until 16 more calls (NULL stays NULL).
+ */
+char *cli_escape_dup(const char *s);
+const char *cli_esc(const char *s);
+
 /* Option keys shared by the dump and convert specs. */
 enum {
 	DOPT_FORMAT = 2000,
@@ -114,6 +124,7 @@ enum {
 	DOPT_MAPPING,
 	DOPT_FORCE,
 	DOPT_SYNC,
+	DOPT_SPECIAL_OUTPUT,
 	DOPT_PROGRESS,
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,

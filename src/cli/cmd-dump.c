@@ -71,6 +71,10 @@ const struct cli_option dump_options[] = {
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
 	  NULL, DOPT_SYNC },
+	{ "special-output", 0, CLI_ARG_NONE, NULL,
+	  "write into an existing FIFO or device named by -o (owned by root "
+	  "or us; never through a symbolic link)",
+	  NULL, DOPT_SPECIAL_OUTPUT },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
@@ -518,6 +522,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		return 0;
 	case DOPT_SYNC:
 		opts->sync = true;
+		return 0;
+	case DOPT_SPECIAL_OUTPUT:
+		opts->special_output = true;
 		return 0;
 	case DOPT_COMPRESS:
 		if (kcore_compress_from_name(arg) < 0)
