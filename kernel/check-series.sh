@@ -55,7 +55,10 @@ mapfile -t files < <(awk '
 # --- the source tarball -----------------------------------------------------
 mkdir -p "$cache"
 exec 9> "$cache/.lock"
-flock 9
+if ! flock -n 9; then
+	log "waiting for $cache/.lock (another run is fetching or extracting)"
+	flock 9
+fi
 ver=$(kcd_newest_entry "$cache" '^6\.12\.')
 if [[ -z "$ver" ]]; then
 	tmp=$(mktemp -d "$cache/.tmp.XXXXXX")

@@ -7,6 +7,19 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
 kcd_trap_errors
 
+# --main: only what README command (1) needs (the build, the x86_64 VM rig
+# and the readers); without it, everything the test suite uses too (the
+# static and arm64 builds, the arm64 VM tier, the Debian package).
+main_only=0
+case ${1:-} in
+--main) main_only=1 ;;
+"") ;;
+*)
+	echo "install-deps: unknown argument '$1' (usage: install-deps.sh [--main])" >&2
+	exit 2
+	;;
+esac
+
 pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
@@ -20,6 +33,8 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
 	python3-drgn crash makedumpfile python3-snappy python3-crcmod
+)
+((main_only)) || pkgs+=(
 	# the static binary (libdw.a needs libbz2.a) and the Debian package
 	libbz2-dev file dpkg-dev debhelper lintian man-db
 	# arm64: the cross-built static binary and the arm64 VM tier
@@ -34,7 +49,7 @@ sudo=""
 # (tests/vm/fetch-kernel.sh, fetch-busybox.sh) need dpkg's arm64
 # architecture.
 added_arch=0
-if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+if ((!main_only)) && ! dpkg --print-foreign-architectures | grep -qx arm64; then
 	echo "adding dpkg architecture arm64"
 	$sudo dpkg --add-architecture arm64
 	added_arch=1

@@ -11,7 +11,7 @@ set -euo pipefail
 kcd_trap_errors
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
+scripts/install-deps.sh --main
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)"
 out=$PWD/results
