@@ -13,6 +13,9 @@
 # measurement, default all of RAM), RUN_ARGS (more tests/vm/run.sh options,
 # e.g. "--kernel bzImage" for a patched kernel).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 K=$build/kcoredump
@@ -47,8 +50,8 @@ while [ "$i" -le "$reps" ]; do
 	cat "$OUT/pread.$i"
 	"$KCOREDUMP" bench --json --no-progress --classes ram --block-size 1M \
 		--threads 1,2 --limit "$limit" --time 600 > "$OUT/bench.$i.json"
-	"$KCOREDUMP" dump --segments ram -o /dev/null --json > "$OUT/dump.$i.json"
-	"$KCOREDUMP" dump --segments ram --hash none -o /dev/null --json > "$OUT/dumpn.$i.json"
+	"$KCOREDUMP" dump --segments ram -o /dev/null --special-output --json > "$OUT/dump.$i.json"
+	"$KCOREDUMP" dump --segments ram --hash none -o /dev/null --special-output --json > "$OUT/dumpn.$i.json"
 	i=$((i + 1))
 done
 GUEST

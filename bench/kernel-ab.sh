@@ -20,6 +20,9 @@
 # in the boot, medians reported; default 1), KERNEL_AB_WORK (results
 # directory; variants already there are reused).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 # shellcheck source-path=SCRIPTDIR source=../tests/lib/shell.sh

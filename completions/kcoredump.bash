@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -60,6 +60,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -90,7 +94,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -99,6 +103,10 @@ _kcoredump()
 		case "$prev" in
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)
@@ -117,6 +125,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -131,7 +143,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	convert)
@@ -164,6 +176,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -182,7 +198,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --range --phys --segments --exclude --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --range --phys --segments --exclude --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -209,6 +225,19 @@ _kcoredump()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--output --force --quiet --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
+	mount)
+		case "$prev" in
+		--cache-size | --cache-size=)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--foreground --cache-size --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -312,9 +341,21 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "root user" -- "$cur"))
 			return
 			;;
+		--dump-mode | --dump-mode=)
+			COMPREPLY=()
+			return
+			;;
+		--max-handlers | --max-handlers=)
+			COMPREPLY=()
+			return
+			;;
+		--build-id-timeout | --build-id-timeout=)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
 		fi
 		;;
 	list)
@@ -332,7 +373,7 @@ _kcoredump()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

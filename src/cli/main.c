@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kcoredump/version.h"
 
 static const struct cli_option info_options[] = {
 	{ "json", 'j', CLI_ARG_NONE, NULL,
@@ -39,6 +40,7 @@ extern const struct cli_option pid_options[];
 extern const struct cli_option core_handler_options[];
 extern const struct cli_option list_options[];
 extern const struct cli_option cat_options[];
+extern const struct cli_option mount_options[];
 
 const struct cli_command cli_commands[] = {
 	{ "dump", cmd_dump, dump_options, "[SOURCE]", "@file",
@@ -52,6 +54,10 @@ const struct cli_command cli_commands[] = {
 	  "check a dump against its digests (and a source)", false },
 	{ "extract", cmd_extract, extract_options, "DUMP", "@file",
 	  "decompress a .zst/.xz dump into a sparse ELF file", false },
+	{ "mount", cmd_mount, mount_options, "DUMP MOUNTPOINT", "@file",
+	  "serve any dump as a plain ELF core file (FUSE), for crash, drgn, "
+	  "gdb",
+	  false },
 	{ "info", cmd_info, info_options, "[SOURCE]", "@file",
 	  "describe a kcore or ELF core: source, segments, notes", false },
 	{ "cat", cmd_cat, cat_options, "[SOURCE]", "@file",
@@ -169,13 +175,30 @@ int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The version, then how this binary was built: a responder copying one
+ * file to a host needs to see that it is static and what it carries. */
+static void print_version(void)
+{
+	size_t n;
+	const struct kcore_library_version *v = kcore_library_versions(&n);
+
+	printf("kcoredump %s\n", KCOREDUMP_VERSION);
+	printf("build: %s, %s, glibc %s\n",
+	       kcore_build_is_static() ? "static" : "shared libraries",
+	       kcore_build_machine(), kcore_build_libc_version());
+	printf("libraries:");
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s %s", i ? "," : "", v[i].name, v[i].version);
+	printf("\n");
+}
+
 int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 {
 	int first, status = parse_plain("version", argc, argv, 0, &first);
 
 	if (status >= 0)
 		return status;
-	printf("kcoredump %s\n", KCOREDUMP_VERSION);
+	print_version();
 	return EXIT_OK;
 }
 
@@ -193,7 +216,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("kcoredump %s\n", KCOREDUMP_VERSION);
+		print_version();
 		return EXIT_OK;
 	}
 	/* Options or a path without a command mean "dump". */

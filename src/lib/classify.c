@@ -46,6 +46,12 @@ static void kernel_layout(struct kcore_source *src)
 		vmcoreinfo_u64(src, "KERNELOFFSET", &info->kernel_offset);
 	info->has_phys_base =
 		vmcoreinfo_u64(src, "NUMBER(phys_base)", &info->phys_base);
+	/* arm64's counterpart, where RAM starts (memstart_addr): what
+	 * makedumpfile and crash call its phys_base, and what a kdump
+	 * file's sub-header carries. */
+	if (!info->has_phys_base && info->machine == EM_AARCH64)
+		info->has_phys_base = vmcoreinfo_u64(src, "NUMBER(PHYS_OFFSET)",
+						     &info->phys_base);
 	if (!vmcoreinfo_u64(src, "SYMBOL(_stext)", &src->stext))
 		src->stext = 0;
 	info->has_page_offset =
@@ -88,34 +94,67 @@ static void mark_physical(struct kcore_source *src)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The direct-map offset: the value of vaddr - paddr that most physical
  * segments share.  The kernel image (the segment holding _stext) has its
- * own and does not vote: with one RAM segment it would tie.
+ * own and does not vote: with one RAM segment it would tie.  Of values
+ * shared by as many segments, the one of the first segment that votes.
+ * The offsets are sorted once: a file with a million segments costs
+ * n log n, not n^2 (issue 15).
  */
 static bool derive_page_offset(const struct kcore_source *src, uint64_t *ret)
 {
-	uint64_t best = 0;
-	size_t best_n = 0;
+	uint64_t best = 0, *d;
+	size_t best_n = 0, n = 0;
 
+	d = malloc((src->nsegments ? src->nsegments : 1) * sizeof(*d));
+	if (!d)
+		return false;
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].has_paddr)
+			d[n++] =
+				src->segments[i].vaddr - src->segments[i].paddr;
+	qsort(d, n, sizeof(*d), cmp_u64);
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *a = &src->segments[i];
-		size_t n = 0;
+		uint64_t v = a->vaddr - a->paddr;
+		size_t lo = 0, hi = n, first, count;
 
 		if (!a->has_paddr || (src->stext && contains(a, src->stext)))
 			continue;
-		for (size_t j = 0; j < src->nsegments; j++) {
-			const struct kcore_segment *b = &src->segments[j];
+		/* [first, first + count): the segments sharing v. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
 
-			if (b->has_paddr &&
-			    b->vaddr - b->paddr == a->vaddr - a->paddr)
-				n++;
+			if (d[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		if (n > best_n) {
-			best_n = n;
-			best = a->vaddr - a->paddr;
+		first = lo;
+		hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (d[mid] <= v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		count = lo - first;
+		if (count > best_n) {
+			best_n = count;
+			best = v;
 		}
 	}
+	free(d);
 	*ret = best;
 	return best_n > 0;
 }
@@ -125,6 +164,10 @@ static void classify_kernel(struct kcore_source *src)
 	struct kcore_source_info *info = &src->info;
 	const struct kcore_segment *text = NULL, *biggest = NULL;
 	uint64_t modules_start = 0, modules_end = 0;
+	bool stext_physical = false;
+	uint64_t vmemmap_end = 0;
+	bool has_vmemmap_end =
+		vmcoreinfo_u64(src, "NUMBER(VMEMMAP_END)", &vmemmap_end);
 	bool has_modules =
 		vmcoreinfo_u64(src, "NUMBER(MODULES_VADDR)", &modules_start) &&
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
@@ -133,6 +176,14 @@ static void classify_kernel(struct kcore_source *src)
 	if (!info->has_page_offset && !info->physical_only)
 		info->has_page_offset =
 			derive_page_offset(src, &info->page_offset);
+	/* arm64 maps the kernel image inside the vmalloc area: the image's
+	 * own (physical) segment holds _stext, and so does the vmalloc
+	 * segment; only the first is text. */
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].type == PT_LOAD &&
+		    src->segments[i].has_paddr && src->stext &&
+		    contains(&src->segments[i], src->stext))
+			stext_physical = true;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		struct kcore_segment *seg = &src->segments[i];
 
@@ -142,8 +193,8 @@ static void classify_kernel(struct kcore_source *src)
 		    seg->vaddr - seg->paddr == info->page_offset) {
 			seg->cls = KCORE_CLASS_RAM;
 			seg->label = "direct map";
-		} else if (seg->has_paddr ||
-			   (src->stext && contains(seg, src->stext))) {
+		} else if (seg->has_paddr || (src->stext && !stext_physical &&
+					      contains(seg, src->stext))) {
 			seg->cls = KCORE_CLASS_TEXT;
 			seg->label = "kernel image";
 			if (!text)
@@ -170,7 +221,14 @@ static void classify_kernel(struct kcore_source *src)
 			seg->cls = KCORE_CLASS_VMALLOC;
 			seg->label = "vmalloc area";
 		} else if (info->has_vmemmap_start &&
-			   contains(seg, info->vmemmap_start)) {
+			   (contains(seg, info->vmemmap_start) ||
+			    (has_vmemmap_end &&
+			     seg->vaddr >= info->vmemmap_start &&
+			     seg->vaddr < vmemmap_end))) {
+			/* arm64 configured for 52-bit VAs but running with
+			 * 48 (arm64.nolva, no LPA2): the struct pages of its
+			 * linear map lie inside [VMEMMAP_START, VMEMMAP_END),
+			 * not at its start. */
 			seg->cls = KCORE_CLASS_VMEMMAP;
 			seg->label = "struct page array";
 		} else if (has_modules && seg->vaddr >= modules_start &&
@@ -364,7 +422,8 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 	if (!src->info.page_size)
 		src->info.page_size = 4096;
 	mark_physical(src);
-	if (!src->image && elf_is_physical_only(src))
+	/* Also for synthetic images: a .zst/.xz's is the ELF it holds. */
+	if (elf_is_physical_only(src))
 		src->info.physical_only = true;
 	switch (src->info.kind) {
 	case KCORE_SOURCE_LIVE_KCORE:

@@ -1731,11 +1731,16 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 					  "an AVML file is snappy-compressed; "
 					  "it cannot also be a %s stream",
 					  kcore_compress_name(opts->compress));
+	/* disk_dump_header has the same layout on both (LP64, little
+	 * endian); arm64's phys_base field is PHYS_OFFSET (classify.c). */
 	if (d.format == KCORE_FORMAT_KDUMP &&
-	    (src->info.machine != EM_X86_64 || d.page != 4096))
+	    ((src->info.machine != EM_X86_64 &&
+	      src->info.machine != EM_AARCH64) ||
+	     d.page != 4096))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "kdump output is written for x86_64 "
-					  "kernels with 4 KiB pages only");
+					  "and arm64 kernels with 4 KiB pages "
+					  "only");
 	if (d.format != KCORE_FORMAT_ELF) {
 		err = kcore_plan_restrict_physical(plan, d.page,
 						   &ret->dropped_segments);
@@ -1748,7 +1753,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		ret->stats.bytes_total += plan->segs[i].size;
 	d.t0 = now_ns(CLOCK_MONOTONIC);
 	ret->stats.start_ns = now_ns(CLOCK_REALTIME);
-	err = kcore_output_open(opts->output, opts->force, opts->sync, &d.out);
+	err = kcore_output_open(opts->output,
+				&(struct kcore_output_opts){
+					.force = opts->force,
+					.sync = opts->sync,
+					.special = opts->special_output,
+				},
+				&d.out);
 	if (err)
 		return err;
 	/* AVML is written in order, as a stream. */
@@ -1763,6 +1774,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			.method = opts->compress,
 			.level = opts->level,
 			.threads = opts->threads,
+			.frame_size = opts->frame_size,
 			.io = opts->out_io,
 		};
 

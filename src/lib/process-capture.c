@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,22 +48,74 @@
  * USER_XSTATE_XCR0_WORD, in the FXSAVE area's software bytes). */
 #define XSTATE_XCR0_OFFSET 464
 
-/* The 64-bit x86 layouts of include/uapi/linux/elfcore.h. */
-struct prstatus_x86_64 {
+#ifndef NT_ARM_TLS
+#define NT_ARM_TLS 0x401
+#endif
+#ifndef NT_ARM_HW_BREAK
+#define NT_ARM_HW_BREAK 0x402
+#endif
+#ifndef NT_ARM_HW_WATCH
+#define NT_ARM_HW_WATCH 0x403
+#endif
+#ifndef NT_ARM_SYSTEM_CALL
+#define NT_ARM_SYSTEM_CALL 0x404
+#endif
+#ifndef NT_ARM_SVE
+#define NT_ARM_SVE 0x405
+#endif
+#ifndef NT_ARM_PAC_MASK
+#define NT_ARM_PAC_MASK 0x406
+#endif
+#ifndef NT_ARM_PACA_KEYS
+#define NT_ARM_PACA_KEYS 0x407
+#endif
+#ifndef NT_ARM_PACG_KEYS
+#define NT_ARM_PACG_KEYS 0x408
+#endif
+#ifndef NT_ARM_TAGGED_ADDR_CTRL
+#define NT_ARM_TAGGED_ADDR_CTRL 0x409
+#endif
+#ifndef NT_ARM_PAC_ENABLED_KEYS
+#define NT_ARM_PAC_ENABLED_KEYS 0x40a
+#endif
+#ifndef NT_ARM_SSVE
+#define NT_ARM_SSVE 0x40b
+#endif
+#ifndef NT_ARM_ZA
+#define NT_ARM_ZA 0x40c
+#endif
+#ifndef NT_ARM_ZT
+#define NT_ARM_ZT 0x40d
+#endif
+#ifndef NT_ARM_FPMR
+#define NT_ARM_FPMR 0x40e
+#endif
+#ifndef NT_ARM_POE
+#define NT_ARM_POE 0x40f
+#endif
+
+/* The 64-bit layouts of include/uapi/linux/elfcore.h; x86_64 and arm64
+ * differ only in the size of the register set. */
+struct prstatus_native {
 	int32_t si_signo, si_code, si_errno;
 	int16_t cursig;
 	uint16_t pad0;
 	uint64_t sigpend, sighold;
 	int32_t pid, ppid, pgrp, sid;
 	int64_t utime[2], stime[2], cutime[2], cstime[2];
-	uint64_t reg[27];
+	uint64_t reg[KCORE_PROC_NGREG];
 	int32_t fpvalid;
 	int32_t pad1;
 };
-_Static_assert(sizeof(struct prstatus_x86_64) == 336,
+#if defined(__aarch64__)
+_Static_assert(sizeof(struct prstatus_native) == 392,
+	       "arm64 elf_prstatus is 392 bytes");
+#else
+_Static_assert(sizeof(struct prstatus_native) == 336,
 	       "x86_64 elf_prstatus is 336 bytes");
+#endif
 
-struct prpsinfo_x86_64 {
+struct prpsinfo_native {
 	char state, sname, zomb;
 	int8_t nice;
 	uint32_t pad0;
@@ -72,8 +125,8 @@ struct prpsinfo_x86_64 {
 	char fname[16];
 	char psargs[80];
 };
-_Static_assert(sizeof(struct prpsinfo_x86_64) == 136,
-	       "x86_64 elf_prpsinfo is 136 bytes");
+_Static_assert(sizeof(struct prpsinfo_native) == 136,
+	       "64-bit elf_prpsinfo is 136 bytes");
 
 uint64_t kcore_proc_now_ns(void)
 {
@@ -89,16 +142,45 @@ int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags)
 						"auxv", "cmdline" };
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/%d/%s", p->procfs, (int)p->pid, name);
+	snprintf(path, sizeof(path), "%s", name);
 	/* The address space through a live thread when the leader is a
 	 * zombie (its own entries are empty then). */
 	for (size_t i = 0;
 	     p->mm_tid != p->pid && i < sizeof(mm_files) / sizeof(mm_files[0]);
 	     i++)
 		if (strcmp(name, mm_files[i]) == 0)
-			snprintf(path, sizeof(path), "%s/%d/task/%d/%s",
-				 p->procfs, (int)p->pid, (int)p->mm_tid, name);
-	return open(path, flags | O_CLOEXEC | O_NOCTTY);
+			snprintf(path, sizeof(path), "task/%d/%s",
+				 (int)p->mm_tid, name);
+	return openat(p->dir_fd, path, flags | O_CLOEXEC | O_NOCTTY);
+}
+
+bool kcore_proc_exited(struct kcore_process *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	if (p->pidfd >= 0)
+		return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+	/* Without a pidfd: a reaped process's directory opens nothing. */
+	return faccessat(p->dir_fd, "stat", F_OK, 0) != 0 &&
+	       (errno == ENOENT || errno == ESRCH);
+}
+
+struct kcore_error *kcore_proc_error(struct kcore_process *p, int errnum,
+				     const char *what)
+{
+	if (errnum == ENOENT || errnum == ESRCH || kcore_proc_exited(p))
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
+					  "process %d exited before it was "
+					  "captured (%s)",
+					  (int)p->pid, what);
+	if (errnum == EACCES || errnum == EPERM)
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, errnum, NULL,
+			"no ptrace access to process %d (%s): reading a "
+			"process needs what a debugger needs, the same user "
+			"and a dumpable process, or CAP_SYS_PTRACE",
+			(int)p->pid, what);
+	return kcore_error_create(KCORE_ERR_OS, errnum, NULL, "%s", what);
 }
 
 char *kcore_proc_slurp(struct kcore_process *p, const char *name,
@@ -251,27 +333,34 @@ static bool thread_is_zombie(struct kcore_process *p, pid_t tid)
 	return !read_stat(p, name, &st) || st.state == 'Z' || st.state == 'X';
 }
 
-/* Seize and interrupt the threads not seen before; *ret_new counts them. */
+/* Seize and interrupt the threads not seen before; *ret_new counts them.
+ * A TID is a number: once seized, the thread is looked up again through
+ * the process's own directory, and one that is not there (the thread
+ * exited and a thread of another process got its TID) is only stopped
+ * and let go, never read. */
 static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 {
-	char path[512];
 	struct dirent *de;
 	DIR *dir;
+	int fd;
 
 	*ret_new = 0;
-	snprintf(path, sizeof(path), "%s/%d/task", p->procfs, (int)p->pid);
-	dir = opendir(path);
-	if (!dir)
-		return kcore_error_create(errno == ENOENT ? KCORE_ERR_NOT_FOUND
-							  : KCORE_ERR_OS,
-					  errno, path,
-					  "cannot list the threads of process "
-					  "%d",
-					  (int)p->pid);
+	fd = openat(p->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return kcore_proc_error(p, e,
+					"cannot list the threads of the "
+					"process");
+	}
 	while ((de = readdir(dir))) {
 		struct kcore_proc_thread *t;
 		struct kcore_error *err;
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+		char name[64];
 
 		if (tid <= 0 || known_thread(p, tid))
 			continue;
@@ -289,33 +378,39 @@ static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 			return err;
 		}
 		t->seized = true;
+		snprintf(name, sizeof(name), "task/%d", (int)tid);
+		t->foreign = faccessat(p->dir_fd, name, F_OK, 0) != 0;
 		if (!p->stop_start_ns)
 			p->stop_start_ns = kcore_proc_now_ns();
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 &&
 		    errno == ESRCH)
 			t->gone = true;
-		(*ret_new)++;
+		(*ret_new) += !t->foreign;
 	}
 	closedir(dir);
 	return NULL;
 }
 
-/* Wait until t reports its stop. */
-static void wait_stop(struct kcore_proc_thread *t)
+/* Wait until t reports its stop (or its end).  With nohang, return
+ * false at once when it has nothing to report yet. */
+static bool wait_stop(struct kcore_proc_thread *t, bool nohang)
 {
 	for (;;) {
 		int status, sig, event;
-		pid_t r = waitpid(t->tid, &status, __WALL);
+		pid_t r = waitpid(t->tid, &status,
+				  __WALL | (nohang ? WNOHANG : 0));
 
+		if (r == 0)
+			return false;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			t->gone = true; /* ECHILD: it is gone */
-			return;
+			return true;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			t->gone = true;
-			return;
+			return true;
 		}
 		if (!WIFSTOPPED(status))
 			continue;
@@ -323,7 +418,7 @@ static void wait_stop(struct kcore_proc_thread *t)
 		event = status >> 16;
 		t->stopped = true;
 		if (event == PTRACE_EVENT_STOP)
-			return; /* our interrupt, or a group stop */
+			return true; /* our interrupt, or a group stop */
 		/*
 		 * A signal-delivery stop: a signal was arriving.  It is
 		 * handed back on detach, and it is what NT_SIGINFO is for.
@@ -331,22 +426,80 @@ static void wait_stop(struct kcore_proc_thread *t)
 		t->inject_sig = sig;
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, t->siginfo) == 0)
 			t->has_siginfo = true;
-		return;
+		return true;
+	}
+}
+
+/*
+ * Wait for every seized thread: the others first, the leader last and
+ * without blocking.  The kernel reports a leader that exited only once
+ * every other thread is gone (delay_group_leader()), and a killed thread
+ * we trace stays until we wait for it: blocking on the leader first hung
+ * when the process was killed during the stop.  A leader that is a zombie
+ * while other threads live (pthread_exit) is gone for us.
+ */
+static void wait_all(struct kcore_process *p)
+{
+	struct kcore_proc_thread *leader = NULL;
+	char name[64];
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct kcore_proc_thread *t = &p->threads[i];
+
+		if (!t->seized || t->stopped || t->gone)
+			continue;
+		if (t->tid == p->pid)
+			leader = t;
+		else
+			wait_stop(t, false);
+	}
+	snprintf(name, sizeof(name), "task/%d/stat", (int)p->pid);
+	for (unsigned n = 0; leader && !wait_stop(leader, true); n++) {
+		struct proc_stat st;
+
+		if (!read_stat(p, name, &st) || st.state == 'Z' ||
+		    st.state == 'X') {
+			leader->gone = true;
+			break;
+		}
+		usleep(n < 100 ? 20 : 1000);
 	}
 }
 
 /* NT_PRSTATUS registers, then the notes the kernel writes per thread,
- * in the order of its x86_64 regset view. */
+ * in the order of its regset view (fill_thread_core_info walks
+ * user_x86_64_view or user_aarch64_view; regsets a kernel lacks fail
+ * with EINVAL here and are left out, as are inactive ones). */
 static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 {
 	static const struct {
 		uint32_t type;
 		const char *name;
 	} sets[] = {
+#if defined(__aarch64__)
+		/* arch/arm64/kernel/ptrace.c, enum aarch64_regset (6.12) */
+		{ NT_PRFPREG, "CORE" },
+		{ NT_ARM_TLS, "LINUX" },
+		{ NT_ARM_HW_BREAK, "LINUX" },
+		{ NT_ARM_HW_WATCH, "LINUX" },
+		{ NT_ARM_FPMR, "LINUX" },
+		{ NT_ARM_SYSTEM_CALL, "LINUX" },
+		{ NT_ARM_SVE, "LINUX" },
+		{ NT_ARM_SSVE, "LINUX" },
+		{ NT_ARM_ZA, "LINUX" },
+		{ NT_ARM_ZT, "LINUX" },
+		{ NT_ARM_PAC_MASK, "LINUX" },
+		{ NT_ARM_PAC_ENABLED_KEYS, "LINUX" },
+		{ NT_ARM_PACA_KEYS, "LINUX" },
+		{ NT_ARM_PACG_KEYS, "LINUX" },
+		{ NT_ARM_TAGGED_ADDR_CTRL, "LINUX" },
+		{ NT_ARM_POE, "LINUX" },
+#else
 		{ NT_PRFPREG, "CORE" },
 		{ NT_386_IOPERM, "LINUX" },
 		{ NT_X86_XSTATE, "LINUX" },
 		{ NT_X86_SHSTK, "LINUX" },
+#endif
 	};
 	struct iovec iov = { t->regs, sizeof(t->regs) };
 	unsigned char *buf;
@@ -365,7 +518,8 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 	if (iov.iov_len != sizeof(t->regs))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 					  "thread %d has %zu bytes of general "
-					  "registers, not the %zu of x86_64: "
+					  "registers, not the %zu of 64-bit "
+					  "processes: "
 					  "32-bit processes are not supported",
 					  (int)t->tid, (size_t)iov.iov_len,
 					  sizeof(t->regs));
@@ -385,6 +539,22 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 			   (void *)(uintptr_t)sets[i].type, &iov) != 0 ||
 		    iov.iov_len == 0)
 			continue;
+#if defined(__aarch64__)
+		/* ptrace reports the regset's maximum size (n * size, up to
+		 * the buffer); the core note holds what the regset wrote,
+		 * for SVE, SSVE and ZA the size in their header
+		 * (user_sve_header.size, user_za_header.size). */
+		if ((sets[i].type == NT_ARM_SVE ||
+		     sets[i].type == NT_ARM_SSVE ||
+		     sets[i].type == NT_ARM_ZA) &&
+		    iov.iov_len >= 4) {
+			uint32_t size;
+
+			memcpy(&size, buf, 4);
+			if (size >= 4 && size < iov.iov_len)
+				iov.iov_len = size;
+		}
+#endif
 		rs = &t->regsets[t->nregsets];
 		rs->data = malloc(iov.iov_len);
 		if (!rs->data) {
@@ -429,6 +599,11 @@ static void order_threads(struct kcore_process *p)
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		if (p->threads[i].gone || !p->threads[i].has_regs) {
+			/* Not ours (still held with --stop): let it go. */
+			if (p->threads[i].seized && !p->threads[i].gone)
+				ptrace(PTRACE_DETACH, p->threads[i].tid, NULL,
+				       (void *)(uintptr_t)p->threads[i]
+					       .inject_sig);
 			for (size_t k = 0; k < p->threads[i].nregsets; k++)
 				free(p->threads[i].regsets[k].data);
 			continue;
@@ -450,16 +625,14 @@ static void order_threads(struct kcore_process *p)
 
 static struct kcore_error *fill_psinfo(struct kcore_process *p)
 {
-	struct prpsinfo_x86_64 ps = { 0 };
+	struct prpsinfo_native ps = { 0 };
 	struct proc_stat st;
 	char *status, *comm, *args;
 	size_t len = 0;
 	const char *letters = "RSDTZW", *at;
 
 	if (!read_stat(p, "stat", &st))
-		return kcore_error_create(KCORE_ERR_NOT_FOUND, errno, NULL,
-					  "cannot read /proc/%d/stat",
-					  (int)p->pid);
+		return kcore_proc_error(p, ESRCH, "cannot read /proc/PID/stat");
 	/* pr_state is the index of the task state bit plus one, as the
 	 * kernel derives it; traced ('t') and idle ('I') map to their
 	 * stopped and uninterruptible cousins. */
@@ -501,6 +674,21 @@ static struct kcore_error *fill_psinfo(struct kcore_process *p)
 	return NULL;
 }
 
+static struct kcore_error *open_mem(struct kcore_process *p)
+{
+	uint64_t entry;
+
+	if (p->mem_fd < 0)
+		p->mem_fd = kcore_proc_open_file(p, "mem", O_RDONLY);
+	if (p->mem_fd < 0)
+		return kcore_proc_error(p, errno, "cannot open /proc/PID/mem");
+	if (pread(p->pagemap_fd, &entry, sizeof(entry), 0) != sizeof(entry))
+		return kcore_proc_error(p, ESRCH,
+					"its address space changed (execve) or "
+					"went away before the stop");
+	return NULL;
+}
+
 struct kcore_error *kcore_proc_capture(struct kcore_process *p)
 {
 	struct kcore_error *err = NULL;
@@ -512,24 +700,26 @@ struct kcore_error *kcore_proc_capture(struct kcore_process *p)
 	if (err)
 		return err;
 	p->auxv = (unsigned char *)kcore_proc_slurp(p, "auxv", &p->auxv_len);
-	if (!p->auxv)
-		return kcore_error_create(
-			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
-			errno, NULL, "cannot read /proc/%d/auxv", (int)p->pid);
+	if (!p->auxv || !p->auxv_len) /* empty: the address space is gone */
+		return kcore_proc_error(p, p->auxv ? ESRCH : errno,
+					"cannot read /proc/PID/auxv");
 	/* Stop every thread; threads created meanwhile by threads that
 	 * were still running show up on the next pass. */
 	do {
 		err = seize_new(p, &added);
-		for (size_t i = 0; !err && i < p->nthreads; i++) {
-			struct kcore_proc_thread *t = &p->threads[i];
-
-			if (t->seized && !t->stopped && !t->gone)
-				wait_stop(t);
-		}
+		if (!err)
+			wait_all(p);
 	} while (!err && added);
 	for (size_t i = 0; !err && i < p->nthreads; i++)
-		if (p->threads[i].stopped && !p->threads[i].gone)
+		if (p->threads[i].stopped && !p->threads[i].gone &&
+		    !p->threads[i].foreign)
 			err = read_regsets(&p->threads[i]);
+	/* Every thread is stopped: none can call execve, so the address
+	 * space /proc/PID/mem binds to now is the one of these registers.
+	 * A pagemap opened before that still sees an address space: no
+	 * execve or exit came between. */
+	if (!err)
+		err = open_mem(p);
 	if (err || !p->opts.keep_stopped)
 		kcore_proc_detach(p);
 	else
@@ -589,7 +779,7 @@ static void nb_put(struct note_buf *nb, const char *name, uint32_t type,
 
 static void thread_prstatus(struct kcore_process *p,
 			    const struct kcore_proc_thread *t,
-			    struct prstatus_x86_64 *pr)
+			    struct prstatus_native *pr)
 {
 	char name[64];
 	struct proc_stat st;
@@ -724,7 +914,7 @@ struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct kcore_proc_thread *t = &p->threads[i];
-		struct prstatus_x86_64 pr;
+		struct prstatus_native pr;
 
 		thread_prstatus(p, t, &pr);
 		nb_put(&nb, "CORE", NT_PRSTATUS, &pr, sizeof(pr));

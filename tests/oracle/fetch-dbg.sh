@@ -7,8 +7,11 @@
 # Print the vmlinux path on stdout.  The package is about 1 GB; a complete
 # cache entry is reused, an interrupted download leaves nothing behind.
 #
-# Usage: fetch-dbg.sh [VERSION]   (default: the newest cached VM kernel)
+# Usage: fetch-dbg.sh [VERSION]   (default: the newest cached amd64 VM kernel)
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 
 root="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}"
 log() { echo "fetch-dbg: $*" >&2; }
@@ -17,8 +20,8 @@ log() { echo "fetch-dbg: $*" >&2; }
 
 ver=${1:-}
 if [[ -z "$ver" ]]; then
-	ver=$(find "$root/kernel" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
-		-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+	# The x86_64 rig's kernel: the cache also holds arm64 ones.
+	ver=$(kcd_newest_entry "$root/kernel" '-amd64$')
 fi
 [[ -n "$ver" ]] || { log "no VM kernel cached; run tests/vm/fetch-kernel.sh first"; exit 1; }
 
@@ -37,7 +40,7 @@ if [[ ! -f "$dir/.complete" ]]; then
 	mkdir "$tmp/root"
 	dpkg-deb --fsys-tarfile "$deb" |
 		tar -x -C "$tmp/root" --wildcards '*/vmlinux-*'
-	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1)
+	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1) || true
 	[[ -n "$vml" ]] || { log "no vmlinux in $deb"; exit 1; }
 	mkdir "$tmp/out"
 	mv "$vml" "$tmp/out/vmlinux"
