@@ -18,7 +18,8 @@ kcd_trap_errors
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-upto.XXXXXX")}
 shift || true
 mkdir -p "$out"
-total=$(find "$here/patches" -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | wc -l)
+series=("$here"/patches/[0-9][0-9][0-9][0-9]-*.patch)
+total=$((${#series[@]} - 1))   # without the cover letter
 ns=("$@")
 [[ ${#ns[@]} -gt 0 ]] || mapfile -t ns < <(seq 1 "$total")
 command -v qemu-system-x86_64 > /dev/null || { echo "upto.sh: no qemu-system-x86_64, skipping" >&2; exit 77; }
