@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "kcoredump/view.h"
@@ -248,6 +249,28 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 	return NULL;
 }
 
+/*
+ * The frame cache by default: every frame that holds data, so that random
+ * reads decode each frame once (drgn and crash read all over the dump),
+ * within KCORE_VIEW_CACHE_MIN..KCORE_VIEW_CACHE_MAX and a quarter of the
+ * RAM.  Memory follows what is read: a frame takes room when decoded.
+ */
+static size_t default_cache(struct kcore_source *src)
+{
+	uint64_t want = kcore_stream_source_data_frame_bytes(src);
+	uint64_t max = KCORE_VIEW_CACHE_MAX;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	if (pages > 0 && psize > 0 &&
+	    (uint64_t)pages / 4 < max / (uint64_t)psize)
+		max = (uint64_t)pages / 4 * (uint64_t)psize;
+	if (want > max)
+		want = max;
+	if (want < KCORE_VIEW_CACHE_MIN)
+		want = KCORE_VIEW_CACHE_MIN;
+	return (size_t)want;
+}
+
 struct kcore_error *kcore_view_open(const char *path,
 				    const struct kcore_view_opts *opts,
 				    struct kcore_view **ret)
@@ -270,8 +293,9 @@ struct kcore_error *kcore_view_open(const char *path,
 					  "the live kernel's memory is not a "
 					  "dump; dump it first");
 	}
-	if (opts && opts->cache_bytes)
-		kcore_stream_source_set_cache(v->src, opts->cache_bytes);
+	kcore_stream_source_set_cache(v->src, opts && opts->cache_bytes
+						      ? opts->cache_bytes
+						      : default_cache(v->src));
 	v->size = v->src->info.file_size;
 	if (v->src->info.physical_only) {
 		struct kcore_kernel_vmap m;

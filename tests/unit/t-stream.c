@@ -447,6 +447,11 @@ static void test_hole_map(enum kcore_compress method)
 		   "xz: the map holds the whole zero frames (%" PRIu64
 		   " bytes)",
 		   holes);
+	/* Frames 1-2 and 4-12 hold zeros only; 0, 3 and the last do not. */
+	ok(kcore_istream_data_frame_bytes(is) == total - 11 * FS,
+	   "%s: the frames with data are all but the 11 zero ones (%" PRIu64
+	   " bytes)",
+	   name, kcore_istream_data_frame_bytes(is));
 	decoded = kcore_istream_frames_decoded(is);
 	err = kcore_istream_pread(is, buf, 2 * FS, head + z1 + mid + FS, &done);
 	ok(!err && done == 2 * FS && kcore_is_zero_test(buf, 2 * FS) &&
