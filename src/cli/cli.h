@@ -19,10 +19,11 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILURE_ = 1, /* I/O error, out of memory, interrupted */
 	EXIT_USAGE = 2,
-	EXIT_MISMATCH = 3,  /* verify found a difference */
-	EXIT_BAD_INPUT = 4, /* malformed or unsupported input */
-	EXIT_ACCESS = 5,    /* permission, capability or lockdown */
-	EXIT_NOT_FOUND = 6, /* no such source (or no /proc/kcore) */
+	EXIT_MISMATCH = 3,   /* verify found a difference */
+	EXIT_BAD_INPUT = 4,  /* malformed or unsupported input */
+	EXIT_ACCESS = 5,     /* permission, capability or lockdown */
+	EXIT_NOT_FOUND = 6,  /* no such source (or no /proc/kcore) */
+	EXIT_INCOMPLETE = 7, /* written, but some data could not be read */
 };
 
 enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };
@@ -97,6 +98,16 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+/*
+ * Untrusted text (names and strings from a core, arguments the kernel
+ * passes) made safe for a terminal or a log line: control bytes, DEL, C1
+ * controls and bytes that are not UTF-8 as \xHH, newline and tab as \n
+ * and \t, backslash doubled.  cli_escape_dup() returns a malloc()ed
+ * copy; cli_esc() one that lives until 16 more calls (NULL stays NULL).
+ */
+char *cli_escape_dup(const char *s);
+const char *cli_esc(const char *s);
+
 /* Option keys shared by the dump and convert specs. */
 enum {
 	DOPT_FORMAT = 2000,
@@ -113,6 +124,7 @@ enum {
 	DOPT_MAPPING,
 	DOPT_FORCE,
 	DOPT_SYNC,
+	DOPT_SPECIAL_OUTPUT,
 	DOPT_PROGRESS,
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,
