@@ -6,8 +6,8 @@
  * with the dump's notes and VMCOREINFO, one PT_LOAD per physical range,
  * p_align 0), with the kernel image and the direct map at their virtual
  * addresses when the dump's page tables say them exactly (the ELF
- * `convert --format elf` writes).  Reads of holes return zeros without touching the
- * underlying file (file holes, kdump bitmaps, the hole map of a stream);
+ * `convert --format elf` writes).  Reads of holes return zeros without touching
+ * the underlying file (file holes, kdump bitmaps, the hole map of a stream);
  * next_data tells data from holes as SEEK_DATA/SEEK_HOLE would.  What
  * `kcoredump mount` serves.  Thread-safe: one lock around each call.
  */
