@@ -158,6 +158,12 @@ bool kcore_istream_has_hole_map(const struct kcore_istream *s);
  */
 void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
 			     uint64_t end, uint64_t *data, uint64_t *data_end);
+/*
+ * Decompressed bytes of the frames (blocks) that hold data, not only zero
+ * runs of the hole map: what a cache holding every frame a reader may
+ * decode needs.  0 when the stream is not seekable.
+ */
+uint64_t kcore_istream_data_frame_bytes(const struct kcore_istream *s);
 /* Bytes of decoded frames to keep (0: KCORE_STREAM_CACHE_DEFAULT). */
 void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes);
 /* Frames (blocks) decoded so far by random access: cache misses. */

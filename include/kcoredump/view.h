@@ -4,8 +4,10 @@
  * for an ELF core, the ELF inside a .zst/.xz, and for a kdump, LiME or
  * AVML file the ELF core kcoredump reads it as (an ELF header, one PT_NOTE
  * with the dump's notes and VMCOREINFO, one PT_LOAD per physical range,
- * p_align 0).  Reads of holes return zeros without touching the
- * underlying file (file holes, kdump bitmaps, the hole map of a stream);
+ * p_align 0), with the kernel image and the direct map at their virtual
+ * addresses when the dump's page tables say them exactly (the ELF
+ * `convert --format elf` writes).  Reads of holes return zeros without touching
+ * the underlying file (file holes, kdump bitmaps, the hole map of a stream);
  * next_data tells data from holes as SEEK_DATA/SEEK_HOLE would.  What
  * `kcoredump mount` serves.  Thread-safe: one lock around each call.
  */
@@ -22,9 +24,13 @@
 extern "C" {
 #endif
 
+/* The default frame cache of a view: the decompressed bytes of the
+ * frames holding data, at least MIN, at most MAX and a quarter of RAM. */
+#define KCORE_VIEW_CACHE_MIN (64ull << 20)
+#define KCORE_VIEW_CACHE_MAX (1ull << 30)
+
 struct kcore_view_opts {
-	/* Decoded frames of a .zst/.xz to keep (0: the stream default,
-	 * KCORE_STREAM_CACHE_DEFAULT). */
+	/* Decoded frames of a .zst/.xz to keep (0: the default above). */
 	size_t cache_bytes;
 };
 

@@ -30,8 +30,9 @@ const struct cli_option mount_options[] = {
 	{ "foreground", 'f', CLI_ARG_NONE, NULL,
 	  "stay in the foreground (unmount on Ctrl-C)", NULL, 'f' },
 	{ "cache-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  "decoded .zst/.xz frames to keep in memory (default 64M)", NULL,
-	  MOPT_CACHE },
+	  "decoded .zst/.xz frames to keep in memory (default: "
+	  "every frame with data, 64M..1G)",
+	  NULL, MOPT_CACHE },
 	{ 0 },
 };
 

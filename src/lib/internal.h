@@ -46,6 +46,17 @@ struct kcore_input_format {
 
 extern const struct kcore_input_format *const kcore_input_formats[];
 
+/*
+ * Exact kernel virtual addresses for a physical-only vmcore (kdump, LiME,
+ * AVML, an ELF of physical memory): what kexec-tools' /proc/vmcore
+ * headers carry.  The kernel image [text_vaddr, + text_size) at
+ * text_paddr, and the direct map: RAM at paddr is at direct_map + paddr.
+ */
+struct kcore_kernel_vmap {
+	uint64_t text_vaddr, text_paddr, text_size;
+	uint64_t direct_map;
+};
+
 struct kcore_source {
 	char *path;
 	int fd;
@@ -66,7 +77,11 @@ struct kcore_source {
 	unsigned char *vmcoreinfo_note; /* note read from memory, if any */
 	char **labels;			/* owned segment labels */
 	size_t nlabels;
-	uint64_t stext; /* SYMBOL(_stext) or 0 */
+	uint64_t stext;	  /* SYMBOL(_stext) or 0 */
+	size_t read_hint; /* segment of the last physical/virtual read */
+	bool vmap_done;	  /* kcore_source_kernel_vmap() memo */
+	struct kcore_kernel_vmap vmap;
+	struct kcore_error *vmap_err;
 };
 
 /* Endian-aware loads from untrusted, unaligned note data. */
@@ -96,6 +111,17 @@ struct kcore_range;
  * paddr, or NULL. */
 const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
 					       uint64_t paddr);
+
+/*
+ * The kernel image mapping and direct-map base of a physical-only x86_64
+ * or arm64 vmcore, from VMCOREINFO and the dump's own page tables
+ * (translate.c): the image's leaves must all follow phys_base
+ * (kimage_voffset), and the first and last byte of every physical segment
+ * must translate by the direct-map base.  UNSUPPORTED says why not.
+ * Computed once per source.
+ */
+struct kcore_error *kcore_source_kernel_vmap(struct kcore_source *src,
+					     struct kcore_kernel_vmap *ret);
 
 /* Classify segments and fill the layout fields of the info. */
 struct kcore_error *kcore_classify_segments(struct kcore_source *src);

@@ -277,6 +277,19 @@ void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes)
 	pthread_mutex_unlock(&z->lock);
 }
 
+uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src)
+{
+	struct zstream *z = src->backend_data;
+	uint64_t n;
+
+	if (!is_stream(src) || !z)
+		return 0;
+	pthread_mutex_lock(&z->lock);
+	n = kcore_istream_data_frame_bytes(z->is);
+	pthread_mutex_unlock(&z->lock);
+	return n;
+}
+
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src)
 {
 	struct zstream *z = src->backend_data;

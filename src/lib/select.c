@@ -576,6 +576,8 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 				      struct kcore_plan **ret)
 {
 	bool live = src->info.kind == KCORE_SOURCE_LIVE_KCORE;
+	struct kcore_kernel_vmap vmap;
+	bool has_vmap = false;
 	struct plan_builder b = { 0 };
 	unsigned classes = sel->classes;
 	struct kcore_error *err = NULL;
@@ -613,12 +615,50 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 		classes &= ~(CLASS_BIT(KCORE_CLASS_VMALLOC) |
 			     CLASS_BIT(KCORE_CLASS_MODULES));
 	}
+	/* A physical-only vmcore whose virtual addresses are exact gets
+	 * them, as kexec-tools' /proc/vmcore has: the kernel image first,
+	 * then RAM at the direct map. */
+	if (src->info.physical_only) {
+		err = kcore_source_kernel_vmap(src, &vmap);
+		has_vmap = !err;
+		kcore_error_destroy(err);
+		err = NULL;
+	}
+	for (size_t i = 0; has_vmap && i < src->nsegments; i++) {
+		struct kcore_segment t = src->segments[i];
+		uint64_t lo, hi;
+
+		if (t.type != PT_LOAD || !t.has_paddr || !t.memsz ||
+		    !(classes & CLASS_BIT(KCORE_CLASS_TEXT)) ||
+		    !mapping_matches(sel, "kernel image"))
+			continue;
+		lo = t.paddr > vmap.text_paddr ? t.paddr : vmap.text_paddr;
+		hi = t.paddr + t.memsz < vmap.text_paddr + vmap.text_size
+			     ? t.paddr + t.memsz
+			     : vmap.text_paddr + vmap.text_size;
+		if (lo >= hi)
+			continue;
+		t.vaddr = vmap.text_vaddr + (t.paddr - vmap.text_paddr);
+		t.cls = KCORE_CLASS_TEXT;
+		t.label = "kernel image";
+		err = add_piece(&b, sel, &t, t.vaddr + (lo - t.paddr), hi - lo,
+				NULL);
+		if (err)
+			goto fail;
+	}
 	for (size_t i = 0; i < src->nsegments; i++) {
+		struct kcore_segment virt;
 		const struct kcore_segment *seg = &src->segments[i];
 
 		if (seg->type != PT_LOAD || !seg->memsz ||
 		    !(classes & CLASS_BIT(seg->cls)))
 			continue;
+		if (has_vmap && seg->has_paddr) {
+			virt = *seg;
+			virt.vaddr = vmap.direct_map + seg->paddr;
+			virt.label = "direct map";
+			seg = &virt;
+		}
 		if (sel->ranges_physical && sel->nranges && !seg->has_paddr)
 			continue;
 		if (!mapping_matches(sel, seg->label))

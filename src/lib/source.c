@@ -788,6 +788,7 @@ void kcore_source_destroy(struct kcore_source *src)
 	free(src->labels);
 	free(src->segments);
 	kcore_vmcoreinfo_destroy(src->vmcoreinfo);
+	kcore_error_destroy(src->vmap_err);
 	free(src->vmcoreinfo_note);
 	free(src->path);
 	free(src);
@@ -895,14 +896,23 @@ static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
 				    void *buf, size_t len, bool physical)
 {
 	unsigned char *out = buf;
+	bool hint = src->info.physical_only;
 
 	while (len) {
 		const struct kcore_segment *found = NULL;
 		uint64_t start, pos, chunk;
 
-		for (size_t i = 0; i < src->nsegments; i++) {
-			const struct kcore_segment *seg = &src->segments[i];
+		/* Physical-only sources (kdump, LiME: disjoint ranges, often
+		 * thousands) try the segment of the last read first:
+		 * page-table walks stay in one.  Others keep "the first
+		 * segment that holds it" (copies may overlap). */
+		for (size_t n = hint ? 0 : 1; n <= src->nsegments; n++) {
+			size_t i = n == 0 ? src->read_hint : n - 1;
+			const struct kcore_segment *seg;
 
+			if (i >= src->nsegments)
+				continue;
+			seg = &src->segments[i];
 			if (seg->type != PT_LOAD || !seg->memsz)
 				continue;
 			if (physical && !seg->has_paddr)
@@ -910,6 +920,7 @@ static struct kcore_error *read_mem(struct kcore_source *src, uint64_t addr,
 			start = physical ? seg->paddr : seg->vaddr;
 			if (addr >= start && addr - start < seg->memsz) {
 				found = seg;
+				src->read_hint = i;
 				break;
 			}
 		}

@@ -59,6 +59,9 @@ struct kcore_source;
  * decoded so far; other sources: nothing, 0. */
 void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes);
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
+/* Decompressed bytes of its frames that hold data (0: not a seekable
+ * stream). */
+uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src);
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)
 {

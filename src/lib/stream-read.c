@@ -741,6 +741,39 @@ uint64_t kcore_istream_frames_decoded(const struct kcore_istream *s)
 	return s->decoded;
 }
 
+uint64_t kcore_istream_data_frame_bytes(const struct kcore_istream *s)
+{
+	uint64_t sum = 0, d, e;
+
+	if (!s->seekable)
+		return 0;
+	if (s->method == KCORE_COMPRESS_XZ) {
+		lzma_index_iter iter;
+
+		lzma_index_iter_init(&iter, s->xz_index);
+		while (!lzma_index_iter_next(&iter,
+					     LZMA_INDEX_ITER_NONEMPTY_BLOCK)) {
+			uint64_t lo = iter.block.uncompressed_file_offset;
+			uint64_t hi = lo + iter.block.uncompressed_size;
+
+			kcore_istream_next_data(s, lo, hi, &d, &e);
+			if (d < hi)
+				sum += hi - lo;
+		}
+		return sum;
+	}
+	for (uint64_t i = 0; i < s->nframes; i++) {
+		uint64_t lo = s->d_off[i], hi = s->d_off[i + 1];
+
+		if (lo >= hi)
+			continue;
+		kcore_istream_next_data(s, lo, hi, &d, &e);
+		if (d < hi)
+			sum += hi - lo;
+	}
+	return sum;
+}
+
 void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes)
 {
 	s->cache_limit = bytes ? bytes : KCORE_STREAM_CACHE_DEFAULT;

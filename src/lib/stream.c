@@ -537,6 +537,33 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 		if (err)
 			return fail(s, err);
 	}
+	/* A run of a frame or more ends the frame being filled, and its
+	 * part short of whole frames is a frame of its own: whole zero
+	 * frames then end where the data resumes, so a read of the data on
+	 * either side decodes its own frame, not megabytes of zeros. */
+	if (len >= s->frame_size) {
+		size_t rem = (size_t)(len % s->frame_size);
+
+		if (s->filling && s->fill) {
+			err = submit(s, false);
+			if (err)
+				return fail(s, err);
+		}
+		if (rem) {
+			if (!s->filling) {
+				err = reserve(s);
+				if (err)
+					return fail(s, err);
+			}
+			memset(s->jobs[s->submitted % s->nslots].in, 0, rem);
+			s->fill = rem;
+			s->bytes_in += rem;
+			len -= rem;
+			err = submit(s, false);
+			if (err)
+				return fail(s, err);
+		}
+	}
 	while (len) {
 		size_t n;
 

@@ -226,3 +226,274 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 		*ret_len = len;
 	return NULL;
 }
+
+static struct kcore_error *novmap(struct kcore_source *src, const char *why)
+{
+	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
+				  "no exact kernel virtual addresses: %s", why);
+}
+
+/*
+ * The kernel's page tables as a walker over ranges: the first leaf
+ * mapping at or after a virtual address, skipping whole empty tables.
+ */
+struct walker {
+	struct kcore_source *src;
+	bool arm64;
+	struct kcore_arm64_mmu m; /* arm64 */
+	uint64_t root;		  /* physical address of the top table */
+	uint64_t mask;		  /* x86_64: address bits of an entry */
+	unsigned levels;
+};
+
+static struct kcore_error *walker_init(struct kcore_source *src,
+				       struct walker *w)
+{
+	uint64_t root, l5 = 0, sme = 0;
+
+	*w = (struct walker){ .src = src };
+	if (src->info.machine == EM_AARCH64) {
+		struct kcore_error *err = kcore_arm64_mmu(src, &w->m);
+
+		if (err)
+			return err;
+		w->arm64 = true;
+		w->levels = w->m.levels;
+		w->root = w->m.root - w->m.kimage_voffset;
+		return NULL;
+	}
+	if (!vi_u64(src, "SYMBOL(init_top_pgt)", &root) &&
+	    !vi_u64(src, "SYMBOL(swapper_pg_dir)", &root))
+		return novmap(src, "VMCOREINFO names no page table root");
+	if (!x86_text(src, root, &w->root))
+		return novmap(src, "VMCOREINFO lacks NUMBER(phys_base)");
+	vi_u64(src, "NUMBER(pgtable_l5_enabled)", &l5);
+	vi_u64(src, "NUMBER(sme_mask)", &sme);
+	w->levels = l5 ? 5 : 4;
+	w->mask = PTE_ADDR & ~sme;
+	return NULL;
+}
+
+static unsigned level_shift(const struct walker *w, unsigned level)
+{
+	(void)w;
+	return 12 + 9 * (level - 1); /* 4 KiB granule on both */
+}
+
+/*
+ * The first leaf that maps an address in [va, end): *ret_va (its first
+ * address, aligned to its size), *ret_pa and *ret_size; *found false when
+ * none does.  A table missing from the dump is UNSUPPORTED.
+ */
+static struct kcore_error *next_leaf(struct walker *w, uint64_t va,
+				     uint64_t end, bool *found,
+				     uint64_t *ret_va, uint64_t *ret_pa,
+				     uint64_t *ret_size)
+{
+	*found = false;
+	while (va < end) {
+		uint64_t table = w->root, skip = 0;
+
+		for (unsigned level = w->levels; level >= 1; level--) {
+			unsigned shift = level_shift(w, level);
+			uint64_t idx, e, size = 1ull << shift;
+			unsigned char b[8];
+			struct kcore_error *err;
+			bool leaf, valid;
+
+			idx = w->arm64 ? kcore_arm64_index(&w->m, va, level)
+				       : (va >> shift) & 511;
+			err = kcore_source_read_paddr(w->src, table + idx * 8,
+						      b, 8);
+			if (err) {
+				kcore_error_destroy(err);
+				return unsupported(w->src, va,
+						   "a page table is not in "
+						   "the dump");
+			}
+			e = kcore_load(b, 8, false);
+			if (w->arm64) {
+				enum kcore_arm64_desc d =
+					kcore_arm64_desc(&w->m, e, level);
+
+				valid = d != ARM64_INVALID;
+				leaf = d == ARM64_LEAF;
+			} else {
+				valid = e & PTE_PRESENT;
+				leaf = level == 1 ||
+				       (level <= 3 && (e & PTE_PSE));
+			}
+			if (!valid) {
+				skip = size;
+				break;
+			}
+			if (leaf) {
+				uint64_t oa = w->arm64
+						      ? kcore_arm64_oa(&w->m, e)
+						      : e & w->mask;
+
+				*ret_va = va & ~(size - 1);
+				*ret_pa = oa & ~(size - 1);
+				*ret_size = size;
+				*found = true;
+				return NULL;
+			}
+			table = w->arm64 ? kcore_arm64_oa(&w->m, e)
+					 : e & w->mask;
+		}
+		if (!skip)
+			break;
+		if ((va | (skip - 1)) == UINT64_MAX)
+			break; /* the top of the address space */
+		va = (va | (skip - 1)) + 1;
+	}
+	return NULL;
+}
+
+/* Memoised in the source: computed once. */
+static struct kcore_error *compute_vmap(struct kcore_source *src,
+					struct kcore_kernel_vmap *v)
+{
+	uint64_t text_lo, text_hi, text_pa_of_lo, dm_lo, dm_hi;
+	uint64_t first = 0, last = 0, va, pa, size, cached_va = 0,
+		 cached_pa = 0, cached_size = 0;
+	bool found, any = false;
+	struct walker w;
+	struct kcore_error *err;
+
+	if (src->info.kind != KCORE_SOURCE_VMCORE || !src->vmcoreinfo ||
+	    (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64))
+		return novmap(
+			src, "not a vmcore with VMCOREINFO of x86_64 or arm64");
+	err = walker_init(src, &w);
+	if (err)
+		return err;
+	if (w.arm64) {
+		uint64_t modules_end, koff, stext;
+
+		/* The image at KIMAGE_VADDR (MODULES_END) + kaslr_offset(),
+		 * mapped at kimage_voffset from its physical address. */
+		if (!vi_u64(src, "NUMBER(MODULES_END)", &modules_end) ||
+		    !vi_u64(src, "KERNELOFFSET", &koff) ||
+		    !vi_u64(src, "SYMBOL(_stext)", &stext))
+			return novmap(src, "VMCOREINFO lacks "
+					   "NUMBER(MODULES_END), KERNELOFFSET "
+					   "or SYMBOL(_stext)");
+		text_lo = modules_end + koff;
+		if (stext < text_lo || stext - text_lo >= (2ull << 20))
+			return novmap(src,
+				      "SYMBOL(_stext) is not in the first "
+				      "2 MiB of KIMAGE_VADDR + KERNELOFFSET");
+		text_hi = text_lo + (1ull << 30);
+		text_pa_of_lo = text_lo - w.m.kimage_voffset;
+		/* The linear map: the lower half of the kernel's space. */
+		dm_lo = ~0ull << w.m.va_bits;
+		dm_hi = ~0ull << (w.m.va_bits - 1);
+	} else {
+		uint64_t isize = X86_KERNEL_IMAGE_MIN;
+
+		vi_u64(src, "NUMBER(KERNEL_IMAGE_SIZE)", &isize);
+		text_lo = X86_START_KERNEL_MAP;
+		text_hi = X86_START_KERNEL_MAP + isize;
+		if (text_hi < text_lo)
+			text_hi = UINT64_MAX;
+		text_pa_of_lo = src->info.phys_base;
+		/* page_offset_base: the direct map comes first in the
+		 * randomised region (arch/x86/mm/kaslr.c), which starts at
+		 * __PAGE_OFFSET_BASE_L4/L5 and ends below the CPU entry
+		 * area. */
+		dm_lo = w.levels == 5 ? 0xff11000000000000ull
+				      : 0xffff888000000000ull;
+		dm_hi = 0xfffffe0000000000ull;
+	}
+	/* The kernel image: every leaf of its mapping follows the
+	 * __pa_symbol() offset; the PT_LOAD spans the first to the last, as
+	 * /proc/kcore's [_text, _end) does (the gaps the kernel unmapped
+	 * after boot included). */
+	for (va = text_lo; va < text_hi;) {
+		err = next_leaf(&w, va, text_hi, &found, &va, &pa, &size);
+		if (err)
+			return err;
+		if (!found || va >= text_hi)
+			break;
+		if (pa != va - text_lo + text_pa_of_lo) {
+			if (w.arm64 && any)
+				break; /* past the image: another area */
+			return novmap(src, "the kernel image mapping does not "
+					   "follow its physical offset");
+		}
+		/* arm64: the image ends at the first big gap. */
+		if (w.arm64 && any && va - last > (64ull << 20))
+			break;
+		if (!any || va < first)
+			first = va;
+		any = true;
+		last = va + size;
+		if (last < va)
+			break;
+		va = last;
+	}
+	if (!any)
+		return novmap(src, "the kernel image is not mapped in the "
+				   "dump's page tables");
+	if (w.arm64 && first > text_lo)
+		first = text_lo; /* [_text, _stext) may be unmapped */
+	v->text_vaddr = first;
+	v->text_paddr = first - text_lo + text_pa_of_lo;
+	v->text_size = last - first;
+	/* The direct map: its first leaf gives the base; every physical
+	 * segment's first and last byte must translate by it. */
+	err = next_leaf(&w, dm_lo, dm_hi, &found, &va, &pa, &size);
+	if (err)
+		return err;
+	if (!found)
+		return novmap(src, "no direct map in the page "
+				   "tables");
+	v->direct_map = va - pa;
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *s = &src->segments[i];
+		uint64_t ends[2];
+
+		if (s->type != PT_LOAD || !s->has_paddr || !s->memsz)
+			continue;
+		ends[0] = s->paddr;
+		ends[1] = s->paddr + s->memsz - 1;
+		for (int k = 0; k < 2; k++) {
+			uint64_t want = v->direct_map + ends[k];
+
+			if (cached_size && want >= cached_va &&
+			    want - cached_va < cached_size) {
+				if (cached_pa + (want - cached_va) != ends[k])
+					goto mismatch;
+				continue;
+			}
+			err = next_leaf(&w, want, want + 1, &found, &va, &pa,
+					&size);
+			if (err)
+				return err;
+			if (!found || pa + (want - va) != ends[k])
+				goto mismatch;
+			cached_va = va;
+			cached_pa = pa;
+			cached_size = size;
+		}
+	}
+	return NULL;
+mismatch:
+	return novmap(src, "the direct map does not cover every physical "
+			   "segment at one offset");
+}
+
+struct kcore_error *kcore_source_kernel_vmap(struct kcore_source *src,
+					     struct kcore_kernel_vmap *ret)
+{
+	if (!src->vmap_done) {
+		src->vmap_done = true;
+		src->vmap_err = compute_vmap(src, &src->vmap);
+	}
+	if (src->vmap_err)
+		return kcore_error_create(src->vmap_err->code, 0, src->path,
+					  "%s", src->vmap_err->message);
+	*ret = src->vmap;
+	return NULL;
+}

@@ -4,21 +4,57 @@
  * read at random, with its holes known.  Every source already presents
  * itself as an ELF core image (internal.h); this adds the size, the data
  * bytes, zero-filled holes and a lock, for `kcoredump mount`.
+ *
+ * A physical-only vmcore (kdump, LiME, AVML) whose kernel virtual
+ * addresses are exact (kcore_source_kernel_vmap) is served instead as the
+ * ELF `convert --format elf` writes of it: its own headers, the kernel
+ * image's PT_LOADs first, then RAM at the direct map, each a window on
+ * the source image's bytes (the image's pages appear twice, read once).
  */
+#include <elf.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "kcoredump/view.h"
 #include "stream-internal.h"
+
+/* A PT_LOAD of the rebuilt ELF: [off, off + size) of the view is
+ * [src_off, src_off + size) of the source image. */
+struct view_load {
+	uint64_t vaddr, paddr, size, src_off, off;
+};
 
 struct kcore_view {
 	struct kcore_source *src;
 	pthread_mutex_t lock;
 	uint64_t size;
 	uint64_t data_bytes;
+	/* Rebuilt ELF (NULL header: the source image as it is). */
+	unsigned char *header;
+	size_t header_len;
+	struct view_load *loads;
+	size_t nloads, cap;
 };
+
+/* The last load starting at or before off (loads ascend), or NULL. */
+static const struct view_load *load_at(const struct kcore_view *v, uint64_t off)
+{
+	size_t lo = 0, hi = v->nloads;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v->loads[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v->loads[lo - 1] : NULL;
+}
 
 /* next_data over the whole image, clipped to it. */
 static struct kcore_error *next_data(struct kcore_view *v, uint64_t offset,
@@ -26,12 +62,213 @@ static struct kcore_error *next_data(struct kcore_view *v, uint64_t offset,
 {
 	struct kcore_error *err;
 
+	if (v->header) {
+		const struct view_load *l;
+		size_t i;
+
+		if (offset < v->header_len) {
+			*data = offset;
+			*data_end = v->header_len;
+			return NULL;
+		}
+		l = load_at(v, offset);
+		i = l ? (size_t)(l - v->loads) : 0;
+		for (; i < v->nloads; i++) {
+			uint64_t rel, d, e;
+
+			l = &v->loads[i];
+			if (offset >= l->off + l->size)
+				continue;
+			rel = offset > l->off ? offset - l->off : 0;
+			err = kcore_source_next_data(v->src, l->src_off + rel,
+						     l->src_off + l->size, &d,
+						     &e);
+			if (err)
+				return err;
+			if (d < l->src_off + l->size) {
+				if (e > l->src_off + l->size)
+					e = l->src_off + l->size;
+				*data = l->off + (d - l->src_off);
+				*data_end = l->off + (e - l->src_off);
+				return NULL;
+			}
+		}
+		*data = *data_end = v->size;
+		return NULL;
+	}
 	err = kcore_source_next_data(v->src, offset, v->size, data, data_end);
 	if (!err && *data > v->size)
 		*data = *data_end = v->size;
 	if (!err && *data_end > v->size)
 		*data_end = v->size;
 	return err;
+}
+
+static struct kcore_error *add_load(struct kcore_view *v, uint64_t vaddr,
+				    uint64_t paddr, uint64_t size,
+				    uint64_t src_off)
+{
+	if (v->nloads == v->cap) {
+		size_t cap = v->cap ? 2 * v->cap : 16;
+		struct view_load *l = realloc(v->loads, cap * sizeof(*l));
+
+		if (!l)
+			return &kcore_error_nomem;
+		v->loads = l;
+		v->cap = cap;
+	}
+	v->loads[v->nloads++] = (struct view_load){
+		.vaddr = vaddr, .paddr = paddr, .size = size, .src_off = src_off
+	};
+	return NULL;
+}
+
+static uint64_t round_up(uint64_t x, uint64_t a)
+{
+	return (x + a - 1) / a * a;
+}
+
+/*
+ * The ELF of a physical-only vmcore with exact virtual addresses: an ELF
+ * header, PT_NOTE with the source's notes, the kernel image's PT_LOADs
+ * (one per physical segment it touches), then one PT_LOAD per physical
+ * segment at the direct map; data page-aligned, p_align 0, as the dump
+ * writer lays out an ELF (PN_XNUM past 65534 program headers).
+ */
+static struct kcore_error *rebuild(struct kcore_view *v,
+				   const struct kcore_kernel_vmap *m)
+{
+	struct kcore_source *src = v->src;
+	uint64_t notes_len = 0, off, tend = m->text_paddr + m->text_size;
+	size_t nphdr, notes_off, pos;
+	struct kcore_error *err;
+	Elf64_Ehdr eh = { 0 };
+	Elf64_Phdr ph;
+	bool xnum;
+
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < src->nsegments; i++) {
+			const struct kcore_segment *s = &src->segments[i];
+			uint64_t lo = s->paddr, hi = s->paddr + s->memsz;
+
+			if (s->type != PT_LOAD || !s->has_paddr || !s->memsz)
+				continue;
+			if (pass == 0) { /* the image's part of it */
+				lo = lo > m->text_paddr ? lo : m->text_paddr;
+				hi = hi < tend ? hi : tend;
+				if (lo >= hi)
+					continue;
+			}
+			/* Beyond p_filesz: no bytes in the image. */
+			if (lo - s->paddr >= s->filesz)
+				continue;
+			if (hi - s->paddr > s->filesz)
+				hi = s->paddr + s->filesz;
+			err = add_load(
+				v,
+				pass == 0 ? m->text_vaddr + (lo - m->text_paddr)
+					  : m->direct_map + lo,
+				lo, hi - lo, s->offset + (lo - s->paddr));
+			if (err)
+				return err;
+		}
+	}
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].type == PT_NOTE)
+			notes_len += src->segments[i].filesz;
+	nphdr = 1 + v->nloads;
+	xnum = nphdr >= PN_XNUM;
+	notes_off = sizeof(eh) + nphdr * sizeof(ph) +
+		    (xnum ? sizeof(Elf64_Shdr) : 0);
+	if (notes_len > (64u << 20))
+		return kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
+					  "%" PRIu64 " bytes of notes: too "
+					  "many to serve",
+					  notes_len);
+	v->header_len = notes_off + (size_t)notes_len;
+	v->header = calloc(1, v->header_len);
+	if (!v->header)
+		return &kcore_error_nomem;
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = ET_CORE;
+	eh.e_machine = src->info.machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ph);
+	eh.e_phnum = xnum ? PN_XNUM : (Elf64_Half)nphdr;
+	if (xnum) {
+		Elf64_Shdr sh = { 0 };
+
+		eh.e_shoff = sizeof(eh) + nphdr * sizeof(ph);
+		eh.e_shentsize = sizeof(sh);
+		eh.e_shnum = 1;
+		sh.sh_info = (Elf64_Word)nphdr;
+		memcpy(v->header + eh.e_shoff, &sh, sizeof(sh));
+	}
+	memcpy(v->header, &eh, sizeof(eh));
+	pos = notes_off;
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *s = &src->segments[i];
+
+		if (s->type != PT_NOTE || !s->filesz)
+			continue;
+		err = kcore_source_pread(src, v->header + pos,
+					 (size_t)s->filesz, s->offset);
+		if (err)
+			return err;
+		pos += (size_t)s->filesz;
+	}
+	ph = (Elf64_Phdr){ .p_type = PT_NOTE,
+			   .p_offset = notes_off,
+			   .p_filesz = notes_len,
+			   .p_align = 4 };
+	memcpy(v->header + sizeof(eh), &ph, sizeof(ph));
+	off = round_up(v->header_len, 4096);
+	for (size_t i = 0; i < v->nloads; i++) {
+		struct view_load *l = &v->loads[i];
+
+		l->off = off;
+		ph = (Elf64_Phdr){ .p_type = PT_LOAD,
+				   .p_flags = PF_R | PF_W | PF_X,
+				   .p_offset = off,
+				   .p_vaddr = l->vaddr,
+				   .p_paddr = l->paddr,
+				   .p_filesz = l->size,
+				   .p_memsz = l->size };
+		memcpy(v->header + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
+		       sizeof(ph));
+		off = round_up(off + l->size, 4096);
+	}
+	v->size = v->nloads ? v->loads[v->nloads - 1].off +
+				      v->loads[v->nloads - 1].size
+			    : v->header_len;
+	return NULL;
+}
+
+/*
+ * The frame cache by default: every frame that holds data, so that random
+ * reads decode each frame once (drgn and crash read all over the dump),
+ * within KCORE_VIEW_CACHE_MIN..KCORE_VIEW_CACHE_MAX and a quarter of the
+ * RAM.  Memory follows what is read: a frame takes room when decoded.
+ */
+static size_t default_cache(struct kcore_source *src)
+{
+	uint64_t want = kcore_stream_source_data_frame_bytes(src);
+	uint64_t max = KCORE_VIEW_CACHE_MAX;
+	long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+
+	if (pages > 0 && psize > 0 &&
+	    (uint64_t)pages / 4 < max / (uint64_t)psize)
+		max = (uint64_t)pages / 4 * (uint64_t)psize;
+	if (want > max)
+		want = max;
+	if (want < KCORE_VIEW_CACHE_MIN)
+		want = KCORE_VIEW_CACHE_MIN;
+	return (size_t)want;
 }
 
 struct kcore_error *kcore_view_open(const char *path,
@@ -56,9 +293,23 @@ struct kcore_error *kcore_view_open(const char *path,
 					  "the live kernel's memory is not a "
 					  "dump; dump it first");
 	}
-	if (opts && opts->cache_bytes)
-		kcore_stream_source_set_cache(v->src, opts->cache_bytes);
+	kcore_stream_source_set_cache(v->src, opts && opts->cache_bytes
+						      ? opts->cache_bytes
+						      : default_cache(v->src));
 	v->size = v->src->info.file_size;
+	if (v->src->info.physical_only) {
+		struct kcore_kernel_vmap m;
+
+		err = kcore_source_kernel_vmap(v->src, &m);
+		if (!err) {
+			err = rebuild(v, &m);
+			if (err) {
+				kcore_view_destroy(v);
+				return err;
+			}
+		}
+		kcore_error_destroy(err);
+	}
 	/* Work in proportion to the runs of data, not to the size. */
 	while (pos < v->size) {
 		uint64_t d, e;
@@ -81,6 +332,8 @@ void kcore_view_destroy(struct kcore_view *v)
 		return;
 	kcore_source_destroy(v->src);
 	pthread_mutex_destroy(&v->lock);
+	free(v->header);
+	free(v->loads);
 	free(v);
 }
 
@@ -136,7 +389,19 @@ struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
 			continue;
 		}
 		n = e - at < len - done ? (size_t)(e - at) : len - done;
-		err = kcore_source_pread_partial(v->src, p + done, n, at, &got);
+		if (!v->header) {
+			err = kcore_source_pread_partial(v->src, p + done, n,
+							 at, &got);
+		} else if (at < v->header_len) {
+			got = n;
+			memcpy(p + done, v->header + at, n);
+		} else { /* next_data ends data at its load's end */
+			const struct view_load *l = load_at(v, at);
+
+			err = kcore_source_pread_partial(
+				v->src, p + done, n, l->src_off + (at - l->off),
+				&got);
+		}
 		done += got;
 	}
 	pthread_mutex_unlock(&v->lock);

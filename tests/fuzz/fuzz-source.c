@@ -33,6 +33,7 @@
 #include "kcoredump/corehandler.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/kcore.h"
+#include "kcoredump/view.h"
 
 /* Bound the work per input: reads are at most this long ... */
 #define MAX_READ (64u << 10)
@@ -339,6 +340,42 @@ static void check_exclude(struct kcore_source *src)
 	kcore_plan_destroy(plan);
 }
 
+/*
+ * The ELF `kcoredump mount` serves of it (for a kdump with exact virtual
+ * addresses, rebuilt from its page tables): its data runs in order, and
+ * up to 64 KiB read at the start of the first 256, including the header.
+ */
+static void check_view(void)
+{
+	struct kcore_view *v;
+	struct kcore_error *err = kcore_view_open(memfd_path, NULL, &v);
+	uint64_t pos = 0, size, d, e;
+	size_t done;
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	size = kcore_view_size(v);
+	for (unsigned n = 0; n < 256 && pos < size; n++) {
+		err = kcore_view_next_data(v, pos, &d, &e);
+		if (err) {
+			consume_error(err);
+			break;
+		}
+		if (d >= size)
+			break;
+		if (d < pos || e <= d || e > size)
+			abort(); /* runs ascend, are not empty, fit */
+		err = kcore_view_pread(v, read_buf, min_size(e - d, MAX_READ),
+				       d, &done);
+		if (err)
+			consume_error(err);
+		pos = e;
+	}
+	kcore_view_destroy(v);
+}
+
 static int write_input(const uint8_t *data, size_t size)
 {
 	size_t done = 0;
@@ -441,6 +478,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_vmcoreinfo(kcore_source_vmcoreinfo(src));
 		check_exclude(src);
 		kcore_source_destroy(src);
+		check_view();
 	} else {
 		consume_error(err);
 	}

@@ -447,6 +447,15 @@ static void test_hole_map(enum kcore_compress method)
 		   "xz: the map holds the whole zero frames (%" PRIu64
 		   " bytes)",
 		   holes);
+	/* A zero run of a frame or more ends the frame before it and begins
+	 * with a frame of its part short of whole frames (z1 % FS): the
+	 * frames with data hold the data only (xz: and that short frame,
+	 * which its hole map does not mark). */
+	ok(kcore_istream_data_frame_bytes(is) ==
+		   head + mid + tail +
+			   (method == KCORE_COMPRESS_XZ ? z1 % FS : 0),
+	   "%s: the frames with data hold only the data (%" PRIu64 " bytes)",
+	   name, kcore_istream_data_frame_bytes(is));
 	decoded = kcore_istream_frames_decoded(is);
 	err = kcore_istream_pread(is, buf, 2 * FS, head + z1 + mid + FS, &done);
 	ok(!err && done == 2 * FS && kcore_is_zero_test(buf, 2 * FS) &&
