@@ -3,7 +3,8 @@
 # kcoredump patch series (kernel/patches/*.patch) applied.
 #
 #   kernel/build.sh [--stock|--patched] [--upto N] [--out DIR] [--jobs N]
-#                   [--no-ccache] [--config-only] [--debug]
+#                   [--no-ccache] [--config-only] [--debug | --nommu]
+#                   [--patches DIR]
 #
 # Sources: `apt-get download linux-source-6.12` (apt-get update only if the
 # package is unknown), the tarball unpacked once into
@@ -16,11 +17,18 @@
 #
 # Config: `make tinyconfig` + kernel/kcoredump.config (merge_config.sh),
 # identical for both variants; --debug adds kernel/kasan.config (KASAN,
-# lockdep; O= directory build-<variant>-debug).  --upto N applies only patches 0001..000N
-# (each patch must build and boot on its own).
+# lockdep, lock statistics; O= directory build-<variant>-debug).  --upto N
+# applies only patches 0001..000N (each patch must build and boot on its
+# own).  --patches DIR takes the series from DIR instead of kernel/patches
+# (e.g. an earlier version, to show a test failing on it; O= directory
+# build-patched-<name of DIR>).  --nommu builds a RISC-V kernel without an
+# MMU that dumps cores (riscv nommu_virt_defconfig + kernel/nommu.config:
+# ELF FDPIC, COREDUMP, ELF_CORE; needs gcc-riscv64-linux-gnu), to prove
+# that the series builds and links for !CONFIG_MMU (O= directory
+# build-<variant>-nommu).
 #
-# Prints the bzImage path as the last line of stdout.  Everything else goes
-# to stderr.
+# Prints the bzImage (--nommu: vmlinux) path as the last line of stdout.
+# Everything else goes to stderr.
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -28,6 +36,9 @@ kcd_trap_errors
 shopt -s inherit_errexit
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/lib/shell.sh
+source "$here/../tests/lib/shell.sh"
+kcd_trap_errors
 pkg=linux-source-6.12
 cache=${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/linux-source
 variant=stock
@@ -37,8 +48,10 @@ jobs=${KCOREDUMP_KERNEL_JOBS:-2}
 use_ccache=1
 config_only=0
 debug=0
+nommu=0
+patch_dir=$here/patches
 
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "build.sh: $*" >&2; exit 1; }
 log() { echo "build.sh: $*" >&2; }
 
@@ -52,6 +65,8 @@ while [[ $# -gt 0 ]]; do
 	--no-ccache) use_ccache=0; shift ;;
 	--config-only) config_only=1; shift ;;
 	--debug) debug=1; shift ;;
+	--nommu) nommu=1; shift ;;
+	--patches) patch_dir=$(cd "$2" && pwd) || die "no directory '$2'"; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -126,7 +141,7 @@ log "source: $pkg $ver ($src)"
 
 # --- tree for the variant ---------------------------------------------------
 patches=()
-for p in "$here"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+for p in "$patch_dir"/[0-9][0-9][0-9][0-9]-*.patch; do
 	[[ -e "$p" ]] || continue
 	n=$(basename "$p"); n=${n%%-*}
 	[[ "$n" == 0000 ]] && continue            # cover letter
@@ -170,7 +185,11 @@ fi
 # --- configure and build ----------------------------------------------------
 dbg_suffix=
 ((debug == 0)) || dbg_suffix=-debug
-[[ -n "$out" ]] || out=$vdir/build-$variant${upto:+-upto$upto}$dbg_suffix
+((nommu == 0)) || dbg_suffix=-nommu
+series_suffix=
+[[ "$patch_dir" == "$here/patches" || "$variant" != patched ]] ||
+	series_suffix=-$(basename "$patch_dir")
+[[ -n "$out" ]] || out=$vdir/build-$variant$series_suffix${upto:+-upto$upto}$dbg_suffix
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -196,18 +215,32 @@ fi
 mk=(make -C "$tree" O="$out" -j"$jobs"
 	KBUILD_BUILD_TIMESTAMP="2025-01-01" KBUILD_BUILD_USER=kcoredump
 	KBUILD_BUILD_HOST=kcoredump)
-if ((use_ccache)) && command -v ccache >/dev/null; then
-	mk+=(CC="ccache gcc")
-	export CCACHE_BASEDIR=$vdir CCACHE_NOHASHDIR=1
-fi
-
+cc=gcc
+base_config=tinyconfig
 frags=("$here/kcoredump.config")
 ((debug == 0)) || frags+=("$here/kasan.config")
+targets=(bzImage modules)
+image=arch/x86/boot/bzImage
+if ((nommu)); then
+	cross=riscv64-linux-gnu-
+	command -v ${cross}gcc >/dev/null ||
+		die "--nommu needs ${cross}gcc (apt-get install gcc-riscv64-linux-gnu)"
+	mk+=(ARCH=riscv CROSS_COMPILE="$cross")
+	cc=${cross}gcc
+	base_config=nommu_virt_defconfig
+	frags=("$here/nommu.config")
+	targets=(vmlinux)
+	image=vmlinux
+fi
+if ((use_ccache)) && command -v ccache >/dev/null; then
+	mk+=(CC="ccache $cc")
+	export CCACHE_BASEDIR=$vdir CCACHE_NOHASHDIR=1
+fi
 cfg_stamp=$out/.kcoredump-config
 cfg_sum=$(cat "${frags[@]}" | sha256sum | cut -d" " -f1)
 if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]]; then
-	log "configuring: tinyconfig + ${frags[*]##*/}"
-	"${mk[@]}" -s tinyconfig >&2
+	log "configuring: $base_config + ${frags[*]##*/}"
+	"${mk[@]}" -s "$base_config" >&2
 	(cd "$out" && KCONFIG_CONFIG=.config "$tree/scripts/kconfig/merge_config.sh" \
 		-m -O "$out" .config "${frags[@]}") >&2
 	"${mk[@]}" -s olddefconfig >&2
@@ -223,12 +256,12 @@ fi
 ((config_only)) && { echo "$out/.config"; exit 0; }
 
 t0=$(date +%s)
-log "building bzImage and modules ($variant, -j$jobs) in $out"
-"${mk[@]}" bzImage modules >&2
+log "building ${targets[*]} ($variant, -j$jobs) in $out"
+"${mk[@]}" "${targets[@]}" >&2
 log "built in $(( $(date +%s) - t0 )) s"
 series_files | while read -r f; do
 	[[ -e "$tree/$f" ]] || continue
 	echo "$f $(git -C "$tree" hash-object "$f") $(stat -c %Y "$tree/$f")"
 done > "$mtimes.new"
 mv "$mtimes.new" "$mtimes"
-echo "$out/arch/x86/boot/bzImage"
+echo "$out/$image"

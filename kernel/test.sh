@@ -2,13 +2,20 @@
 # Build a test kernel (kernel/build.sh), the test module against it, and run
 # a kernel-* VM case on it.
 #
-#   kernel/test.sh [--stock|--patched] [--upto N] [--debug] [--results DIR]
-#                  [--timeout S] [CASE [ARG...]]
+#   kernel/test.sh [--stock|--patched] [--upto N] [--debug] [--patches DIR]
+#                  [--5lvl] [--mem SIZE] [--append STR] [--results DIR]
+#                  [--timeout S]
+#                  [CASE [ARG...]]
 #
-# CASE defaults to kernel-vmap-ram (others: kernel-seek, kernel-coredump,
-# or any tests/vm case such as info-kcore); ARGs go to the guest script.  kcoredump and kcore-read for the guest
-# come from $KCOREDUMP_BUILD (default /tmp/kbuild-kcd, built here with cmake
-# if missing).  Exit status is run.sh's (0 pass, 1 fail, 77 skip).
+# CASE defaults to kernel-vmap-ram (others: kernel-vread, kernel-seek,
+# kernel-coredump, kernel-lock, or any tests/vm case such as info-kcore);
+# ARGs go to the guest script.  --patches DIR builds the series in DIR
+# (build.sh --patches); --5lvl, --mem and --append (kernel command line,
+# repeatable; kernel-vread gets vsyscall=emulate) go to tests/vm/run.sh.
+# kcoredump
+# and kcore-read for the guest come from $KCOREDUMP_BUILD (default
+# /tmp/kbuild-kcd, built here with cmake if missing).  Exit status is
+# run.sh's (0 pass, 1 fail, 77 skip).
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -16,9 +23,15 @@ kcd_trap_errors
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/lib/shell.sh
+source "$top/tests/lib/shell.sh"
+kcd_trap_errors
 variant=--stock
 upto=()
 debug=()
+patches=()
+vmopts=()
+append=
 results=
 case_name=kernel-vmap-ram
 case_args=()
@@ -29,9 +42,13 @@ while [[ $# -gt 0 ]]; do
 	--stock|--patched) variant=$1; shift ;;
 	--upto) upto=(--upto "$2"); shift 2 ;;
 	--debug) debug=(--debug); shift ;;
+	--patches) patches=(--patches "$2"); shift 2 ;;
+	--5lvl) vmopts+=(--5lvl); shift ;;
+	--mem) vmopts+=(--mem "$2"); shift 2 ;;
+	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac
@@ -45,15 +62,16 @@ if [[ ! -x "$kcd/kcoredump" || ! -x "$kcd/tests/tools/kcore-read" ]]; then
 	cmake --build "$kcd" -j2 --target kcoredump kcore-read >&2
 fi
 
-bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} | tail -n 1)
+bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} \
+	${patches[@]+"${patches[@]}"} | tail -n 1)
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
 # The module, built out of tree into a per-kernel copy of kernel/test.
 mdir=$kdir/kcore_test
 mkdir -p "$mdir"
-cp "$here/test/kcore_test.c" "$here/test/Makefile" "$mdir/"
+cp "$here/test/kcore_test.c" "$here/test/vmalloc_lat.c" "$here/test/Makefile" "$mdir/"
 make -s -C "$kdir" M="$mdir" modules >&2
-chmod +x "$mdir/kcore_test.ko"   # run.sh --tool wants an executable
+chmod +x "$mdir/kcore_test.ko" "$mdir/vmalloc_lat.ko"   # run.sh --tool wants executables
 gcc -O2 -Wall -static -o "$mdir/kcore-seek" "$here/test/kcore-seek.c"
 gcc -O2 -Wall -static -o "$mdir/kcore-vread" "$here/test/kcore-vread.c"
 # crash-shapes: nolibc from the same tree, for deterministic process memory
@@ -61,10 +79,28 @@ nolibc=$kdir/source/tools/include/nolibc
 gcc -O2 -Wall -static -nostdlib -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -include "$nolibc/nolibc.h" \
 	-I "$nolibc" -o "$mdir/crash-shapes" "$here/test/crash-shapes.c" -lgcc
+# the host check's core checker (kernel-coredump)
+gcc -O2 -Wall -o "$mdir/corecheck" "$here/test/corecheck.c"
+tools=(--tool "$mdir/corecheck")
+# The series' selftest, from the tree just built (absent on stock)
+st=$kdir/source/tools/testing/selftests
+if [[ -e "$st/proc/proc-kcore-seek.c" ]]; then
+	gcc -O2 -Wall -static -I "$st" -o "$mdir/proc-kcore-seek" "$st/proc/proc-kcore-seek.c"
+	tools+=(--tool "$mdir/proc-kcore-seek")
+else
+	rm -f "$mdir/proc-kcore-seek"
+fi
 
+# kernel-vread reads the vsyscall page after the module segment: it must be
+# mapped (vsyscall=emulate; the default xonly mode maps nothing there, and
+# every kernel's read of it fails with EFAULT)
+[[ "$case_name" != kernel-vread || "$append" == *vsyscall=* ]] ||
+	append+=" vsyscall=emulate"
+[[ -z "$append" ]] || vmopts+=(--append "${append# }")
 [[ -n "$results" ]] || results=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-kernel.XXXXXX")
 exec "$top/tests/vm/run.sh" --kernel "$bz" --kcoredump "$kcd/kcoredump" \
 	--tool "$kcd/tests/tools/kcore-read" --tool "$mdir/kcore_test.ko" \
 	--tool "$mdir/kcore-seek" --tool "$mdir/crash-shapes" --tool "$mdir/kcore-vread" \
+	--tool "$mdir/vmalloc_lat.ko" ${tools[@]+"${tools[@]}"} ${vmopts[@]+"${vmopts[@]}"} \
 	--timeout "$timeout_s" --results "$results" \
 	"$top/tests/vm/cases/$case_name.sh" ${case_args[@]+"${case_args[@]}"}

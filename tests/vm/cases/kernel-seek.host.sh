@@ -86,16 +86,51 @@ if missing:
         "; ".join(f"{s:#x}-{e:#x} {t[:60]}" for s, e, t in missing[:5]))
 else:
     ok(f"all {nm} stable mapped vmalloc areas (minus guard page) are data")
-# 4. the test module's areas are data
-sizes = {"ram": 4, "ram2": 2, "vmalloc": 4}
+def overlaps(vs, ve):
+    # does [vs, ve) overlap any data extent (by vaddr)?
+    return any(e[2] and e[2] < ve and vs < e[3] for e in data)
+# 4. the test module's areas are data, their guard pages holes (vm_map_ram
+# areas have none)
+sizes = {"ram": 4, "ram2": 2, "vmalloc": 4, "vmap": 4, "big": 4096,
+         "gapa": 4, "gapc": 4, "tail": 64, "huge": 1024}
+guarded = ("vmalloc", "vmap", "big", "huge")
 if os.path.exists(os.path.join(d, "test-areas")):
     for l in open(os.path.join(d, "test-areas")):
         n, a = l.split()
         a = int(a, 16)
-        if covered(a, a + sizes[n] * 4096):
+        end = a + sizes[n] * 4096
+        if covered(a, end):
             ok(f"kcore_test {n} area {a:#x} is data")
         else:
             bad(f"kcore_test {n} area {a:#x} not data")
+        if n in guarded:
+            if overlaps(end, end + 4096):
+                bad(f"kcore_test {n} area {a:#x}: guard page {end:#x} reported as data")
+            else:
+                ok(f"kcore_test {n} area {a:#x}: guard page is a hole")
+    if os.path.exists(os.path.join(d, "gap")):
+        gb = int(open(os.path.join(d, "gap")).read().split()[0], 16)
+        if overlaps(gb, gb + 2 * 4096):
+            bad(f"dirty vmap block region {gb:#x} reported as data")
+        else:
+            ok(f"dirty vmap block region {gb:#x} is a hole")
+# 4b. every stable vmalloc area with a guard page (size = pages + 1 page in
+# vmallocinfo): its last page is a hole
+ng, gbad = 0, []
+for s, e, t in both:
+    m = re.search(r"pages=(\d+)", t)
+    if not m or "ioremap" in t or "vm_map_ram" in t:
+        continue
+    if e - s != (int(m[1]) + 1) * 4096:
+        continue
+    ng += 1
+    if overlaps(e - 4096, e):
+        gbad.append((s, e, t))
+if gbad:
+    bad(f"{len(gbad)} of {ng} guard pages reported as data: " +
+        "; ".join(f"{s:#x}-{e:#x} {t[:50]}" for s, e, t in gbad[:5]))
+else:
+    ok(f"the guard pages of all {ng} stable vmalloc areas are holes")
 # 5. hole samples
 hs = [l for l in open(os.path.join(d, "holes")) if l.startswith("hole-")]
 nz = [l for l in hs if not l.startswith("hole-samples")]
@@ -103,6 +138,17 @@ if nz:
     bad("holes not zero: " + "; ".join(x.strip() for x in nz[:5]))
 else:
     ok("hole samples all zero: " + "".join(x.strip() for x in hs if x.startswith("hole-samples")))
+# 6. the selftest
+st = os.path.join(d, "selftest")
+if os.path.exists(st):
+    lines = open(st).read().splitlines()
+    nok = [l for l in lines if l.startswith("not ok")]
+    if nok or not any(l.startswith("# Totals") or l.startswith("ok") for l in lines):
+        bad("proc-kcore-seek: " + "; ".join(nok[:5]))
+    else:
+        ok(f"proc-kcore-seek: {sum(l.startswith('ok') for l in lines)} checks pass")
+else:
+    bad("proc-kcore-seek did not run")
 sys.exit(fail)
 PY
 ) || rc=$?

@@ -12,15 +12,25 @@ set -eu
 if [ -e /tools/kcore_test.ko ]; then insmod /tools/kcore_test.ko; fi
 echo 1 > /proc/sys/kernel/kptr_restrict
 p=/sys/module/kcore_test/parameters
-for a in ram ram2 vmalloc; do
-	[ -e "$p/${a}_addr" ] && printf '%s 0x%x\n' "$a" "$(cat "$p/${a}_addr")"
+for a in ram ram2 vmalloc vmap big gapa gapc tail huge; do
+	[ -e "$p/${a}_addr" ] && [ "$(cat "$p/${a}_addr")" != 0 ] &&
+		printf '%s 0x%x\n' "$a" "$(cat "$p/${a}_addr")"
 done > "$OUT/test-areas"
+[ ! -e "$p/gapb_addr" ] || printf "0x%x\n" "$(cat "$p/gapb_addr")" > "$OUT/gap"
 "$KCOREDUMP" info --json /proc/kcore > "$OUT/info.json"
 cat /proc/vmallocinfo > "$OUT/vmallocinfo.before"
 kcore-seek > "$OUT/extents"
 cat /proc/vmallocinfo > "$OUT/vmallocinfo.after"
 tail -n 1 "$OUT/extents"
 rc=0
+# the series' selftest (tools/testing/selftests/proc/proc-kcore-seek.c)
+if command -v proc-kcore-seek > /dev/null; then
+	proc-kcore-seek > "$OUT/selftest" 2>&1 || rc=1
+	tail -n 3 "$OUT/selftest"
+else
+	echo "proc-kcore-seek not given (kernel/test.sh builds it from the patched tree)"
+	rc=1
+fi
 kcore-seek --check-holes > "$OUT/holes" || rc=1
 grep -E '^hole-' "$OUT/holes" | head -n 20
 # Races: enumerate while other processes come and go (their kernel stacks

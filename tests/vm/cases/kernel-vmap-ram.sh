@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Guest: /proc/kcore reads of vm_map_ram() areas (kernel/test/kcore_test.ko,
 # pass it with --tool).  The module maps 4 + 2 pages with vm_map_ram() (a
-# vmap_block) and 4 pages with vmalloc(), every page with its own pattern
-# (see kernel/test/kcore_test.c).  Each area is read page by page and whole,
+# vmap_block) and 4 pages with vmalloc(), every page with its own pattern,
+# and more shapes (vmap() without vm->pages, 16 MiB, ioremap, block regions
+# around a dirty gap, an area ending a block, vmalloc_huge(); see
+# kernel/test/kcore_test.c).  Each area is read page by page and whole,
 # by plain pread (kpread) and by libkcore (kcore-read, with --tool); the raw
 # bytes go to $OUT for the host check, which verifies every word.
 #
@@ -108,6 +110,35 @@ if [ -e "$p/vmap_addr" ]; then
 		fail=1
 	fi
 	rm -f /tmp/win.whole /tmp/win.blocks /tmp/win.unaligned
+fi
+# Two used regions of a vmap block with a dirty gap (2 pages mapped and
+# unmapped again) between them, a vm_map_ram() area ending at the end of a
+# vmap block (bit VMAP_BBMAP_BITS), a vmalloc_huge() area; windows over
+# the regions and the gap, from the first region and from inside the gap.
+if [ -e "$p/gapa_addr" ]; then
+	check_area gapa 6 4
+	check_area gapc 7 4
+	if [ "$(cat "$p/tail_addr")" = 0 ]; then
+		echo "not ok - kcore_test placed no vm_map_ram() area at the end of a vmap block"
+		fail=1
+	else
+		check_area tail 8 64
+	fi
+	check_area huge 9 1024 whole
+	ga=$(cat "$p/gapa_addr") gb=$(cat "$p/gapb_addr") gc=$(cat "$p/gapc_addr")
+	wend=$((gc + 4 * 4096))
+	: > "$OUT/windows"
+	for w in "gap-from-a $ga" "gap-from-dirty $gb"; do
+		# shellcheck disable=SC2086 # label and address are words
+		set -- $w
+		printf '%s 0x%x %d\n' "$1" "$2" $((wend - $2)) >> "$OUT/windows"
+		for r in $readers; do
+			rd "$r" "$2" $((wend - $2)) > "$OUT/win-$1.$r"
+		done
+	done
+else
+	echo "not ok - kcore_test.ko has no gap/tail/huge areas"
+	fail=1
 fi
 dmesg | grep kcore_test || true
 exit $fail
