@@ -122,6 +122,6 @@ rate() {
 		-v p="$mbps" 'BEGIN { printf "%.1f MB/s (%.2f s, %.2fx the pread loop)", b / 1e6 / s, s, b / 1e6 / s / p }'
 }
 echo "# RAM of the guest ($ram bytes): pread loop (1 MiB) $mbps MB/s;" \
-	"kcoredump dump --segments ram -o /dev/null: --hash none $(rate none)," \
+	"kcoredump dump --segments ram -o /dev/null --special-output: --hash none $(rate none)," \
 	"SHA-256 $(rate sha256)"
 exit $fail

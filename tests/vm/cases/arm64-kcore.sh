@@ -63,7 +63,7 @@ kpread --bench > "$OUT/pread.txt"
 # --hash none for the copy speed; the default SHA-256 beside it.
 for h in none sha256; do
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	"$k" dump -f --segments ram --hash "$h" -q -o /dev/null
+	"$k" dump -f --segments ram --hash "$h" -q -o /dev/null --special-output
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	echo "dump_ram_s_$h $(echo "$t1 $t0" | awk '{print $1 - $2}')"
 done > "$OUT/dump-time.txt"
