@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,22 +54,6 @@ int kcore_segment_class_from_name(const char *name)
 		if (strcmp(class_names[i], name) == 0)
 			return i;
 	return -1;
-}
-
-const char *kcore_source_add_label(struct kcore_source *src, const char *label)
-{
-	char **labels =
-		realloc(src->labels, (src->nlabels + 1) * sizeof(*labels));
-	char *copy;
-
-	if (!labels)
-		return NULL;
-	src->labels = labels;
-	copy = strdup(label);
-	if (!copy)
-		return NULL;
-	src->labels[src->nlabels++] = copy;
-	return copy;
 }
 
 static struct kcore_error *libelf_error(const char *path, const char *what)
@@ -641,6 +626,56 @@ struct kcore_error *kcore_source_alloc(const char *path,
 	return NULL;
 }
 
+/*
+ * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no VMCOREINFO
+ * note; /sys/kernel/vmcoreinfo says where it is in RAM.
+ */
+static struct kcore_error *vmcoreinfo_from_sysfs(struct kcore_source *src,
+						 const char *sysroot)
+{
+	char path[PATH_MAX];
+	uint64_t paddr;
+	uint32_t size, namesz, descsz;
+	unsigned char *note;
+	size_t desc_off;
+	struct kcore_error *err;
+
+	err = kcore_vmcoreinfo_sysfs(sysroot, path, sizeof(path), &paddr,
+				     &size);
+	if (err || !size)
+		return err;
+	note = malloc(size);
+	if (!note)
+		return &kcore_error_nomem;
+	err = kcore_source_read_paddr(src, paddr, note, size);
+	if (err) {
+		free(note);
+		return err;
+	}
+	namesz = (uint32_t)kcore_load(note, 4, src->info.big_endian);
+	descsz = (uint32_t)kcore_load(note + 4, 4, src->info.big_endian);
+	desc_off = 12 + (((size_t)namesz + 3) & ~(size_t)3);
+	if (namesz != sizeof("VMCOREINFO") ||
+	    memcmp(note + 12, "VMCOREINFO", namesz) != 0 || desc_off > size ||
+	    descsz > size - desc_off) {
+		free(note);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     paddr,
+					     "no VMCOREINFO note at physical "
+					     "address 0x%llx given by %s",
+					     (unsigned long long)paddr, path);
+	}
+	err = kcore_vmcoreinfo_parse((const char *)note + desc_off, descsz,
+				     &src->vmcoreinfo);
+	if (err) {
+		free(note);
+		return err;
+	}
+	src->vmcoreinfo_note = note;
+	src->info.vmcoreinfo_origin = "sysfs";
+	return NULL;
+}
+
 struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 				       const struct kcore_open_opts *opts)
 {
@@ -681,12 +716,8 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 	err = kcore_classify_segments(src);
 	if (err)
 		return err;
-	/*
-	 * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no
-	 * VMCOREINFO note; /sys/kernel/vmcoreinfo says where it is in RAM.
-	 */
 	if (live && !src->vmcoreinfo) {
-		err = kcore_vmcoreinfo_from_sysfs(src, opts->sysroot);
+		err = vmcoreinfo_from_sysfs(src, opts->sysroot);
 		if (err)
 			return err;
 		if (src->vmcoreinfo) {
@@ -1040,4 +1071,13 @@ struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
 	*ret_data = data;
 	*ret_hole = seg->filesz - data;
 	return NULL;
+}
+
+struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
+						uint64_t vaddr,
+						uint64_t *ret_paddr,
+						uint64_t *ret_len)
+{
+	return kcore_translate(src, vaddr, kcore_source_read_paddr, ret_paddr,
+			       ret_len);
 }
