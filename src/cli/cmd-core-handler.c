@@ -38,7 +38,7 @@ enum {
 	OPT_NO_PAGEMAP,
 };
 
-const struct cli_option core_handler_options[] = {
+static const struct cli_option core_handler_options[] = {
 	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
 	  "store cores in DIR (default " DEFAULT_DIR ")", "@dir", 'd' },
 	{ "compress", 'c', CLI_ARG_REQUIRED, "METHOD",
@@ -242,9 +242,9 @@ static int install_pattern(const char *pattern)
 	return EXIT_OK;
 }
 
-int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 {
-	const struct cli_command *cmd = cli_find_command("core-handler");
+	const struct cli_command *cmd = &cli_cmd_core_handler;
 	struct kcore_ch_opts o = { .in_fd = STDIN_FILENO,
 				   .close_input = true,
 				   .sync = true,
@@ -419,3 +419,13 @@ int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_ch_result_deinit(&res);
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_core_handler = {
+	"core-handler",
+	cmd_core_handler,
+	core_handler_options,
+	"PID UID GID SIGNAL TIME [COMM]",
+	NULL,
+	"store a core from the kernel's core_pattern pipe",
+	false
+};

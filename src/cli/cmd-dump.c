@@ -16,7 +16,7 @@
 #include "json.h"
 #include "kcoredump/dump.h"
 
-const struct cli_option dump_options[] = {
+static const struct cli_option dump_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
@@ -554,9 +554,10 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	}
 }
 
-int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
+int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
+		 char **argv)
 {
-	const struct cli_command *cmd = cli_find_command(name);
+	const char *name = cmd->name;
 	bool convert = strcmp(name, "convert") == 0;
 	bool format_set = false, codec_set = false;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
@@ -829,7 +830,14 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 	return status;
 }
 
-int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 {
-	return cli_dump_run(ctx, "dump", argc, argv);
+	return cli_dump_run(ctx, &cli_cmd_dump, argc, argv);
 }
+
+const struct cli_command cli_cmd_dump = {
+	"dump",	      cmd_dump,
+	dump_options, "[SOURCE]",
+	"@file",      "write a sparse, compressed, hashed ELF dump of a source",
+	false
+};

@@ -19,7 +19,7 @@ enum {
 	OPT_STOP,
 };
 
-const struct cli_option pid_options[] = {
+static const struct cli_option pid_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
@@ -79,8 +79,7 @@ struct pid_args {
 static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		      char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("pid"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_pid, argc, argv);
 	const char *arg;
 	int c, first, done;
 	uint64_t v;
@@ -351,7 +350,7 @@ static int dry_run(struct cli_ctx *ctx, const struct kcore_source *src)
 	return EXIT_OK;
 }
 
-int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct pid_args a = { 0 };
 	struct cli_progress ps = { 0 };
@@ -410,3 +409,13 @@ int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_source_destroy(src);
 	return status;
 }
+
+const struct cli_command cli_cmd_pid = {
+	"pid",
+	cmd_pid,
+	pid_options,
+	"PID",
+	NULL,
+	"write an ELF core of a running process (like gcore, sparse)",
+	false
+};

@@ -8,7 +8,7 @@
 #include "json.h"
 #include "kcoredump/verify.h"
 
-const struct cli_option verify_options[] = {
+static const struct cli_option verify_options[] = {
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print the result as one JSON document", NULL, 'j' },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL,
@@ -20,7 +20,7 @@ const struct cli_option verify_options[] = {
 	{ 0 },
 };
 
-const struct cli_option extract_options[] = {
+static const struct cli_option extract_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the sparse ELF dump to FILE", "@file", 'o' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
@@ -118,10 +118,9 @@ static void render_verify_json(const char *dump,
 	json_finish(&j);
 }
 
-int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("verify"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_verify, argc, argv);
 	struct kcore_verify_result r;
 	struct kcore_error *err;
 	bool quiet = false;
@@ -175,10 +174,9 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	return status;
 }
 
-int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("extract"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_extract, argc, argv);
 	const char *output = NULL, *arg;
 	bool force = false, quiet = false;
 	struct kcore_error *err;
@@ -212,3 +210,20 @@ int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 		       cli_human_size(size, s, sizeof(s)));
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_verify = {
+	"verify",	cmd_verify,
+	verify_options, "DUMP [SOURCE]",
+	"@file",	"check a dump against its digests (and a source)",
+	false
+};
+
+const struct cli_command cli_cmd_extract = {
+	"extract",
+	cmd_extract,
+	extract_options,
+	"DUMP",
+	"@file",
+	"decompress a .zst/.xz dump into a sparse ELF file",
+	false
+};
