@@ -126,12 +126,15 @@ static void *worker(void *arg)
 		if (d->stop)
 			break;
 		j = &d->ring[d->next_work++ % d->nring];
-		if (j->gap)
-			continue; /* nothing to process */
 		pthread_mutex_unlock(&d->lock);
-		process_job(d, j);
-		if (d->ops->encode)
-			d->ops->encode(d->w, &j->b);
+		/* A hole has nothing to process, but passes through here like
+		 * a block: its slot is free again only once the workers have
+		 * gone past it. */
+		if (!j->gap) {
+			process_job(d, j);
+			if (d->ops->encode)
+				d->ops->encode(d->w, &j->b);
+		}
 		pthread_mutex_lock(&d->lock);
 		j->state = 2;
 		pthread_cond_broadcast(&d->done_cv);
@@ -342,10 +345,10 @@ static struct kcore_error *next_job(struct dump *d, struct job **ret)
 	return NULL;
 }
 
-static void queue(struct dump *d, struct job *j, int state)
+static void queue(struct dump *d, struct job *j)
 {
 	pthread_mutex_lock(&d->lock);
-	j->state = state;
+	j->state = 1;
 	d->submitted++;
 	pthread_cond_signal(&d->work_cv);
 	pthread_mutex_unlock(&d->lock);
@@ -367,7 +370,7 @@ static struct kcore_error *submit(struct dump *d, size_t si, uint64_t off,
 	j->b.pages = (len + d->page - 1) / d->page;
 	fill_job(d, j);
 	d->res->stats.bytes_done += len;
-	queue(d, j, 1);
+	queue(d, j);
 	report_progress(d, false);
 	return check_cancel(d);
 }
@@ -397,7 +400,7 @@ static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 	j->b.seg = si;
 	j->b.off = off;
 	j->b.len = len;
-	queue(d, j, 2);
+	queue(d, j);
 	return NULL;
 }
 
