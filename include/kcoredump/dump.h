@@ -159,6 +159,20 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
 						 uint64_t page_size,
 						 size_t *ret_dropped);
+/* Order the segments by virtual address, as the ELF ABI asks of PT_LOADs
+ * (and as Volatility 3, which does not sort, needs them to scan RAM in
+ * physical order from its lowest address). */
+void kcore_plan_sort_virtual(struct kcore_plan *plan);
+/*
+ * Make the plan the one format writes: for kdump, LiME and AVML the RAM
+ * segments only (kcore_plan_restrict_physical), for ELF all of them in
+ * ascending virtual address.  kcore_dump() does it too; a caller that
+ * shows the plan first (--dry-run) calls it to show what will be written.
+ */
+struct kcore_error *kcore_plan_for_format(struct kcore_plan *plan,
+					  enum kcore_format format,
+					  uint64_t page_size,
+					  size_t *ret_dropped);
 void kcore_plan_destroy(struct kcore_plan *plan);
 /*
  * Leave out the pages of the classes in level (KCORE_EXCLUDE_x) from the

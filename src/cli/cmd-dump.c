@@ -752,26 +752,22 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
-	if (opts.format != KCORE_FORMAT_ELF) {
-		size_t dropped = 0;
-
-		err = kcore_plan_restrict_physical(plan, page_size(src),
-						   &dropped);
-		if (err) {
-			kcore_plan_destroy(plan);
-			kcore_source_destroy(src);
-			return cli_fail(ctx, err);
-		}
-		/* The summary says it after a dump; a dry run says it here. */
-		if (dropped && dry_run && !quiet && !ctx->json)
-			fprintf(stderr,
-				"kcoredump: %s holds physical RAM only: %zu "
-				"segment%s without physical memory (kernel "
-				"text, vmalloc, modules, ...) dropped\n",
-				kcore_format_name(opts.format), dropped,
-				dropped == 1 ? "" : "s");
-		dropped_segments = dropped;
+	/* The plan as the format writes it (the dry run shows it). */
+	err = kcore_plan_for_format(plan, opts.format, page_size(src),
+				    &dropped_segments);
+	if (err) {
+		kcore_plan_destroy(plan);
+		kcore_source_destroy(src);
+		return cli_fail(ctx, err);
 	}
+	/* The summary says it after a dump; a dry run says it here. */
+	if (dropped_segments && dry_run && !quiet && !ctx->json)
+		fprintf(stderr,
+			"kcoredump: %s holds physical RAM only: %zu "
+			"segment%s without physical memory (kernel "
+			"text, vmalloc, modules, ...) dropped\n",
+			kcore_format_name(opts.format), dropped_segments,
+			dropped_segments == 1 ? "" : "s");
 	ps.tty = isatty(STDERR_FILENO);
 	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
 	if (exclude) {

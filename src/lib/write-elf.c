@@ -2,9 +2,9 @@
 /*
  * ELF output.  The ELF header, program headers and notes come first (crash
  * reads the notes from the area before the first PT_LOAD), then each
- * PT_LOAD's bytes at a page-aligned offset: in a sparse file zero pages and
- * holes stay file holes, in a stream (zstd, xz, or plain on a pipe) they
- * are zeros.
+ * PT_LOAD's bytes at a page-aligned offset, in ascending p_vaddr: in a sparse
+ * file zero pages and holes stay file holes, in a stream (zstd, xz, or plain on
+ * a pipe) they are zeros.
  *
  * Our metadata note has a fixed size, and the final one is written in
  * place: with pwrite in a sparse file, by rewriting the header's stored
@@ -107,6 +107,14 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 	ew->total = plan->nsegs ? plan->segs[plan->nsegs - 1].out_offset +
 					  plan->segs[plan->nsegs - 1].size
 				: ew->header_len;
+	return NULL;
+}
+
+/* PT_LOADs in ascending p_vaddr (the ELF ABI). */
+static struct kcore_error *elfw_plan(struct kcore_plan *plan, uint64_t page,
+				     size_t *dropped)
+{
+	kcore_plan_sort_virtual(plan);
 	return NULL;
 }
 
@@ -248,6 +256,7 @@ static struct kcore_error *elfw_finish(struct kcore_writer *w,
 const struct kcore_writer_ops kcore_write_elf = {
 	.format = KCORE_FORMAT_ELF,
 	.name = "elf",
+	.plan = elfw_plan,
 	.begin = elfw_begin,
 	.block = elfw_block,
 	.hole = elfw_hole,

@@ -31,3 +31,16 @@ int kcore_format_from_name(const char *name)
 			return i;
 	return -1;
 }
+
+struct kcore_error *kcore_plan_for_format(struct kcore_plan *plan,
+					  enum kcore_format format,
+					  uint64_t page_size,
+					  size_t *ret_dropped)
+{
+	const struct kcore_writer_ops *ops = kcore_writer_find(format);
+
+	if (!ops)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "unknown output format");
+	return ops->plan ? ops->plan(plan, page_size, ret_dropped) : NULL;
+}
