@@ -376,7 +376,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 		fprintf(f,
 			"  kdump pages:  %" PRIu64 " with data, %" PRIu64
 			" zero (one shared copy), %" PRIu64
-			" excluded (holes, unreadable)\n",
+			" excluded (--exclude, unreadable)\n",
 			r->pages_dumped, r->pages_zero, r->pages_excluded);
 	if (plan->exclude.level)
 		print_exclude(f, plan);

@@ -314,15 +314,7 @@ static struct kcore_error *check_cancel(struct dump *d)
 	return NULL;
 }
 
-/* The writer's services (struct kcore_write_setup). */
-static void extent_for_writer(void *arg, size_t seg, uint64_t pos, uint64_t *ds,
-			      uint64_t *de)
-{
-	struct dump *d = arg;
-
-	kcore_extent_next(&d->ext, seg, pos, ds, de);
-}
-
+/* The writer's service (struct kcore_write_setup). */
 static struct kcore_error *tick_for_writer(void *arg)
 {
 	struct kcore_error *err = check_cancel(arg);
@@ -614,7 +606,6 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		.block = d.block,
 		.slots = d.nring,
 		.res = ret,
-		.data_extent = extent_for_writer,
 		.tick = tick_for_writer,
 		.arg = &d,
 	};

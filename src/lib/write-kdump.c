@@ -14,12 +14,15 @@
  * header, sub-header, notes and bitmaps are written last, when bitmap 2
  * and the digests are final.
  *
+ * Every page of a segment is dumped, zero pages and the source's holes as
+ * the shared zero page, except the pages --exclude left out and, in a
+ * regular file, the unreadable ones: those are cleared in bitmap 2.
+ *
  * On a pipe the file is wrapped in makedumpfile's flattened format: every
  * write becomes a big-endian {offset, size} record, ended by {-1, -1}.
  * Readers of a flattened file (crash --osrelease) look for the header in
- * the first record, so it goes first, with its final bitmaps (the pages
- * the pipeline will read, counted beforehand); our note's slot follows at
- * the end.
+ * the first record, so it goes first, with its final bitmaps (all pages
+ * but those --exclude left out); our note's slot follows at the end.
  */
 #include <elf.h>
 #include <stdio.h>
@@ -299,9 +302,8 @@ struct kdump_writer {
 	size_t desc_fill; /* descriptors in descbuf */
 	uint64_t dumped, zero_pages;
 	bool flat; /* flattened records on a stream */
-	/* The pipeline's position: pfns before it are dumped or excluded. */
-	size_t cur_seg;
-	uint64_t cur_pfn;
+	/* The next of the plan's excluded ranges (--exclude) to pass. */
+	const struct kcore_range *next_excluded;
 	struct kcore_note_blob notes;
 	uint64_t meta_off; /* file offset of our note's descriptor */
 	struct kdump_slot *slots;
@@ -503,10 +505,10 @@ static struct kcore_error *write_headers(struct kdump_writer *k,
 	unsigned char *s = blk + k->page;
 
 	put64(s + 0, hi->phys_base);
-	/* dump_level: 1 (DL_EXCLUDE_ZERO) at least, since source holes and
-	 * zero-filled unreadable pages are left out, and crash reads
-	 * excluded pages as zeros when this bit is set; more with the
-	 * classes kcore_plan_exclude() left out. */
+	/* dump_level: 1 (DL_EXCLUDE_ZERO) at least, as makedumpfile -d 1:
+	 * every zero page, the source's holes included, points at the one
+	 * shared zero page; more with the classes kcore_plan_exclude() left
+	 * out, which are not dumped (cleared in bitmap 2). */
 	put32(s + 8, hi->dump_level | 1);
 	put32(s + 12, 0);	     /* split */
 	put64(s + 16, 0);	     /* start_pfn */
@@ -570,33 +572,33 @@ static uint64_t seg_pfn(const struct kdump_writer *k, size_t si, bool end)
 }
 
 /*
- * The pages the dump gives a descriptor, every page that overlaps a data
- * extent of the source (the pipeline reads exactly those); with mark,
- * the others are excluded from bitmap 2.  Unreadable pages found later
- * are excluded too, except in a flattened file.
+ * Every page of the plan's segments has a descriptor, the zero pages and
+ * the holes of the source pointing at the shared zero page (as with
+ * makedumpfile -d 1), but those --exclude left out, which are not dumped;
+ * with mark, they are cleared in bitmap 2.  Unreadable pages found later
+ * are excluded too, except in a flattened file, whose bitmap 2 went out
+ * first.
  */
-static uint64_t count_pages(struct kdump_writer *k, bool mark)
+static uint64_t planned_pages(struct kdump_writer *k, bool mark)
 {
-	const struct kcore_write_setup *ws = k->w.ws;
+	const struct kcore_plan *plan = k->w.ws->plan;
 	uint64_t n = 0;
 
-	for (size_t si = 0; si < ws->plan->nsegs; si++) {
-		const struct kcore_plan_segment *seg = &ws->plan->segs[si];
-		uint64_t pos = 0, ds, de, base = seg_pfn(k, si, false);
+	for (size_t si = 0; si < plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &plan->segs[si];
+		uint64_t a = seg->paddr, b = seg->paddr + seg->size;
 
-		while (pos < seg->size) {
-			ws->data_extent(ws->arg, si, pos, &ds, &de);
-			if (ds > seg->size)
-				ds = seg->size;
-			if (de > seg->size)
-				de = seg->size;
+		n += seg->size / k->page;
+		for (const struct kcore_range *r =
+			     kcore_excluded_after(plan, a);
+		     r && r < plan->excluded + plan->nexcluded && r->start < b;
+		     r++) {
+			uint64_t s = (r->start > a ? r->start : a) / k->page;
+			uint64_t e = (r->end < b ? r->end : b) / k->page;
+
+			n -= e - s;
 			if (mark)
-				exclude_range(k, base + pos / k->page,
-					      base + ds / k->page);
-			if (ds >= seg->size)
-				break;
-			n += (de + k->page - 1) / k->page - ds / k->page;
-			pos = kcore_round_up(de, k->page);
+				exclude_range(k, s, e);
 		}
 	}
 	return n;
@@ -734,7 +736,7 @@ static struct kcore_error *start(struct kdump_writer *k)
 	}
 	err = kcore_write_notes(&k->w, &k->notes);
 	if (!err)
-		err = layout(k, r, plan->nsegs, count_pages(k, false),
+		err = layout(k, r, plan->nsegs, planned_pages(k, false),
 			     k->notes.len);
 	free(r);
 	if (err)
@@ -750,14 +752,12 @@ static struct kcore_error *start(struct kdump_writer *k)
 		err = kcore_sink_pwrite(&k->w.sink, 0, h, sizeof(h));
 		if (err)
 			return err;
-		count_pages(k, true);
+		planned_pages(k, true);
 		header_info(k, &hi);
 		err = write_headers(k, &hi, k->meta_off, k->notes.meta_len);
 		if (err)
 			return err;
 	}
-	k->cur_seg = 0;
-	k->cur_pfn = plan->nsegs ? seg_pfn(k, 0, false) : 0;
 	return zero_page(k, k->slots[0].codec);
 }
 
@@ -808,22 +808,32 @@ static void kdump_encode(struct kcore_writer *w, const struct kcore_block *b)
 	}
 }
 
-/* pfns the pipeline skipped (holes) before (seg, pfn) are not dumped:
- * cleared in bitmap 2, no descriptor. */
-static void skip_to(struct kdump_writer *k, size_t seg, uint64_t pfn)
+/* Whether pfn is one --exclude left out.  Pages come in ascending pfn
+ * order: the plan's excluded ranges are passed once. */
+static bool excluded(struct kdump_writer *k, uint64_t pfn)
 {
-	size_t nsegs = k->w.ws->plan->nsegs;
+	const struct kcore_plan *plan = k->w.ws->plan;
+	const struct kcore_range *end = plan->excluded + plan->nexcluded;
+	const struct kcore_range *r = k->next_excluded;
+	uint64_t paddr = pfn * k->page;
 
-	while (k->cur_seg < nsegs &&
-	       (k->cur_seg < seg || (k->cur_seg == seg && k->cur_pfn < pfn))) {
-		uint64_t end = seg_pfn(k, k->cur_seg, true);
-		uint64_t stop = k->cur_seg == seg ? pfn : end;
+	if (!r)
+		r = plan->excluded;
+	while (r && r < end && r->end <= paddr)
+		r++;
+	k->next_excluded = r;
+	return r && r < end && r->start <= paddr;
+}
 
-		for (; k->cur_pfn < stop; k->cur_pfn++)
-			exclude(k, k->cur_pfn);
-		if (k->cur_pfn == end && ++k->cur_seg < nsegs)
-			k->cur_pfn = seg_pfn(k, k->cur_seg, false);
+/* A page not read: left out by --exclude, else a hole of the source,
+ * which is a zero page. */
+static struct kcore_error *unread_page(struct kdump_writer *k, uint64_t pfn)
+{
+	if (excluded(k, pfn)) {
+		exclude(k, pfn);
+		return NULL;
 	}
+	return desc_zero(k);
 }
 
 /* The block's page data, then one descriptor per dumped page. */
@@ -838,17 +848,18 @@ static struct kcore_error *kdump_block(struct kcore_writer *w,
 	uint64_t base = k->data_pos;
 	struct kcore_error *err = NULL;
 
-	skip_to(k, b->seg, first);
 	if (s->clen) {
 		err = out(k, base, s->cbuf, s->clen);
 		k->data_pos += s->clen;
 	}
 	for (uint64_t p = 0; !err && p < pages; p++) {
-		/* The flattened header went out first, with bitmap 2 from
-		 * the holes: an unreadable page is a zero page there. */
-		if (b->hole[p] || (b->bad[p] && !k->flat)) {
+		if (b->hole[p]) {
+			err = unread_page(k, first + p);
+		} else if (b->bad[p] && !k->flat) {
 			exclude(k, first + p);
 		} else if (b->zero[p]) {
+			/* The flattened header went out first, with bitmap 2:
+			 * an unreadable page is a zero page there. */
 			w->ws->res->stats.bytes_zero += k->page;
 			err = desc_zero(k);
 		} else {
@@ -857,21 +868,27 @@ static struct kcore_error *kdump_block(struct kcore_writer *w,
 					s->cflags[p]);
 		}
 	}
-	k->cur_pfn = first + pages;
-	if (k->cur_pfn == seg_pfn(k, b->seg, true) &&
-	    ++k->cur_seg < w->ws->plan->nsegs)
-		k->cur_pfn = seg_pfn(k, k->cur_seg, false);
 	return err;
 }
 
-/* A hole: its pages are not dumped. */
+/* A hole: zero pages, but for the pages --exclude left out. */
 static struct kcore_error *kdump_hole(struct kcore_writer *w, size_t seg,
 				      uint64_t off, uint64_t len)
 {
 	struct kdump_writer *k = (struct kdump_writer *)w;
+	uint64_t first = seg_pfn(k, seg, false) + off / k->page;
+	uint64_t end = first + len / k->page;
+	struct kcore_error *err = NULL;
 
-	skip_to(k, seg, seg_pfn(k, seg, false) + (off + len) / k->page);
-	return NULL;
+	for (uint64_t pfn = first; !err && pfn < end; pfn++) {
+		/* A hole of a TiB is 2^28 descriptors: the pipeline hears
+		 * of it every 64 MiB. */
+		if (pfn % (64u << 20 >> 12) == 0)
+			err = w->ws->tick(w->ws->arg);
+		if (!err)
+			err = unread_page(k, pfn);
+	}
+	return err;
 }
 
 static struct kcore_error *kdump_finish(struct kcore_writer *w,
@@ -883,15 +900,12 @@ static struct kcore_error *kdump_finish(struct kcore_writer *w,
 	struct kcore_error *err;
 	uint64_t pages = 0;
 
-	skip_to(k, ws->plan->nsegs, 0);
 	err = flush_descs(k);
 	if (err)
 		return err;
 	if (k->flat && k->ndesc != k->ndesc_max)
-		return kcore_error_create(KCORE_ERR_FORMAT, 0, ws->src->path,
-					  "the source's holes changed while "
-					  "it was read (%llu pages planned, "
-					  "%llu dumped)",
+		return kcore_error_create(KCORE_ERR_INVALID, 0, ws->src->path,
+					  "%llu pages planned, %llu dumped",
 					  (unsigned long long)k->ndesc_max,
 					  (unsigned long long)k->ndesc);
 	for (size_t i = 0; i < ws->plan->nsegs; i++)

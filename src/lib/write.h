@@ -95,13 +95,8 @@ struct kcore_write_setup {
 	 * finish().  The writer counts bytes_zero and segments' data_bytes
 	 * as it stores them. */
 	struct kcore_dump_result *res;
-	/* Services of the pipeline.  data_extent: the part of segment seg
-	 * at or after pos that will be read, [*ds, *de), or *ds == size when
-	 * only holes remain (what a header written first must know).  tick:
-	 * call every few MiB of a long loop; progress, and an error once the
-	 * dump is cancelled. */
-	void (*data_extent)(void *arg, size_t seg, uint64_t pos, uint64_t *ds,
-			    uint64_t *de);
+	/* The pipeline's service: call tick every few MiB of a long loop,
+	 * for progress; it fails once the dump is cancelled. */
 	struct kcore_error *(*tick)(void *arg);
 	void *arg;
 };
