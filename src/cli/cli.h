@@ -19,10 +19,11 @@ enum {
 	EXIT_OK = 0,
 	EXIT_FAILURE_ = 1, /* I/O error, out of memory, interrupted */
 	EXIT_USAGE = 2,
-	EXIT_MISMATCH = 3,  /* verify found a difference */
-	EXIT_BAD_INPUT = 4, /* malformed or unsupported input */
-	EXIT_ACCESS = 5,    /* permission, capability or lockdown */
-	EXIT_NOT_FOUND = 6, /* no such source (or no /proc/kcore) */
+	EXIT_MISMATCH = 3,   /* verify found a difference */
+	EXIT_BAD_INPUT = 4,  /* malformed or unsupported input */
+	EXIT_ACCESS = 5,     /* permission, capability or lockdown */
+	EXIT_NOT_FOUND = 6,  /* no such source (or no /proc/kcore) */
+	EXIT_INCOMPLETE = 7, /* a dump that could not read all it was to hold */
 };
 
 enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };
@@ -153,5 +154,18 @@ struct cli_progress {
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
 /* "kcoredump ARGS..." for the metadata note; malloc()ed. */
 char *cli_join_args(int argc, char **argv);
+
+/*
+ * A dump that is incomplete (kcore_dump_incomplete) says so: the summary's
+ * line (also with --quiet, on stderr), the JSON summary's "complete" and
+ * "incomplete" members and its read errors, and the exit status
+ * EXIT_INCOMPLETE.  cli_dump_status() is EXIT_OK or EXIT_INCOMPLETE.
+ */
+struct kcore_dump_result;
+struct json;
+void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r);
+void cli_dump_incomplete_json(struct json *j,
+			      const struct kcore_dump_result *r);
+int cli_dump_status(const struct kcore_dump_result *r, bool quiet);
 
 #endif

@@ -404,6 +404,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].offset, r->errors[i].len,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
+	cli_dump_incomplete_text(f, r);
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
 	else if (strcmp(r->digest_location, "summary") == 0)
@@ -459,18 +460,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	json_segments(&j, plan, true, strcmp(r->digest_location, "none") != 0);
-	json_array_begin(&j, "read_errors");
-	for (size_t i = 0; i < r->nerrors; i++) {
-		json_object_begin(&j, NULL);
-		json_hex(&j, "offset", r->errors[i].offset);
-		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error",
-			    r->errors[i].message
-				    ? r->errors[i].message
-				    : strerror(r->errors[i].errnum));
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	cli_dump_incomplete_json(&j, r);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -818,7 +808,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			summary_json(f, plan, &opts, &res);
 		else if (!quiet)
 			summary_text(f, plan, &opts, &res);
-		status = EXIT_OK;
+		status = cli_dump_status(&res, quiet || ctx->json);
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);

@@ -266,18 +266,7 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_array_begin(&j, "read_errors");
-	for (size_t i = 0; i < r->nerrors; i++) {
-		json_object_begin(&j, NULL);
-		json_hex(&j, "offset", r->errors[i].offset);
-		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error",
-			    r->errors[i].message
-				    ? r->errors[i].message
-				    : strerror(r->errors[i].errnum));
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	cli_dump_incomplete_json(&j, r);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -322,6 +311,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  read errors:  %s in %zu range%s\n",
 		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
 		r->nerrors == 1 ? "" : "s");
+	cli_dump_incomplete_text(f, r);
 	if (no_hash) {
 		fprintf(f, "  sha256:       none (--hash none)\n");
 		return;
@@ -402,8 +392,8 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		else if (!a.quiet)
 			summary_text(f, src, plan, &res, a.popts.keep_stopped,
 				     a.opts.no_hash);
+		status = cli_dump_status(&res, a.quiet || ctx->json);
 		kcore_dump_result_deinit(&res);
-		status = EXIT_OK;
 	}
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);

@@ -38,8 +38,10 @@ static void render_verify_text(const char *dump,
 		r->digest_location && !strcmp(r->digest_location, "none");
 
 	printf("%s: %s (%zu segments, %s, %s%s)\n", dump,
-	       r->match ? (r->has_expected ? "OK" : "no digests to check")
-			: "MISMATCH",
+	       !r->match	 ? "MISMATCH"
+	       : r->incomplete	 ? "INCOMPLETE"
+	       : r->has_expected ? "OK"
+				 : "no digests to check",
 	       r->nsegs, kcore_compress_name(r->method),
 	       unhashed ? "dumped with --hash none" : "digests in the ",
 	       unhashed		    ? ""
@@ -59,6 +61,15 @@ static void render_verify_text(const char *dump,
 	}
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	printf("  sha256: %s\n", hex);
+	if (r->incomplete && r->unreadable_bytes)
+		printf("  INCOMPLETE: %" PRIu64 " bytes in %" PRIu64
+		       " range%s could not be read when the dump was made: "
+		       "its digests are of the zeros written there\n",
+		       r->unreadable_bytes, r->unreadable_ranges,
+		       r->unreadable_ranges == 1 ? "" : "s");
+	else if (r->incomplete)
+		printf("  INCOMPLETE: the dump says it is incomplete "
+		       "(makedumpfile's mark), not how much\n");
 	if (r->compared)
 		printf("  source: %s of %s differ\n",
 		       cli_human_size(r->differ_bytes, s, sizeof(s)),
@@ -80,8 +91,19 @@ static void render_verify_json(const char *dump,
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
 	json_string(&j, "dump", dump);
-	json_bool(&j, "ok", r->match && (!r->compared || !r->differ_bytes));
+	json_bool(&j, "ok",
+		  r->match && (!r->compared || !r->differ_bytes) &&
+			  !r->incomplete);
 	json_bool(&j, "digests_match", r->match);
+	json_bool(&j, "complete", !r->incomplete);
+	if (r->incomplete) {
+		json_object_begin(&j, "incomplete");
+		json_u64(&j, "unreadable_bytes", r->unreadable_bytes);
+		json_u64(&j, "unreadable_ranges", r->unreadable_ranges);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "incomplete");
+	}
 	json_bool(&j, "has_digests", r->has_expected);
 	json_string(&j, "compression", kcore_compress_name(r->method));
 	json_string(&j, "digest_location", r->digest_location);
@@ -159,9 +181,9 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 		render_verify_json(argv[first], &r);
 	else if (!quiet)
 		render_verify_text(argv[first], &r);
-	int status = r.match && (!r.compared || !r.differ_bytes)
-			     ? EXIT_OK
-			     : EXIT_MISMATCH;
+	int status = !r.match || (r.compared && r.differ_bytes) ? EXIT_MISMATCH
+		     : r.incomplete ? EXIT_INCOMPLETE
+				    : EXIT_OK;
 	if (!r.has_expected && status == EXIT_OK && !r.compared) {
 		if (!quiet)
 			fprintf(stderr,

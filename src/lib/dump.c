@@ -183,7 +183,8 @@ static struct kcore_error *retire_oldest(struct dump *d)
 
 /* ---- reading ---- */
 
-static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
+static void add_read_error(struct dump *d, size_t seg, uint64_t seg_off,
+			   uint64_t offset, uint64_t len,
 			   const struct kcore_error *err)
 {
 	struct kcore_dump_result *r = d->res;
@@ -191,12 +192,15 @@ static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
 	int errnum = corrupt ? EBADMSG : err->errnum ? err->errnum : EIO;
 
 	d->res->stats.bytes_unreadable += len;
-	if (r->nerrors &&
-	    r->errors[r->nerrors - 1].offset + r->errors[r->nerrors - 1].len ==
-		    offset &&
-	    r->errors[r->nerrors - 1].errnum == errnum) {
-		r->errors[r->nerrors - 1].len += len;
-		return;
+	if (r->nerrors) {
+		struct kcore_read_error *last = &r->errors[r->nerrors - 1];
+
+		if (last->offset + last->len == offset &&
+		    last->errnum == errnum && last->segment == seg &&
+		    last->seg_offset + last->len == seg_off) {
+			last->len += len;
+			return;
+		}
 	}
 	if (r->nerrors == d->errors_cap) {
 		size_t cap = d->errors_cap ? 2 * d->errors_cap : 16;
@@ -209,8 +213,13 @@ static void add_read_error(struct dump *d, uint64_t offset, uint64_t len,
 		d->errors_cap = cap;
 	}
 	r->errors[r->nerrors++] = (struct kcore_read_error){
-		offset, len, errnum,
-		corrupt && err->message ? strdup(err->message) : NULL
+		.offset = offset,
+		.len = len,
+		.errnum = errnum,
+		.message =
+			corrupt && err->message ? strdup(err->message) : NULL,
+		.segment = seg,
+		.seg_offset = seg_off,
 	};
 }
 
@@ -252,7 +261,8 @@ static void read_range(struct dump *d, struct job *j, uint64_t at,
 		if (err) {
 			memset(buf + pos, 0, n);
 			mark_pages(d, j->b.bad, at + pos, n, 1);
-			add_read_error(d, offset + pos, n, err);
+			add_read_error(d, j->b.seg, j->b.off + at + pos,
+				       offset + pos, n, err);
 			kcore_error_destroy(err);
 		}
 		pos += n;
@@ -587,6 +597,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	err = check(&d, ret);
 	if (err)
 		goto out;
+	ret->source_incomplete = src->info.incomplete;
+	ret->source_unreadable_bytes = src->info.unreadable_bytes;
+	ret->source_unreadable_ranges = src->info.unreadable_ranges;
 	kcore_extents_init(&d.ext, src, plan);
 	st->seek_data = d.ext.use_seek;
 	for (size_t i = 0; i < plan->nsegs; i++)

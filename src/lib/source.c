@@ -134,6 +134,7 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 		return libelf_error(src->path, "cannot read the ELF header");
 	src->info.machine = ehdr.e_machine;
 	src->info.e_type = ehdr.e_type;
+	src->info.e_flags = ehdr.e_flags;
 	if (ehdr.e_type != ET_CORE)
 		return kcore_error_create_at(
 			KCORE_ERR_UNSUPPORTED, 0, src->path, 0x10,
@@ -446,6 +447,111 @@ static void decide_kind(struct kcore_source *src, bool live)
 		src->info.kind = KCORE_SOURCE_ELF_CORE;
 }
 
+/* The value of our metadata's line "key=value" (NULL when none), and
+ * its length. */
+static const char *metadata_value(const char *text, size_t len, const char *key,
+				  size_t *ret_len)
+{
+	size_t klen = strlen(key);
+	const char *p = text, *end = text + len;
+
+	while (p < end && *p) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			break;
+		if ((size_t)(nl - p) > klen && !memcmp(p, key, klen) &&
+		    p[klen] == '=') {
+			*ret_len = (size_t)(nl - p) - klen - 1;
+			return p + klen + 1;
+		}
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+static uint64_t metadata_u64(const char *text, size_t len, const char *key)
+{
+	size_t vlen;
+	const char *v = metadata_value(text, len, key, &vlen);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* What our metadata text says of the dump's completeness. */
+static void completeness(struct kcore_source_info *in, const char *text,
+			 size_t len)
+{
+	in->unreadable_bytes =
+		metadata_u64(text, len, "bytes_unreadable") +
+		metadata_u64(text, len, "source_bytes_unreadable");
+	in->unreadable_ranges =
+		metadata_u64(text, len, "unreadable_ranges") +
+		metadata_u64(text, len, "source_unreadable_ranges");
+	if (in->unreadable_bytes ||
+	    metadata_u64(text, len, "source_incomplete")) {
+		in->incomplete = true;
+		in->incomplete_origin = "note";
+	}
+}
+
+/* An ELF dump written to a pipe ends with its final metadata: the text,
+ * its length (le64) and "KCDTRL01". */
+static void completeness_from_trailer(struct kcore_source *src)
+{
+	uint64_t size = src->info.file_size, len;
+	unsigned char tail[16];
+	struct kcore_error *err;
+	char *text;
+
+	if (src->image || !src->info.is_regular || size < 16)
+		return;
+	err = kcore_source_pread(src, tail, 16, size - 16);
+	if (err || memcmp(tail + 8, "KCDTRL01", 8)) {
+		kcore_error_destroy(err);
+		return;
+	}
+	len = kcore_load(tail, 8, false);
+	text = len <= (1u << 20) && len <= size - 16 ? malloc(len + 1) : NULL;
+	if (!text)
+		return;
+	err = kcore_source_pread(src, text, len, size - 16 - len);
+	if (!err)
+		completeness(&src->info, text, len);
+	kcore_error_destroy(err);
+	free(text);
+}
+
+/* Whether the dump says it is incomplete (kcore_source_info.incomplete):
+ * our note (or trailer), else an ELF vmcore's e_flags; a kdump header's
+ * status was looked at by its reader. */
+static void read_completeness(struct kcore_source *src)
+{
+	struct kcore_source_info *in = &src->info;
+
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *n = &src->notes[i];
+		const char *text = (const char *)n->desc, *where;
+		size_t len = strnlen(text, n->descsz), wlen;
+
+		if (strcmp(n->name, "KCOREDUMP"))
+			continue;
+		where = metadata_value(text, len, "digests", &wlen);
+		if (where && wlen == 7 && !memcmp(where, "trailer", 7))
+			completeness_from_trailer(src);
+		else
+			completeness(in, text, len);
+		return;
+	}
+	/* makedumpfile's DUMP_ELF_INCOMPLETE, as crash reads it: in kernel
+	 * vmcores only (other cores' e_flags mean other things). */
+	if (!src->image && in->kind == KCORE_SOURCE_VMCORE &&
+	    (in->e_flags & 0x1) && !in->incomplete) {
+		in->incomplete = true;
+		in->incomplete_origin = "ELF e_flags";
+	}
+}
+
 static struct kcore_error *parse_vmcoreinfo_note(struct kcore_source *src)
 {
 	for (size_t i = 0; i < src->nnotes; i++) {
@@ -713,6 +819,7 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 		return err;
 	decide_kind(src, live);
 	fill_process_info(src);
+	read_completeness(src);
 	err = kcore_classify_segments(src);
 	if (err)
 		return err;

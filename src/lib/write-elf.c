@@ -10,8 +10,11 @@
  * place: with pwrite in a sparse file, by rewriting the header's stored
  * (uncompressed) frame in a compressed file.  Only a pipe carries it as a
  * trailer after the image: the text, its length (le64) and TRAILER_MAGIC.
+ * An incomplete dump also has makedumpfile's DUMP_ELF_INCOMPLETE in
+ * e_flags, but on a pipe.
  */
 #include <elf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +22,9 @@
 #include "write.h"
 
 #define TRAILER_MAGIC "KCDTRL01"
+/* e_flags of an incomplete dump, as makedumpfile sets it on ENOSPC and
+ * crash reads it ("This dumpfile is incomplete"). */
+#define DUMP_ELF_INCOMPLETE 0x1
 
 struct elf_writer {
 	struct kcore_writer w;
@@ -235,11 +241,29 @@ static struct kcore_error *write_metadata(struct elf_writer *ew)
 	return err;
 }
 
+/* An incomplete dump says so in e_flags, where the header can still be
+ * written: in a file, not on a pipe (there the trailer says it). */
+static struct kcore_error *mark_incomplete(struct elf_writer *ew)
+{
+	struct kcore_writer *w = &ew->w;
+	unsigned char *flags = ew->header + offsetof(Elf64_Ehdr, e_flags);
+
+	kcore_store_le(flags, kcore_load(flags, 4, false) | DUMP_ELF_INCOMPLETE,
+		       4);
+	if (w->sink.os)
+		return NULL; /* rewritten with the stored frame, or a pipe */
+	return kcore_pwrite_all(w->sink.io, w->sink.out->fd, w->sink.out->tmp,
+				flags, 4, offsetof(Elf64_Ehdr, e_flags));
+}
+
 static struct kcore_error *elfw_finish(struct kcore_writer *w,
 				       const struct kcore_dump_result *summary)
 {
 	struct elf_writer *ew = (struct elf_writer *)w;
 	struct kcore_error *err = write_metadata(ew);
+
+	if (!err && kcore_dump_incomplete(summary))
+		err = mark_incomplete(ew);
 
 	/* A stream ends with the image's last segment. */
 	if (!err)

@@ -16,13 +16,16 @@
  *
  * Every page of a segment is dumped, zero pages and the source's holes as
  * the shared zero page, except the pages --exclude left out and, in a
- * regular file, the unreadable ones: those are cleared in bitmap 2.
+ * regular file, the unreadable ones: those are cleared in bitmap 2.  A dump
+ * with unreadable pages has makedumpfile's incomplete bit in the header's
+ * status (crash warns that the dumpfile is incomplete).
  *
  * On a pipe the file is wrapped in makedumpfile's flattened format: every
  * write becomes a big-endian {offset, size} record, ended by {-1, -1}.
  * Readers of a flattened file (crash --osrelease) look for the header in
- * the first record, so it goes first, with its final bitmaps (all pages
- * but those --exclude left out); our note's slot follows at the end.
+ * the first records, so it goes first, with its final bitmaps (all pages
+ * but those --exclude left out); the header's status and our note's slot
+ * follow at the end, each in a record of its own.
  */
 #include <elf.h>
 #include <stdio.h>
@@ -471,11 +474,15 @@ static void exclude_range(struct kdump_writer *k, uint64_t start, uint64_t end)
 		exclude(k, pfn);
 }
 
-/* Write block 0, the sub-header, the notes and the bitmaps; with
- * skip_len, leave out file bytes [skip_off, the end of the notes). */
+/* disk_dump_header.status: known last (an incomplete dump). */
+#define STATUS_OFF 424
+
+/* Write block 0, the sub-header, the notes and the bitmaps; first (a
+ * flattened file, whose records are written once): all but the status and
+ * our note's slot, which come last. */
 static struct kcore_error *write_headers(struct kdump_writer *k,
 					 const struct kdump_header_info *hi,
-					 uint64_t skip_off, uint64_t skip_len)
+					 bool first)
 {
 	const void *notes = k->notes.data;
 	size_t notes_len = k->notes.len;
@@ -493,7 +500,7 @@ static struct kcore_error *write_headers(struct kdump_writer *k,
 		memcpy(blk + 12 + 65 * i, hi->utsname[i], 64);
 	put64(blk + 408, hi->timestamp_sec);
 	put64(blk + 416, hi->timestamp_usec);
-	put32(blk + 424, hi->status);
+	put32(blk + STATUS_OFF, hi->status);
 	put32(blk + 428, (uint32_t)k->page);
 	put32(blk + 432, (uint32_t)k->sub_blocks);
 	put32(blk + 436, (uint32_t)(2 * k->bitmap_len / k->page));
@@ -524,9 +531,13 @@ static struct kcore_error *write_headers(struct kdump_writer *k,
 	put64(s + 88, k->max_mapnr);
 	put64(s + 96, k->max_mapnr);
 	memcpy(s + KDUMP_SUBHEADER_SIZE, notes, notes_len);
-	if (skip_len) {
-		/* Everything but the slot; the padding after it is zeros. */
-		err = out(k, 0, blk, skip_off);
+	if (first) {
+		/* Everything but the status and the slot; the padding after
+		 * the slot is zeros. */
+		err = out(k, 0, blk, STATUS_OFF);
+		if (!err)
+			err = out(k, STATUS_OFF + 4, blk + STATUS_OFF + 4,
+				  k->meta_off - STATUS_OFF - 4);
 	} else {
 		err = out(k, 0, blk, hdr_len);
 	}
@@ -662,6 +673,10 @@ static void header_info(struct kdump_writer *k, struct kdump_header_info *hi)
 	hi->timestamp_sec = ws->res->stats.start_ns / 1000000000ull;
 	hi->timestamp_usec = ws->res->stats.start_ns % 1000000000ull / 1000;
 	hi->status = kdump_codec_status(ws->opts->codec);
+	/* makedumpfile's mark of a dump it could not finish: crash warns
+	 * that the dumpfile is incomplete. */
+	if (kcore_dump_incomplete(ws->res))
+		hi->status |= KDUMP_STATUS_INCOMPLETE;
 	for (size_t i = 0; i < src->nnotes; i++)
 		if (strcmp(src->notes[i].name, "CORE") == 0 &&
 		    src->notes[i].type == NT_PRSTATUS)
@@ -754,7 +769,7 @@ static struct kcore_error *start(struct kdump_writer *k)
 			return err;
 		planned_pages(k, true);
 		header_info(k, &hi);
-		err = write_headers(k, &hi, k->meta_off, k->notes.meta_len);
+		err = write_headers(k, &hi, true);
 		if (err)
 			return err;
 	}
@@ -859,8 +874,12 @@ static struct kcore_error *kdump_block(struct kcore_writer *w,
 			exclude(k, first + p);
 		} else if (b->zero[p]) {
 			/* The flattened header went out first, with bitmap 2:
-			 * an unreadable page is a zero page there. */
-			w->ws->res->stats.bytes_zero += k->page;
+			 * an unreadable page is a zero page there (crash reads
+			 * a descriptor with offset 0 in a flattened file as
+			 * stale data), recorded in our note and the header's
+			 * incomplete status. */
+			if (!b->bad[p])
+				w->ws->res->stats.bytes_zero += k->page;
 			err = desc_zero(k);
 		} else {
 			seg->data_bytes += k->page;
@@ -918,17 +937,22 @@ static struct kcore_error *kdump_finish(struct kcore_writer *w,
 	if (err)
 		return err;
 	if (k->flat) {
-		unsigned char end[16];
+		unsigned char end[16], status[4];
 
-		err = out(k, k->meta_off, k->notes.data + k->notes.meta_off,
-			  k->notes.meta_len);
+		header_info(k, &hi);
+		put32(status, hi.status);
+		err = out(k, STATUS_OFF, status, sizeof(status));
+		if (!err)
+			err = out(k, k->meta_off,
+				  k->notes.data + k->notes.meta_off,
+				  k->notes.meta_len);
 		memset(end, 0xff, sizeof(end)); /* {-1, -1} */
 		if (!err)
 			err = kcore_sink_pwrite(&w->sink, w->sink.pos, end,
 						sizeof(end));
 	} else {
 		header_info(k, &hi);
-		err = write_headers(k, &hi, 0, 0);
+		err = write_headers(k, &hi, false);
 	}
 	if (!err)
 		err = kcore_sink_finish(&w->sink);

@@ -19,8 +19,11 @@
 
 #define NOTE_NAME      "KCOREDUMP"
 #define NOTE_TYPE_META 0x4b434d44 /* "KCMD": clear of CORE note types */
-/* Room in the note for final values longer than the first ones. */
-#define META_SLACK 64
+/* Room in the note for final values longer than the first ones, and for
+ * the unreadable ranges listed (the first META_UNREADABLE of them). */
+#define META_UNREADABLE	     16
+#define META_UNREADABLE_LINE 96
+#define META_SLACK	     (64 + META_UNREADABLE * META_UNREADABLE_LINE)
 
 /* ---- the sink ---- */
 
@@ -158,13 +161,18 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		"read_start=%s\nread_end=%s\n"
 		"bytes_read=%020" PRIu64 "\nbytes_hole=%020" PRIu64
 		"\nbytes_zero=%020" PRIu64 "\nbytes_unreadable=%020" PRIu64
+		"\nunreadable_ranges=%020zu\nsource_incomplete=%d\n"
+		"source_bytes_unreadable=%020" PRIu64
+		"\nsource_unreadable_ranges=%020" PRIu64
 		"\nvmalloc_areas=%zu\nhash=%s\n"
 		"hash_block=%u\ndigests=%s\n",
 		KCOREDUMP_VERSION, in->path, kcore_source_kind_name(in->kind),
 		in->kernel_release ? in->kernel_release : "-", host, u.sysname,
 		u.release, u.version, u.machine, cmd ? cmd : "-", t0, t1,
 		st->bytes_read, st->bytes_hole, st->bytes_zero,
-		st->bytes_unreadable, plan->vmalloc_areas,
+		st->bytes_unreadable, ws->res->nerrors,
+		ws->res->source_incomplete, ws->res->source_unreadable_bytes,
+		ws->res->source_unreadable_ranges, plan->vmalloc_areas,
 		o->no_hash ? "none" : "sha256-blocklist-v1", KCORE_HASH_BLOCK,
 		w->digest_location);
 	digest_text(o, ws->res->digest, hex);
@@ -196,6 +204,16 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		fprintf(f, " data=%020" PRIu64 " class=%s sha256=%s label=%s\n",
 			s->data_bytes, kcore_segment_class_name(s->cls), hex,
 			label);
+	}
+	/* What could not be read: the first ranges, in the output's
+	 * segments (all of them are in the dump's summary). */
+	for (size_t i = 0; i < ws->res->nerrors && i < META_UNREADABLE; i++) {
+		const struct kcore_read_error *e = &ws->res->errors[i];
+
+		fprintf(f,
+			"unreadable=segment=%zu offset=0x%016" PRIx64
+			" length=0x%016" PRIx64 "\n",
+			e->segment, e->seg_offset, e->len);
 	}
 	free(cmd);
 	if (fclose(f) != 0) {
@@ -335,9 +353,10 @@ kcore_block_runs(struct kcore_writer *w, const struct kcore_block *b,
 		if (b->zero[p]) {
 			while (q < b->pages && b->zero[q])
 				q++;
-			/* Holes in the block are counted as holes already. */
+			/* Holes in the block are counted as holes already,
+			 * unreadable pages as unreadable. */
 			for (uint64_t z = p; z < q; z++)
-				if (!b->hole[z])
+				if (!b->hole[z] && !b->bad[z])
 					w->ws->res->stats.bytes_zero +=
 						(z + 1) * page < b->len
 							? page

@@ -172,9 +172,9 @@ void kcore_note_blob_deinit(struct kcore_note_blob *b);
 
 /*
  * Runs of pages of a block: data (not all zeros) and zero pages.  Counts
- * the zero pages that are not holes into bytes_zero and the data into the
- * segment's data_bytes, and calls data(w, byte offset in the block, len)
- * for each data run (when not NULL).
+ * the zero pages that are neither holes nor unreadable into bytes_zero and
+ * the data into the segment's data_bytes, and calls data(w, byte offset in
+ * the block, len) for each data run (when not NULL).
  */
 struct kcore_error *
 kcore_block_runs(struct kcore_writer *w, const struct kcore_block *b,
