@@ -12,6 +12,9 @@
 # Usage: bench/avml.sh [BUILD_DIR] [REPS] [ELF]
 #   (writes bench/results/avml.{md,json})
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"

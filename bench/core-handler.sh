@@ -12,6 +12,9 @@
 #   (else the case is run with GIB, default 64: under TCG that takes long).
 #   Writes bench/results/core-handler.{md,json}.
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 vm=${2:-}

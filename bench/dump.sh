@@ -13,6 +13,9 @@
 # Usage: bench/dump.sh [BUILD_DIR] [REPS] [VMCORE]
 #   (writes bench/results/dump.{md,json})
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 reps=${2:-3}

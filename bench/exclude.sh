@@ -15,6 +15,9 @@
 # Usage: bench/exclude.sh [BUILD_DIR] [REPS] [ELF]
 #   (writes bench/results/exclude-KERNEL_RELEASE.{md,json})
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"

@@ -8,6 +8,9 @@
 # Usage: bench/hash-cost.sh [BUILD_DIR] [REPS] [GIB]
 #   (writes bench/results/hash-cost.{md,json})
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 reps=${2:-5}

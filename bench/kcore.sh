@@ -13,6 +13,9 @@
 # measurement, default all of RAM), RUN_ARGS (more tests/vm/run.sh options,
 # e.g. "--kernel bzImage" for a patched kernel).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 K=$build/kcoredump

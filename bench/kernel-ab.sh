@@ -15,6 +15,9 @@
 # see kernel/test.sh), UPTO (patches 1..N for the patched kernel),
 # KERNEL_AB_WORK (results directory; variants already there are reused).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/.." && pwd)
 shapes=("$@")

@@ -11,6 +11,9 @@
 # allocated size is then the apparent size of the image) and its time is
 # compared with kcoredump's to /dev/null.
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 reps=${2:-3}
@@ -51,7 +54,7 @@ gap()
 		[ "$(grep -c '^gap' "$work/target.out" || true)" -gt "$n" ] && break
 		sleep 0.05
 	done
-	grep '^gap' "$work/target.out" | tail -1 | awk '{print $2}'
+	{ grep '^gap' "$work/target.out" || true; } | tail -1 | awk '{print $2}'
 }
 # elapsed T0 T1: seconds as a JSON number (bc drops the leading 0).
 elapsed() { printf '%.6f' "$(echo "$2 - $1" | bc -l)"; }

@@ -7,6 +7,9 @@
 # Usage: bench/realcores.sh [BUILD_DIR] [REPS] [CORE_DIR]
 #   (writes bench/results/realcores.{md,json})
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../build}" && pwd)
 reps=${2:-3}

@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -60,6 +60,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -90,7 +94,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -117,6 +121,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -131,7 +139,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	convert)
@@ -164,6 +172,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
@@ -182,7 +194,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --hash --range --phys --segments --exclude --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --range --phys --segments --exclude --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -209,6 +221,19 @@ _kcoredump()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--output --force --quiet --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
+	mount)
+		case "$prev" in
+		--cache-size | --cache-size=)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--foreground --cache-size --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -332,7 +357,7 @@ _kcoredump()
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid convert verify extract info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version" -- "$cur"))
 		fi
 		;;
 	version)

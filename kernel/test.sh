@@ -10,6 +10,9 @@
 # come from $KCOREDUMP_BUILD (default /tmp/kbuild-kcd, built here with cmake
 # if missing).  Exit status is run.sh's (0 pass, 1 fail, 77 skip).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/.." && pwd)

@@ -6,6 +6,9 @@
 # a zstd dump of all RAM, a dump of the mapped vmalloc areas, their
 # verification) are left in ./results/.
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh

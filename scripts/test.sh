@@ -4,6 +4,9 @@
 # the test suite: unit, integration, lint and the real-kernel VM smoke tests
 # (the first run downloads Debian's 6.12 kernel into ~/.cache/kcoredump).
 set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh

@@ -242,6 +242,10 @@ struct kcore_dump_opts {
 	int codec_level;	/* 0 = the codec's default */
 	unsigned threads;	/* 0 = online CPUs */
 	uint64_t block_size;	/* read size; multiple of KCORE_HASH_BLOCK */
+	/* .zst/.xz frame size (KCORE_STREAM_MIN_FRAME..KCORE_STREAM_MAX_FRAME;
+	 * 0: KCORE_STREAM_DEFAULT_FRAME): larger frames compress a little
+	 * better, smaller ones make random reads of the dump cheaper. */
+	uint64_t frame_size;
 	/* --hash none: no SHA-256 (digests are recorded as "none"). */
 	bool no_hash;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */

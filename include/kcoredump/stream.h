@@ -15,6 +15,11 @@
  *         input, and the index locates each block.
  * Memory stays O(threads * frame_size), plus 8 bytes of seek table or
  * index per frame.
+ *
+ * Both carry kcoredump's hole map (kcoredump(8) HOLE MAP; zstd: a
+ * skippable frame, xz: zero blocks marked by their header), which the
+ * reader uses to answer reads of zero runs without decoding and to tell
+ * data from holes (kcore_istream_next_data).
  */
 #ifndef KCOREDUMP_STREAM_H
 #define KCOREDUMP_STREAM_H
@@ -48,8 +53,19 @@ enum kcore_compress kcore_compress_from_suffix(const char *path);
 #define KCORE_XZ_DEFAULT_LEVEL	   1
 #define KCORE_STREAM_DEFAULT_FRAME (4u << 20)
 #define KCORE_STREAM_MIN_FRAME	   (4u << 10)
-/* The seekable format's limit on a frame's decompressed size. */
-#define KCORE_STREAM_MAX_FRAME (1u << 30)
+/*
+ * The largest frame (xz: block) the random-access reader holds whole, and
+ * so the largest frame the writer makes.  A stream with larger frames
+ * (another writer's) is read front to back instead.
+ */
+#define KCORE_STREAM_MAX_FRAME (64u << 20)
+/* Decoded frames the random-access reader keeps by default (at least one
+ * frame). */
+#define KCORE_STREAM_CACHE_DEFAULT (64u << 20)
+/* The decoder memory (zstd window, xz dictionary and threads) the
+ * sequential reader allows; streams that need more are refused. */
+#define KCORE_STREAM_MAX_WINDOW_LOG 27
+#define KCORE_STREAM_MAX_WINDOW	    (1u << KCORE_STREAM_MAX_WINDOW_LOG)
 
 struct kcore_ostream_opts {
 	enum kcore_compress method;
@@ -130,9 +146,28 @@ uint64_t kcore_istream_size(const struct kcore_istream *s);
 uint64_t kcore_istream_frames(const struct kcore_istream *s);
 
 /*
+ * A hole map (kcoredump's, see above) was found and checked: the stream
+ * is seekable and kcore_istream_next_data() tells zero runs apart.
+ */
+bool kcore_istream_has_hole_map(const struct kcore_istream *s);
+/*
+ * The first decompressed byte at or after offset, below end, that is not
+ * in a zero run of the hole map, and the end of its run: *data = *data_end
+ * = end (or the stream's size) when only zeros remain.  Without a map
+ * everything is data.
+ */
+void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
+			     uint64_t end, uint64_t *data, uint64_t *data_end);
+/* Bytes of decoded frames to keep (0: KCORE_STREAM_CACHE_DEFAULT). */
+void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes);
+/* Frames (blocks) decoded so far by random access: cache misses. */
+uint64_t kcore_istream_frames_decoded(const struct kcore_istream *s);
+
+/*
  * Read decompressed bytes [offset, offset + len).  Seekable streams decode
- * only the frames involved (the last one decoded is cached).  A stream
- * that is not seekable is decoded sequentially, so offsets must not go
+ * only the frames involved, keep the most recently used ones (up to the
+ * cache limit), and answer zero runs of the hole map without decoding.  A
+ * stream that is not seekable is decoded sequentially, so offsets must not go
  * backwards (KCORE_ERR_UNSUPPORTED).  *ret_done is short only at the end
  * of the stream.
  */

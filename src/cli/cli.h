@@ -60,8 +60,9 @@ struct cli_command {
 
 /* The commands, each defined by its own file (cmd-*.c). */
 extern const struct cli_command cli_cmd_dump, cli_cmd_pid, cli_cmd_convert,
-	cli_cmd_verify, cli_cmd_extract, cli_cmd_info, cli_cmd_cat,
-	cli_cmd_bench, cli_cmd_core_handler, cli_cmd_list, cli_cmd_complete;
+	cli_cmd_verify, cli_cmd_extract, cli_cmd_mount, cli_cmd_info,
+	cli_cmd_cat, cli_cmd_bench, cli_cmd_core_handler, cli_cmd_list,
+	cli_cmd_complete;
 /* The command of that name in a NULL-terminated table, or NULL. */
 const struct cli_command *
 cli_find_command(const struct cli_command *const *commands, const char *name);
@@ -127,13 +128,14 @@ enum {
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,
 	DOPT_HASH,
+	DOPT_FRAME_SIZE,
 };
 
 /*
  * The output options dump, convert and pid share (-o, -f, --sync,
- * --compress, --hash, --level, -T, --block-size): store option c's value
- * in opts.  0: it was one of them; -1: it was not; otherwise the usage
- * error's exit status for a bad value.
+ * --compress, --hash, --level, -T, --block-size, --frame-size): store option
+ * c's value in opts.  0: it was one of them; -1: it was not; otherwise the
+ * usage error's exit status for a bad value.
  */
 struct kcore_dump_opts;
 int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,

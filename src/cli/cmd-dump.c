@@ -38,6 +38,9 @@ static const struct cli_option dump_options[] = {
 	  'T' },
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
+	{ "frame-size", 0, CLI_ARG_REQUIRED, "SIZE",
+	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
+	  DOPT_FRAME_SIZE },
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
 	  DOPT_HASH },
@@ -538,6 +541,14 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 					       "multiple of 1M, at most 256M",
 					       arg);
 		opts->block_size = v;
+		return 0;
+	case DOPT_FRAME_SIZE:
+		if (!cli_parse_size(arg, &v) || v < KCORE_STREAM_MIN_FRAME ||
+		    v > KCORE_STREAM_MAX_FRAME)
+			return cli_usage_error(
+				ctx, cmd, "frame size '%s' must be 4K..64M",
+				arg);
+		opts->frame_size = v;
 		return 0;
 	default:
 		return -1;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kcoredump/version.h"
 
 static const struct cli_option no_options[] = { { 0 } };
 
@@ -23,13 +24,11 @@ static const struct cli_command version_command = {
 /* The commands, in the order help lists them.  Each is defined by its
  * own file (cmd-*.c); nothing here knows their options. */
 static const struct cli_command *const commands[] = {
-	&cli_cmd_dump,	       &cli_cmd_pid,
-	&cli_cmd_convert,      &cli_cmd_verify,
-	&cli_cmd_extract,      &cli_cmd_info,
-	&cli_cmd_cat,	       &cli_cmd_bench,
-	&cli_cmd_core_handler, &cli_cmd_list,
-	&help_command,	       &version_command,
-	&cli_cmd_complete,     NULL,
+	&cli_cmd_dump,	       &cli_cmd_pid,	  &cli_cmd_convert,
+	&cli_cmd_verify,       &cli_cmd_extract,  &cli_cmd_mount,
+	&cli_cmd_info,	       &cli_cmd_cat,	  &cli_cmd_bench,
+	&cli_cmd_core_handler, &cli_cmd_list,	  &help_command,
+	&version_command,      &cli_cmd_complete, NULL,
 };
 
 static unsigned edit_distance(const char *a, const char *b)
@@ -119,6 +118,23 @@ static int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The version, then how this binary was built: a responder copying one
+ * file to a host needs to see that it is static and what it carries. */
+static void print_version(void)
+{
+	size_t n;
+	const struct kcore_library_version *v = kcore_library_versions(&n);
+
+	printf("kcoredump %s\n", KCOREDUMP_VERSION);
+	printf("build: %s, %s, glibc %s\n",
+	       kcore_build_is_static() ? "static" : "shared libraries",
+	       kcore_build_machine(), kcore_build_libc_version());
+	printf("libraries:");
+	for (size_t i = 0; i < n; i++)
+		printf("%s %s %s", i ? "," : "", v[i].name, v[i].version);
+	printf("\n");
+}
+
 static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 {
 	int first,
@@ -126,7 +142,7 @@ static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 
 	if (status >= 0)
 		return status;
-	printf("kcoredump %s\n", KCOREDUMP_VERSION);
+	print_version();
 	return EXIT_OK;
 }
 
@@ -144,7 +160,7 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
-		printf("kcoredump %s\n", KCOREDUMP_VERSION);
+		print_version();
 		return EXIT_OK;
 	}
 	/* Options or a path without a command mean "dump". */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Option specs to getopt tables and --help text. */
 #include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,9 +80,57 @@ struct cli_parser *cli_parser_create(const struct cli_command *cmd, int argc,
 	return p;
 }
 
+/* The long option named by argv element ARG ("--name" or "--name=value"),
+ * or NULL. */
+static const struct option *long_option_of(const struct cli_parser *p,
+					   const char *arg)
+{
+	size_t len;
+
+	if (!arg || strncmp(arg, "--", 2) != 0)
+		return NULL;
+	arg += 2;
+	len = strcspn(arg, "=");
+	for (const struct option *lo = p->longopts; lo->name; lo++)
+		if (strlen(lo->name) == len && strncmp(lo->name, arg, len) == 0)
+			return lo;
+	return NULL;
+}
+
+/*
+ * What getopt refused, as the user wrote it.  GNU getopt permutes argv
+ * while it scans (positional arguments move behind the options), so the
+ * element the scan started at says nothing; what does: optopt, the short
+ * option's letter (0 for an unknown or ambiguous long option), and
+ * argv[optind - 1], the element just consumed (a long option, or the
+ * cluster ending in a short one).  Within a cluster such as -qZ, optind
+ * has not moved yet and optopt alone names the letter.
+ */
+static void describe_refused(const struct cli_parser *p, char *buf, size_t size,
+			     bool *ret_takes_no_value)
+{
+	const char *last =
+		optind > 0 && optind <= p->argc ? p->argv[optind - 1] : NULL;
+	const struct option *lo = long_option_of(p, last);
+
+	*ret_takes_no_value = false;
+	if (optopt == 0 || (lo && lo->val == optopt)) {
+		/* A long option: unknown, ambiguous, missing its value, or
+		 * given one it does not take ("--json=1"). */
+		const char *arg = last ? last : "?";
+
+		*ret_takes_no_value =
+			lo && lo->has_arg == no_argument && strchr(arg, '=');
+		snprintf(buf, size, "%.*s", (int)strcspn(arg, "="), arg);
+	} else if (optopt > 0 && optopt < 128) {
+		snprintf(buf, size, "-%c", optopt);
+	} else {
+		snprintf(buf, size, "%s", last ? last : "?");
+	}
+}
+
 int cli_parser_next(struct cli_parser *p, const char **ret_arg)
 {
-	int prev = optind;
 	int c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL);
 
 	*ret_arg = optarg;
@@ -91,12 +141,17 @@ int cli_parser_next(struct cli_parser *p, const char **ret_arg)
 		return -3;
 	}
 	if (c == '?' || c == ':') {
-		const char *bad = prev < p->argc ? p->argv[prev] : "?";
+		char bad[128];
+		bool no_value;
 
+		describe_refused(p, bad, sizeof(bad), &no_value);
 		if (c == ':')
 			fprintf(stderr,
-				"kcoredump %s: option '%s' needs a "
-				"value\n",
+				"kcoredump %s: option '%s' needs a value\n",
+				p->cmd->name, bad);
+		else if (no_value)
+			fprintf(stderr,
+				"kcoredump %s: option '%s' takes no value\n",
 				p->cmd->name, bad);
 		else
 			fprintf(stderr, "kcoredump %s: unknown option '%s'\n",

@@ -62,6 +62,12 @@ static void kernel_layout(struct kcore_source *src)
 		vmcoreinfo_u64(src, "KERNELOFFSET", &info->kernel_offset);
 	info->has_phys_base =
 		vmcoreinfo_u64(src, "NUMBER(phys_base)", &info->phys_base);
+	/* arm64's counterpart, where RAM starts (memstart_addr): what
+	 * makedumpfile and crash call its phys_base, and what a kdump
+	 * file's sub-header carries. */
+	if (!info->has_phys_base && info->machine == EM_AARCH64)
+		info->has_phys_base = vmcoreinfo_u64(src, "NUMBER(PHYS_OFFSET)",
+						     &info->phys_base);
 	if (!vmcoreinfo_u64(src, "SYMBOL(_stext)", &src->stext))
 		src->stext = 0;
 	info->has_page_offset =
@@ -141,6 +147,10 @@ static void classify_kernel(struct kcore_source *src)
 	struct kcore_source_info *info = &src->info;
 	const struct kcore_segment *text = NULL, *biggest = NULL;
 	uint64_t modules_start = 0, modules_end = 0;
+	bool stext_physical = false;
+	uint64_t vmemmap_end = 0;
+	bool has_vmemmap_end =
+		vmcoreinfo_u64(src, "NUMBER(VMEMMAP_END)", &vmemmap_end);
 	bool has_modules =
 		vmcoreinfo_u64(src, "NUMBER(MODULES_VADDR)", &modules_start) &&
 		vmcoreinfo_u64(src, "NUMBER(MODULES_END)", &modules_end);
@@ -149,6 +159,14 @@ static void classify_kernel(struct kcore_source *src)
 	if (!info->has_page_offset && !info->physical_only)
 		info->has_page_offset =
 			derive_page_offset(src, &info->page_offset);
+	/* arm64 maps the kernel image inside the vmalloc area: the image's
+	 * own (physical) segment holds _stext, and so does the vmalloc
+	 * segment; only the first is text. */
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].type == PT_LOAD &&
+		    src->segments[i].has_paddr && src->stext &&
+		    contains(&src->segments[i], src->stext))
+			stext_physical = true;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		struct kcore_segment *seg = &src->segments[i];
 
@@ -158,8 +176,8 @@ static void classify_kernel(struct kcore_source *src)
 		    seg->vaddr - seg->paddr == info->page_offset) {
 			seg->cls = KCORE_CLASS_RAM;
 			seg->label = "direct map";
-		} else if (seg->has_paddr ||
-			   (src->stext && contains(seg, src->stext))) {
+		} else if (seg->has_paddr || (src->stext && !stext_physical &&
+					      contains(seg, src->stext))) {
 			seg->cls = KCORE_CLASS_TEXT;
 			seg->label = "kernel image";
 			if (!text)
@@ -186,7 +204,14 @@ static void classify_kernel(struct kcore_source *src)
 			seg->cls = KCORE_CLASS_VMALLOC;
 			seg->label = "vmalloc area";
 		} else if (info->has_vmemmap_start &&
-			   contains(seg, info->vmemmap_start)) {
+			   (contains(seg, info->vmemmap_start) ||
+			    (has_vmemmap_end &&
+			     seg->vaddr >= info->vmemmap_start &&
+			     seg->vaddr < vmemmap_end))) {
+			/* arm64 configured for 52-bit VAs but running with
+			 * 48 (arm64.nolva, no LPA2): the struct pages of its
+			 * linear map lie inside [VMEMMAP_START, VMEMMAP_END),
+			 * not at its start. */
 			seg->cls = KCORE_CLASS_VMEMMAP;
 			seg->label = "struct page array";
 		} else if (has_modules && seg->vaddr >= modules_start &&
@@ -380,7 +405,8 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src)
 	if (!src->info.page_size)
 		src->info.page_size = 4096;
 	mark_physical(src);
-	if (!src->image && elf_is_physical_only(src))
+	/* Also for synthetic images: a .zst/.xz's is the ELF it holds. */
+	if (elf_is_physical_only(src))
 		src->info.physical_only = true;
 	switch (src->info.kind) {
 	case KCORE_SOURCE_LIVE_KCORE:

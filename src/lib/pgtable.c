@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * Mapped kernel virtual ranges from the kernel's own page tables (x86_64,
- * 4- and 5-level).  /proc/vmallocinfo prints hashed addresses unless
- * kernel.kptr_restrict is 1 (and the reader has CAP_SYSLOG), so the page
- * tables, read through kcore itself, are how a dump finds the mapped
- * vmalloc pages on a default system.  Empty upper-level entries skip
- * 512 GiB (or 256 TiB), 1 GiB and 2 MiB at a time; only RAM-backed
- * mappings are reported (kcore reads ioremap space as zeros).
+ * 4- and 5-level; arm64 with 4 KiB pages, 3 to 5 levels: arm64.h).
+ * /proc/vmallocinfo prints hashed addresses unless kernel.kptr_restrict is 1
+ * (and the reader has CAP_SYSLOG), so the page tables, read through kcore
+ * itself, are how a dump finds the mapped vmalloc pages on a default system.
+ * Empty upper-level entries skip 512 GiB (or 256 TiB), 1 GiB and 2 MiB at a
+ * time; only RAM-backed mappings are reported (kcore reads ioremap space as
+ * zeros).
  */
 #include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arm64.h"
 #include "internal.h"
 #include "kcoredump/pgtable.h"
 
@@ -28,7 +30,8 @@ struct walk {
 	uint64_t start, end; /* [start, end) wanted */
 	struct kcore_vrange *runs;
 	size_t nruns, cap;
-	size_t tables; /* tables read */
+	size_t tables;			     /* tables read */
+	const struct kcore_arm64_mmu *arm64; /* NULL: x86_64 */
 };
 
 static bool is_ram(const struct kcore_source *src, uint64_t pa, uint64_t len)
@@ -73,6 +76,9 @@ static uint64_t canonical(const struct walk *w, uint64_t va)
 {
 	unsigned bits = w->levels == 5 ? 57 : 48;
 
+	if (w->arm64)
+		return kcore_arm64_canonical(w->arm64, va);
+
 	if (va & (1ull << (bits - 1)))
 		va |= ~0ull << bits;
 	return va;
@@ -87,22 +93,38 @@ static struct kcore_error *walk_table(struct walk *w, const uint64_t *table,
 	uint64_t *child = NULL;
 	struct kcore_error *err = NULL;
 
-	for (unsigned i = 0; i < ENTRIES && !err; i++) {
+	unsigned n = w->arm64 ? kcore_arm64_entries(w->arm64, level) : ENTRIES;
+
+	for (unsigned i = 0; i < n && !err; i++) {
 		uint64_t va = canonical(w, base + (uint64_t)i * span);
-		uint64_t e = table[i], pa;
+		uint64_t e = kcore_load((const unsigned char *)&table[i], 8,
+					false),
+			 pa;
+		bool leaf;
 
 		/* Entirely outside [start, end)? (va + span may wrap to 0.) */
 		if (va + span - 1 < w->start || va >= w->end)
 			continue;
-		if (!(e & PTE_PRESENT))
-			continue;
-		if (level == 1 || (level <= 3 && (e & PTE_PSE))) {
-			pa = e & w->addr_mask & ~(span - 1);
+		if (w->arm64) {
+			enum kcore_arm64_desc d =
+				kcore_arm64_desc(w->arm64, e, level);
+
+			if (d == ARM64_INVALID)
+				continue;
+			leaf = d == ARM64_LEAF;
+			pa = kcore_arm64_oa(w->arm64, e);
+		} else {
+			if (!(e & PTE_PRESENT))
+				continue;
+			leaf = level == 1 || (level <= 3 && (e & PTE_PSE));
+			pa = e & w->addr_mask;
+		}
+		if (leaf) {
+			pa &= ~(span - 1);
 			if (is_ram(w->src, pa, span))
 				err = add_run(w, va, va + span);
 			continue;
 		}
-		pa = e & w->addr_mask;
 		if (!child) {
 			child = malloc(TABLE);
 			if (!child)
@@ -133,11 +155,29 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 	uint64_t root, l5 = 0, sme = 0;
 	uint64_t *table;
 	struct kcore_error *err;
+	struct kcore_arm64_mmu arm64;
 
+	if (src->info.machine == EM_AARCH64) {
+		err = kcore_arm64_mmu(src, &arm64);
+		if (err)
+			return err;
+		w.arm64 = &arm64;
+		w.levels = arm64.levels;
+		table = malloc(TABLE);
+		if (!table)
+			return &kcore_error_nomem;
+		err = kcore_source_read_paddr(
+			src, arm64.root - arm64.kimage_voffset, table,
+			kcore_arm64_entries(&arm64, arm64.levels) * 8);
+		if (!err)
+			err = walk_table(&w, table, w.levels, 0);
+		free(table);
+		goto out;
+	}
 	if (src->info.machine != EM_X86_64)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "page table walks are implemented "
-					  "for x86_64 only");
+					  "for x86_64 and arm64 only");
 	if (!src->vmcoreinfo ||
 	    (!kcore_vmcoreinfo_get_u64(src->vmcoreinfo, "SYMBOL(init_top_pgt)",
 				       &root) &&
@@ -158,6 +198,7 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 	if (!err)
 		err = walk_table(&w, table, w.levels, 0);
 	free(table);
+out:
 	if (err) {
 		free(w.runs);
 		return err;

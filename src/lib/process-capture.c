@@ -47,22 +47,74 @@
  * USER_XSTATE_XCR0_WORD, in the FXSAVE area's software bytes). */
 #define XSTATE_XCR0_OFFSET 464
 
-/* The 64-bit x86 layouts of include/uapi/linux/elfcore.h. */
-struct prstatus_x86_64 {
+#ifndef NT_ARM_TLS
+#define NT_ARM_TLS 0x401
+#endif
+#ifndef NT_ARM_HW_BREAK
+#define NT_ARM_HW_BREAK 0x402
+#endif
+#ifndef NT_ARM_HW_WATCH
+#define NT_ARM_HW_WATCH 0x403
+#endif
+#ifndef NT_ARM_SYSTEM_CALL
+#define NT_ARM_SYSTEM_CALL 0x404
+#endif
+#ifndef NT_ARM_SVE
+#define NT_ARM_SVE 0x405
+#endif
+#ifndef NT_ARM_PAC_MASK
+#define NT_ARM_PAC_MASK 0x406
+#endif
+#ifndef NT_ARM_PACA_KEYS
+#define NT_ARM_PACA_KEYS 0x407
+#endif
+#ifndef NT_ARM_PACG_KEYS
+#define NT_ARM_PACG_KEYS 0x408
+#endif
+#ifndef NT_ARM_TAGGED_ADDR_CTRL
+#define NT_ARM_TAGGED_ADDR_CTRL 0x409
+#endif
+#ifndef NT_ARM_PAC_ENABLED_KEYS
+#define NT_ARM_PAC_ENABLED_KEYS 0x40a
+#endif
+#ifndef NT_ARM_SSVE
+#define NT_ARM_SSVE 0x40b
+#endif
+#ifndef NT_ARM_ZA
+#define NT_ARM_ZA 0x40c
+#endif
+#ifndef NT_ARM_ZT
+#define NT_ARM_ZT 0x40d
+#endif
+#ifndef NT_ARM_FPMR
+#define NT_ARM_FPMR 0x40e
+#endif
+#ifndef NT_ARM_POE
+#define NT_ARM_POE 0x40f
+#endif
+
+/* The 64-bit layouts of include/uapi/linux/elfcore.h; x86_64 and arm64
+ * differ only in the size of the register set. */
+struct prstatus_native {
 	int32_t si_signo, si_code, si_errno;
 	int16_t cursig;
 	uint16_t pad0;
 	uint64_t sigpend, sighold;
 	int32_t pid, ppid, pgrp, sid;
 	int64_t utime[2], stime[2], cutime[2], cstime[2];
-	uint64_t reg[27];
+	uint64_t reg[KCORE_PROC_NGREG];
 	int32_t fpvalid;
 	int32_t pad1;
 };
-_Static_assert(sizeof(struct prstatus_x86_64) == 336,
+#if defined(__aarch64__)
+_Static_assert(sizeof(struct prstatus_native) == 392,
+	       "arm64 elf_prstatus is 392 bytes");
+#else
+_Static_assert(sizeof(struct prstatus_native) == 336,
 	       "x86_64 elf_prstatus is 336 bytes");
+#endif
 
-struct prpsinfo_x86_64 {
+struct prpsinfo_native {
 	char state, sname, zomb;
 	int8_t nice;
 	uint32_t pad0;
@@ -72,8 +124,8 @@ struct prpsinfo_x86_64 {
 	char fname[16];
 	char psargs[80];
 };
-_Static_assert(sizeof(struct prpsinfo_x86_64) == 136,
-	       "x86_64 elf_prpsinfo is 136 bytes");
+_Static_assert(sizeof(struct prpsinfo_native) == 136,
+	       "64-bit elf_prpsinfo is 136 bytes");
 
 uint64_t kcore_proc_now_ns(void)
 {
@@ -336,17 +388,39 @@ static void wait_stop(struct kcore_proc_thread *t)
 }
 
 /* NT_PRSTATUS registers, then the notes the kernel writes per thread,
- * in the order of its x86_64 regset view. */
+ * in the order of its regset view (fill_thread_core_info walks
+ * user_x86_64_view or user_aarch64_view; regsets a kernel lacks fail
+ * with EINVAL here and are left out, as are inactive ones). */
 static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 {
 	static const struct {
 		uint32_t type;
 		const char *name;
 	} sets[] = {
+#if defined(__aarch64__)
+		/* arch/arm64/kernel/ptrace.c, enum aarch64_regset (6.12) */
+		{ NT_PRFPREG, "CORE" },
+		{ NT_ARM_TLS, "LINUX" },
+		{ NT_ARM_HW_BREAK, "LINUX" },
+		{ NT_ARM_HW_WATCH, "LINUX" },
+		{ NT_ARM_FPMR, "LINUX" },
+		{ NT_ARM_SYSTEM_CALL, "LINUX" },
+		{ NT_ARM_SVE, "LINUX" },
+		{ NT_ARM_SSVE, "LINUX" },
+		{ NT_ARM_ZA, "LINUX" },
+		{ NT_ARM_ZT, "LINUX" },
+		{ NT_ARM_PAC_MASK, "LINUX" },
+		{ NT_ARM_PAC_ENABLED_KEYS, "LINUX" },
+		{ NT_ARM_PACA_KEYS, "LINUX" },
+		{ NT_ARM_PACG_KEYS, "LINUX" },
+		{ NT_ARM_TAGGED_ADDR_CTRL, "LINUX" },
+		{ NT_ARM_POE, "LINUX" },
+#else
 		{ NT_PRFPREG, "CORE" },
 		{ NT_386_IOPERM, "LINUX" },
 		{ NT_X86_XSTATE, "LINUX" },
 		{ NT_X86_SHSTK, "LINUX" },
+#endif
 	};
 	struct iovec iov = { t->regs, sizeof(t->regs) };
 	unsigned char *buf;
@@ -365,7 +439,8 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 	if (iov.iov_len != sizeof(t->regs))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 					  "thread %d has %zu bytes of general "
-					  "registers, not the %zu of x86_64: "
+					  "registers, not the %zu of 64-bit "
+					  "processes: "
 					  "32-bit processes are not supported",
 					  (int)t->tid, (size_t)iov.iov_len,
 					  sizeof(t->regs));
@@ -385,6 +460,22 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 			   (void *)(uintptr_t)sets[i].type, &iov) != 0 ||
 		    iov.iov_len == 0)
 			continue;
+#if defined(__aarch64__)
+		/* ptrace reports the regset's maximum size (n * size, up to
+		 * the buffer); the core note holds what the regset wrote,
+		 * for SVE, SSVE and ZA the size in their header
+		 * (user_sve_header.size, user_za_header.size). */
+		if ((sets[i].type == NT_ARM_SVE ||
+		     sets[i].type == NT_ARM_SSVE ||
+		     sets[i].type == NT_ARM_ZA) &&
+		    iov.iov_len >= 4) {
+			uint32_t size;
+
+			memcpy(&size, buf, 4);
+			if (size >= 4 && size < iov.iov_len)
+				iov.iov_len = size;
+		}
+#endif
 		rs = &t->regsets[t->nregsets];
 		rs->data = malloc(iov.iov_len);
 		if (!rs->data) {
@@ -450,7 +541,7 @@ static void order_threads(struct kcore_process *p)
 
 static struct kcore_error *fill_psinfo(struct kcore_process *p)
 {
-	struct prpsinfo_x86_64 ps = { 0 };
+	struct prpsinfo_native ps = { 0 };
 	struct proc_stat st;
 	char *status, *comm, *args;
 	size_t len = 0;
@@ -589,7 +680,7 @@ static void nb_put(struct note_buf *nb, const char *name, uint32_t type,
 
 static void thread_prstatus(struct kcore_process *p,
 			    const struct kcore_proc_thread *t,
-			    struct prstatus_x86_64 *pr)
+			    struct prstatus_native *pr)
 {
 	char name[64];
 	struct proc_stat st;
@@ -724,7 +815,7 @@ struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct kcore_proc_thread *t = &p->threads[i];
-		struct prstatus_x86_64 pr;
+		struct prstatus_native pr;
 
 		thread_prstatus(p, t, &pr);
 		nb_put(&nb, "CORE", NT_PRSTATUS, &pr, sizeof(pr));

@@ -18,7 +18,14 @@ struct kcore_proc_regset {
 	size_t len;
 };
 
-#define KCORE_PROC_MAX_REGSETS 6
+#define KCORE_PROC_MAX_REGSETS 20
+/* The general registers of NT_PRSTATUS: x86_64's user_regs_struct (27),
+ * arm64's user_pt_regs (x0-x30, sp, pc, pstate: 34). */
+#if defined(__aarch64__)
+#define KCORE_PROC_NGREG 34
+#else
+#define KCORE_PROC_NGREG 27
+#endif
 
 struct kcore_proc_thread {
 	pid_t tid;
@@ -29,7 +36,7 @@ struct kcore_proc_thread {
 	bool has_siginfo;
 	unsigned char siginfo[128];
 	bool has_regs;
-	unsigned char regs[27 * 8]; /* user_regs_struct */
+	unsigned char regs[KCORE_PROC_NGREG * 8];
 	struct kcore_proc_regset regsets[KCORE_PROC_MAX_REGSETS];
 	size_t nregsets;
 };

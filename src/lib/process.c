@@ -241,7 +241,11 @@ static struct kcore_error *build_image(struct kcore_source *src,
 	eh.e_ident[EI_DATA] = ELFDATA2LSB;
 	eh.e_ident[EI_VERSION] = EV_CURRENT;
 	eh.e_type = ET_CORE;
+#if defined(__aarch64__)
+	eh.e_machine = EM_AARCH64;
+#else
 	eh.e_machine = EM_X86_64;
+#endif
 	eh.e_version = EV_CURRENT;
 	eh.e_phoff = sizeof(eh);
 	eh.e_ehsize = sizeof(eh);
@@ -415,10 +419,10 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 
 	if (!opts)
 		opts = &no_opts;
-#if !defined(__x86_64__)
+#if !defined(__x86_64__) && !defined(__aarch64__)
 	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 				  "dumping a live process is implemented for "
-				  "x86_64 only");
+				  "x86_64 and arm64 only");
 #endif
 	if (pid <= 0)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,

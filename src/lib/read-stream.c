@@ -8,7 +8,9 @@
  * decoded front to back: reads that go backwards start decoding again
  * from the beginning, which is correct but slow (info says which case
  * applies through the format name "zstd-sequential"/"xz-sequential").
- * Zero runs are data: the framing does not mark holes.
+ * The hole map our writer leaves in the stream (kcoredump(8) HOLE MAP)
+ * makes its zero runs holes of the image: they are never decoded, and
+ * next_data skips them.  Streams without one are all data.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -88,9 +90,21 @@ static struct kcore_error *zs_pread(struct kcore_source *src, void *buf,
 	return err;
 }
 
+static struct kcore_error *zs_next_data(struct kcore_source *src,
+					uint64_t offset, uint64_t end,
+					uint64_t *data, uint64_t *data_end)
+{
+	struct zstream *z = src->backend_data;
+
+	/* The map is read-only once open: no lock needed. */
+	kcore_istream_next_data(z->is, offset, end, data, data_end);
+	return NULL;
+}
+
 static const struct kcore_backend zstd_backend = {
 	.name = "zstd",
 	.pread = zs_pread,
+	.next_data = zs_next_data,
 	.destroy = zs_destroy,
 };
 static const struct kcore_backend zstd_seq_backend = {
@@ -101,6 +115,7 @@ static const struct kcore_backend zstd_seq_backend = {
 static const struct kcore_backend xz_backend = {
 	.name = "xz",
 	.pread = zs_pread,
+	.next_data = zs_next_data,
 	.destroy = zs_destroy,
 };
 static const struct kcore_backend xz_seq_backend = {
@@ -240,8 +255,33 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 	 * against; a sequential stream's size is that of its last
 	 * segment (a shorter stream fails when read). */
 	src->info.file_size = seekable ? kcore_istream_size(z->is) : last;
-	src->knows_holes = false;
+	src->knows_holes = kcore_istream_has_hole_map(z->is);
 	return NULL;
+}
+
+static bool is_stream(const struct kcore_source *src)
+{
+	return src->backend == &zstd_backend ||
+	       src->backend == &zstd_seq_backend ||
+	       src->backend == &xz_backend || src->backend == &xz_seq_backend;
+}
+
+void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes)
+{
+	struct zstream *z = src->backend_data;
+
+	if (!is_stream(src) || !z)
+		return;
+	pthread_mutex_lock(&z->lock);
+	kcore_istream_set_cache_limit(z->is, bytes);
+	pthread_mutex_unlock(&z->lock);
+}
+
+uint64_t kcore_stream_source_decoded(const struct kcore_source *src)
+{
+	struct zstream *z = src->backend_data;
+
+	return is_stream(src) && z ? kcore_istream_frames_decoded(z->is) : 0;
 }
 
 const struct kcore_input_format kcore_format_stream = {

@@ -1137,7 +1137,9 @@ struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 	 * kernel image in a kdump, vmalloc areas in an ELF of RAM). */
 	if (err && err->code == KCORE_ERR_INVALID &&
 	    src->info.kind == KCORE_SOURCE_VMCORE &&
-	    src->info.machine == EM_X86_64 && src->vmcoreinfo) {
+	    (src->info.machine == EM_X86_64 ||
+	     src->info.machine == EM_AARCH64) &&
+	    src->vmcoreinfo) {
 		kcore_error_destroy(err);
 		err = read_translated(src, vaddr, buf, len, true);
 	}

@@ -3,6 +3,7 @@
 #ifndef KCOREDUMP_STREAM_INTERNAL_H
 #define KCOREDUMP_STREAM_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define ZSTD_FRAME_MAGIC 0xFD2FB528u
@@ -26,11 +27,38 @@
 /* zstd's seekable reader refuses more frames than this. */
 #define SEEKABLE_MAX_FRAMES 0x8000000u
 
+/*
+ * kcoredump's hole map (kcoredump(8), "HOLE MAP"): which decompressed
+ * ranges hold only zeros, so that readers skip them without decoding.
+ *
+ * zstd: a skippable frame with magic 0x184D2A5B, written after the last
+ * data frame and listed in the seek table as a frame of 0 decompressed
+ * bytes.  Its content, little-endian:
+ *   "KCDHOLE1", u64 decompressed size of the stream, u64 number of runs,
+ *   that many { u64 start, u64 length } (ascending, not touching, not
+ *   empty), u32 CRC-32 (zlib's) of all the bytes before it.
+ * xz: every block that holds only zeros has a 64-byte block header (first
+ * byte 0x0F; the rest is header padding, which the format allows);
+ * liblzma writes no block header longer than 28 bytes for one LZMA2
+ * filter, so no block of ours holding data looks like one.
+ */
+#define HOLE_MAP_SKIPPABLE_MAGIC 0x184D2A5Bu
+#define HOLE_MAP_MAGIC		 "KCDHOLE1"
+#define HOLE_MAP_HEAD		 24u /* magic, size, runs */
+#define HOLE_MAP_RUN		 16u
+#define XZ_HOLE_HEADER_SIZE	 64u
+
 /* The .xz stream header magic (6 bytes, the last one NUL). */
 #define XZ_MAGIC \
 	"\xFD"   \
 	"7zXZ"
 #define XZ_MAGIC_LEN 6
+
+struct kcore_source;
+/* A .zst/.xz source (read-stream.c): its frame cache limit, and the frames
+ * decoded so far; other sources: nothing, 0. */
+void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes);
+uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)
 {
@@ -40,10 +68,21 @@ static inline void stream_put_le32(unsigned char *p, uint32_t v)
 	p[3] = (unsigned char)(v >> 24);
 }
 
+static inline void stream_put_le64(unsigned char *p, uint64_t v)
+{
+	stream_put_le32(p, (uint32_t)v);
+	stream_put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
 static inline uint32_t stream_get_le32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t stream_get_le64(const unsigned char *p)
+{
+	return stream_get_le32(p) | (uint64_t)stream_get_le32(p + 4) << 32;
 }
 
 #endif

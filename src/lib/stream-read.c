@@ -6,6 +6,15 @@
  * what a pipe allows.  Nothing in the input is trusted: a seek table that
  * does not describe the file is ignored (and the reason kept), and frame
  * sizes are checked against what actually decodes.
+ *
+ * Decoded frames are kept in a small cache (KCORE_STREAM_CACHE_DEFAULT
+ * bytes, least recently used first out), and the hole map our writer
+ * leaves (stream-internal.h) lets reads of zero runs return zeros without
+ * decoding anything.  Memory is bounded by the file and by documented
+ * limits: a frame is held whole only up to KCORE_STREAM_MAX_FRAME (larger
+ * ones make the stream sequential), the sequential decoders take at most
+ * KCORE_STREAM_MAX_WINDOW of window or dictionary, and the seek table,
+ * index and hole map are no larger than the bytes that describe them.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -24,6 +34,17 @@
 /* Limits for the index the reader accepts; see KCORE_STREAM_MAX_FRAME. */
 #define MAX_FRAME_SIZE	  ((uint64_t)KCORE_STREAM_MAX_FRAME)
 #define XZ_INDEX_MEMLIMIT (1ull << 30)
+#define MAX_CACHE_SLOTS	  (1u << 20)
+
+/* One decoded frame (zstd) or block (xz). */
+struct cache_slot {
+	uint64_t frame; /* UINT64_MAX: empty */
+	uint64_t start; /* decompressed offset of its first byte */
+	size_t len;
+	unsigned char *buf;
+	size_t cap;
+	uint64_t used; /* the reader's clock when last read */
+};
 
 struct kcore_istream {
 	enum kcore_compress method;
@@ -40,11 +61,18 @@ struct kcore_istream {
 	uint64_t *d_off; /* zstd: nframes + 1 decompressed offsets */
 	lzma_index *xz_index;
 	uint64_t total;
-	uint64_t cached; /* frame in cache, or UINT64_MAX */
-	uint64_t cache_start;
-	unsigned char *cache;
-	size_t cache_len;
-	size_t cache_cap;
+	struct cache_slot *slots;
+	unsigned nslots, slots_cap;
+	uint32_t *slot_of;  /* per frame: its slot + 1, or 0 */
+	size_t cache_bytes; /* sum of the slots' buffers */
+	size_t cache_limit;
+	uint64_t clock;
+	struct cache_slot *cur; /* the slot being filled */
+	uint64_t decoded;	/* frames decoded (cache misses) */
+	/* The hole map: sorted, disjoint zero runs (start, end pairs). */
+	uint64_t *holes;
+	size_t nholes;
+	const char *hole_map_problem;
 	unsigned char *cbuf;
 	size_t cbuf_cap;
 	ZSTD_DCtx *dctx;
@@ -108,6 +136,109 @@ static struct kcore_error *file_read(struct kcore_istream *s, void *buf,
 				     size_t len, uint64_t offset)
 {
 	return kcore_pread_all(NULL, s->fd, s->path, buf, len, offset, NULL);
+}
+
+/* ---- the hole map ---- */
+
+/* Append the zero run [start, end), merging it with the last one. */
+static struct kcore_error *add_hole(struct kcore_istream *s, size_t *cap,
+				    uint64_t start, uint64_t end)
+{
+	if (s->nholes && s->holes[2 * s->nholes - 1] == start) {
+		s->holes[2 * s->nholes - 1] = end;
+		return NULL;
+	}
+	if (s->nholes == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		uint64_t *h = realloc(s->holes, ncap * 2 * sizeof(*h));
+
+		if (!h)
+			return &kcore_error_nomem;
+		s->holes = h;
+		*cap = ncap;
+	}
+	s->holes[2 * s->nholes] = start;
+	s->holes[2 * s->nholes + 1] = end;
+	s->nholes++;
+	return NULL;
+}
+
+static void drop_holes(struct kcore_istream *s, const char *why)
+{
+	free(s->holes);
+	s->holes = NULL;
+	s->nholes = 0;
+	s->hole_map_problem = why;
+}
+
+/*
+ * The zstd hole map: the last frame of the seek table, when it is our
+ * skippable frame with no decompressed bytes.  A map that does not check
+ * out is ignored (reads then decode everything, as for older dumps).
+ */
+static struct kcore_error *zstd_read_hole_map(struct kcore_istream *s)
+{
+	uint64_t n = s->nframes, at, size, total, runs, prev = 0;
+	unsigned char head[8], *body;
+	struct kcore_error *err;
+	size_t cap = 0;
+
+	if (!n || s->d_off[n - 1] != s->d_off[n])
+		return NULL;
+	at = s->c_off[n - 1];
+	size = s->c_off[n] - at;
+	if (size < 8 + HOLE_MAP_HEAD + 4)
+		return NULL;
+	err = file_read(s, head, sizeof(head), at);
+	if (err)
+		return err;
+	if (stream_get_le32(head) != HOLE_MAP_SKIPPABLE_MAGIC)
+		return NULL;
+	if (stream_get_le32(head + 4) != size - 8) {
+		s->hole_map_problem = "hole map frame size is wrong";
+		return NULL;
+	}
+	size -= 8;
+	body = malloc(size); /* no larger than the file */
+	if (!body)
+		return &kcore_error_nomem;
+	err = file_read(s, body, size, at + 8);
+	if (err) {
+		free(body);
+		return err;
+	}
+	total = stream_get_le64(body + 8);
+	runs = stream_get_le64(body + 16);
+	if (memcmp(body, HOLE_MAP_MAGIC, 8) ||
+	    runs != (size - HOLE_MAP_HEAD - 4) / HOLE_MAP_RUN ||
+	    (size - HOLE_MAP_HEAD - 4) % HOLE_MAP_RUN) {
+		s->hole_map_problem = "hole map header is wrong";
+	} else if (stream_get_le32(body + size - 4) !=
+		   (uint32_t)crc32(0, body, (uInt)(size - 4))) {
+		s->hole_map_problem = "hole map fails its CRC";
+	} else if (total != s->total) {
+		s->hole_map_problem = "hole map is of another size";
+	}
+	for (uint64_t i = 0; !s->hole_map_problem && i < runs; i++) {
+		const unsigned char *r =
+			body + HOLE_MAP_HEAD + i * HOLE_MAP_RUN;
+		uint64_t start = stream_get_le64(r);
+		uint64_t len = stream_get_le64(r + 8);
+
+		if (!len || start < prev || (i && start == prev) ||
+		    start > total || len > total - start) {
+			drop_holes(s, "hole map runs are out of order");
+			break;
+		}
+		err = add_hole(s, &cap, start, start + len);
+		if (err)
+			break;
+		prev = start + len;
+	}
+	free(body);
+	if (err)
+		drop_holes(s, NULL);
+	return err;
 }
 
 /* ---- zstd seek table ---- */
@@ -177,7 +308,7 @@ static struct kcore_error *zstd_parse_seek_table(struct kcore_istream *s)
 		s->d_off[i] = d;
 		if (dsize > MAX_FRAME_SIZE) {
 			s->index_problem = "seek table has a frame larger "
-					   "than 1 GiB";
+					   "than 64 MiB";
 			break;
 		}
 		c += csize;
@@ -196,7 +327,7 @@ static struct kcore_error *zstd_parse_seek_table(struct kcore_istream *s)
 	s->nframes = n;
 	s->total = d;
 	s->seekable = true;
-	return NULL;
+	return zstd_read_hole_map(s);
 }
 
 /* The first frame i whose data ends after offset (offset < total). */
@@ -229,6 +360,125 @@ static struct kcore_error *grow(unsigned char **buf, size_t *cap, size_t len)
 	return NULL;
 }
 
+/* Forget slot k's frame (the slot stays, empty). */
+static void slot_forget(struct kcore_istream *s, struct cache_slot *c)
+{
+	if (c->frame != UINT64_MAX && s->slot_of)
+		s->slot_of[c->frame] = 0;
+	c->frame = UINT64_MAX;
+}
+
+/*
+ * A slot to decode frame into (dsize bytes): a new one while the cache
+ * has room, else the least recently used (others are dropped until the
+ * frame fits in the limit; one frame always fits).  Marked empty until
+ * the decode succeeds.  Eviction scans the slots: it comes with a decode.
+ */
+static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
+				     size_t dsize)
+{
+	struct cache_slot *c = NULL;
+	size_t need = dsize ? dsize : 1;
+
+	(void)frame;
+	if (!s->slot_of && s->nframes) {
+		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
+		if (!s->slot_of)
+			return &kcore_error_nomem;
+	}
+	for (;;) {
+		struct cache_slot *lru = NULL;
+
+		if (s->nslots < MAX_CACHE_SLOTS &&
+		    (!s->nslots || s->cache_bytes + need <= s->cache_limit)) {
+			if (s->nslots == s->slots_cap) {
+				unsigned cap =
+					s->slots_cap ? 2 * s->slots_cap : 16;
+				struct cache_slot *n =
+					realloc(s->slots, cap * sizeof(*n));
+
+				if (!n)
+					return &kcore_error_nomem;
+				s->slots = n;
+				s->slots_cap = cap;
+			}
+			c = &s->slots[s->nslots++];
+			*c = (struct cache_slot){ .frame = UINT64_MAX };
+			break;
+		}
+		for (unsigned k = 0; k < s->nslots; k++) {
+			struct cache_slot *x = &s->slots[k];
+
+			if (!lru || x->used < lru->used)
+				lru = x;
+		}
+		/* Drop the least recently used; reuse it if it is the only
+		 * one or the frame fits then. */
+		slot_forget(s, lru);
+		if (s->nslots == 1 ||
+		    s->cache_bytes - lru->cap + need <= s->cache_limit) {
+			c = lru;
+			break;
+		}
+		s->cache_bytes -= lru->cap;
+		free(lru->buf);
+		*lru = s->slots[--s->nslots];
+		if (lru->frame != UINT64_MAX && lru < s->slots + s->nslots)
+			s->slot_of[lru->frame] = (uint32_t)(lru - s->slots) + 1;
+	}
+	if (c->cap < need) {
+		unsigned char *p = realloc(c->buf, need);
+
+		if (!p)
+			return &kcore_error_nomem;
+		s->cache_bytes += need - c->cap;
+		c->buf = p;
+		c->cap = need;
+	}
+	c->used = ++s->clock;
+	s->cur = c;
+	s->decoded++;
+	return NULL;
+}
+
+static void slot_done(struct kcore_istream *s, uint64_t frame, uint64_t start,
+		      size_t len)
+{
+	s->cur->frame = frame;
+	s->cur->start = start;
+	s->cur->len = len;
+	if (s->slot_of && frame < s->nframes)
+		s->slot_of[frame] = (uint32_t)(s->cur - s->slots) + 1;
+}
+
+/* The cached frame holding decompressed byte offset, or NULL. */
+static struct cache_slot *cache_find(struct kcore_istream *s, uint64_t offset)
+{
+	struct cache_slot *c;
+	uint64_t frame;
+
+	if (!s->slot_of)
+		return NULL;
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		frame = zstd_find_frame(s, offset);
+	} else {
+		lzma_index_iter iter;
+
+		lzma_index_iter_init(&iter, s->xz_index);
+		if (lzma_index_iter_locate(&iter, offset))
+			return NULL;
+		frame = iter.block.number_in_file - 1;
+	}
+	if (frame >= s->nframes || !s->slot_of[frame])
+		return NULL;
+	c = &s->slots[s->slot_of[frame] - 1];
+	if (c->frame != frame || offset < c->start ||
+	    offset - c->start >= c->len)
+		return NULL;
+	c->used = ++s->clock;
+	return c;
+}
+
 static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     uint64_t i)
 {
@@ -242,10 +492,9 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 		return format_error(s, at, "zstd frame is implausibly large");
 	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)csize);
 	if (!err)
-		err = grow(&s->cache, &s->cache_cap, dsize);
+		err = take_slot(s, i, dsize);
 	if (err)
 		return err;
-	s->cached = UINT64_MAX;
 	err = file_read(s, s->cbuf, (size_t)csize, at);
 	if (err)
 		return err;
@@ -254,7 +503,7 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 		if (!s->dctx)
 			return &kcore_error_nomem;
 	}
-	r = ZSTD_decompressDCtx(s->dctx, s->cache, dsize, s->cbuf,
+	r = ZSTD_decompressDCtx(s->dctx, s->cur->buf, dsize, s->cbuf,
 				(size_t)csize);
 	if (ZSTD_isError(r)) {
 		if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
@@ -274,13 +523,42 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     " holds 0x%zx bytes, "
 					     "its seek table entry says 0x%zx",
 					     at, r, dsize);
-	s->cached = i;
-	s->cache_start = s->d_off[i];
-	s->cache_len = dsize;
+	slot_done(s, i, s->d_off[i], dsize);
 	return NULL;
 }
 
 /* ---- xz index ---- */
+
+/*
+ * The xz hole map: blocks whose header is XZ_HOLE_HEADER_SIZE bytes hold
+ * only zeros.  One byte per block is read, in file order.
+ */
+static struct kcore_error *xz_find_holes(struct kcore_istream *s)
+{
+	const unsigned char mark = XZ_HOLE_HEADER_SIZE / 4 - 1;
+	struct kcore_error *err = NULL;
+	lzma_index_iter iter;
+	size_t cap = 0;
+
+	lzma_index_iter_init(&iter, s->xz_index);
+	while (!err &&
+	       !lzma_index_iter_next(&iter, LZMA_INDEX_ITER_NONEMPTY_BLOCK)) {
+		unsigned char first;
+
+		if (iter.block.total_size <= XZ_HOLE_HEADER_SIZE)
+			continue;
+		err = file_read(s, &first, 1,
+				iter.block.compressed_file_offset);
+		if (!err && first == mark)
+			err = add_hole(s, &cap,
+				       iter.block.uncompressed_file_offset,
+				       iter.block.uncompressed_file_offset +
+					       iter.block.uncompressed_size);
+	}
+	if (err)
+		drop_holes(s, NULL);
+	return err;
+}
 
 static struct kcore_error *xz_parse_index(struct kcore_istream *s)
 {
@@ -350,14 +628,14 @@ static struct kcore_error *xz_parse_index(struct kcore_istream *s)
 			    lzma_block_buffer_bound(MAX_FRAME_SIZE) +
 				    LZMA_BLOCK_HEADER_SIZE_MAX) {
 			s->index_problem = "xz stream has a block larger than "
-					   "1 GiB";
+					   "64 MiB";
 			return NULL;
 		}
 	}
 	s->nframes = lzma_index_block_count(s->xz_index);
 	s->total = lzma_index_uncompressed_size(s->xz_index);
 	s->seekable = true;
-	return NULL;
+	return xz_find_holes(s);
 }
 
 static struct kcore_error *xz_block_error(const struct kcore_istream *s,
@@ -382,17 +660,14 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	lzma_index_iter_init(&iter, s->xz_index);
 	if (lzma_index_iter_locate(&iter, offset))
 		return format_error(s, offset, "xz index lost a block");
-	if (s->cached == iter.block.number_in_file)
-		return NULL;
 	at = iter.block.compressed_file_offset;
 	total = iter.block.total_size;
 	dsize = (size_t)iter.block.uncompressed_size;
 	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)total);
 	if (!err)
-		err = grow(&s->cache, &s->cache_cap, dsize ? dsize : 1);
+		err = take_slot(s, iter.block.number_in_file - 1, dsize);
 	if (err)
 		return err;
-	s->cached = UINT64_MAX;
 	err = file_read(s, s->cbuf, (size_t)total, at);
 	if (err)
 		return err;
@@ -406,6 +681,12 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	ret = lzma_block_header_decode(&block, NULL, s->cbuf);
 	if (ret != LZMA_OK)
 		return xz_block_error(s, at, "has a bad header");
+	if (lzma_raw_decoder_memusage(filters) > KCORE_STREAM_MAX_WINDOW) {
+		lzma_filters_free(filters, NULL);
+		return xz_block_error(s, at,
+				      "needs more decoder memory than "
+				      "kcoredump allows");
+	}
 	ret = lzma_block_compressed_size(&block, iter.block.unpadded_size);
 	if (ret != LZMA_OK) {
 		lzma_filters_free(filters, NULL);
@@ -413,7 +694,7 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	}
 	in_pos = block.header_size;
 	ret = lzma_block_buffer_decode(&block, NULL, s->cbuf, &in_pos,
-				       (size_t)total, s->cache, &out_pos,
+				       (size_t)total, s->cur->buf, &out_pos,
 				       dsize);
 	lzma_filters_free(filters, NULL);
 	if (ret == LZMA_MEM_ERROR)
@@ -426,10 +707,69 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 				: "is corrupt or fails its check");
 	if (out_pos != dsize)
 		return xz_block_error(s, at, "does not match the index");
-	s->cached = iter.block.number_in_file;
-	s->cache_start = iter.block.uncompressed_file_offset;
-	s->cache_len = dsize;
+	slot_done(s, iter.block.number_in_file - 1,
+		  iter.block.uncompressed_file_offset, dsize);
 	return NULL;
+}
+
+/*
+ * The first hole run that ends after offset: its index, or nholes.  Runs
+ * are sorted and disjoint, so their ends ascend too.
+ */
+static size_t hole_after(const struct kcore_istream *s, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nholes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->holes[2 * mid + 1] <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool kcore_istream_has_hole_map(const struct kcore_istream *s)
+{
+	return s->seekable && s->holes;
+}
+
+uint64_t kcore_istream_frames_decoded(const struct kcore_istream *s)
+{
+	return s->decoded;
+}
+
+void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes)
+{
+	s->cache_limit = bytes ? bytes : KCORE_STREAM_CACHE_DEFAULT;
+}
+
+void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
+			     uint64_t end, uint64_t *data, uint64_t *data_end)
+{
+	size_t i;
+
+	if (s->seekable && end > s->total)
+		end = s->total;
+	*data = *data_end = end;
+	if (offset >= end)
+		return;
+	if (!kcore_istream_has_hole_map(s)) {
+		*data = offset;
+		return;
+	}
+	i = hole_after(s, offset);
+	if (i < s->nholes && s->holes[2 * i] <= offset) {
+		offset = s->holes[2 * i + 1];
+		i++;
+	}
+	if (offset >= end)
+		return;
+	*data = offset;
+	if (i < s->nholes && s->holes[2 * i] < end)
+		*data_end = s->holes[2 * i];
 }
 
 static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
@@ -441,10 +781,22 @@ static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
 
 	while (done < len && offset < s->total) {
 		struct kcore_error *err;
+		struct cache_slot *c;
+		uint64_t ds, de;
 		size_t n;
 
-		if (s->cached == UINT64_MAX || offset < s->cache_start ||
-		    offset - s->cache_start >= s->cache_len) {
+		/* Zero runs of the hole map cost no decoding. */
+		kcore_istream_next_data(s, offset, offset + (len - done), &ds,
+					&de);
+		if (ds > offset) {
+			n = (size_t)(ds - offset);
+			memset(p + done, 0, n);
+			done += n;
+			offset += n;
+			continue;
+		}
+		c = cache_find(s, offset);
+		if (!c) {
 			if (s->method == KCORE_COMPRESS_ZSTD)
 				err = zstd_decode_frame(
 					s, zstd_find_frame(s, offset));
@@ -454,16 +806,17 @@ static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
 				*ret_done = done;
 				return err;
 			}
-			if (offset - s->cache_start >= s->cache_len) {
+			c = s->cur;
+			if (offset < c->start || offset - c->start >= c->len) {
 				*ret_done = done;
 				return format_error(s, offset,
 						    "stream index has a gap");
 			}
 		}
-		n = s->cache_len - (size_t)(offset - s->cache_start);
-		if (n > len - done)
-			n = len - done;
-		memcpy(p + done, s->cache + (offset - s->cache_start), n);
+		n = c->len - (size_t)(offset - c->start);
+		if (n > de - offset)
+			n = (size_t)(de - offset);
+		memcpy(p + done, c->buf + (offset - c->start), n);
 		done += n;
 		offset += n;
 	}
@@ -519,6 +872,8 @@ static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 		s->ds = ZSTD_createDStream();
 		if (!s->ds)
 			return &kcore_error_nomem;
+		ZSTD_DCtx_setParameter(s->ds, ZSTD_d_windowLogMax,
+				       KCORE_STREAM_MAX_WINDOW_LOG);
 	}
 	while (out.pos < out.size) {
 		ZSTD_inBuffer in;
@@ -542,6 +897,14 @@ static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 					"zstd frame at offset 0x%" PRIx64
 					" fails its checksum",
 					at);
+			else if (ZSTD_getErrorCode(r) ==
+				 ZSTD_error_frameParameter_windowTooLarge)
+				err = kcore_error_create_at(
+					KCORE_ERR_UNSUPPORTED, 0, s->path, at,
+					"zstd frame at offset 0x%" PRIx64
+					" needs a window larger than the "
+					"%u MiB kcoredump decodes with",
+					at, KCORE_STREAM_MAX_WINDOW >> 20);
 			else
 				err = kcore_error_create_at(
 					KCORE_ERR_FORMAT, 0, s->path, at,
@@ -592,11 +955,13 @@ static struct kcore_error *xz_seq_read(struct kcore_istream *s, void *buf,
 	lzma_ret ret;
 
 	if (!s->lz_ready) {
+		/* Threads only while they fit in the limit; past it the
+		 * decoder stops with LZMA_MEMLIMIT_ERROR. */
 		lzma_mt mt = {
 			.flags = LZMA_CONCATENATED,
 			.threads = lzma_cputhreads(),
-			.memlimit_threading = 1ull << 30,
-			.memlimit_stop = UINT64_MAX,
+			.memlimit_threading = KCORE_STREAM_MAX_WINDOW,
+			.memlimit_stop = KCORE_STREAM_MAX_WINDOW,
 		};
 
 		if (!mt.threads)
@@ -604,7 +969,8 @@ static struct kcore_error *xz_seq_read(struct kcore_istream *s, void *buf,
 		s->lz = (lzma_stream)LZMA_STREAM_INIT;
 		ret = lzma_stream_decoder_mt(&s->lz, &mt);
 		if (ret != LZMA_OK)
-			ret = lzma_stream_decoder(&s->lz, UINT64_MAX,
+			ret = lzma_stream_decoder(&s->lz,
+						  KCORE_STREAM_MAX_WINDOW,
 						  LZMA_CONCATENATED);
 		if (ret != LZMA_OK)
 			return &kcore_error_nomem;
@@ -630,6 +996,15 @@ static struct kcore_error *xz_seq_read(struct kcore_istream *s, void *buf,
 			continue;
 		if (ret == LZMA_MEM_ERROR) {
 			err = &kcore_error_nomem;
+		} else if (ret == LZMA_MEMLIMIT_ERROR) {
+			err = kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, s->path,
+				s->lz.total_in,
+				"xz stream at offset 0x%" PRIx64
+				" needs more than the %u MiB of memory "
+				"kcoredump decodes with",
+				(uint64_t)s->lz.total_in,
+				KCORE_STREAM_MAX_WINDOW >> 20);
 		} else {
 			uint64_t at = s->lz.total_in;
 
@@ -768,7 +1143,7 @@ struct kcore_error *kcore_istream_open(int fd, const char *path,
 	if (!s)
 		return &kcore_error_nomem;
 	s->fd = fd;
-	s->cached = UINT64_MAX;
+	s->cache_limit = KCORE_STREAM_CACHE_DEFAULT;
 	if (path) {
 		s->path = strdup(path);
 		if (!s->path) {
@@ -835,7 +1210,11 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	ZSTD_freeDCtx(s->dctx);
 	free(s->scratch);
 	free(s->cbuf);
-	free(s->cache);
+	for (unsigned k = 0; k < s->nslots; k++)
+		free(s->slots[k].buf);
+	free(s->slots);
+	free(s->slot_of);
+	free(s->holes);
 	free(s->ibuf);
 	free(s->c_off);
 	free(s->d_off);

@@ -10,6 +10,10 @@
  * that depend on each other, so it cannot give independent frames; and
  * liblzma's lzma_stream_encoder_mt() hides its blocks, so zero blocks
  * could not be reused.  Both containers are therefore assembled here.
+ *
+ * Both carry a hole map (stream-internal.h): zstd the zero runs handed to
+ * kcore_ostream_write_zeros() in a skippable frame, xz its zero blocks
+ * marked by their header size.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <zlib.h>
 #include <zstd.h>
 
 #include "kcoredump/stream.h"
@@ -120,6 +125,10 @@ struct kcore_ostream {
 
 	unsigned char *obuf;
 	size_t olen;
+
+	/* zstd: the zero runs written, start/length pairs (hole map). */
+	uint64_t *holes;
+	size_t nholes, holes_cap;
 
 	/* zstd: the seek table entries; xz: the index. */
 	uint32_t *entries;
@@ -477,6 +486,33 @@ struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
 	return NULL;
 }
 
+/* Note len zero bytes from the current position in the hole map. */
+static struct kcore_error *record_hole(struct kcore_ostream *s, uint64_t len)
+{
+	uint64_t *h = s->holes;
+
+	if (!len)
+		return NULL;
+	if (s->nholes &&
+	    h[2 * s->nholes - 2] + h[2 * s->nholes - 1] == s->bytes_in) {
+		h[2 * s->nholes - 1] += len;
+		return NULL;
+	}
+	if (s->nholes == s->holes_cap) {
+		size_t cap = s->holes_cap ? 2 * s->holes_cap : 256;
+
+		h = realloc(s->holes, cap * 2 * sizeof(*h));
+		if (!h)
+			return &kcore_error_nomem;
+		s->holes = h;
+		s->holes_cap = cap;
+	}
+	h[2 * s->nholes] = s->bytes_in;
+	h[2 * s->nholes + 1] = len;
+	s->nholes++;
+	return NULL;
+}
+
 struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 					      uint64_t len)
 {
@@ -495,6 +531,11 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 			len -= n;
 		}
 		return NULL;
+	}
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		err = record_hole(s, len);
+		if (err)
+			return fail(s, err);
 	}
 	while (len) {
 		size_t n;
@@ -555,6 +596,42 @@ static struct kcore_error *write_seek_table(struct kcore_ostream *s)
 	return emit(s, footer, sizeof(footer));
 }
 
+/*
+ * The zstd hole map: a skippable frame before the seek table, listed in it
+ * as a frame of no decompressed bytes (so the table still adds up to the
+ * file, and zstd -d skips it).  None when there are no runs or too many
+ * for one frame.
+ */
+static struct kcore_error *write_hole_map(struct kcore_ostream *s)
+{
+	uint64_t body = HOLE_MAP_HEAD + (uint64_t)s->nholes * HOLE_MAP_RUN + 4;
+	unsigned char *buf, *p;
+	struct kcore_error *err;
+
+	if (!s->nholes || body > UINT32_MAX)
+		return NULL;
+	buf = malloc(8 + body);
+	if (!buf)
+		return &kcore_error_nomem;
+	stream_put_le32(buf, HOLE_MAP_SKIPPABLE_MAGIC);
+	stream_put_le32(buf + 4, (uint32_t)body);
+	p = buf + 8;
+	memcpy(p, HOLE_MAP_MAGIC, 8);
+	stream_put_le64(p + 8, s->bytes_in);
+	stream_put_le64(p + 16, s->nholes);
+	p += HOLE_MAP_HEAD;
+	for (size_t i = 0; i < s->nholes; i++, p += HOLE_MAP_RUN) {
+		stream_put_le64(p, s->holes[2 * i]);
+		stream_put_le64(p + 8, s->holes[2 * i + 1]);
+	}
+	stream_put_le32(p, (uint32_t)crc32(0, buf + 8, (uInt)(body - 4)));
+	err = record_frame(s, 8 + body, 0, 0);
+	if (!err)
+		err = emit(s, buf, 8 + body);
+	free(buf);
+	return err;
+}
+
 static struct kcore_error *write_xz_trailer(struct kcore_ostream *s)
 {
 	lzma_stream_flags flags = {
@@ -607,6 +684,8 @@ struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s)
 	}
 	if (!err)
 		err = drain(s, true);
+	if (!err && s->method == KCORE_COMPRESS_ZSTD)
+		err = write_hole_map(s);
 	if (!err)
 		err = s->method == KCORE_COMPRESS_ZSTD ? write_seek_table(s)
 						       : write_xz_trailer(s);
@@ -663,6 +742,44 @@ static struct kcore_error *check_opts(const struct kcore_ostream_opts *o,
 	return NULL;
 }
 
+/*
+ * Give the xz zero block in out (of *len bytes) the 64-byte header that
+ * marks a hole (stream-internal.h): the same header with more padding.
+ */
+static struct kcore_error *xz_mark_hole(struct kcore_ostream *s,
+					unsigned char *out, size_t *len,
+					uint64_t *unpadded)
+{
+	lzma_filter filters[LZMA_FILTERS_MAX + 1];
+	lzma_block block = {
+		.version = 0,
+		.check = LZMA_CHECK_CRC64,
+		.filters = filters,
+	};
+	size_t old;
+	lzma_ret ret;
+
+	block.header_size = lzma_block_header_size_decode(out[0]);
+	old = block.header_size;
+	ret = lzma_block_header_decode(&block, NULL, out);
+	if (ret != LZMA_OK)
+		return lzma_error(s, "zero block header", ret);
+	if (old > XZ_HOLE_HEADER_SIZE ||
+	    *len + XZ_HOLE_HEADER_SIZE - old > s->out_cap) {
+		lzma_filters_free(filters, NULL);
+		return NULL; /* cannot happen with LZMA2; leave it unmarked */
+	}
+	memmove(out + XZ_HOLE_HEADER_SIZE, out + old, *len - old);
+	block.header_size = XZ_HOLE_HEADER_SIZE;
+	ret = lzma_block_header_encode(&block, out);
+	lzma_filters_free(filters, NULL);
+	if (ret != LZMA_OK)
+		return lzma_error(s, "zero block header", ret);
+	*len += XZ_HOLE_HEADER_SIZE - old;
+	*unpadded += XZ_HOLE_HEADER_SIZE - old;
+	return NULL;
+}
+
 /* Compress one frame of zeros once; whole zero frames reuse it. */
 static struct kcore_error *make_zero_frame(struct kcore_ostream *s)
 {
@@ -672,6 +789,9 @@ static struct kcore_error *make_zero_frame(struct kcore_ostream *s)
 	memset(j->in, 0, s->frame_size);
 	err = compress_frame(s, s->workers[0].cctx, j->in, s->frame_size,
 			     j->out, &s->zero_frame_len, &s->zero_unpadded);
+	if (!err && s->method == KCORE_COMPRESS_XZ)
+		err = xz_mark_hole(s, j->out, &s->zero_frame_len,
+				   &s->zero_unpadded);
 	if (err)
 		return err;
 	s->zero_frame = malloc(s->zero_frame_len);
@@ -868,6 +988,7 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 	if (s->index)
 		lzma_index_end(s->index, NULL);
 	free(s->entries);
+	free(s->holes);
 	free(s->zero_frame);
 	free(s->zeros);
 	free(s->obuf);

@@ -4,13 +4,15 @@
  * cannot say (kdump and LiME hold physical memory only).  Only exact
  * methods are used: the program headers when they carry both addresses,
  * the x86_64 kernel image mapping (__pa_symbol: vaddr - __START_KERNEL_map
- * + phys_base) and the kernel's own page tables, read from the dump.
+ * + phys_base), the arm64 page table root (swapper_pg_dir -
+ * kimage_voffset) and the kernel's own page tables, read from the dump.
  * Anything else is refused rather than guessed.  The source that owns the
  * memory hands in its physical reader: translation never calls it back.
  */
 #include <elf.h>
 #include <inttypes.h>
 
+#include "arm64.h"
 #include "internal.h"
 #include "kcoredump/vmcoreinfo.h"
 
@@ -114,6 +116,62 @@ static struct kcore_error *x86_walk(struct kcore_source *src, uint64_t vaddr,
 				  vaddr);
 }
 
+static struct kcore_error *arm64_walk(struct kcore_source *src, uint64_t vaddr,
+				      kcore_read_paddr_fn read_paddr,
+				      uint64_t *ret_paddr, uint64_t *ret_page)
+{
+	struct kcore_arm64_mmu m;
+	struct kcore_error *err = kcore_arm64_mmu(src, &m);
+	uint64_t table;
+
+	if (err)
+		return err;
+	/* Only the kernel half (TTBR1): the top va_bits..63 all ones. */
+	if ((vaddr | ((1ull << m.va_bits) - 1)) != ~0ull)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
+					  "virtual address 0x%" PRIx64
+					  " is not a %u-bit arm64 kernel "
+					  "address",
+					  vaddr, m.va_bits);
+	table = m.root - m.kimage_voffset;
+	for (unsigned level = m.levels; level >= 1; level--) {
+		unsigned char e[8];
+		uint64_t desc;
+
+		err = read_paddr(
+			src, table + kcore_arm64_index(&m, vaddr, level) * 8, e,
+			8);
+		if (err) {
+			kcore_error_destroy(err);
+			return unsupported(src, vaddr,
+					   "a page table is not in the dump");
+		}
+		desc = kcore_load(e, 8, false);
+		switch (kcore_arm64_desc(&m, desc, level)) {
+		case ARM64_INVALID:
+			return kcore_error_create(
+				KCORE_ERR_INVALID, 0, src->path,
+				"virtual address 0x%" PRIx64
+				" is not mapped in the kernel's page tables",
+				vaddr);
+		case ARM64_LEAF: {
+			uint64_t size = 1ull << kcore_arm64_shift(level);
+
+			*ret_paddr = (kcore_arm64_oa(&m, desc) & ~(size - 1)) |
+				     (vaddr & (size - 1));
+			*ret_page = size;
+			return NULL;
+		}
+		case ARM64_TABLE:
+			table = kcore_arm64_oa(&m, desc);
+			break;
+		}
+	}
+	return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
+				  "virtual address 0x%" PRIx64 " is not mapped",
+				  vaddr);
+}
+
 struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_len)
@@ -135,7 +193,7 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 			return NULL;
 		}
 	}
-	if (src->info.machine != EM_X86_64)
+	if (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64)
 		return unsupported(src, vaddr,
 				   src->info.physical_only
 					   ? "the dump holds physical memory "
@@ -148,7 +206,14 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 					     "only and has no VMCOREINFO"
 					   : "no segment maps it and there is "
 					     "no VMCOREINFO");
-	if (x86_text(src, vaddr, &paddr)) {
+	if (src->info.machine == EM_AARCH64) {
+		uint64_t size = page;
+
+		err = arm64_walk(src, vaddr, read_paddr, &paddr, &size);
+		if (err)
+			return err;
+		len = size - (vaddr & (size - 1));
+	} else if (x86_text(src, vaddr, &paddr)) {
 		len = page - (vaddr & (page - 1));
 	} else {
 		uint64_t size = page;

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * verify and extract.  A plain dump is read through the source layer
- * (holes found with SEEK_DATA are not read); a compressed one is read as
- * a stream: the header area first, then the segments in file order, then
- * the trailer.
+ * verify and extract.  A dump is read through the source layer: holes
+ * (SEEK_DATA/SEEK_HOLE of a file, the bitmap of a kdump, the hole map of
+ * a .zst/.xz) are never read, and their digests are those of zeros, which
+ * cost nothing (hash.c).  Only a compressed dump that allows no random
+ * access (no seek table or index) is read as a stream: the header area
+ * first, then the segments in file order, then the trailer.  Comparing
+ * with a source walks the data of both: a range that is a hole in both is
+ * equal without reading either.
  */
 #include <elf.h>
 #include <errno.h>
@@ -16,6 +20,7 @@
 
 #include "internal.h"
 #include "kcoredump/output.h"
+#include "kcoredump/stream.h"
 #include "kcoredump/verify.h"
 
 #define CHUNK	      (1u << 20)
@@ -224,6 +229,55 @@ static struct kcore_plan *source_exclusion(struct kcore_source *src,
 	return plan;
 }
 
+/*
+ * How many bytes from addr (virtual, or physical) on are known to be zero
+ * in src without reading: a hole of its file (or of its format's map), or
+ * the part of a segment past p_filesz.  0 when addr holds data, or when it
+ * cannot be told (then it is read).
+ */
+static uint64_t known_zeros(struct kcore_source *src, uint64_t addr,
+			    uint64_t len, bool physical)
+{
+	const struct kcore_segment *seg = NULL;
+	uint64_t start = 0, pos, n, d, de;
+	struct kcore_error *err;
+
+	if (!physical && src->info.physical_only)
+		return 0; /* read through the kernel's page tables */
+	for (size_t i = 0; i < src->nsegments && !seg; i++) {
+		const struct kcore_segment *g = &src->segments[i];
+
+		if (g->type != PT_LOAD || !g->memsz ||
+		    (physical && !g->has_paddr))
+			continue;
+		start = physical ? g->paddr : g->vaddr;
+		if (addr >= start && addr - start < g->memsz)
+			seg = g;
+	}
+	if (!seg)
+		return 0;
+	pos = addr - start;
+	n = seg->memsz - pos < len ? seg->memsz - pos : len;
+	if (pos >= seg->filesz)
+		return n;
+	if (n > seg->filesz - pos)
+		n = seg->filesz - pos;
+	err = kcore_source_next_data(src, seg->offset + pos,
+				     seg->offset + pos + n, &d, &de);
+	if (err) {
+		kcore_error_destroy(err);
+		return 0;
+	}
+	return d - (seg->offset + pos);
+}
+
+static struct kcore_error *read_side(struct kcore_source *s, bool physical,
+				     uint64_t addr, void *buf, uint64_t n)
+{
+	return physical ? kcore_source_read_paddr(s, addr, buf, n)
+			: kcore_source_read_vaddr(s, addr, buf, n);
+}
+
 static struct kcore_error *compare_source(struct kcore_source *dump,
 					  const char *source,
 					  struct kcore_verify_result *r,
@@ -251,24 +305,38 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 		if (seg->type != PT_LOAD)
 			continue;
 		struct kcore_verify_segment *vs = &r->segs[k++];
-		for (uint64_t pos = 0; !err && pos < seg->memsz;) {
-			uint64_t n = seg->memsz - pos < CHUNK ? seg->memsz - pos
-							      : CHUNK;
+		/* kdump and LiME have no meaningful p_vaddr. */
+		bool dphys = dump->info.physical_only, sphys = vs->has_paddr;
+		uint64_t dbase = dphys ? seg->paddr : seg->vaddr;
+		uint64_t sbase = sphys ? vs->paddr : seg->vaddr;
 
-			/* kdump and LiME have no meaningful p_vaddr. */
-			err = dump->info.physical_only
-				      ? kcore_source_read_paddr(
-						dump, seg->paddr + pos, a, n)
-				      : kcore_source_read_vaddr(
-						dump, seg->vaddr + pos, a, n);
-			if (!err)
-				err = vs->has_paddr
-					      ? kcore_source_read_paddr(
-							src, vs->paddr + pos, b,
-							n)
-					      : kcore_source_read_vaddr(
-							src, seg->vaddr + pos,
-							b, n);
+		for (uint64_t pos = 0; !err && pos < seg->memsz;) {
+			uint64_t left = seg->memsz - pos;
+			uint64_t n = left < CHUNK ? left : CHUNK;
+			uint64_t za =
+				known_zeros(dump, dbase + pos, left, dphys);
+			uint64_t zb =
+				known_zeros(src, sbase + pos, left, sphys);
+
+			/* Zeros on both sides are equal unread. */
+			if (za && zb) {
+				n = za < zb ? za : zb;
+				r->bytes_checked += n;
+				pos += n;
+				continue;
+			}
+			if (za && za < n)
+				n = za;
+			if (zb && zb < n)
+				n = zb;
+			if (za)
+				memset(a, 0, n);
+			else
+				err = read_side(dump, dphys, dbase + pos, a, n);
+			if (!err && zb)
+				memset(b, 0, n);
+			else if (!err)
+				err = read_side(src, sphys, sbase + pos, b, n);
 			for (uint64_t p = 0; !err && p < n; p += 4096) {
 				uint64_t m = n - p < 4096 ? n - p : 4096;
 
@@ -294,6 +362,14 @@ out:
 	kcore_plan_destroy(excl);
 	kcore_source_destroy(src);
 	return err;
+}
+
+/* A .zst/.xz: its image is the ELF file that was compressed. */
+static bool kcore_source_is_stream(const struct kcore_source *src)
+{
+	const char *f = kcore_source_format(src);
+
+	return !strncmp(f, "zstd", 4) || !strncmp(f, "xz", 2);
 }
 
 /* Our metadata note, or NULL. */
@@ -398,7 +474,8 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	 * other tools made from our ELF dump carries a copy of that dump's
 	 * note, which proves nothing about it.
 	 */
-	if (src->image && note && !note_segments(src, note, &segs, &n))
+	if (src->image && note && !kcore_source_is_stream(src) &&
+	    !note_segments(src, note, &segs, &n))
 		note = NULL;
 	/* makedumpfile's marks (an ELF's e_flags, a kdump's status). */
 	r->incomplete = kcore_source_info(src)->incomplete;
@@ -769,33 +846,53 @@ static bool is_compressed(int fd)
 							    6);
 }
 
+/* How fd is compressed, and whether it can be read at random. */
+static struct kcore_error *stream_kind(int fd, const char *path,
+				       enum kcore_compress *ret_method,
+				       bool *ret_seekable)
+{
+	struct kcore_istream *is;
+	struct kcore_error *err = kcore_istream_open(fd, path, &is);
+
+	if (err)
+		return err;
+	*ret_method = kcore_istream_method(is);
+	*ret_seekable = kcore_istream_seekable(is);
+	kcore_istream_destroy(is);
+	return NULL;
+}
+
 struct kcore_error *kcore_verify(const char *dump, const char *source,
 				 int exclude_level,
 				 volatile sig_atomic_t *cancel,
 				 struct kcore_verify_result *ret)
 {
-	struct kcore_error *err;
+	enum kcore_compress method = KCORE_COMPRESS_NONE;
+	bool seekable = true;
+	struct kcore_error *err = NULL;
 	int fd;
 
 	memset(ret, 0, sizeof(*ret));
 	fd = open(dump, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return kcore_explain_open_error(dump, errno, false, NULL);
-	if (is_compressed(fd)) {
-		if (source) {
-			close(fd);
-			return kcore_error_create(
-				KCORE_ERR_UNSUPPORTED, 0, dump,
-				"comparing a compressed dump "
-				"with a source needs 'kcoredump "
-				"extract' first");
-		}
+	if (is_compressed(fd))
+		err = stream_kind(fd, dump, &method, &seekable);
+	/*
+	 * A compressed dump without random access is decoded once, front
+	 * to back; with a source to compare it goes through the source
+	 * layer all the same (which decodes again from the start when it
+	 * has to go back).
+	 */
+	if (!err && !seekable && !source) {
 		err = verify_stream(fd, dump, cancel, ret);
 		close(fd);
 		return err;
 	}
 	close(fd);
-	ret->method = KCORE_COMPRESS_NONE;
+	if (err)
+		return err;
+	ret->method = method;
 	return verify_plain(dump, source, exclude_level, cancel, ret);
 }
 
@@ -804,6 +901,67 @@ void kcore_verify_result_deinit(struct kcore_verify_result *res)
 	free(res->segs);
 	free(res->digest_location);
 	memset(res, 0, sizeof(*res));
+}
+
+/* Write the pages of buf (at file offset pos) that are not all zero. */
+static struct kcore_error *write_nonzero(struct kcore_output *out,
+					 const unsigned char *buf, size_t n,
+					 uint64_t pos)
+{
+	struct kcore_error *err = NULL;
+
+	for (size_t p = 0; !err && p < n;) {
+		size_t q = p, m = n - p < 4096 ? n - p : 4096;
+
+		if (kcore_is_zero(buf + p, m)) {
+			p += m;
+			continue;
+		}
+		while (q < n &&
+		       !kcore_is_zero(buf + q, n - q < 4096 ? n - q : 4096))
+			q += n - q < 4096 ? n - q : 4096;
+		err = kcore_pwrite_all(NULL, out->fd, out->tmp, buf + p, q - p,
+				       pos + p);
+		p = q;
+	}
+	return err;
+}
+
+/* With a hole map: decode the data runs only; zero runs stay holes. */
+static struct kcore_error *extract_map(struct kcore_istream *is,
+				       const char *dump,
+				       struct kcore_output *out,
+				       unsigned char *buf,
+				       volatile sig_atomic_t *cancel)
+{
+	uint64_t size = kcore_istream_size(is), pos = 0;
+	struct kcore_error *err = NULL;
+
+	while (!err && pos < size) {
+		uint64_t ds, de;
+
+		kcore_istream_next_data(is, pos, size, &ds, &de);
+		for (pos = ds; !err && pos < de;) {
+			size_t n =
+				de - pos < CHUNK ? (size_t)(de - pos) : CHUNK;
+			size_t got;
+
+			err = kcore_istream_pread(is, buf, n, pos, &got);
+			if (!err && got < n)
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, dump, pos + got,
+					"the stream ends early at "
+					"decompressed offset 0x%" PRIx64,
+					pos + got);
+			if (!err)
+				err = write_nonzero(out, buf, n, pos);
+			if (!err)
+				err = cancelled(cancel, dump);
+			pos += n;
+		}
+		pos = de;
+	}
+	return err;
 }
 
 struct kcore_error *kcore_extract(const char *dump, const char *output,
@@ -829,28 +987,18 @@ struct kcore_error *kcore_extract(const char *dump, const char *output,
 	buf = err ? NULL : malloc(CHUNK);
 	if (!err && !buf)
 		err = &kcore_error_nomem;
-	while (!err) {
+	if (!err && kcore_istream_has_hole_map(is)) {
+		err = extract_map(is, dump, out, buf, cancel);
+		pos = kcore_istream_size(is);
+	}
+	while (!err && !kcore_istream_has_hole_map(is)) {
 		size_t n;
 
 		err = kcore_istream_read(is, buf, CHUNK, &n);
 		if (err || !n)
 			break;
 		/* Zero pages stay holes. */
-		for (size_t p = 0; !err && p < n;) {
-			size_t q = p, m = n - p < 4096 ? n - p : 4096;
-
-			if (kcore_is_zero(buf + p, m)) {
-				p += m;
-				continue;
-			}
-			while (q < n &&
-			       !kcore_is_zero(buf + q,
-					      n - q < 4096 ? n - q : 4096))
-				q += n - q < 4096 ? n - q : 4096;
-			err = kcore_pwrite_all(NULL, out->fd, out->tmp, buf + p,
-					       q - p, pos + p);
-			p = q;
-		}
+		err = write_nonzero(out, buf, n, pos);
 		pos += n;
 		if (!err)
 			err = cancelled(cancel, dump);

@@ -562,10 +562,15 @@ static struct kcore_error *kdump_check(const struct kcore_dump_opts *opts,
 					  "(--codec); it cannot also be a "
 					  "%s stream",
 					  kcore_compress_name(opts->compress));
-	if (src->info.machine != EM_X86_64 || page != 4096)
+	/* disk_dump_header has the same layout on both (LP64, little
+	 * endian); arm64's phys_base field is PHYS_OFFSET (classify.c). */
+	if ((src->info.machine != EM_X86_64 &&
+	     src->info.machine != EM_AARCH64) ||
+	    page != 4096)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "kdump output is written for x86_64 "
-					  "kernels with 4 KiB pages only");
+					  "and arm64 kernels with 4 KiB pages "
+					  "only");
 	return NULL;
 }
 

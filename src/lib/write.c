@@ -36,6 +36,7 @@ struct kcore_error *kcore_sink_init(struct kcore_sink *s,
 		.method = opts->compress,
 		.level = opts->level,
 		.threads = opts->threads,
+		.frame_size = opts->frame_size,
 		.io = opts->out_io,
 	};
 

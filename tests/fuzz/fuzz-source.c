@@ -119,6 +119,20 @@ static void check_segments(struct kcore_source *src)
 		kcore_source_read_vaddr(src, UINT64_MAX - 7, read_buf, 16));
 	consume_error(kcore_source_read_paddr(src, 0, read_buf, 16));
 	consume_error(kcore_source_pread(src, read_buf, 64, 0));
+	/* Kernel addresses VMCOREINFO names: a physical-only source (or an
+	 * arm64 one) translates them through the input's page tables. */
+	if (kcore_source_vmcoreinfo(src)) {
+		static const char *const syms[] = { "SYMBOL(swapper_pg_dir)",
+						    "SYMBOL(_stext)",
+						    "SYMBOL(init_uts_ns)" };
+		uint64_t v;
+
+		for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++)
+			if (kcore_vmcoreinfo_get_u64(
+				    kcore_source_vmcoreinfo(src), syms[i], &v))
+				consume_error(kcore_source_read_vaddr(
+					src, v, read_buf, 16));
+	}
 }
 
 static void check_prstatus(const struct kcore_source *src,

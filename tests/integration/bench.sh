@@ -5,6 +5,9 @@
 # by --limit; the text table; usage errors.
 #   bench.sh KCOREDUMP FIXDIR
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 fixdir=$2
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

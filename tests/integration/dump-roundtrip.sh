@@ -15,6 +15,9 @@
 #  - a failed dump leaves neither the output nor a temporary ".NAME.*".
 #   dump-roundtrip.sh KCOREDUMP KCORE_READ FIXDIR
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 kread=$2 fixdir=$3
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

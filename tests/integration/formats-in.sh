@@ -12,6 +12,9 @@
 # instead, so a real writer's output is read.
 #   formats-in.sh KCOREDUMP FORMATSDIR
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 dir=$2
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

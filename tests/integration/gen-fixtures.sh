@@ -4,6 +4,9 @@
 # tests/tools/mkformats.py's files into OUTDIR/formats.
 #   gen-fixtures.sh MKCORE SPECDIR OUTDIR
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 mkcore=$1 specdir=$2 outdir=$3
 mkdir -p "$outdir"
 rc=0

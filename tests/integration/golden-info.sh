@@ -7,6 +7,9 @@
 # pn-xnum has 70003 program headers: only the first and last few are kept.
 #   golden-info.sh KCOREDUMP FIXDIR GOLDENDIR     (UPDATE_GOLDEN=1 rewrites)
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 fixdir=$2 golden=$3
 . "$(dirname "$0")/lib.sh"
 # render() runs in the fixture directory.

@@ -4,6 +4,9 @@
 # or broken, errors included, and the dump summary.
 #   json-valid.sh KCOREDUMP FIXDIR
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 fixdir=$2
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

@@ -5,6 +5,9 @@
 # --json, stdout is one JSON document with .error.message.
 #   malformed-inputs.sh KCOREDUMP SPECDIR FIXDIR TABLE
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 specdir=$2 fixdir=$3 table=$4
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

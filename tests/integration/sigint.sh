@@ -6,6 +6,9 @@
 # the same dump left alone completes and verifies.
 #   sigint.sh KCOREDUMP MKCORE
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 kcoredump=$1 mkcore=$2
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)

@@ -21,8 +21,11 @@ kcd_trap_errors()
 
 kcd__report_error()
 {
-	# A failure inside $(...) is reported there and again, one level up,
-	# by the line that used it: the second line gives the context.
+	# Only the script's own shell reports: inside $(...), a pipeline or
+	# ( ... ) a failure may be harmless (without inherit_errexit, set -e
+	# does not apply there), and when it is not, the statement that ran
+	# the subshell fails too and is reported here.
+	((BASH_SUBSHELL == 0)) || return 0
 	echo "$(basename "$2"): line $3: '$4' failed (exit status $1)" >&2
 }
 

@@ -9,6 +9,9 @@
 #
 # Usage: fetch-dbg.sh [VERSION]   (default: the newest cached VM kernel)
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 
 root="${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}"
 log() { echo "fetch-dbg: $*" >&2; }
@@ -17,8 +20,7 @@ log() { echo "fetch-dbg: $*" >&2; }
 
 ver=${1:-}
 if [[ -z "$ver" ]]; then
-	ver=$(find "$root/kernel" -mindepth 1 -maxdepth 1 -type d ! -name '.*' \
-		-printf '%f\n' 2>/dev/null | sort -V | tail -n 1)
+	ver=$(kcd_newest_entry "$root/kernel" .)
 fi
 [[ -n "$ver" ]] || { log "no VM kernel cached; run tests/vm/fetch-kernel.sh first"; exit 1; }
 
@@ -37,7 +39,7 @@ if [[ ! -f "$dir/.complete" ]]; then
 	mkdir "$tmp/root"
 	dpkg-deb --fsys-tarfile "$deb" |
 		tar -x -C "$tmp/root" --wildcards '*/vmlinux-*'
-	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1)
+	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1) || true
 	[[ -n "$vml" ]] || { log "no vmlinux in $deb"; exit 1; }
 	mkdir "$tmp/out"
 	mv "$vml" "$tmp/out/vmlinux"

@@ -7,6 +7,10 @@
 #
 # Usage: tests/vm/run.sh [options] SCRIPT [ARGS...]
 #   SCRIPT           a guest script: NAME (tests/vm/cases/NAME.sh) or a path
+#   --arch A         amd64 (default, qemu-system-x86_64) or arm64
+#                    (qemu-system-aarch64 -machine virt -cpu max; the
+#                    static busybox and kernel of arm64 from Debian, the
+#                    kcoredump default build-static-aarch64/kcoredump)
 #   --kernel PATH    bzImage/vmlinuz (default: Debian 6.12 from the cache,
 #                    downloaded by fetch-kernel.sh when missing)
 #   --series S       Debian's newest 6.12 (default) or 6.1 kernel
@@ -15,22 +19,30 @@
 #   --mem SIZE       guest memory (default 1G)
 #   --cpus N         vCPUs (default 2)
 #   --accel A        tcg (default) or kvm
-#   --5lvl           boot with 5-level paging (default: no5lvl)
+#   --5lvl           boot with 5-level paging (default: no5lvl; amd64)
 #   --append STR     extra kernel command line
 #   --timeout S      bound the whole VM run (default 300)
 #   --results DIR    where results land (default: a new /tmp/kcoredump-vm.*)
 #   --kcoredump PATH kcoredump binary (default $KCOREDUMP_BIN, build/kcoredump)
+#   --host-kcoredump PATH  kcoredump for the host check (default: the
+#                    --kcoredump binary on amd64, build/kcoredump on arm64)
 #   --tool PATH      extra program for the guest's PATH (repeatable)
+#   --tool-src FILE.c  a C program built static for the guest's machine
+#                    (like the helpers) and put on its PATH (repeatable)
 #   --no-host-check  skip cases/NAME.host.sh
 #   -h, --help       this text
 #
-# Exit: 0 pass, 1 fail, 2 usage, 77 skip (no qemu-system-x86_64).
+# Exit: 0 pass, 1 fail, 2 usage, 77 skip (no qemu-system-x86_64/-aarch64).
 set -euo pipefail
+# shellcheck source=../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
+kcd_trap_errors
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 
 kernel=
+arch=amd64
 series=6.12
 modules_dir=
 mem=1G
@@ -40,16 +52,19 @@ five_level=0
 append=
 timeout_s=300
 results=
-kcoredump="${KCOREDUMP_BIN:-$repo/build/kcoredump}"
+kcoredump="${KCOREDUMP_BIN:-}"
 tools=()
+tool_srcs=()
 host_check=1
+host_kcoredump=
 
-usage() { sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
+	--arch) arch=$2; shift 2 ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--series) series=$2; shift 2 ;;
 	--modules-dir) modules_dir=$2; shift 2 ;;
@@ -61,7 +76,9 @@ while [[ $# -gt 0 ]]; do
 	--timeout) timeout_s=$2; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--kcoredump) kcoredump=$2; shift 2 ;;
+	--host-kcoredump) host_kcoredump=$2; shift 2 ;;
 	--tool) tools+=("$2"); shift 2 ;;
+	--tool-src) tool_srcs+=("$2"); shift 2 ;;
 	--no-host-check) host_check=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
@@ -73,6 +90,20 @@ done
 script=$1
 shift
 case "$accel" in tcg|kvm) ;; *) echo "vm: --accel must be tcg or kvm" >&2; exit 2 ;; esac
+case "$arch" in
+amd64|x86_64) arch=amd64 qemu_bin=qemu-system-x86_64 elf_machine=x86-64
+	cc=${CC:-cc} ;;
+arm64|aarch64) arch=arm64 qemu_bin=qemu-system-aarch64 elf_machine=aarch64
+	cc=${CROSS_CC_ARM64:-aarch64-linux-gnu-gcc} ;;
+*) echo "vm: --arch must be amd64 or arm64" >&2; exit 2 ;;
+esac
+if [[ -z "$kcoredump" ]]; then
+	if [[ $arch == arm64 ]]; then
+		kcoredump=$repo/build-static-aarch64/kcoredump
+	else
+		kcoredump=$repo/build/kcoredump
+	fi
+fi
 
 # Resolve the case: NAME, NAME.sh, cases/NAME.sh or any path.
 if [[ -f "$script" ]]; then
@@ -90,26 +121,42 @@ for f in "$script" "${script%.sh}.host.sh"; do
 	[[ ! -e "$f" || -s "$f" ]] || die "$f is empty"
 done
 
-command -v qemu-system-x86_64 >/dev/null || {
-	echo "vm: qemu-system-x86_64 not installed; skipping" >&2
+command -v "$qemu_bin" >/dev/null || {
+	echo "vm: $qemu_bin not installed; skipping" >&2
 	exit 77
 }
 for t in cpio busybox; do
 	command -v "$t" >/dev/null || die "'$t' is needed (see tests/vm/README.md)"
 done
-busybox_bin=$(command -v busybox)
+host_busybox=$(command -v busybox)
 # The initramfs has no libraries for busybox: it must be the static one.
-if ldd "$busybox_bin" >/dev/null 2>&1; then
-	die "'$busybox_bin' is dynamically linked; install busybox-static"
+if ldd "$host_busybox" >/dev/null 2>&1; then
+	die "'$host_busybox' is dynamically linked; install busybox-static"
 fi
-[[ -x "$kcoredump" ]] || die "kcoredump binary '$kcoredump' not found (build it, or pass --kcoredump)"
+busybox_bin=$host_busybox
+if [[ $arch == arm64 ]]; then
+	busybox_bin=$("$here/fetch-busybox.sh" --arch arm64)
+fi
+[[ -x "$kcoredump" ]] || die "kcoredump binary '$kcoredump' not found (build it, or pass --kcoredump; for arm64: scripts/build-static.sh --arch aarch64)"
 kcoredump=$(cd "$(dirname "$kcoredump")" && pwd)/$(basename "$kcoredump")
+# A binary of the wrong machine would fail in the guest with a bare
+# "not found" from the shell.
+check_machine() {
+	local desc
+	desc=$(file -bL "$1")
+	[[ $desc == *"$elf_machine"* ]] ||
+		die "'$1' is not an $arch program ($desc)"
+}
+if [[ -z "$host_kcoredump" ]]; then
+	host_kcoredump=$kcoredump
+	[[ $arch == amd64 ]] || host_kcoredump=$repo/build/kcoredump
+fi
 
 t_start=$(date +%s.%N)
 
 # --- kernel -----------------------------------------------------------------
 if [[ -z "$kernel" ]]; then
-	kdir=$("$here/fetch-kernel.sh" --series "$series")
+	kdir=$("$here/fetch-kernel.sh" --series "$series" --arch "$arch")
 	krel=$(cat "$kdir/kernel-release")
 	kernel=$kdir/boot/vmlinuz-$krel
 	[[ -n "$modules_dir" ]] || modules_dir=$kdir/lib/modules/$krel
@@ -145,12 +192,11 @@ echo "FAIL boot" > "$results/status"
 serial_log=$results/serial.log
 
 # --- helpers (static) -------------------------------------------------------
-cc=${CC:-cc}
 helper_flags=(-static -O2 -g -pthread -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64
 	-I"$repo/tests/common")
 if ! echo 'int main(void){return 0;}' |
 	"$cc" "${helper_flags[@]}" -x c - -o "$work/cc-test" 2>/dev/null; then
-	die "cannot link static C programs with '$cc' (install libc6-dev)"
+	die "cannot link static C programs with '$cc' (install libc6-dev, or crossbuild-essential-arm64 for arm64)"
 fi
 
 # --- initramfs --------------------------------------------------------------
@@ -161,9 +207,18 @@ for src in "$here"/helpers/*.c; do
 	name=$(basename "$src" .c)
 	"$cc" "${helper_flags[@]}" -o "$root/helpers/$name" "$src"
 done
+for src in ${tool_srcs[@]+"${tool_srcs[@]}"}; do
+	[[ -f "$src" ]] || die "tool source '$src' not found"
+	"$cc" "${helper_flags[@]}" -o "$root/tools/$(basename "$src" .c)" "$src"
+	# The host check finds it on PATH (gdb needs the program).
+	mkdir -p "$work/host-tools"
+	cp "$root/tools/$(basename "$src" .c)" "$work/host-tools/"
+done
 
 cp "$busybox_bin" "$root/bin/busybox"
-for applet in $("$root/bin/busybox" --list-full); do
+# The applet list from the host's busybox-static (Debian builds every
+# architecture with the same configuration).
+for applet in $("$host_busybox" --list-full); do
 	[[ -e "$root/$applet" ]] || ln -s /bin/busybox "$root/$applet"
 done
 
@@ -179,12 +234,16 @@ copy_libs() {
 	done
 }
 
+# A static kcoredump needs nothing copied (copy_libs finds no libraries);
+# the guest's cases can tell by the missing loader.
+check_machine "$kcoredump"
 cp -L "$kcoredump" "$root/tools/kcoredump"
-copy_libs "$kcoredump"
+[[ $arch != amd64 ]] || copy_libs "$kcoredump"
 for t in ${tools[@]+"${tools[@]}"}; do
 	[[ -x "$t" ]] || die "tool '$t' not found or not executable"
+	check_machine "$t"
 	cp -L "$t" "$root/tools/$(basename "$t")"
-	copy_libs "$t"
+	[[ $arch != amd64 ]] || copy_libs "$t"
 done
 
 cp "$here"/cases/*.sh "$root/cases/"
@@ -202,10 +261,10 @@ if [[ -n "$modules_dir" ]]; then
 		[[ -n "${mod_done[$name]:-}" ]] && return 0
 		mod_done[$name]=1
 		f=$(find "$modules_dir/kernel" -name "$name.ko" -o -name "$name.ko.xz" \
-			-o -name "$name.ko.zst" -o -name "$name.ko.gz" | head -n 1)
+			-o -name "$name.ko.zst" -o -name "$name.ko.gz" | head -n 1) || true
 		if [[ -z "$f" ]]; then
 			# Alternative spelling (dash vs underscore) or built in.
-			f=$(find "$modules_dir/kernel" -name "${name//_/-}.ko*" | head -n 1)
+			f=$(find "$modules_dir/kernel" -name "${name//_/-}.ko*" | head -n 1) || true
 			[[ -n "$f" ]] || return 0
 		fi
 		case "$f" in
@@ -230,6 +289,7 @@ fi
 {
 	printf 'VM_CASE=%q\n' "$case_name"
 	printf 'VM_TIMEOUT=%q\n' "$timeout_s"
+	printf 'VM_ARCH=%q\n' "$arch"
 	printf 'set --'
 	printf ' %q' "$@"
 	printf '\n'
@@ -243,18 +303,25 @@ initrd=$work/initramfs.cpio
 t_built=$(date +%s.%N)
 
 # --- boot -------------------------------------------------------------------
-cmdline="console=ttyS0 panic=-1 oops=panic quiet loglevel=4 rdinit=/init"
-[[ $five_level -eq 1 ]] || cmdline+=" no5lvl"
+cmdline="panic=-1 oops=panic quiet loglevel=4 rdinit=/init"
+if [[ $arch == arm64 ]]; then
+	cmdline="console=ttyAMA0 $cmdline"
+	machine=(-machine virt -cpu max)
+else
+	cmdline="console=ttyS0 $cmdline"
+	[[ $five_level -eq 1 ]] || cmdline+=" no5lvl"
+	machine=(-cpu max)
+fi
 [[ -z "$append" ]] || cmdline+=" $append"
 
-qemu=(qemu-system-x86_64 -nodefaults -nographic -no-reboot
-	-accel "$accel" -cpu max -smp "$cpus" -m "$mem"
+qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
+	-accel "$accel" "${machine[@]}" -smp "$cpus" -m "$mem"
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline"
 	-serial "file:$serial_log" -monitor none
 	-fsdev "local,id=results,path=$results,security_model=none"
 	-device "virtio-9p-pci,fsdev=results,mount_tag=results")
 
-log "case $case_name: booting $(basename "$kernel") ($accel, $cpus CPUs, $mem$([[ $five_level -eq 1 ]] && echo ', 5-level'))"
+log "case $case_name: booting $(basename "$kernel") ($arch, $accel, $cpus CPUs, $mem$([[ $five_level -eq 1 ]] && echo ', 5-level'))"
 log "results: $results"
 # Bound the run: qemu's own timeout (hard-killed 10 s later if need be).
 # A guest that dies before its script starts is retried (twice): under
@@ -309,7 +376,9 @@ if [[ "$status" =~ ^[0-9]+$ && $host_check -eq 1 && -f "${script%.sh}.host.sh" ]
 	for t in ${tools[@]+"${tools[@]}"}; do
 		PATH=$(cd "$(dirname "$t")" && pwd):$PATH
 	done
-	export PATH KCOREDUMP="$kcoredump" VM_REPO="$repo" VM_HERE="$here"
+	[[ ! -d "$work/host-tools" ]] || PATH=$work/host-tools:$PATH
+	[[ -x "$host_kcoredump" ]] || die "host kcoredump '$host_kcoredump' not found (--host-kcoredump)"
+	export PATH KCOREDUMP="$host_kcoredump" VM_REPO="$repo" VM_HERE="$here" VM_ARCH="$arch"
 	if ! bash "${script%.sh}.host.sh" "$results"; then
 		log "case $case_name: host check FAILED"
 		rc=1

@@ -116,15 +116,29 @@ static const char *ptype(uint32_t t)
 		return "LOAD";
 	case PT_NOTE:
 		return "NOTE";
+	case PT_INTERP:
+		return "INTERP";
+	case PT_DYNAMIC:
+		return "DYNAMIC";
 	default:
 		return "OTHER";
 	}
 }
 
+/* arm64: the linear map lies below the kernel's upper half, which holds
+ * the modules, vmalloc (with the kernel image) and vmemmap:
+ * _PAGE_END(VA_BITS_MIN) = -(1 << 47) for 48- and 52-bit VAs alike. */
+#define ARM64_PAGE_END 0xffff800000000000ull
+
 static bool is_ram(const Elf64_Phdr *ph)
 {
+#if defined(__aarch64__)
+	const uint64_t ram_end = ARM64_PAGE_END;
+#else
+	const uint64_t ram_end = KERNEL_MAP_START;
+#endif
 	return ph->p_type == PT_LOAD && ph->p_paddr != (Elf64_Addr)-1 &&
-	       ph->p_paddr != 0 && ph->p_vaddr < KERNEL_MAP_START;
+	       ph->p_paddr != 0 && ph->p_vaddr < ram_end;
 }
 
 static void cmd_phdrs(void)

@@ -3,6 +3,9 @@
 # Sourced by the cases' host checks (bash).  run.sh exports KCOREDUMP (the
 # host binary), VM_HERE (tests/vm) and puts the --tool programs on PATH.
 set -euo pipefail
+# shellcheck source=../../lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/shell.sh"
+kcd_trap_errors
 
 : "${VM_HERE:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 PYTHON=${PYTHON:-/usr/bin/python3}

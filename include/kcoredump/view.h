@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A random-access view of any dump as a plain ELF core: the file itself
+ * for an ELF core, the ELF inside a .zst/.xz, and for a kdump, LiME or
+ * AVML file the ELF core kcoredump reads it as (an ELF header, one PT_NOTE
+ * with the dump's notes and VMCOREINFO, one PT_LOAD per physical range,
+ * p_align 0).  Reads of holes return zeros without touching the
+ * underlying file (file holes, kdump bitmaps, the hole map of a stream);
+ * next_data tells data from holes as SEEK_DATA/SEEK_HOLE would.  What
+ * `kcoredump mount` serves.  Thread-safe: one lock around each call.
+ */
+#ifndef KCOREDUMP_VIEW_H
+#define KCOREDUMP_VIEW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct kcore_view_opts {
+	/* Decoded frames of a .zst/.xz to keep (0: the stream default,
+	 * KCORE_STREAM_CACHE_DEFAULT). */
+	size_t cache_bytes;
+};
+
+struct kcore_view;
+
+struct kcore_error *kcore_view_open(const char *path,
+				    const struct kcore_view_opts *opts,
+				    struct kcore_view **ret);
+void kcore_view_destroy(struct kcore_view *v);
+
+/* The ELF core's size. */
+uint64_t kcore_view_size(const struct kcore_view *v);
+/* Bytes that are data, not holes (counted once when opened). */
+uint64_t kcore_view_data_bytes(const struct kcore_view *v);
+/* The input format ("file", "zstd", "kdump", ...). */
+const char *kcore_view_format(const struct kcore_view *v);
+/* Whether holes are known (else everything is data). */
+bool kcore_view_knows_holes(const struct kcore_view *v);
+
+/*
+ * Read [offset, offset + len), clipped at the size: *ret_done bytes
+ * (fewer only at the end).  Holes read as zeros unread.
+ */
+struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
+				     size_t len, uint64_t offset,
+				     size_t *ret_done);
+/*
+ * The first data byte at or after offset and the end of its run;
+ * *data = *data_end = size when only holes remain.
+ */
+struct kcore_error *kcore_view_next_data(struct kcore_view *v, uint64_t offset,
+					 uint64_t *data, uint64_t *data_end);
+
+/* Frames of a .zst/.xz decoded so far (cache misses); 0 for others. */
+uint64_t kcore_view_frames_decoded(const struct kcore_view *v);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

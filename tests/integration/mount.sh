@@ -1,0 +1,216 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kcoredump mount: the FUSE file system's vmcore is the dump as a plain
+# ELF core, read by real readers.
+#  - a mounted .zst / .xz / kdump of the kcore fixture: crash --osrelease
+#    prints the release (on the .zst itself it cannot: "unknown");
+#  - the mounted vmcore of a .zst and an .xz process core is byte for byte
+#    what `kcoredump extract` writes (cmp), st_blocks counts its data and
+#    SEEK_DATA/SEEK_HOLE find the same data runs as on the extracted file;
+#  - gdb `thread apply all bt` on the mounted .zst process core prints
+#    what it prints on the extracted core;
+#  - the 1 TiB sparse .zst: mounted, its vmcore has 1 TiB and a few KiB
+#    of blocks, its last data page reads right;
+#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f);
+#    the file system is read-only;
+#  - a clear error without /dev/fuse (a private mount namespace whose /dev
+#    lacks it) or without fusermount3 in PATH.
+# Skips (77) only when /dev/fuse is absent.
+#   mount.sh KCOREDUMP FIXDIR
+set -uo pipefail
+kcoredump=$1 fixdir=$2
+. "$(dirname "$0")/lib.sh"
+[[ -e /dev/fuse ]] || { echo "1..0 # SKIP no /dev/fuse"; exit 77; }
+tmp=$(mktemp -d)
+mounts=()
+cleanup()
+{
+	for m in "${mounts[@]}"; do
+		fusermount3 -u "$m" 2> /dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# mnt DUMP DIR [OPTIONS...]: mount DUMP on DIR (background daemon).
+mnt()
+{
+	local dump=$1 dir=$2
+	shift 2
+	mkdir -p "$dir"
+	mounts+=("$dir")
+	"$kcoredump" mount "$@" "$dump" "$dir"
+}
+
+# Data runs of FILE as "start end" lines, by SEEK_DATA/SEEK_HOLE.
+runs()
+{
+	/usr/bin/python3 - "$1" << 'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+p = 0
+while True:
+    try:
+        d = os.lseek(fd, p, os.SEEK_DATA)
+    except OSError:
+        break
+    h = os.lseek(fd, d, os.SEEK_HOLE)
+    print(d, h)
+    p = h
+PY
+}
+
+kcore=$fixdir/kcore-x86_64.core
+proc=$fixdir/process-x86_64.core
+sparse=$fixdir/sparse-1t.core
+release=$("$kcoredump" info --json --no-holes --no-modules "$kcore" | jq -r .source.kernel_release)
+
+# Kernel dumps in every container, read by crash through the mount.
+"$kcoredump" dump -q -T 2 "$kcore" -o "$tmp/k.zst" &&
+	"$kcoredump" dump -q -T 2 --frame-size 1M "$kcore" -o "$tmp/k.xz" &&
+	"$kcoredump" convert -q -T 2 --format kdump "$kcore" -o "$tmp/k.kdump" ||
+	not_ok "dumps of $kcore"
+for f in k.zst k.xz k.kdump; do
+	if ! mnt "$tmp/$f" "$tmp/m-$f"; then
+		not_ok "$f: mounted"
+		continue
+	fi
+	got=$(crash --osrelease "$tmp/m-$f/vmcore" 2>&1 | tail -n 1)
+	[[ $got == "$release" ]] && ok "$f: crash --osrelease on the mounted vmcore says $got" ||
+		not_ok "$f: crash --osrelease on the mounted vmcore says '$got', not $release"
+done
+got=$(crash --osrelease "$tmp/k.zst" 2>&1 | tail -n 1)
+[[ $got != "$release" ]] && ok "k.zst itself: crash cannot read it ('$got')" ||
+	diag "crash reads the .zst itself"
+
+# Process cores: the mounted file is the extracted file.
+for c in zst xz; do
+	d=$tmp/p.$c
+	"$kcoredump" dump -q -T 2 "$proc" -o "$d" &&
+		"$kcoredump" extract -q "$d" -o "$tmp/p-$c.elf" || not_ok "$d: dump and extract"
+	if ! mnt "$d" "$tmp/m-p$c"; then
+		not_ok "p.$c: mounted"
+		continue
+	fi
+	v=$tmp/m-p$c/vmcore
+	cmp "$v" "$tmp/p-$c.elf" && ok "p.$c: the mounted vmcore equals extract's output (cmp)" ||
+		not_ok "p.$c: the mounted vmcore differs from extract's output"
+	a=$(stat -c %s "$v") b=$(stat -c %s "$tmp/p-$c.elf")
+	[[ $a == "$b" ]] && ok "p.$c: size $a" || not_ok "p.$c: size $a, extracted $b"
+	blocks=$(stat -c %b "$v") size=$(stat -c %s "$v")
+	if ((blocks * 512 < size)); then
+		ok "p.$c: st_blocks $blocks counts data only (size $size)"
+	else
+		not_ok "p.$c: st_blocks $blocks for size $size"
+	fi
+	runs "$v" > "$tmp/runs-m" && runs "$tmp/p-$c.elf" > "$tmp/runs-e"
+	# The extracted file's data runs (whole pages; zero pages are holes)
+	# lie inside the mount's, taken to whole pages (the map may call a
+	# zero page data, and knows holes finer than a page).
+	if /usr/bin/python3 - "$tmp/runs-m" "$tmp/runs-e" << 'PY'; then
+import sys
+m = [tuple(map(int, l.split())) for l in open(sys.argv[1])]
+e = [tuple(map(int, l.split())) for l in open(sys.argv[2])]
+pages = []
+for a, b in m:
+    a, b = a // 4096 * 4096, (b + 4095) // 4096 * 4096
+    if pages and a <= pages[-1][1]:
+        pages[-1] = (pages[-1][0], max(b, pages[-1][1]))
+    else:
+        pages.append((a, b))
+ok = bool(m) and all(any(a <= s and t <= b for a, b in pages) for s, t in e)
+sys.exit(0 if ok else 1)
+PY
+		ok "p.$c: SEEK_DATA/SEEK_HOLE on the mount: $(wc -l < "$tmp/runs-m") data runs covering the extracted file's $(wc -l < "$tmp/runs-e")"
+	else
+		not_ok "p.$c: SEEK_DATA/SEEK_HOLE runs do not cover the extracted file's"
+	fi
+done
+if command -v gdb > /dev/null; then
+	bt() { gdb -nx -batch -ex 'set pagination off' -ex 'thread apply all bt' -c "$1" 2>&1 |
+		grep -v -e '^warning' -e "^Core was generated" -e '^\[New' -e '^$'; }
+	bt "$tmp/m-pzst/vmcore" > "$tmp/bt-m"
+	bt "$tmp/p-zst.elf" > "$tmp/bt-e"
+	if [[ -s $tmp/bt-e ]] && grep -q '^#0' "$tmp/bt-e" && cmp -s "$tmp/bt-m" "$tmp/bt-e"; then
+		ok "gdb thread apply all bt: the mounted .zst equals the extracted core ($(grep -c '^#' "$tmp/bt-e") frames)"
+	else
+		not_ok "gdb thread apply all bt differs (or is empty)"
+		diff "$tmp/bt-m" "$tmp/bt-e" | head -n 10 | sed 's/^/#   /'
+	fi
+else
+	skip "gdb not installed"
+fi
+if echo x 2> /dev/null > "$tmp/m-pzst/vmcore"; then
+	not_ok "the mount is writable"
+else
+	ok "the mount is read-only"
+fi
+
+# The 1 TiB sparse process core.
+"$kcoredump" dump -q -T 2 "$sparse" -o "$tmp/s.zst" || not_ok "dump of $sparse"
+if mnt "$tmp/s.zst" "$tmp/m-s"; then
+	v=$tmp/m-s/vmcore
+	size=$(stat -c %s "$v") blocks=$(stat -c %b "$v")
+	want=$(stat -c %s "$sparse")
+	if [[ $size == "$want" ]] && ((blocks < 2048)); then
+		ok "s.zst: vmcore of $size bytes in $blocks blocks"
+	else
+		not_ok "s.zst: vmcore $size bytes (want $want), $blocks blocks"
+	fi
+	last=$(runs "$v" | tail -n 1)
+	start=${last% *}
+	cmp -n 4096 -i "$start:$start" "$v" "$sparse" > /dev/null &&
+		ok "s.zst: the last data run (at $start) reads as in the source" ||
+		not_ok "s.zst: the last data run (at $start) differs"
+fi
+
+# Unmounting.
+if fusermount3 -u "$tmp/m-s" && ! mountpoint -q "$tmp/m-s"; then
+	ok "fusermount3 -u unmounts"
+else
+	not_ok "fusermount3 -u did not unmount"
+fi
+mkdir -p "$tmp/m-f"
+mounts+=("$tmp/m-f")
+"$kcoredump" mount -f "$tmp/p.zst" "$tmp/m-f" 2> "$tmp/fg.err" &
+pid=$!
+for _ in $(seq 100); do
+	mountpoint -q "$tmp/m-f" && break
+	sleep 0.1
+done
+mountpoint -q "$tmp/m-f" && ok "mount -f: mounted in the foreground" || not_ok "mount -f: not mounted"
+kill -TERM "$pid"
+wait "$pid"
+st=$?
+if ! mountpoint -q "$tmp/m-f" && [[ $st == 0 ]]; then
+	ok "mount -f: SIGTERM unmounts, exit 0"
+else
+	not_ok "mount -f: after SIGTERM: exit $st, $(mountpoint "$tmp/m-f")"
+fi
+
+# Missing pieces give one clear line.
+mkdir -p "$tmp/m-x"
+if command -v unshare > /dev/null && unshare -m true 2> /dev/null; then
+	out=$(unshare -m --propagation private sh -c \
+		'mount -t tmpfs none /dev && exec "$0" mount "$1" "$2"' \
+		"$kcoredump" "$tmp/p.zst" "$tmp/m-x" 2>&1)
+	st=$?
+	if [[ $st != 0 && $out == *"/dev/fuse"*"missing"* ]]; then
+		ok "no /dev/fuse: exit $st, $out"
+	else
+		not_ok "no /dev/fuse: exit $st, '$out'"
+	fi
+else
+	skip "no unshare -m here to hide /dev/fuse"
+fi
+out=$(PATH=/nonexistent "$kcoredump" mount "$tmp/p.zst" "$tmp/m-x" 2>&1)
+st=$?
+if [[ $st != 0 && $out == *fusermount3*"not found"* ]]; then
+	ok "no fusermount3: exit $st, $out"
+else
+	not_ok "no fusermount3: exit $st, '$out'"
+fi
+out=$("$kcoredump" mount "$tmp/p.zst" "$tmp/nowhere" 2>&1)
+[[ $? != 0 && $out == *nowhere* ]] && ok "a missing mount point: $out" ||
+	not_ok "a missing mount point: '$out'"
+finish

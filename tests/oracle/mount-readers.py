@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""drgn on a mounted dump (kcoredump mount): open VMCORE (the FUSE file)
+and, for comparison, REFERENCE (the plain ELF dump it was made from),
+read init_uts_ns's release and the kernel's VMCOREINFO-named symbols by
+address, and 10000 random pages with data; with --vmlinux, also
+linux_banner and the task list (pid, comm of every task) through the
+debug info.  Prints the seconds each part took on VMCORE as
+"time NAME SECONDS" lines (bench/mount.sh reads them).  Exit 0 when
+VMCORE reads as REFERENCE does, 1 on a difference, 77 without drgn.
+
+  mount-readers.py VMCORE REFERENCE [--vmlinux VMLINUX] [--pages N]"""
+import argparse
+import os
+import random
+import struct
+import sys
+import time
+
+try:
+    import drgn
+except ImportError:
+    print("# SKIP: python3-drgn not installed")
+    sys.exit(77)
+
+
+def program(path, vmlinux):
+    prog = drgn.Program()
+    prog.set_core_dump(path)
+    if vmlinux:
+        prog.load_debug_info([vmlinux], default=False, main=True)
+    return prog
+
+
+def info_values(path):
+    """SYMBOL(x)= and OFFSET(a.b)= lines of the VMCOREINFO note."""
+    with open(path, "rb") as f:
+        eh = f.read(64)
+        phoff, = struct.unpack_from("<Q", eh, 32)
+        phnum, = struct.unpack_from("<H", eh, 56)
+        f.seek(phoff)
+        for _ in range(phnum):
+            typ, _, off, _, _, filesz, _, _ = struct.unpack("<IIQQQQQQ", f.read(56))
+            if typ == 4:
+                f.seek(off)
+                notes = f.read(filesz)
+                break
+    vals = {}
+    pos = 0
+    while pos + 12 <= len(notes):
+        nsz, dsz, _ = struct.unpack_from("<III", notes, pos)
+        name = notes[pos + 12:pos + 12 + nsz].rstrip(b"\0")
+        d = pos + 12 + ((nsz + 3) & ~3)
+        desc = notes[d:d + dsz]
+        pos = d + ((dsz + 3) & ~3)
+        if name == b"VMCOREINFO":
+            for line in desc.decode(errors="replace").splitlines():
+                k, _, v = line.partition("=")
+                vals[k] = v
+    return vals
+
+
+def data_pages(path, n, seed=1):
+    """n random physical pages with data, by SEEK_DATA on the ELF."""
+    with open(path, "rb") as f:
+        eh = f.read(64)
+        phoff, = struct.unpack_from("<Q", eh, 32)
+        phnum, = struct.unpack_from("<H", eh, 56)
+        f.seek(phoff)
+        phdrs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
+        fd = f.fileno()
+        pages = []
+        for typ, _, off, _, pa, filesz, _, _ in phdrs:
+            if typ != 1 or pa == 2**64 - 1:
+                continue
+            pos = off
+            while pos < off + filesz:
+                try:
+                    d = os.lseek(fd, pos, os.SEEK_DATA)
+                except OSError:
+                    break
+                if d >= off + filesz:
+                    break
+                h = min(os.lseek(fd, d, os.SEEK_HOLE), off + filesz)
+                for p in range((d - off) // 4096, (h - off + 4095) // 4096):
+                    pages.append(pa + p * 4096)
+                pos = h
+    random.Random(seed).shuffle(pages)
+    return pages[:n]
+
+
+def run(path, args, pages, vals):
+    out = {}
+    times = {}
+    t0 = time.monotonic()
+    prog = program(path, args.vmlinux)
+    times["open"] = time.monotonic() - t0
+    if not args.physical_only:
+        uts = int(vals["SYMBOL(init_uts_ns)"], 16)
+        name = int(vals.get("OFFSET(uts_namespace.name)", "0"))
+        # new_utsname: 6 fields of 65 bytes; release is the third.
+        rel = prog.read(uts + name + 2 * 65, 65, False).split(b"\0")[0]
+        out["release"] = rel.decode()
+    if args.vmlinux:
+        out["banner"] = prog["linux_banner"].string_().decode()
+        t0 = time.monotonic()
+        from drgn.helpers.linux.pid import for_each_task
+        out["tasks"] = sorted((t.pid.value_(), t.comm.string_().decode())
+                              for t in for_each_task(prog))
+        times["tasks"] = time.monotonic() - t0
+    t0 = time.monotonic()
+    h = 0
+    for pa in pages:
+        h = hash((h, prog.read(pa, 4096, True)))
+    times["pages"] = time.monotonic() - t0
+    out["pages"] = h
+    return out, times
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("vmcore")
+    ap.add_argument("reference")
+    ap.add_argument("--vmlinux")
+    ap.add_argument("--pages", type=int, default=10000)
+    ap.add_argument("--physical-only", action="store_true",
+                    help="read by physical address only")
+    ap.add_argument("--only", action="store_true",
+                    help="time VMCORE alone, no comparison")
+    args = ap.parse_args()
+    vals = info_values(args.reference)
+    pages = data_pages(args.reference, args.pages)
+    t0 = time.monotonic()
+    got, times = run(args.vmcore, args, pages, vals)
+    total = time.monotonic() - t0
+    for k, v in times.items():
+        print(f"time {k} {v:.3f}")
+    print(f"time total {total:.3f}")
+    n = 0
+    fail = 0
+
+    def check(cond, what):
+        nonlocal n, fail
+        n += 1
+        print(("ok" if cond else "not ok") + f" {n} - {what}")
+        fail |= not cond
+
+    if not args.physical_only:
+        check(got["release"] == vals.get("OSRELEASE"),
+              f"init_uts_ns release: {got['release']}")
+    if args.only:
+        return fail
+    want, _ = run(args.reference, args, pages, vals)
+    check(got["pages"] == want["pages"],
+          f"{len(pages)} random pages with data read as in the reference")
+    if args.vmlinux:
+        check(got["banner"] == want["banner"] and
+              got["banner"].startswith("Linux version " + got["release"]),
+              f"linux_banner: {got['banner'][:60]}")
+        check(got["tasks"] == want["tasks"] and len(got["tasks"]) > 10,
+              f"task list: {len(got['tasks'])} tasks as in the reference")
+    print(f"1..{n}")
+    return fail
+
+
+sys.exit(main())
