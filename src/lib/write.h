@@ -143,10 +143,11 @@ const struct kcore_writer_ops *kcore_writer_find(enum kcore_format f);
 /* ---- helpers shared by the writers (write.c) ---- */
 
 /*
- * The metadata text of our note (kcore_dump(8) METADATA) for the dump so
- * far, with its digests kept at location.  Every variable field is
- * fixed-width, so the text written first and the final one have the same
- * length.  malloc()ed; NULL when out of memory.
+ * The metadata text of our note for the dump so far (w->digest_location
+ * says where its digests are kept).  Every variable field is fixed-width
+ * but the list of unreadable ranges, for which the note's slot has room
+ * (kcoredump(8) COMPLETENESS), so the final text fits where the first one
+ * was written.  malloc()ed; NULL when out of memory.
  */
 char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len);
 
