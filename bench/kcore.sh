@@ -50,8 +50,8 @@ while [ "$i" -le "$reps" ]; do
 	cat "$OUT/pread.$i"
 	"$KCOREDUMP" bench --json --no-progress --classes ram --block-size 1M \
 		--threads 1,2 --limit "$limit" --time 600 > "$OUT/bench.$i.json"
-	"$KCOREDUMP" dump --segments ram -o /dev/null --json > "$OUT/dump.$i.json"
-	"$KCOREDUMP" dump --segments ram --hash none -o /dev/null --json > "$OUT/dumpn.$i.json"
+	"$KCOREDUMP" dump --segments ram -o /dev/null --special-output --json > "$OUT/dump.$i.json"
+	"$KCOREDUMP" dump --segments ram --hash none -o /dev/null --special-output --json > "$OUT/dumpn.$i.json"
 	i=$((i + 1))
 done
 GUEST

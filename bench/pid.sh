@@ -89,7 +89,7 @@ echo "== kcoredump pid -o /dev/null, $reps runs (gcore's output when disk is sho
 kn_times=()
 for ((i = 0; i < reps; i++)); do
 	t0=$(date +%s.%N)
-	"$K" pid "$tpid" -o /dev/null -q
+	"$K" pid "$tpid" -o /dev/null --special-output -q
 	t1=$(date +%s.%N)
 	kn_times+=("$(elapsed "$t0" "$t1")")
 done

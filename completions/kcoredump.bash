@@ -94,7 +94,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -103,6 +103,10 @@ _kcoredump()
 		case "$prev" in
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)
@@ -139,7 +143,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	convert)
@@ -194,7 +198,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --range --phys --segments --exclude --force --sync --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --range --phys --segments --exclude --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -337,9 +341,21 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "root user" -- "$cur"))
 			return
 			;;
+		--dump-mode | --dump-mode=)
+			COMPREPLY=()
+			return
+			;;
+		--max-handlers | --max-handlers=)
+			COMPREPLY=()
+			return
+			;;
+		--build-id-timeout | --build-id-timeout=)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
 		fi
 		;;
 	list)

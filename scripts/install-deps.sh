@@ -11,7 +11,7 @@ pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
 	liblzo2-dev libsnappy-dev libfuse3-dev
-	libssl-dev
+	libssl-dev libcap-dev libacl1-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
 	# kcoredump mount: fusermount3 mounts and unmounts

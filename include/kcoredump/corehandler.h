@@ -14,6 +14,13 @@
  * ends at a page boundary and its program headers are rewritten so that
  * nothing points past the end (p_filesz shortened or 0); the metadata
  * says so and why.
+ *
+ * The stream is hostile (every process on the machine can shape it):
+ * nothing in it names a file the handler opens, the handler gives up its
+ * capabilities once the store and the crashing process's /proc files are
+ * open, and the build IDs are read by a helper process with no
+ * privileges at all.  Files are root's; the crashing user gets read
+ * access (an ACL) only when the process ran with its own credentials.
  */
 #ifndef KCOREDUMP_COREHANDLER_H
 #define KCOREDUMP_COREHANDLER_H
@@ -47,13 +54,14 @@ enum kcore_ch_reason {
 /* "complete", "max-size", ... */
 const char *kcore_ch_reason_name(enum kcore_ch_reason r);
 
-/* What the kernel says about the crash (%P %u %g %s %t %e). */
+/* What the kernel says about the crash (%P %u %g %s %t %e %d). */
 struct kcore_ch_crash {
 	int64_t pid; /* in the initial PID namespace */
 	uint32_t uid, gid;
 	int signal;
 	int64_t time;	  /* seconds since the epoch */
-	const char *comm; /* %e, may be NULL */
+	const char *comm; /* %e, may be NULL (then NT_PRPSINFO's name) */
+	int dump_mode;	  /* %d: 0, 1 or 2; -1 when not known */
 };
 
 /* syslog(3) priorities for the log callback. */
@@ -79,8 +87,28 @@ struct kcore_ch_opts {
 	 */
 	uint64_t max_size, keep_free, max_use;
 	uint64_t timeout_ms; /* 0 = none */
-	bool chown_user;     /* files owned by the crashing uid/gid */
-	bool sync;	     /* fsync before publishing */
+	/*
+	 * Let the crashing user read the core and metadata (an ACL entry,
+	 * in the directory user.UID) when the process ran with its own
+	 * credentials: uid == euid, gid == egid, AT_SECURE 0 and dump
+	 * mode 1 (%d).  Otherwise, and without this, files are root's only.
+	 */
+	bool user_access;
+	bool sync; /* fsync before publishing */
+	/* Handlers that may store at once (slots in the directory); a
+	 * handler finding none free stores nothing.  0 = 16. */
+	unsigned max_handlers;
+	/* Time for the build-ID helper; 0 = no build IDs. */
+	uint64_t build_id_timeout_ms;
+	/* The unprivileged user and group the helper runs as (when we are
+	 * root); 0 = nobody (65534). */
+	uint32_t helper_uid, helper_gid;
+	/*
+	 * Keep this process's capabilities (tests that run several handlers
+	 * in one process).  Otherwise the handler gives them up for good
+	 * once the store and the /proc files are open.
+	 */
+	bool keep_privileges;
 	struct kcore_ch_crash crash;
 	volatile sig_atomic_t *cancel;
 	/* Messages for the system log; called from this thread. */
@@ -120,6 +148,11 @@ struct kcore_ch_result {
 	uint64_t unread_bytes;
 	char *pagemap_why;
 	uint64_t pagemap_scans;
+	/* Nothing was stored: every handler slot was taken (not an
+	 * error: the kernel must not wait on us). */
+	bool not_stored;
+	bool user_access; /* the crashing user may read the files */
+	char *subdir;	  /* where they are ("user.UID"), or NULL */
 };
 
 /*
@@ -130,7 +163,10 @@ struct kcore_ch_result {
 struct kcore_error *kcore_coredir_open(const char *path, bool create,
 				       int *ret_fd);
 
-/* Read the stream, store the core and its metadata. */
+/*
+ * Read the stream, store the core and its metadata.  Changes the
+ * process's privileges: it keeps no capability afterwards.
+ */
 struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 				      struct kcore_ch_result *ret);
 void kcore_ch_result_deinit(struct kcore_ch_result *res);
@@ -147,11 +183,14 @@ struct kcore_stored_core {
 	uint64_t stream_bytes, file_size, allocated_bytes;
 	bool core_present; /* the core file exists */
 	char *json;	   /* the metadata document as stored */
+	char *subdir;	   /* "user.UID" for cores the user may read */
 };
 
 /*
- * The stored cores in a directory, oldest first (by crash time, then
- * name).  Metadata files that cannot be read are skipped.
+ * The stored cores in a directory and its user.UID directories, oldest
+ * first (by crash time, then name).  Metadata files that cannot be read
+ * are skipped; a core is the file named like its metadata, whatever the
+ * metadata says.
  */
 struct kcore_error *kcore_coredir_list(int dir_fd,
 				       struct kcore_stored_core **ret,

@@ -235,6 +235,8 @@ struct kcore_dump_opts {
 	int output_fd;	    /* with output "-": the fd to write */
 	bool force;	    /* replace an existing output */
 	bool sync;	    /* fsync before publishing */
+	/* Write into an existing FIFO or device named by output. */
+	bool special_output;
 	enum kcore_format format;
 	enum kcore_compress compress; /* whole stream: ELF and LiME */
 	int level;

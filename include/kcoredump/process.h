@@ -3,9 +3,11 @@
  * A running process as a source: its threads' registers captured during a
  * short ptrace stop, notes like the kernel's core dumper writes them, and
  * one PT_LOAD per mapping the coredump filter selects.  Memory is read
- * from the live process (process_vm_readv, /proc/PID/mem) only where
- * /proc/PID/pagemap says a page can hold data, so untouched address space
- * is never read.  kcore_dump() then writes it like any other source.
+ * through /proc/PID/mem, opened while the threads are stopped and so
+ * bound to that address space (never another process's after the PID is
+ * reused), only where /proc/PID/pagemap says a page can hold data, so
+ * untouched address space is never read.  kcore_dump() then writes it
+ * like any other source.
  */
 #ifndef KCOREDUMP_PROCESS_H
 #define KCOREDUMP_PROCESS_H
@@ -87,7 +89,9 @@ struct kcore_process_info {
 	uint64_t bytes_read;	/* process memory read */
 	uint64_t bytes_scanned; /* address space pagemap looked at */
 	uint64_t pagemap_calls; /* PAGEMAP_SCAN ioctls or pagemap reads */
-	uint64_t mem_fallbacks; /* reads that needed /proc/PID/mem */
+	/* The process exited (or called execve) while its memory was read:
+	 * what was not read yet is unreadable. */
+	bool vanished;
 };
 
 /*
@@ -95,7 +99,10 @@ struct kcore_process_info {
  * keep_stopped, call kcore_process_resume() and kcore_source_destroy()
  * from the thread that opened the source (if that thread exits, the kernel
  * lets the process go).  Needs ptrace permission on pid (KCORE_ERR_ACCESS
- * otherwise) and an x86_64 process.
+ * otherwise) and an x86_64 process.  A process that does not exist, or
+ * exits before its registers and mappings are captured, is
+ * KCORE_ERR_NOT_FOUND; one that exits later leaves its unread memory
+ * unreadable (read errors with errno ESRCH).
  */
 struct kcore_error *
 kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,

@@ -23,7 +23,8 @@ enum {
 	EXIT_BAD_INPUT = 4,  /* malformed or unsupported input */
 	EXIT_ACCESS = 5,     /* permission, capability or lockdown */
 	EXIT_NOT_FOUND = 6,  /* no such source (or no /proc/kcore) */
-	EXIT_INCOMPLETE = 7, /* a dump that could not read all it was to hold */
+	EXIT_INCOMPLETE = 7, /* written, but some data could not be read (or
+			      the source says it is incomplete) */
 };
 
 enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };
@@ -108,6 +109,16 @@ bool cli_parse_size(const char *s, uint64_t *ret);
 /* "1.5 GiB" style, into buf. */
 const char *cli_human_size(uint64_t bytes, char *buf, size_t size);
 
+/*
+ * Untrusted text (names and strings from a core, arguments the kernel
+ * passes) made safe for a terminal or a log line: control bytes, DEL, C1
+ * controls and bytes that are not UTF-8 as \xHH, newline and tab as \n
+ * and \t, backslash doubled.  cli_escape_dup() returns a malloc()ed
+ * copy; cli_esc() one that lives until 16 more calls (NULL stays NULL).
+ */
+char *cli_escape_dup(const char *s);
+const char *cli_esc(const char *s);
+
 /* Option keys shared by the dump and convert specs. */
 enum {
 	DOPT_FORMAT = 2000,
@@ -124,6 +135,7 @@ enum {
 	DOPT_MAPPING,
 	DOPT_FORCE,
 	DOPT_SYNC,
+	DOPT_SPECIAL_OUTPUT,
 	DOPT_PROGRESS,
 	DOPT_NO_PROGRESS,
 	DOPT_DRY_RUN,
@@ -159,15 +171,19 @@ char *cli_join_args(int argc, char **argv);
 
 /*
  * A dump that is incomplete (kcore_dump_incomplete) says so: the summary's
- * line (also with --quiet, on stderr), the JSON summary's "complete" and
- * "incomplete" members and its read errors, and the exit status
- * EXIT_INCOMPLETE.  cli_dump_status() is EXIT_OK or EXIT_INCOMPLETE.
+ * line, the JSON summary's "complete" and "incomplete" members and its read
+ * errors, and the exit status EXIT_INCOMPLETE.  cli_dump_status() is
+ * EXIT_OK or EXIT_INCOMPLETE; with quiet (no summary said so: -q without
+ * --json) it says so in one line on stderr.  why: NULL, or the reason the
+ * ranges were not read ("the process exited during the copy").
  */
 struct kcore_dump_result;
 struct json;
-void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r);
+void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
+			      const char *why);
 void cli_dump_incomplete_json(struct json *j,
 			      const struct kcore_dump_result *r);
-int cli_dump_status(const struct kcore_dump_result *r, bool quiet);
+int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
+		    const char *why);
 
 #endif

@@ -52,6 +52,10 @@ static const struct cli_option convert_options[] = {
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL,
 	  "fsync the result before publishing it", NULL, DOPT_SYNC },
+	{ "special-output", 0, CLI_ARG_NONE, NULL,
+	  "write into an existing FIFO or device named by -o (owned by root "
+	  "or us; never through a symbolic link)",
+	  NULL, DOPT_SPECIAL_OUTPUT },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,

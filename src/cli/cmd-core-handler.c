@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * kcoredump core-handler: the program named in /proc/sys/kernel/core_pattern
- * ("|/usr/bin/kcoredump core-handler %P %u %g %s %t %e").  The kernel runs
- * it as root with the core on stdin and no other descriptors open: no
- * terminal, no shell, no PATH.  Messages go to the kernel log (/dev/kmsg)
- * then, else to stderr.
+ * ("|/usr/bin/kcoredump core-handler --dump-mode=%d [OPTIONS] %P %u %g %s
+ * %t %e").  The kernel runs it as root with the core on stdin and no other
+ * descriptors open: no terminal, no shell, no PATH.  Messages go to the
+ * kernel log (/dev/kmsg) then, else to stderr, with control characters
+ * escaped (comm and paths are the crashing process's choice).
+ *
+ * Options come before the kernel's arguments; %e, the task's comm, is
+ * whatever the process named itself (PR_SET_NAME), "--dir=/etc" too, so
+ * nothing from the first positional argument on is read as an option,
+ * but what follows %e (the layout earlier versions installed).  Linux
+ * 5.3 and later split the pattern at spaces before expanding it: %e is
+ * one argument.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,14 +24,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "kcoredump/corehandler.h"
 
-#define DEFAULT_DIR	"/var/lib/kcoredump"
-#define DEFAULT_TIMEOUT 300
+#define DEFAULT_DIR		 "/var/lib/kcoredump"
+#define DEFAULT_TIMEOUT		 300
+#define DEFAULT_HANDLERS	 16
+#define DEFAULT_BUILD_ID_TIMEOUT 10
 /* The kernel's CORENAME_MAX_SIZE, with its NUL. */
 #define CORE_PATTERN_MAX 127
 
@@ -36,6 +47,9 @@ enum {
 	OPT_PRINT_PATTERN,
 	OPT_NO_SYNC,
 	OPT_NO_PAGEMAP,
+	OPT_DUMP_MODE,
+	OPT_MAX_HANDLERS,
+	OPT_BUILD_ID_TIMEOUT,
 };
 
 static const struct cli_option core_handler_options[] = {
@@ -54,8 +68,20 @@ static const struct cli_option core_handler_options[] = {
 	{ "timeout", 't', CLI_ARG_REQUIRED, "SECONDS",
 	  "stop reading after SECONDS (default 300; 0 = never)", NULL, 't' },
 	{ "owner", 0, CLI_ARG_REQUIRED, "OWNER",
-	  "root (the default) or user: files owned by the crashing user",
+	  "root (the default): files root's only; user: the crashing user "
+	  "may read its core when the process ran with its own credentials",
 	  "root user", OPT_OWNER },
+	{ "dump-mode", 0, CLI_ARG_REQUIRED, "MODE",
+	  "the kernel's %d (0, 1 or 2): 1 lets --owner user apply", NULL,
+	  OPT_DUMP_MODE },
+	{ "max-handlers", 0, CLI_ARG_REQUIRED, "N",
+	  "at most N handlers store at once; others store nothing "
+	  "(default 16)",
+	  NULL, OPT_MAX_HANDLERS },
+	{ "build-id-timeout", 0, CLI_ARG_REQUIRED, "SECONDS",
+	  "time for the sandboxed build-ID helper (default 10; 0 = no build "
+	  "IDs)",
+	  NULL, OPT_BUILD_ID_TIMEOUT },
 	{ "no-sync", 0, CLI_ARG_NONE, NULL,
 	  "do not fsync the core before publishing it", NULL, OPT_NO_SYNC },
 	{ "no-pagemap", 0, CLI_ARG_NONE, NULL,
@@ -98,17 +124,24 @@ static void fix_std_fds(void)
 
 static void log_line(void *arg, int priority, const char *msg)
 {
-	char line[600];
+	/* comm and paths come from the crashing process: no escape
+	 * sequences for the console, no fake second record. */
+	char *safe = cli_escape_dup(msg);
+	char line[1024];
 	int n;
 
 	if (use_kmsg)
 		/* One write() is one kernel log record. */
 		n = snprintf(line, sizeof(line), "<%d>kcoredump[%d]: %s\n",
-			     priority, (int)getpid(), msg);
+			     priority, (int)getpid(), safe ? safe : "?");
 	else
-		n = snprintf(line, sizeof(line), "kcoredump: %s\n", msg);
-	if (n > (int)sizeof(line))
+		n = snprintf(line, sizeof(line), "kcoredump: %s\n",
+			     safe ? safe : "?");
+	free(safe);
+	if (n >= (int)sizeof(line)) {
 		n = sizeof(line);
+		line[n - 1] = '\n';
+	}
 	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0)
 		return;
 }
@@ -149,9 +182,37 @@ static bool pattern_safe(const char *s)
 
 struct pattern_args {
 	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
-		*owner;
+		*owner, *max_handlers, *build_id_timeout;
 	bool no_sync, no_pagemap;
 };
+
+/*
+ * systemd-coredump's defaults (coredump.conf(5)), for limits not given:
+ * MaxUse 10% and KeepFree 15% of the store's file system, each at most
+ * 4 GiB (MaxUse at least 1 MiB).
+ */
+static void default_limits(int dir_fd, struct kcore_ch_opts *o,
+			   bool have_max_use, bool have_keep_free)
+{
+	struct statvfs sv;
+	uint64_t fs;
+
+	if (fstatvfs(dir_fd, &sv) < 0)
+		return;
+	fs = (uint64_t)sv.f_blocks * sv.f_frsize;
+	if (!have_max_use) {
+		o->max_use = fs / 10 / 4096 * 4096;
+		if (o->max_use > (4ull << 30))
+			o->max_use = 4ull << 30;
+		if (o->max_use < (1u << 20))
+			o->max_use = 1u << 20;
+	}
+	if (!have_keep_free) {
+		o->keep_free = fs * 3 / 20 / 4096 * 4096;
+		if (o->keep_free > (4ull << 30))
+			o->keep_free = 4ull << 30;
+	}
+}
 
 static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 {
@@ -160,10 +221,15 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 	const struct {
 		const char *opt, *val;
 	} opts[] = {
-		{ "--dir", a->dir },	       { "--compress", a->compress },
-		{ "--max-size", a->max_size }, { "--keep-free", a->keep_free },
-		{ "--max-use", a->max_use },   { "--timeout", a->timeout },
+		{ "--dir", a->dir },
+		{ "--compress", a->compress },
+		{ "--max-size", a->max_size },
+		{ "--keep-free", a->keep_free },
+		{ "--max-use", a->max_use },
+		{ "--timeout", a->timeout },
 		{ "--owner", a->owner },
+		{ "--max-handlers", a->max_handlers },
+		{ "--build-id-timeout", a->build_id_timeout },
 	};
 	size_t len;
 
@@ -178,12 +244,11 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 			"kcoredump core-handler: '%s' cannot be named in "
 			"core_pattern (it needs an absolute path without "
 			"spaces or '%%')\n",
-			exe);
+			cli_esc(exe));
 		return EXIT_USAGE;
 	}
-	len = (size_t)snprintf(out, size,
-			       "|%s core-handler %%P %%u %%g %%s "
-			       "%%t %%e",
+	/* Options first: nothing after %P is read as one. */
+	len = (size_t)snprintf(out, size, "|%s core-handler --dump-mode=%%d",
 			       exe);
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		if (!opts[i].val)
@@ -192,7 +257,7 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 			fprintf(stderr,
 				"kcoredump core-handler: %s '%s' cannot be "
 				"named in core_pattern (spaces or '%%')\n",
-				opts[i].opt, opts[i].val);
+				opts[i].opt, cli_esc(opts[i].val));
 			return EXIT_USAGE;
 		}
 		if (len < size)
@@ -203,6 +268,9 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 		len += (size_t)snprintf(out + len, size - len, " --no-sync");
 	if (a->no_pagemap && len < size)
 		len += (size_t)snprintf(out + len, size - len, " --no-pagemap");
+	if (len < size)
+		len += (size_t)snprintf(out + len, size - len,
+					" %%P %%u %%g %%s %%t %%e");
 	if (len > CORE_PATTERN_MAX) {
 		fprintf(stderr,
 			"kcoredump core-handler: the pattern is %zu bytes; the "
@@ -242,178 +310,289 @@ static int install_pattern(const char *pattern)
 	return EXIT_OK;
 }
 
-static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
+struct state {
+	struct kcore_ch_opts o;
+	struct pattern_args pa;
+	bool install, print;
+	const char *dir;
+};
+
+/* One option: 0, or the exit status of a usage error. */
+static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
+			 const char *arg)
+{
+	struct kcore_ch_opts *o = &st->o;
+	struct pattern_args *pa = &st->pa;
+	char *end;
+	double s;
+
+	switch (c) {
+	case 'd':
+		st->dir = pa->dir = arg;
+		break;
+	case 'c': {
+		int m = kcore_compress_from_name(arg);
+
+		if (m < 0)
+			return cli_usage_error(ctx, "core-handler",
+					       "unknown --compress '%s'", arg);
+		o->compress = (enum kcore_compress)m;
+		pa->compress = arg;
+		break;
+	}
+	case OPT_MAX_SIZE:
+	case OPT_KEEP_FREE:
+	case OPT_MAX_USE: {
+		uint64_t *slot = c == OPT_MAX_SIZE    ? &o->max_size
+				 : c == OPT_KEEP_FREE ? &o->keep_free
+						      : &o->max_use;
+
+		if (!cli_parse_size(arg, slot))
+			return cli_usage_error(ctx, "core-handler",
+					       "bad size '%s'", arg);
+		*(c == OPT_MAX_SIZE    ? &pa->max_size
+		  : c == OPT_KEEP_FREE ? &pa->keep_free
+				       : &pa->max_use) = arg;
+		break;
+	}
+	case 't':
+		s = strtod(arg, &end);
+		if (end == arg || *end || !(s >= 0) || s > 86400 * 7)
+			return cli_usage_error(ctx, "core-handler",
+					       "bad --timeout '%s'", arg);
+		o->timeout_ms = (uint64_t)(s * 1000);
+		pa->timeout = arg;
+		break;
+	case OPT_BUILD_ID_TIMEOUT:
+		s = strtod(arg, &end);
+		if (end == arg || *end || !(s >= 0) || s > 3600)
+			return cli_usage_error(ctx, "core-handler",
+					       "bad --build-id-timeout '%s'",
+					       arg);
+		o->build_id_timeout_ms = (uint64_t)(s * 1000);
+		if (s > 0 && !o->build_id_timeout_ms)
+			o->build_id_timeout_ms = 1;
+		pa->build_id_timeout = arg;
+		break;
+	case OPT_MAX_HANDLERS: {
+		uint64_t v;
+
+		if (!cli_parse_u64(arg, &v) || v < 1 || v > 256)
+			return cli_usage_error(ctx, "core-handler",
+					       "--max-handlers is 1 to 256, "
+					       "not '%s'",
+					       arg);
+		o->max_handlers = (unsigned)v;
+		pa->max_handlers = arg;
+		break;
+	}
+	case OPT_DUMP_MODE:
+		/* The kernel's %d; a kernel without it (before Linux 5.3)
+		 * leaves it empty: not known. */
+		o->crash.dump_mode = strcmp(arg, "0") == 0   ? 0
+				     : strcmp(arg, "1") == 0 ? 1
+				     : strcmp(arg, "2") == 0 ? 2
+							     : -1;
+		break;
+	case OPT_OWNER:
+		if (strcmp(arg, "root") != 0 && strcmp(arg, "user") != 0)
+			return cli_usage_error(ctx, "core-handler",
+					       "--owner is root or user, not "
+					       "'%s'",
+					       arg);
+		o->user_access = strcmp(arg, "user") == 0;
+		pa->owner = arg;
+		break;
+	case OPT_NO_SYNC:
+		o->sync = false;
+		pa->no_sync = true;
+		break;
+	case OPT_NO_PAGEMAP:
+		o->no_pagemap = true;
+		pa->no_pagemap = true;
+		break;
+	case OPT_INSTALL:
+		st->install = true;
+		break;
+	case OPT_PRINT_PATTERN:
+		st->print = true;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * Where the options end: the first argument that is neither an option
+ * nor an option's value (after a "--", the one that follows it).
+ */
+static int first_positional(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			return i + 1;
+		if (a[0] != '-' || !a[1])
+			return i;
+		if (a[1] == '-') {
+			const char *eq = strchr(a + 2, '=');
+			size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+
+			for (const struct cli_option *o = core_handler_options;
+			     o->name; o++)
+				if (strlen(o->name) == n &&
+				    strncmp(o->name, a + 2, n) == 0 && !eq &&
+				    o->arg == CLI_ARG_REQUIRED)
+					i++;
+			continue;
+		}
+		/* Short options, maybe clustered; a value ends them. */
+		for (const char *p = a + 1; *p; p++) {
+			const struct cli_option *o = core_handler_options;
+
+			while (o->name && o->short_name != *p)
+				o++;
+			if (o->name && o->arg == CLI_ARG_REQUIRED) {
+				if (!p[1])
+					i++;
+				break;
+			}
+		}
+	}
+	return argc;
+}
+
+/* Parse the options in argv[1..argc); *ret_rest: the first other one. */
+static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
+			 char **argv, int *ret_rest)
 {
 	const struct cli_command *cmd = &cli_cmd_core_handler;
-	struct kcore_ch_opts o = { .in_fd = STDIN_FILENO,
-				   .close_input = true,
-				   .sync = true,
-				   .timeout_ms = DEFAULT_TIMEOUT * 1000u,
-				   .log = log_line };
-	struct pattern_args pa = { 0 };
+	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
+	const char *arg;
+	int c, done;
+
+	if (!p)
+		return fail(&kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		int r = handle_option(ctx, st, c, arg);
+
+		if (r) {
+			cli_parser_destroy(p);
+			return r;
+		}
+	}
+	done = cli_parser_end(p, c, ret_rest);
+	return done >= 0 ? done : -1;
+}
+
+static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
+{
+	struct state st = {
+		.o = { .in_fd = STDIN_FILENO,
+		       .close_input = true,
+		       .sync = true,
+		       .timeout_ms = DEFAULT_TIMEOUT * 1000u,
+		       .max_handlers = DEFAULT_HANDLERS,
+		       .build_id_timeout_ms = DEFAULT_BUILD_ID_TIMEOUT * 1000u,
+		       .crash = { .dump_mode = -1 },
+		       .log = log_line },
+		.dir = DEFAULT_DIR,
+	};
+	struct kcore_ch_opts *o = &st.o;
 	struct kcore_ch_result res;
 	struct kcore_error *err;
 	struct timespec ts;
-	struct cli_parser *p;
-	bool install = false, print = false;
-	const char *arg, *dir = DEFAULT_DIR;
-	char *comm = NULL;
+	int first, rest, dir_fd, status, npos;
 	int64_t v;
-	int c, first, done, dir_fd, status;
 
 	/* First: a file we open must not become fd 1 or 2. */
 	fix_std_fds();
 	umask(077);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	o.start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	p = cli_parser_create(cmd, argc, argv);
-	if (!p)
-		return fail(&kcore_error_nomem);
-	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		switch (c) {
-		case 'd':
-			dir = pa.dir = arg;
-			break;
-		case 'c': {
-			int m = kcore_compress_from_name(arg);
-
-			if (m < 0) {
-				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, "core-handler",
-					"unknown --compress '%s'", arg);
-			}
-			o.compress = (enum kcore_compress)m;
-			pa.compress = arg;
-			break;
-		}
-		case OPT_MAX_SIZE:
-		case OPT_KEEP_FREE:
-		case OPT_MAX_USE: {
-			uint64_t *slot = c == OPT_MAX_SIZE    ? &o.max_size
-					 : c == OPT_KEEP_FREE ? &o.keep_free
-							      : &o.max_use;
-
-			if (!cli_parse_size(arg, slot)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "core-handler",
-						       "bad size '%s'", arg);
-			}
-			*(c == OPT_MAX_SIZE    ? &pa.max_size
-			  : c == OPT_KEEP_FREE ? &pa.keep_free
-					       : &pa.max_use) = arg;
-			break;
-		}
-		case 't': {
-			char *end;
-			double s = strtod(arg, &end);
-
-			if (end == arg || *end || !(s >= 0) || s > 86400 * 7) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "core-handler",
-						       "bad --timeout '%s'",
-						       arg);
-			}
-			o.timeout_ms = (uint64_t)(s * 1000);
-			pa.timeout = arg;
-			break;
-		}
-		case OPT_OWNER:
-			if (strcmp(arg, "root") != 0 &&
-			    strcmp(arg, "user") != 0) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "core-handler",
-						       "--owner is root or "
-						       "user, not '%s'",
-						       arg);
-			}
-			o.chown_user = strcmp(arg, "user") == 0;
-			pa.owner = arg;
-			break;
-		case OPT_NO_SYNC:
-			o.sync = false;
-			pa.no_sync = true;
-			break;
-		case OPT_NO_PAGEMAP:
-			o.no_pagemap = true;
-			pa.no_pagemap = true;
-			break;
-		case OPT_INSTALL:
-			install = true;
-			break;
-		case OPT_PRINT_PATTERN:
-			print = true;
-			break;
-		}
-	}
-	done = cli_parser_end(p, c, &first);
-	if (done >= 0)
-		return done;
-	if (install || print) {
+	o->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	first = first_positional(argc, argv);
+	status = parse_options(ctx, &st, first, argv, &rest);
+	if (status >= 0)
+		return status;
+	if (st.install || st.print) {
 		char pattern[PATH_MAX + 512];
 
 		if (argc > first)
 			return cli_usage_error(ctx, "core-handler",
 					       "--install and --print-pattern "
 					       "take no arguments");
-		if (pa.dir && pa.dir[0] != '/')
+		if (st.pa.dir && st.pa.dir[0] != '/')
 			return cli_usage_error(ctx, "core-handler",
 					       "--dir must be an absolute path "
 					       "in core_pattern");
-		status = build_pattern(&pa, pattern, sizeof(pattern));
+		status = build_pattern(&st.pa, pattern, sizeof(pattern));
 		if (status != EXIT_OK)
 			return status;
-		if (install)
+		if (st.install)
 			return install_pattern(pattern);
 		printf("%s\n", pattern);
 		return EXIT_OK;
 	}
-	if (argc - first < 5)
+	npos = argc - first;
+	if (npos < 5) {
+		/* Not the kernel's call: the usage errors every command
+		 * gives, for options wherever they are. */
+		struct state again = st;
+
+		status = parse_options(ctx, &again, argc, argv, &rest);
+		if (status >= 0)
+			return status;
 		return cli_usage_error(ctx, "core-handler",
 				       "needs PID UID GID SIGNAL TIME [COMM] "
 				       "(%%P %%u %%g %%s %%t %%e), got %d "
 				       "arguments",
-				       argc - first);
-	if (!parse_i64(argv[first], &o.crash.pid) ||
+				       npos);
+	}
+	if (!parse_i64(argv[first], &o->crash.pid) ||
 	    !parse_i64(argv[first + 1], &v) || v < 0 || v > UINT32_MAX ||
-	    (o.crash.uid = (uint32_t)v, !parse_i64(argv[first + 2], &v)) ||
+	    (o->crash.uid = (uint32_t)v, !parse_i64(argv[first + 2], &v)) ||
 	    v < 0 || v > UINT32_MAX ||
-	    (o.crash.gid = (uint32_t)v, !parse_i64(argv[first + 3], &v)) ||
+	    (o->crash.gid = (uint32_t)v, !parse_i64(argv[first + 3], &v)) ||
 	    v < 0 || v > 128 ||
-	    (o.crash.signal = (int)v,
-	     !parse_i64(argv[first + 4], &o.crash.time)))
+	    (o->crash.signal = (int)v,
+	     !parse_i64(argv[first + 4], &o->crash.time)))
 		return cli_usage_error(ctx, "core-handler",
 				       "PID UID GID SIGNAL TIME must be "
 				       "numbers");
-	/* Old kernels split %e at spaces: join what is left. */
-	for (int i = first + 5; i < argc; i++) {
-		size_t len = comm ? strlen(comm) : 0;
-		char *m = realloc(comm, len + strlen(argv[i]) + 2);
+	/* %e is one argument, whatever it holds. */
+	if (npos > 5)
+		o->crash.comm = argv[first + 5];
+	/* Options after %e: the layout earlier versions installed. */
+	if (npos > 6) {
+		char **sub = calloc((size_t)(npos - 5) + 1, sizeof(*sub));
 
-		if (!m) {
-			free(comm);
+		if (!sub)
 			return fail(&kcore_error_nomem);
-		}
-		if (len)
-			m[len++] = ' ';
-		strcpy(m + len, argv[i]);
-		comm = m;
+		sub[0] = argv[0];
+		for (int i = 6; i < npos; i++)
+			sub[i - 5] = argv[first + i];
+		status = parse_options(ctx, &st, npos - 5, sub, &rest);
+		if (status < 0 && rest < npos - 5)
+			status = cli_usage_error(ctx, "core-handler",
+						 "unexpected argument '%s' "
+						 "after COMM",
+						 cli_esc(sub[rest]));
+		free(sub);
+		if (status >= 0)
+			return status;
 	}
-	o.crash.comm = comm;
-	o.cancel = cli_catch_signals();
+	o->cancel = cli_catch_signals();
 	/* A last resort if a write blocks past the timeout. */
-	if (o.timeout_ms)
-		alarm((unsigned)(o.timeout_ms / 1000) + 60);
-	err = kcore_coredir_open(dir, true, &dir_fd);
-	if (err) {
-		free(comm);
+	if (o->timeout_ms)
+		alarm((unsigned)(o->timeout_ms / 1000) + 60);
+	err = kcore_coredir_open(st.dir, true, &dir_fd);
+	if (err)
 		return fail(err);
-	}
-	o.dir_fd = dir_fd;
-	o.dir = dir;
-	err = kcore_core_handle(&o, &res);
+	o->dir_fd = dir_fd;
+	o->dir = st.dir;
+	default_limits(dir_fd, o, st.pa.max_use, st.pa.keep_free);
+	err = kcore_core_handle(o, &res);
 	close(dir_fd);
-	free(comm);
 	if (err)
 		return fail(err);
 	kcore_ch_result_deinit(&res);

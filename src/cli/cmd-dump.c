@@ -71,6 +71,10 @@ static const struct cli_option dump_options[] = {
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
 	  NULL, DOPT_SYNC },
+	{ "special-output", 0, CLI_ARG_NONE, NULL,
+	  "write into an existing FIFO or device named by -o (owned by root "
+	  "or us; never through a symbolic link)",
+	  NULL, DOPT_SPECIAL_OUTPUT },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
@@ -140,7 +144,7 @@ static bool parse_classes(const char *s, unsigned *ret)
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 {
 	struct cli_progress *ps = arg;
-	char a[32], b[32], c[32], eta[32] = "--:--";
+	char a[32], b[32], c[32], h[32], eta[32] = "--:--";
 	double rate =
 		st->elapsed > 0 ? (double)st->bytes_read / st->elapsed : 0;
 	uint64_t left = st->bytes_total > st->bytes_done
@@ -164,7 +168,7 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 						 : st->bytes_total,
 			       b, sizeof(b)),
 		cli_human_size((uint64_t)rate, c, sizeof(c)), eta,
-		cli_human_size(st->bytes_hole, a, sizeof(a)),
+		cli_human_size(st->bytes_hole, h, sizeof(h)),
 		ps->tty ? "" : "\n");
 	fflush(stderr);
 	ps->shown = true;
@@ -407,7 +411,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].offset, r->errors[i].len,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
-	cli_dump_incomplete_text(f, r);
+	cli_dump_incomplete_text(f, r, NULL);
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
 	else if (strcmp(r->digest_location, "summary") == 0)
@@ -508,6 +512,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		return 0;
 	case DOPT_SYNC:
 		opts->sync = true;
+		return 0;
+	case DOPT_SPECIAL_OUTPUT:
+		opts->special_output = true;
 		return 0;
 	case DOPT_COMPRESS:
 		if (kcore_compress_from_name(arg) < 0)
@@ -819,7 +826,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			summary_json(f, plan, &opts, &res);
 		else if (!quiet)
 			summary_text(f, plan, &opts, &res);
-		status = cli_dump_status(&res, quiet || ctx->json);
+		status = cli_dump_status(&res, quiet && !ctx->json, NULL);
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);

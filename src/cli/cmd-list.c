@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* kcoredump list: the cores core-handler stored, from their metadata. */
+/*
+ * kcoredump list: the cores core-handler stored, from their metadata.
+ * Root sees the whole store; a user who may not read it sees the cores
+ * the handler let them read (the store's user.UID directory).  Names and
+ * strings come from the crashing processes: escaped in the text output.
+ */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -34,19 +40,21 @@ static void render_text(const struct kcore_stored_core *cores, size_t n)
 		if (c->time >= 0 && gmtime_r(&t, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 		printf("%-20s %8" PRId64 " %6" PRId64 " %-8s %10s %10s %-12s "
-		       "%s\n",
+		       "%s%s%s\n",
 		       when, c->pid, c->uid, sig ? sig : "?",
 		       cli_human_size(c->stream_bytes, s1, sizeof(s1)),
 		       c->core_present ? cli_human_size(c->allocated_bytes, s2,
 							sizeof(s2))
 				       : "-",
 		       !c->core_present ? "missing"
-		       : c->reason	? c->reason
+		       : c->reason	? cli_esc(c->reason)
 					: "?",
-		       c->core_name ? c->core_name : c->meta_name);
+		       c->subdir ? cli_esc(c->subdir) : "",
+		       c->subdir ? "/" : "",
+		       cli_esc(c->core_name ? c->core_name : c->meta_name));
 		if (c->exe || c->comm)
 			printf("%20s executable: %s\n", "",
-			       c->exe ? c->exe : c->comm);
+			       cli_esc(c->exe ? c->exe : c->comm));
 	}
 }
 
@@ -65,6 +73,7 @@ static void render_json(const char *dir, const struct kcore_stored_core *cores,
 		json_object_begin(&j, NULL);
 		json_string(&j, "core", c->core_name);
 		json_string(&j, "metadata", c->meta_name);
+		json_string(&j, "subdir", c->subdir);
 		json_bool(&j, "core_present", c->core_present);
 		json_i64(&j, "pid", c->pid);
 		json_i64(&j, "uid", c->uid);
@@ -108,6 +117,16 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc > first)
 		return cli_usage_error(ctx, "list", "takes no arguments");
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* Not root: the cores we may read, if any. */
+		char *mine = NULL;
+
+		if (asprintf(&mine, "%s/user.%u", dir, (unsigned)getuid()) > 0)
+			fd = open(mine, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(mine);
+		if (fd < 0)
+			errno = EACCES;
+	}
 	if (fd < 0)
 		return cli_fail(
 			ctx, kcore_error_create(

@@ -22,6 +22,10 @@ enum {
 static const struct cli_option pid_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
+	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
+	  "output format: elf, the only one for a process (kdump, lime and "
+	  "avml hold a kernel's physical memory)",
+	  "elf", DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
@@ -56,6 +60,10 @@ static const struct cli_option pid_options[] = {
 	  NULL, 'f' },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the core before publishing it",
 	  NULL, DOPT_SYNC },
+	{ "special-output", 0, CLI_ARG_NONE, NULL,
+	  "write into an existing FIFO or device named by -o (owned by root "
+	  "or us; never through a symbolic link)",
+	  NULL, DOPT_SPECIAL_OUTPUT },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
@@ -78,6 +86,30 @@ struct pid_args {
 	int progress;
 	int32_t pid;
 };
+
+/*
+ * A process core is ELF: its addresses are virtual and its threads,
+ * registers, auxv and mapped files live in notes.  kdump holds a kernel's
+ * page frames by number, with the kernel's VMCOREINFO; LiME and AVML hold
+ * physical address ranges for memory forensics and have no notes.  A
+ * process's mappings would be taken for physical RAM there, and gdb,
+ * eu-stack and drgn could not read them.  NULL: elf.
+ */
+static const char *format_refusal(const char *fmt)
+{
+	if (!strcmp(fmt, "elf"))
+		return NULL;
+	if (!strcmp(fmt, "kdump"))
+		return "a kdump file holds a kernel's memory by page frame "
+		       "number; a process has virtual addresses and no page "
+		       "frames of its own: use elf (the default)";
+	if (!strcmp(fmt, "lime") || !strcmp(fmt, "avml"))
+		return "LiME and AVML hold physical memory ranges and no "
+		       "notes: a process's virtual mappings would be taken "
+		       "for physical RAM, and its threads and registers "
+		       "lost; use elf (the default)";
+	return "unknown format (a process core is elf)";
+}
 
 static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		      char **argv)
@@ -103,6 +135,14 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		if (r == 0)
 			continue;
 		switch (c) {
+		case DOPT_FORMAT:
+			if (format_refusal(arg)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, "pid",
+						       "--format %s: %s", arg,
+						       format_refusal(arg));
+			}
+			break;
 		case OPT_FILTER: {
 			char *end;
 			unsigned long f = strtoul(arg, &end, 16);
@@ -223,7 +263,7 @@ static void process_json(struct json *j, const struct kcore_process_info *pi,
 	json_u64(j, "pagemap_calls", pi->pagemap_calls);
 	json_u64(j, "bytes_scanned", pi->bytes_scanned);
 	json_u64(j, "bytes_read", pi->bytes_read);
-	json_u64(j, "mem_fallbacks", pi->mem_fallbacks);
+	json_bool(j, "vanished", pi->vanished);
 	mappings_json(j, pi);
 	json_object_end(j);
 }
@@ -274,6 +314,12 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	json_finish(&j);
 }
 
+/* Why a process's ranges were not read, when it is known. */
+static const char *vanished_why(const struct kcore_process_info *pi)
+{
+	return pi->vanished ? "the process exited during the copy" : NULL;
+}
+
 static void summary_text(FILE *f, const struct kcore_source *src,
 			 const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r, bool kept,
@@ -289,9 +335,11 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 		elf_headers +=
 			strcmp(pi->mappings[i].reason, "elf-header") == 0 &&
 			pi->mappings[i].dump_size;
-	fprintf(f, "Dumped process %d (%s) to %s\n", (int)pi->pid,
+	fprintf(f, "Dumped process %d (%s) to %s%s\n", (int)pi->pid,
 		si->process_name ? si->process_name : "?",
-		r->output_path ? r->output_path : "<stdout>");
+		r->output_path ? r->output_path : "<stdout>",
+		kcore_dump_incomplete(r) ? ": INCOMPLETE" : "");
+	cli_dump_incomplete_text(f, r, vanished_why(pi));
 	fprintf(f, "  threads:      %u, stopped %.3f ms%s\n", pi->nthreads,
 		(double)pi->stop_ns / 1e6,
 		kept ? " (kept stopped during the copy)"
@@ -314,7 +362,6 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  read errors:  %s in %zu range%s\n",
 		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
 		r->nerrors == 1 ? "" : "s");
-	cli_dump_incomplete_text(f, r);
 	if (no_hash) {
 		fprintf(f, "  sha256:       none (--hash none)\n");
 		return;
@@ -395,7 +442,9 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		else if (!a.quiet)
 			summary_text(f, src, plan, &res, a.popts.keep_stopped,
 				     a.opts.no_hash);
-		status = cli_dump_status(&res, a.quiet || ctx->json);
+		status = cli_dump_status(
+			&res, a.quiet && !ctx->json,
+			vanished_why(kcore_source_process_info(src)));
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);

@@ -29,24 +29,49 @@ static const struct cli_option extract_options[] = {
 	{ 0 },
 };
 
+/* Where the digests verify checks come from, or why there are none:
+ * LiME and AVML have no place for a note, other tools write none. */
+static const char *digest_origin(const char *dump,
+				 const struct kcore_verify_result *r)
+{
+	struct kcore_source *src;
+	const char *fmt, *why;
+
+	if (r->digest_location && !strcmp(r->digest_location, "none"))
+		return "dumped with --hash none";
+	if (r->digest_location && !strcmp(r->digest_location, "note"))
+		return "digests in kcoredump's metadata note";
+	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
+		return "digests in kcoredump's trailer";
+	if (r->digest_location)
+		return r->digest_location;
+	if (kcore_source_open(dump, NULL, &src))
+		return "no kcoredump digests";
+	fmt = kcore_source_format(src);
+	if (!strcmp(fmt, "lime"))
+		why = "a LiME file has no place for digests: compare it with "
+		      "a SOURCE";
+	else if (!strcmp(fmt, "avml"))
+		why = "an AVML file has no place for digests: compare it with "
+		      "a SOURCE";
+	else
+		why = "no kcoredump metadata note, so no digests";
+	kcore_source_destroy(src);
+	return why;
+}
+
 static void render_verify_text(const char *dump,
 			       const struct kcore_verify_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
-	bool unhashed =
-		r->digest_location && !strcmp(r->digest_location, "none");
-
-	printf("%s: %s (%zu segments, %s, %s%s)\n", dump,
+	printf("%s: %s (%zu segments, %s, %s)\n", dump,
 	       !r->match	 ? "MISMATCH"
 	       : r->incomplete	 ? "INCOMPLETE"
 	       : r->has_expected ? "OK"
 				 : "no digests to check",
 	       r->nsegs, kcore_compress_name(r->method),
-	       unhashed ? "dumped with --hash none" : "digests in the ",
-	       unhashed		    ? ""
-	       : r->digest_location ? r->digest_location
-				    : "-");
+	       digest_origin(dump, r));
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
 
@@ -107,6 +132,7 @@ static void render_verify_json(const char *dump,
 	json_bool(&j, "has_digests", r->has_expected);
 	json_string(&j, "compression", kcore_compress_name(r->method));
 	json_string(&j, "digest_location", r->digest_location);
+	json_string(&j, "digests", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	json_string(&j, "sha256", hex);
 	if (r->compared) {
@@ -186,10 +212,8 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 				    : EXIT_OK;
 	if (!r.has_expected && status == EXIT_OK && !r.compared) {
 		if (!quiet)
-			fprintf(stderr,
-				"kcoredump: '%s': has no kcoredump "
-				"digests to verify\n",
-				argv[first]);
+			fprintf(stderr, "kcoredump: '%s': %s\n", argv[first],
+				digest_origin(argv[first], &r));
 		status = EXIT_BAD_INPUT;
 	}
 	kcore_verify_result_deinit(&r);

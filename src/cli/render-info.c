@@ -130,11 +130,11 @@ static void text_source(FILE *f, const struct info_model *m)
 	const struct kcore_source_info *in = m->info;
 	char mbuf[16], s1[32], s2[32];
 
-	fprintf(f, "Source:       %s\n", in->path);
+	fprintf(f, "Source:       %s\n", cli_esc(in->path));
 	fprintf(f, "Format:       %s%s%s%s%s\n",
 		format_text(kcore_source_format(m->src)),
 		in->format_detail ? " (" : "",
-		in->format_detail ? in->format_detail : "",
+		in->format_detail ? cli_esc(in->format_detail) : "",
 		in->format_detail ? ")" : "",
 		in->physical_only ? ", physical addresses only" : "");
 	fprintf(f, "Kind:         %s\n", kind_text(in->kind));
@@ -157,13 +157,13 @@ static void text_source(FILE *f, const struct info_model *m)
 	fprintf(f, "Page size:    %" PRIu64 "\n", in->page_size);
 	if (in->kernel_release)
 		fprintf(f, "Kernel:       %s (VMCOREINFO from %s)\n",
-			in->kernel_release, in->vmcoreinfo_origin);
+			cli_esc(in->kernel_release), in->vmcoreinfo_origin);
 	if (in->kind == KCORE_SOURCE_PROCESS_CORE) {
 		const char *sig = kcore_signal_name(in->signal);
 
 		fprintf(f, "Process:      %s, pid %d, %u thread%s",
-			in->process_name ? in->process_name : "?", in->pid,
-			in->nthreads, in->nthreads == 1 ? "" : "s");
+			in->process_name ? cli_esc(in->process_name) : "?",
+			in->pid, in->nthreads, in->nthreads == 1 ? "" : "s");
 		if (in->signal)
 			fprintf(f, ", killed by signal %d%s%s%s", in->signal,
 				sig ? " (" : "", sig ? sig : "",
@@ -234,7 +234,7 @@ static void text_segments(FILE *f, const struct info_model *m)
 			else
 				fprintf(f, " %10s %10s", "-", "-");
 		}
-		fprintf(f, "  %s\n", s->label ? s->label : "");
+		fprintf(f, "  %s\n", s->label ? cli_esc(s->label) : "");
 	}
 }
 
@@ -284,7 +284,9 @@ static void text_note_body(FILE *f, const struct info_model *m,
 			fprintf(f,
 				"      comm \"%s\", args \"%s\", state %c, "
 				"uid %u, gid %u, pid %d, ppid %d\n",
-				ps.fname, ps.psargs, ps.sname ? ps.sname : '?',
+				cli_esc(ps.fname), cli_esc(ps.psargs),
+				ps.sname > ' ' && ps.sname < 0x7f ? ps.sname
+								  : '?',
 				ps.uid, ps.gid, ps.pid, ps.ppid);
 	} else if (core && note->type == NT_SIGINFO) {
 		struct kcore_siginfo si;
@@ -338,7 +340,7 @@ static void text_note_body(FILE *f, const struct info_model *m,
 					" offset 0x%-8" PRIx64 " %s\n",
 					ft.entries[i].start, ft.entries[i].end,
 					ft.entries[i].offset,
-					ft.entries[i].name);
+					cli_esc(ft.entries[i].name));
 			free(ft.entries);
 		}
 	} else if (strcmp(note->name, "VMCOREINFO") == 0) {
@@ -347,7 +349,7 @@ static void text_note_body(FILE *f, const struct info_model *m,
 	if (err) {
 		char *msg = kcore_error_describe(err);
 
-		fprintf(f, "      not decoded: %s\n", msg ? msg : "?");
+		fprintf(f, "      not decoded: %s\n", msg ? cli_esc(msg) : "?");
 		free(msg);
 		kcore_error_destroy(err);
 	}
@@ -363,7 +365,7 @@ static void text_notes(FILE *f, const struct info_model *m)
 		const char *tname =
 			kcore_note_type_name(note->name, note->type);
 
-		fprintf(f, "  [%zu] %s ", i, note->name);
+		fprintf(f, "  [%zu] %s ", i, cli_esc(note->name));
 		if (tname)
 			fprintf(f, "%s", tname);
 		else
@@ -389,14 +391,15 @@ static void text_vmcoreinfo(FILE *f, const struct info_model *m)
 		const char *v = kcore_vmcoreinfo_get(vi, summary_keys[i].key);
 
 		if (v)
-			fprintf(f, "  %-28s %s\n", summary_keys[i].key, v);
+			fprintf(f, "  %-28s %s\n", summary_keys[i].key,
+				cli_esc(v));
 	}
 	fprintf(f, "  All lines:\n");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_vmcoreinfo_entry *e =
 			kcore_vmcoreinfo_entry(vi, i);
 
-		fprintf(f, "    %s=%s\n", e->key, e->value);
+		fprintf(f, "    %s=%s\n", cli_esc(e->key), cli_esc(e->value));
 	}
 }
 
@@ -406,7 +409,7 @@ static void text_modules(FILE *f, const struct info_model *m)
 		return;
 	fprintf(f, "\nModules (%zu, via libdwfl):\n", m->nmodules);
 	if (m->modules_error)
-		fprintf(f, "  not listed: %s\n", m->modules_error);
+		fprintf(f, "  not listed: %s\n", cli_esc(m->modules_error));
 	for (size_t i = 0; i < m->nmodules; i++) {
 		const struct kcore_module *mod = &m->modules[i];
 
@@ -420,10 +423,11 @@ static void text_modules(FILE *f, const struct info_model *m)
 			fputc('-', f);
 		}
 		fprintf(f, " %s %s %s\n",
-			mod->file	   ? mod->file
+			mod->file	   ? cli_esc(mod->file)
 			: mod->elf_in_core ? "."
 					   : "-",
-			mod->debug_file ? mod->debug_file : "-", mod->name);
+			mod->debug_file ? cli_esc(mod->debug_file) : "-",
+			cli_esc(mod->name));
 	}
 }
 

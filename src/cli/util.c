@@ -35,7 +35,8 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err)
 	char *msg = kcore_error_describe(err);
 	int status = cli_exit_status(err);
 
-	fprintf(stderr, "kcoredump: %s\n", msg ? msg : "out of memory");
+	fprintf(stderr, "kcoredump: %s\n",
+		msg ? cli_esc(msg) : "out of memory");
 	if (ctx && ctx->json) {
 		struct json j;
 
@@ -204,7 +205,8 @@ volatile sig_atomic_t *cli_catch_signals(void)
 	return &cancel_flag;
 }
 
-void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r)
+void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
+			      const char *why)
 {
 	char a[32];
 
@@ -213,10 +215,12 @@ void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r)
 	if (r->stats.bytes_unreadable)
 		fprintf(f,
 			"  INCOMPLETE:   %" PRIu64 " bytes (%s) in %zu range%s "
-			"could not be read: zeros in the dump, which says so\n",
+			"could not be read%s%s%s: zeros in the dump, which "
+			"says so\n",
 			r->stats.bytes_unreadable,
 			cli_human_size(r->stats.bytes_unreadable, a, sizeof(a)),
-			r->nerrors, r->nerrors == 1 ? "" : "s");
+			r->nerrors, r->nerrors == 1 ? "" : "s", why ? " (" : "",
+			why ? why : "", why ? ")" : "");
 	if (r->source_incomplete && r->source_unreadable_bytes)
 		fprintf(f,
 			"  INCOMPLETE:   the source is an incomplete dump: "
@@ -261,23 +265,105 @@ void cli_dump_incomplete_json(struct json *j, const struct kcore_dump_result *r)
 	json_array_end(j);
 }
 
-int cli_dump_status(const struct kcore_dump_result *r, bool quiet)
+int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
+		    const char *why)
 {
+	const char *out = r->output_path ? cli_esc(r->output_path) : "<stdout>";
+
 	if (!kcore_dump_incomplete(r))
 		return EXIT_OK;
 	if (quiet && r->stats.bytes_unreadable)
 		fprintf(stderr,
 			"kcoredump: '%s': incomplete: %" PRIu64
-			" bytes in %zu range%s could not be read%s\n",
-			r->output_path ? r->output_path : "<stdout>",
-			r->stats.bytes_unreadable, r->nerrors,
-			r->nerrors == 1 ? "" : "s",
+			" bytes in %zu range%s could not be read%s%s%s%s\n",
+			out, r->stats.bytes_unreadable, r->nerrors,
+			r->nerrors == 1 ? "" : "s", why ? " (" : "",
+			why ? why : "", why ? ")" : "",
 			r->source_incomplete ? "; its source is incomplete too"
 					     : "");
 	else if (quiet)
 		fprintf(stderr,
 			"kcoredump: '%s': incomplete: its source is an "
 			"incomplete dump\n",
-			r->output_path ? r->output_path : "<stdout>");
+			out);
 	return EXIT_INCOMPLETE;
+}
+
+/* Length of the valid UTF-8 sequence at p (at least 2 bytes), else 0. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n;
+	uint32_t c;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	c = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 2 && c < 0xa0) || /* C1 controls */
+	    (n == 3 && (c < 0x800 || (c >= 0xd800 && c < 0xe000))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+char *cli_escape_dup(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s);
+	char *out = malloc(4 * len + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*p) {
+		size_t n = *p >= 0x80 ? utf8_seq(p) : 0;
+
+		if (n) {
+			memcpy(o, p, n);
+			o += n;
+			p += n;
+			continue;
+		}
+		if (*p == '\\') {
+			*o++ = '\\';
+			*o++ = '\\';
+		} else if (*p == '\n') {
+			*o++ = '\\';
+			*o++ = 'n';
+		} else if (*p == '\t') {
+			*o++ = '\\';
+			*o++ = 't';
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			/* Control bytes (ESC sequences!) and bytes that are
+			 * not UTF-8: never raw on a terminal or in a log. */
+			o += sprintf(o, "\\x%02x", *p);
+		} else {
+			*o++ = (char)*p;
+		}
+		p++;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A ring of escaped copies: each lives until 16 more are made. */
+const char *cli_esc(const char *s)
+{
+	static char *ring[16];
+	static unsigned next;
+	char *e;
+
+	if (!s)
+		return NULL;
+	e = cli_escape_dup(s);
+	if (!e)
+		return "?";
+	free(ring[next]);
+	ring[next] = e;
+	next = (next + 1) % 16;
+	return e;
 }

@@ -562,6 +562,7 @@ static struct kcore_error *run_dump(struct kcore_source *src,
 				.seconds = seconds };
 	struct kcore_dump_opts dopts = {
 		.output = "/dev/null",
+		.special_output = true,
 		.compress = opts->compress,
 		.level = opts->level,
 		.threads = run->threads,

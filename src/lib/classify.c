@@ -110,34 +110,67 @@ static void mark_physical(struct kcore_source *src)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The direct-map offset: the value of vaddr - paddr that most physical
  * segments share.  The kernel image (the segment holding _stext) has its
- * own and does not vote: with one RAM segment it would tie.
+ * own and does not vote: with one RAM segment it would tie.  Of values
+ * shared by as many segments, the one of the first segment that votes.
+ * The offsets are sorted once: a file with a million segments costs
+ * n log n, not n^2 (issue 15).
  */
 static bool derive_page_offset(const struct kcore_source *src, uint64_t *ret)
 {
-	uint64_t best = 0;
-	size_t best_n = 0;
+	uint64_t best = 0, *d;
+	size_t best_n = 0, n = 0;
 
+	d = malloc((src->nsegments ? src->nsegments : 1) * sizeof(*d));
+	if (!d)
+		return false;
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].has_paddr)
+			d[n++] =
+				src->segments[i].vaddr - src->segments[i].paddr;
+	qsort(d, n, sizeof(*d), cmp_u64);
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *a = &src->segments[i];
-		size_t n = 0;
+		uint64_t v = a->vaddr - a->paddr;
+		size_t lo = 0, hi = n, first, count;
 
 		if (!a->has_paddr || (src->stext && contains(a, src->stext)))
 			continue;
-		for (size_t j = 0; j < src->nsegments; j++) {
-			const struct kcore_segment *b = &src->segments[j];
+		/* [first, first + count): the segments sharing v. */
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
 
-			if (b->has_paddr &&
-			    b->vaddr - b->paddr == a->vaddr - a->paddr)
-				n++;
+			if (d[mid] < v)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		if (n > best_n) {
-			best_n = n;
-			best = a->vaddr - a->paddr;
+		first = lo;
+		hi = n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (d[mid] <= v)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		count = lo - first;
+		if (count > best_n) {
+			best_n = count;
+			best = v;
 		}
 	}
+	free(d);
 	*ret = best;
 	return best_n > 0;
 }

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
  * The directory of stored cores: opening it safely, listing the cores by
- * their metadata files, and removing the oldest for the size limits.
- * Everything goes through the directory's descriptor with O_NOFOLLOW /
- * AT_SYMLINK_NOFOLLOW: a symlink planted in the directory is never
- * followed, read through, or removed through.
+ * their metadata files (in the directory and in its user.UID
+ * directories), and what the size limits may remove.  Everything goes
+ * through directory descriptors with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW: a
+ * symlink planted in the directory is never followed, read through, or
+ * removed through.
  */
 #include <dirent.h>
+#include <inttypes.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "coredir.h"
+#include "kcoredump/output.h"
 
 /* A metadata file larger than this is not ours. */
 #define MAX_META_SIZE (4u << 20)
@@ -193,7 +197,8 @@ static void parse_meta(struct kcore_stored_core *c, char *text)
 	}
 }
 
-static char *read_small(int dir_fd, const char *name)
+/* A small regular file's text, and its stat (owner, size). */
+static char *read_small(int dir_fd, const char *name, struct stat *ret_st)
 {
 	int fd = openat(dir_fd, name,
 			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
@@ -207,6 +212,8 @@ static char *read_small(int dir_fd, const char *name)
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size > MAX_META_SIZE)
 		goto out;
+	if (ret_st)
+		*ret_st = st;
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
 		goto out;
@@ -223,16 +230,6 @@ static char *read_small(int dir_fd, const char *name)
 out:
 	close(fd);
 	return buf;
-}
-
-static uint64_t allocated(int dir_fd, const char *name)
-{
-	struct stat st;
-
-	if (!name || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-	    !S_ISREG(st.st_mode))
-		return 0;
-	return (uint64_t)st.st_blocks * 512;
 }
 
 /* A name we may have written: "core.", no '/', not "." or "..". */
@@ -258,6 +255,298 @@ static void stored_core_deinit(struct kcore_stored_core *c)
 	free(c->comm);
 	free(c->reason);
 	free(c->json);
+	free(c->subdir);
+}
+
+/* A directory of ours under dir_fd (no symlink, writable by nobody else). */
+static int open_subdir(int dir_fd, const char *name)
+{
+	int fd = openat(dir_fd, name,
+			O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static bool user_dir_name(const char *name)
+{
+	const char *p = name + strlen(KCORE_COREDIR_USER_PREFIX);
+
+	if (strncmp(name, KCORE_COREDIR_USER_PREFIX,
+		    strlen(KCORE_COREDIR_USER_PREFIX)) != 0 ||
+	    !*p)
+		return false;
+	return strspn(p, "0123456789") == strlen(p) && strlen(p) <= 10;
+}
+
+int kcore_coredir_user_dir(int dir_fd, uint32_t uid, bool create)
+{
+	char name[32];
+	int fd;
+
+	snprintf(name, sizeof(name), KCORE_COREDIR_USER_PREFIX "%" PRIu32, uid);
+	if (create && mkdirat(dir_fd, name, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = open_subdir(dir_fd, name);
+	if (fd < 0 && errno == 0)
+		errno = EACCES;
+	return fd;
+}
+
+/* The directories to look at: dir_fd itself, then every user.UID. */
+struct dirs {
+	int *fds;
+	char **names; /* NULL for the top */
+	size_t n;
+};
+
+static void dirs_free(struct dirs *d)
+{
+	for (size_t i = 1; i < d->n; i++) {
+		close(d->fds[i]);
+		free(d->names[i]);
+	}
+	free(d->fds);
+	free(d->names);
+	memset(d, 0, sizeof(*d));
+}
+
+static struct kcore_error *dirs_add(struct dirs *d, int fd, char *name)
+{
+	int *f = realloc(d->fds, (d->n + 1) * sizeof(*f));
+	char **nm;
+
+	if (f)
+		d->fds = f;
+	nm = f ? realloc(d->names, (d->n + 1) * sizeof(*nm)) : NULL;
+	if (!f || !nm)
+		return &kcore_error_nomem;
+	d->names = nm;
+	d->fds[d->n] = fd;
+	d->names[d->n++] = name;
+	return NULL;
+}
+
+/* Each name in fd, as a NULL-terminated malloc()ed array. */
+static struct kcore_error *read_names(int fd, char ***ret, size_t *ret_n)
+{
+	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (dfd < 0)
+		return kcore_error_create(
+			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
+			errno, NULL, "cannot read the core directory");
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return &kcore_error_nomem;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n + 1 >= cap) {
+			size_t c = cap ? 2 * cap : 64;
+			char **m = realloc(names, c * sizeof(*m));
+
+			if (!m)
+				goto nomem;
+			names = m;
+			cap = c;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		n++;
+	}
+	closedir(d);
+	if (names)
+		names[n] = NULL;
+	*ret = names;
+	*ret_n = n;
+	return NULL;
+nomem:
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return &kcore_error_nomem;
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+static struct kcore_error *find_dirs(int dir_fd, struct dirs *ret)
+{
+	struct kcore_error *err;
+	char **names;
+	size_t n;
+
+	memset(ret, 0, sizeof(*ret));
+	err = dirs_add(ret, dir_fd, NULL);
+	if (err)
+		return err;
+	err = read_names(dir_fd, &names, &n);
+	if (err) {
+		dirs_free(ret);
+		return err;
+	}
+	for (size_t i = 0; !err && i < n; i++) {
+		int fd;
+
+		if (!user_dir_name(names[i]))
+			continue;
+		fd = open_subdir(dir_fd, names[i]);
+		if (fd < 0)
+			continue;
+		err = dirs_add(ret, fd, names[i]);
+		if (err)
+			close(fd);
+		else
+			names[i] = NULL;
+	}
+	free_names(names, n);
+	if (err)
+		dirs_free(ret);
+	return err;
+}
+
+static uint64_t allocated(int dir_fd, const char *name, struct stat *ret)
+{
+	struct stat st;
+
+	if (!name || fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	if (ret)
+		*ret = st;
+	return (uint64_t)st.st_blocks * 512;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && strcmp(s + a - b, suffix) == 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	const char *const *x = a, *const *y = b;
+
+	return strcmp(*x, *y);
+}
+
+/*
+ * The core beside metadata meta ("BASE.json"): BASE, BASE.zst or BASE.xz
+ * among the sorted names, or NULL.  Pairing goes by name only: what a
+ * metadata file says cannot point at another file.
+ */
+static char **paired_core(const char *meta, char **names, size_t n)
+{
+	static const char *const suffixes[] = { "", ".zst", ".xz" };
+	size_t blen = strlen(meta) - 5;
+	char name[512];
+
+	if (blen + 5 > sizeof(name))
+		return NULL;
+	for (size_t i = 0; i < 3; i++) {
+		const char *key = name;
+		char **hit;
+
+		memcpy(name, meta, blen);
+		strcpy(name + blen, suffixes[i]);
+		hit = bsearch(&key, names, n, sizeof(*names), cmp_str);
+		if (hit)
+			return hit;
+	}
+	return NULL;
+}
+
+static struct kcore_error *list_dir(int fd, const char *subdir,
+				    struct kcore_stored_core **cores, size_t *n,
+				    size_t *cap)
+{
+	struct kcore_error *err;
+	char **names;
+	size_t count;
+
+	err = read_names(fd, &names, &count);
+	if (err)
+		return err;
+	if (count)
+		qsort(names, count, sizeof(*names), cmp_str);
+	for (size_t i = 0; i < count; i++) {
+		struct kcore_stored_core *c;
+		char *text, *copy, **core;
+
+		if (!kcore_coredir_name_ok(names[i]) || strlen(names[i]) < 6 ||
+		    !has_suffix(names[i], ".json"))
+			continue;
+		text = read_small(fd, names[i], NULL);
+		if (!text)
+			continue;
+		if (!strstr(text, "\"kcoredump_metadata\"")) {
+			free(text);
+			continue;
+		}
+		if (*n == *cap) {
+			size_t ncap = *cap ? 2 * *cap : 16;
+			struct kcore_stored_core *m =
+				realloc(*cores, ncap * sizeof(*m));
+
+			if (!m) {
+				free(text);
+				err = &kcore_error_nomem;
+				break;
+			}
+			*cores = m;
+			*cap = ncap;
+		}
+		c = &(*cores)[*n];
+		memset(c, 0, sizeof(*c));
+		c->pid = c->uid = c->gid = c->signal = -1;
+		c->json = text;
+		c->meta_name = strdup(names[i]);
+		c->subdir = subdir ? strdup(subdir) : NULL;
+		copy = strdup(text);
+		if (!c->meta_name || !copy || (subdir && !c->subdir)) {
+			free(copy);
+			stored_core_deinit(c);
+			err = &kcore_error_nomem;
+			break;
+		}
+		parse_meta(c, copy);
+		free(copy);
+		(*n)++;
+		/* The core is the one beside it, whatever the text says. */
+		core = paired_core(names[i], names, count);
+		if (c->core_name && (!core || strcmp(*core, c->core_name))) {
+			free(c->core_name);
+			c->core_name = NULL;
+		}
+		c->allocated_bytes = allocated(fd, c->core_name, NULL);
+		c->core_present =
+			c->core_name && faccessat(fd, c->core_name, F_OK,
+						  AT_SYMLINK_NOFOLLOW) == 0;
+	}
+	free_names(names, count);
+	return err;
 }
 
 struct kcore_error *kcore_coredir_list(int dir_fd,
@@ -266,78 +555,24 @@ struct kcore_error *kcore_coredir_list(int dir_fd,
 {
 	struct kcore_stored_core *cores = NULL;
 	size_t n = 0, cap = 0;
-	struct dirent *de;
-	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d;
+	struct kcore_error *err;
+	struct dirs d;
 
-	if (fd < 0)
-		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
-					  "cannot read the core directory");
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return &kcore_error_nomem;
+	err = find_dirs(dir_fd, &d);
+	if (err)
+		return err;
+	for (size_t i = 0; !err && i < d.n; i++)
+		err = list_dir(d.fds[i], d.names[i], &cores, &n, &cap);
+	dirs_free(&d);
+	if (err) {
+		kcore_stored_cores_free(cores, n);
+		return err;
 	}
-	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct kcore_stored_core *c;
-		char *text, *copy;
-
-		if (!kcore_coredir_name_ok(de->d_name) || len < 6 ||
-		    strcmp(de->d_name + len - 5, ".json") != 0)
-			continue;
-		text = read_small(dir_fd, de->d_name);
-		if (!text)
-			continue;
-		if (!strstr(text, "\"kcoredump_metadata\"")) {
-			free(text);
-			continue;
-		}
-		if (n == cap) {
-			size_t ncap = cap ? 2 * cap : 16;
-			struct kcore_stored_core *m =
-				realloc(cores, ncap * sizeof(*m));
-
-			if (!m) {
-				free(text);
-				goto nomem;
-			}
-			cores = m;
-			cap = ncap;
-		}
-		c = &cores[n];
-		memset(c, 0, sizeof(*c));
-		c->pid = c->uid = c->gid = c->signal = -1;
-		c->json = text;
-		c->meta_name = strdup(de->d_name);
-		copy = strdup(text);
-		if (!c->meta_name || !copy) {
-			free(copy);
-			stored_core_deinit(c);
-			goto nomem;
-		}
-		parse_meta(c, copy);
-		free(copy);
-		n++;
-		if (!kcore_coredir_name_ok(c->core_name)) {
-			free(c->core_name);
-			c->core_name = NULL;
-		}
-		c->allocated_bytes = allocated(dir_fd, c->core_name);
-		c->core_present =
-			c->core_name && faccessat(dir_fd, c->core_name, F_OK,
-						  AT_SYMLINK_NOFOLLOW) == 0;
-	}
-	closedir(d);
 	if (n)
 		qsort(cores, n, sizeof(*cores), cmp_cores);
 	*ret = cores;
 	*ret_count = n;
 	return NULL;
-nomem:
-	closedir(d);
-	kcore_stored_cores_free(cores, n);
-	return &kcore_error_nomem;
 }
 
 void kcore_stored_cores_free(struct kcore_stored_core *cores, size_t count)
@@ -347,10 +582,212 @@ void kcore_stored_cores_free(struct kcore_stored_core *cores, size_t count)
 	free(cores);
 }
 
-uint64_t kcore_coredir_usage(int dir_fd, const struct kcore_stored_core *c)
+/* ---- what the limits see ---- */
+
+static struct kcore_error *scan_add(struct coredir_scan *s,
+				    const struct coredir_entry *e)
 {
-	return allocated(dir_fd, c->core_name) +
-	       allocated(dir_fd, c->meta_name);
+	if (s->n == s->cap) {
+		size_t c = s->cap ? 2 * s->cap : 16;
+		struct coredir_entry *m = realloc(s->e, c * sizeof(*m));
+
+		if (!m)
+			return &kcore_error_nomem;
+		s->e = m;
+		s->cap = c;
+	}
+	s->e[s->n++] = *e;
+	s->total += e->bytes;
+	return NULL;
+}
+
+static struct kcore_error *scan_dir(struct coredir_scan *s, int fd)
+{
+	struct kcore_error *err;
+	char **names;
+	size_t count;
+	bool *used;
+
+	err = read_names(fd, &names, &count);
+	if (err)
+		return err;
+	if (count)
+		qsort(names, count, sizeof(*names), cmp_str);
+	used = calloc(count ? count : 1, sizeof(*used));
+	if (!used) {
+		free_names(names, count);
+		return &kcore_error_nomem;
+	}
+	/* Metadata first, each with the core beside it. */
+	for (size_t i = 0; !err && i < count; i++) {
+		struct coredir_entry e = { .dfd = fd, .uid = -1 };
+		struct stat ms = { 0 }, cs = { 0 };
+		char **core;
+		char *text;
+
+		if (!kcore_coredir_name_ok(names[i]) ||
+		    !has_suffix(names[i], ".json"))
+			continue;
+		used[i] = true;
+		core = paired_core(names[i], names, count);
+		if (core)
+			used[core - names] = true;
+		e.meta = strdup(names[i]);
+		e.core = core ? strdup(*core) : NULL;
+		if (!e.meta || (core && !e.core)) {
+			free(e.meta);
+			free(e.core);
+			err = &kcore_error_nomem;
+			break;
+		}
+		e.bytes =
+			allocated(fd, e.meta, &ms) + allocated(fd, e.core, &cs);
+		text = read_small(fd, e.meta, &ms);
+		e.time = ms.st_mtime;
+		e.kind = COREDIR_FOREIGN;
+		/* Only our own metadata is believed (and not a hard link
+		 * someone made to a file of ours). */
+		if (text && ms.st_uid == geteuid() && ms.st_nlink == 1 &&
+		    (!e.core || cs.st_uid == geteuid())) {
+			struct kcore_stored_core c = { .uid = -1, .time = -1 };
+
+			parse_meta(&c, text);
+			e.kind = COREDIR_CORE;
+			e.uid = c.uid;
+			if (c.time >= 0)
+				e.time = c.time;
+			stored_core_deinit(&c);
+		} else {
+			e.uid = ms.st_uid;
+		}
+		free(text);
+		err = scan_add(s, &e);
+		if (err) {
+			free(e.meta);
+			free(e.core);
+		}
+	}
+	/* Then what no metadata describes. */
+	for (size_t i = 0; !err && i < count; i++) {
+		struct coredir_entry e = { .dfd = fd, .uid = -1 };
+		struct stat st = { 0 };
+		uint64_t size;
+
+		if (used[i])
+			continue;
+		if (names[i][0] == '.') {
+			if (!kcore_output_orphan(fd, names[i], &size))
+				continue;
+			e.kind = COREDIR_ORPHAN_TMP;
+			e.bytes = size;
+		} else if (kcore_coredir_name_ok(names[i])) {
+			e.bytes = allocated(fd, names[i], &st);
+			if (!S_ISREG(st.st_mode))
+				continue;
+			e.kind = st.st_uid == geteuid() ? COREDIR_ORPHAN_CORE
+							: COREDIR_FOREIGN;
+			e.uid = st.st_uid;
+			e.time = st.st_mtime;
+		} else {
+			continue;
+		}
+		e.core = strdup(names[i]);
+		if (!e.core)
+			err = &kcore_error_nomem;
+		if (!err)
+			err = scan_add(s, &e);
+		if (err)
+			free(e.core);
+	}
+	free(used);
+	free_names(names, count);
+	return err;
+}
+
+struct kcore_error *kcore_coredir_scan(int dir_fd, struct coredir_scan *ret)
+{
+	struct kcore_error *err;
+	struct dirs d;
+
+	memset(ret, 0, sizeof(*ret));
+	err = find_dirs(dir_fd, &d);
+	if (err)
+		return err;
+	for (size_t i = 1; i < d.n; i++)
+		free(d.names[i]);
+	free(d.names);
+	ret->dfds = d.fds;
+	ret->ndfds = d.n;
+	for (size_t i = 0; !err && i < d.n; i++)
+		err = scan_dir(ret, d.fds[i]);
+	if (err)
+		kcore_coredir_scan_free(ret);
+	return err;
+}
+
+void kcore_coredir_scan_free(struct coredir_scan *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->e[i].core);
+		free(s->e[i].meta);
+	}
+	free(s->e);
+	for (size_t i = 1; i < s->ndfds; i++)
+		close(s->dfds[i]);
+	free(s->dfds);
+	memset(s, 0, sizeof(*s));
+}
+
+static int cmp_victims(const void *a, const void *b)
+{
+	const struct coredir_entry *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->kind == COREDIR_CORE && x->uid != y->uid)
+		return x->uid < y->uid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return 0;
+}
+
+struct coredir_entry *kcore_coredir_next_victim(struct coredir_scan *s)
+{
+	struct coredir_entry *best = NULL;
+	size_t best_n = 0;
+
+	if (!s->ordered) {
+		if (s->n)
+			qsort(s->e, s->n, sizeof(*s->e), cmp_victims);
+		s->ordered = true;
+	}
+	while (s->next < s->n && s->e[s->next].kind != COREDIR_CORE) {
+		if (!s->e[s->next].removed)
+			return &s->e[s->next];
+		s->next++;
+	}
+	/* The cores, grouped by uid and oldest first in each group: the
+	 * oldest of the uid with the most cores left. */
+	for (size_t i = s->next; i < s->n;) {
+		size_t j = i, left = 0;
+		struct coredir_entry *first = NULL;
+
+		while (j < s->n && s->e[j].uid == s->e[i].uid) {
+			if (!s->e[j].removed) {
+				left++;
+				if (!first)
+					first = &s->e[j];
+			}
+			j++;
+		}
+		if (first && (left > best_n ||
+			      (left == best_n && first->time < best->time))) {
+			best = first;
+			best_n = left;
+		}
+		i = j;
+	}
+	return best;
 }
 
 /* Only regular files are removed: unlinkat() never follows a symlink,
@@ -359,15 +796,19 @@ static void remove_file(int dir_fd, const char *name)
 {
 	struct stat st;
 
-	if (name && kcore_coredir_name_ok(name) &&
-	    fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (name && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
 		unlinkat(dir_fd, name, 0);
 }
 
-void kcore_coredir_remove(int dir_fd, const struct kcore_stored_core *c)
+uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e)
 {
+	if (e->removed)
+		return 0;
 	/* The core first: metadata without a core is still listed. */
-	remove_file(dir_fd, c->core_name);
-	remove_file(dir_fd, c->meta_name);
+	remove_file(e->dfd, e->core);
+	remove_file(e->dfd, e->meta);
+	e->removed = true;
+	s->total -= e->bytes < s->total ? e->bytes : s->total;
+	return e->bytes;
 }

@@ -1,5 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* The core directory's helpers shared inside libkcore; not installed. */
+/*
+ * The core directory's helpers shared inside libkcore; not installed.
+ *
+ * What the store holds, for the limits: every core with its metadata,
+ * from the top directory and the per-user directories (user.UID).  Only
+ * metadata owned by us is believed; the sizes come from fstatat() of the
+ * files themselves, never from what a metadata file says.
+ */
 #ifndef KCOREDUMP_COREDIR_H
 #define KCOREDUMP_COREDIR_H
 
@@ -7,9 +14,47 @@
 
 /* "core." followed by anything without '/'. */
 bool kcore_coredir_name_ok(const char *name);
-/* Bytes the core and its metadata take on disk. */
-uint64_t kcore_coredir_usage(int dir_fd, const struct kcore_stored_core *c);
-/* Remove the core and its metadata (regular files only). */
-void kcore_coredir_remove(int dir_fd, const struct kcore_stored_core *c);
+
+/* The order in which the limits remove entries. */
+enum coredir_kind {
+	COREDIR_ORPHAN_TMP,  /* a temporary file whose writer is gone */
+	COREDIR_ORPHAN_CORE, /* a core without metadata */
+	COREDIR_FOREIGN,     /* files not ours (an older --owner user) */
+	COREDIR_CORE,	     /* a core (or its metadata alone) */
+};
+
+struct coredir_entry {
+	int dfd;	   /* the scan's descriptor of its directory */
+	char *core, *meta; /* names in dfd; either may be NULL */
+	uint64_t bytes;	   /* allocated bytes of both */
+	int64_t uid;	   /* the crashing uid, -1 if not known */
+	int64_t time;	   /* the crash time (else the mtime) */
+	enum coredir_kind kind;
+	bool removed;
+};
+
+struct coredir_scan {
+	int *dfds; /* [0]: the top directory (not ours to close) */
+	size_t ndfds;
+	struct coredir_entry *e;
+	size_t n, cap;
+	uint64_t total; /* bytes of the entries not removed */
+	size_t next;	/* kcore_coredir_next_victim()'s position */
+	bool ordered;
+};
+
+struct kcore_error *kcore_coredir_scan(int dir_fd, struct coredir_scan *ret);
+void kcore_coredir_scan_free(struct coredir_scan *s);
+/* The next entry to remove (orphans, foreign files, then the oldest core
+ * of the uid with the most cores, as systemd-coredump's vacuum does), or
+ * NULL. */
+struct coredir_entry *kcore_coredir_next_victim(struct coredir_scan *s);
+/* Remove the entry's regular files; the bytes freed. */
+uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e);
+
+/* The per-user directory's name, "user.UID". */
+#define KCORE_COREDIR_USER_PREFIX "user."
+/* Open user.UID in dir_fd (made 0700 first with create); -1 with errno. */
+int kcore_coredir_user_dir(int dir_fd, uint32_t uid, bool create);
 
 #endif

@@ -187,14 +187,21 @@ static struct kcore_error *look(struct ch_holes *h, const char *procfs,
 {
 	struct kcore_process *p = &h->proc;
 	struct kcore_error *err;
-	char *status;
+	char *status, path[512];
 
 	p->pid = p->mm_tid = pid;
-	p->mem_fd = -1;
+	p->mem_fd = p->pagemap_fd = p->pidfd = p->dir_fd = -1;
 	p->scan_ioctl = true;
 	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	snprintf(p->procfs, sizeof(p->procfs), "%s", procfs);
 	h->scan.read = KCORE_PROCESS_READ_SCAN;
+	/* Everything of the process opens through its directory. */
+	snprintf(path, sizeof(path), "%s/%d", procfs, (int)pid);
+	p->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dir_fd < 0) {
+		*ret_why = why("cannot open %s: %s", path, strerror(errno));
+		return NULL;
+	}
 	/* The pagemap first: it holds on to the memory it was opened for,
 	 * whatever happens to the pid later. */
 	p->pagemap_fd = kcore_proc_open_file(p, "pagemap", O_RDONLY);

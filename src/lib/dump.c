@@ -606,7 +606,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		st->bytes_total += plan->segs[i].size;
 	d.t0 = now_ns(CLOCK_MONOTONIC);
 	st->start_ns = now_ns(CLOCK_REALTIME);
-	err = kcore_output_open(opts->output, opts->force, opts->sync, &d.out);
+	err = kcore_output_open(opts->output,
+				&(struct kcore_output_opts){
+					.force = opts->force,
+					.sync = opts->sync,
+					.special = opts->special_output,
+				},
+				&d.out);
 	if (err)
 		goto out;
 	err = setup(&d, threads);

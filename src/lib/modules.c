@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* Modules mapped in a process core, as libdwfl sees them (the list
  * `eu-unstrip -n --core` prints). */
+#include <elf.h>
 #include <elfutils/libdwfl.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -115,6 +119,107 @@ struct kcore_error *kcore_elf_modules(Elf *elf, const char *path,
 	return NULL;
 }
 
+/* Copy the data of segment seg into fd at its offset, holes left out. */
+static struct kcore_error *copy_segment(struct kcore_source *src,
+					const struct kcore_segment *seg, int fd,
+					unsigned char *buf, size_t len)
+{
+	uint64_t pos = seg->offset, end = seg->offset + seg->filesz;
+
+	while (pos < end) {
+		uint64_t data, data_end;
+		struct kcore_error *err =
+			kcore_source_next_data(src, pos, end, &data, &data_end);
+
+		if (err)
+			return err;
+		if (data >= end)
+			break;
+		for (pos = data; pos < data_end;) {
+			size_t n = data_end - pos < len
+					   ? (size_t)(data_end - pos)
+					   : len;
+
+			err = kcore_source_pread(src, buf, n, pos);
+			if (err)
+				return err;
+			if (pwrite(fd, buf, n, (off_t)pos) != (ssize_t)n)
+				return kcore_error_create(KCORE_ERR_OS, errno,
+							  NULL,
+							  "cannot write a "
+							  "memfd");
+			pos += n;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * libdwfl reads a core's memory through libelf, which reads a file or a
+ * buffer, not a .zst/.xz stream.  For such a source, hand it a sparse
+ * in-memory file (memfd) with the headers, the notes and the data of the
+ * segments it reads, through the random-access reader: the file-backed
+ * ones (ELF headers and build IDs of the mapped files, the dynamic
+ * linker's data), the vDSO and anonymous areas of at most 1 MiB (the
+ * dynamic linker's allocations).  The cost follows those segments' data,
+ * not the core's.
+ */
+static struct kcore_error *stream_modules(struct kcore_source *src,
+					  struct kcore_module **ret,
+					  size_t *ret_count)
+{
+	enum { CHUNK = 1 << 20, SMALL_AREA = 1 << 20 };
+	struct kcore_error *err = NULL;
+	unsigned char *buf = malloc(CHUNK);
+	int fd = memfd_create("kcoredump-modules", MFD_CLOEXEC);
+	Elf *elf = NULL;
+
+	if (!buf || fd < 0) {
+		err = buf ? kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					       "cannot create a memfd")
+			  : &kcore_error_nomem;
+		goto out;
+	}
+	if (pwrite(fd, src->image, src->image_size, 0) !=
+		    (ssize_t)src->image_size ||
+	    ftruncate(fd, (off_t)src->info.file_size) != 0) {
+		err = kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					 "cannot write a memfd");
+		goto out;
+	}
+	for (size_t i = 0; !err && i < src->nsegments; i++) {
+		const struct kcore_segment *seg = &src->segments[i];
+
+		/* The mapped files and the vDSO; small anonymous areas,
+		 * where the dynamic linker keeps its link_map list (stacks
+		 * and large areas hold none of it). */
+		if (seg->type == PT_LOAD && (seg->cls == KCORE_CLASS_FILE ||
+					     seg->cls == KCORE_CLASS_VDSO ||
+					     ((seg->cls == KCORE_CLASS_ANON ||
+					       seg->cls == KCORE_CLASS_HEAP) &&
+					      seg->filesz <= SMALL_AREA)))
+			err = copy_segment(src, seg, fd, buf, CHUNK);
+	}
+	if (err)
+		goto out;
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		err = kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
+					 "cannot list the modules of the "
+					 "core: %s",
+					 elf_errmsg(-1));
+		goto out;
+	}
+	err = kcore_elf_modules(elf, src->path, ret, ret_count);
+out:
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return err;
+}
+
 struct kcore_error *kcore_source_modules(struct kcore_source *src,
 					 struct kcore_module **ret,
 					 size_t *ret_count)
@@ -123,6 +228,8 @@ struct kcore_error *kcore_source_modules(struct kcore_source *src,
 	*ret_count = 0;
 	if (src->info.kind != KCORE_SOURCE_PROCESS_CORE)
 		return NULL;
+	if (src->image)
+		return stream_modules(src, ret, ret_count);
 	return kcore_elf_modules(src->elf, src->path, ret, ret_count);
 }
 

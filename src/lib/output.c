@@ -1,46 +1,219 @@
 // SPDX-License-Identifier: MIT
-/* Atomic output: temporary file, then link() or rename() into place. */
+/*
+ * Atomic output: an O_TMPFILE inode (or a temporary name), then linkat()
+ * or rename() into place.  Existing destinations are looked at with
+ * lstat() and O_PATH|O_NOFOLLOW before anything is opened for writing:
+ * a FIFO or device someone planted is never opened (opening one can
+ * block, or act), a symbolic link is never followed.
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "kcoredump/output.h"
 
-/* The temporary file beside what would be named could not be created:
- * the error, with out (which has no file yet) released. */
-static struct kcore_error *temp_failed(struct kcore_output *out,
-				       const char *name)
-{
-	struct kcore_error *err = kcore_error_create(
-		errno == EACCES || errno == EPERM ? KCORE_ERR_ACCESS
-						  : KCORE_ERR_OS,
-		errno, name, "cannot create a temporary file beside");
+static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz"
+			       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 
-	free(out->tmp);
-	out->tmp = NULL;
-	kcore_output_destroy(out);
-	return err;
-}
-
-struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
-				      struct kcore_output **ret)
+static struct kcore_output *output_new(bool force, bool sync)
 {
 	struct kcore_output *out = calloc(1, sizeof(*out));
-	char *dcopy = NULL, *bcopy = NULL;
-	struct stat st;
 
 	if (!out)
-		return &kcore_error_nomem;
+		return NULL;
 	out->fd = -1;
 	out->dirfd = AT_FDCWD;
 	out->force = force;
 	out->sync = sync;
+	return out;
+}
+
+static struct kcore_error *os_error(int e, const char *name, const char *what)
+{
+	return kcore_error_create(e == EACCES || e == EPERM ? KCORE_ERR_ACCESS
+							    : KCORE_ERR_OS,
+				  e, name, "%s", what);
+}
+
+/* Fill the last 8 characters of s with random ones. */
+static void randomize(char *s, unsigned salt)
+{
+	unsigned char rnd[8];
+	char *x = s + strlen(s) - 8;
+
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd)) {
+		/* Only before the pool is ready: use the pid and clock. */
+		uint64_t v = (uint64_t)getpid() * 2654435761u ^
+			     (uint64_t)salt << 32 ^ (uint64_t)(uintptr_t)s;
+
+		memcpy(rnd, &v, sizeof(rnd));
+	}
+	for (int i = 0; i < 8; i++)
+		x[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
+}
+
+static const char *kind_name(mode_t m)
+{
+	return S_ISFIFO(m)   ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+	       : S_ISDIR(m)  ? "a directory"
+	       : S_ISLNK(m)  ? "a symbolic link"
+			     : "not a regular file";
+}
+
+/*
+ * An existing FIFO or device the caller asked to write into: looked at
+ * through an O_PATH descriptor (no open() of the device itself), then
+ * opened again through that descriptor, so what is checked is what is
+ * written.
+ */
+static struct kcore_error *
+open_special(struct kcore_output *out, const char *path, const struct stat *lst)
+{
+	struct stat st;
+	char proc[64];
+	int pfd, e;
+
+	if (!S_ISFIFO(lst->st_mode) && !S_ISCHR(lst->st_mode) &&
+	    !S_ISBLK(lst->st_mode))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "is %s; cannot write a dump into it",
+					  kind_name(lst->st_mode));
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return os_error(errno, path, "cannot open");
+	if (fstat(pfd, &st) < 0 || st.st_dev != lst->st_dev ||
+	    st.st_ino != lst->st_ino || (st.st_mode ^ lst->st_mode) & S_IFMT) {
+		close(pfd);
+		return kcore_error_create(KCORE_ERR_ACCESS, 0, path,
+					  "changed while it was looked at; "
+					  "refusing to write");
+	}
+	/* A FIFO another user made in a shared directory is a trap. */
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		close(pfd);
+		return kcore_error_create(KCORE_ERR_ACCESS, 0, path,
+					  "is %s owned by uid %u, neither "
+					  "root nor us; refusing to write "
+					  "into it",
+					  kind_name(st.st_mode),
+					  (unsigned)st.st_uid);
+	}
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pfd);
+	out->fd = open(proc, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	e = errno;
+	if (out->fd < 0 && e == ENOENT) {
+		/* No /proc: open the name, and check it is the same file. */
+		out->fd = open(path,
+			       O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+		e = errno;
+		if (out->fd >= 0 &&
+		    (fstat(out->fd, &st) < 0 || st.st_dev != lst->st_dev ||
+		     st.st_ino != lst->st_ino)) {
+			close(out->fd);
+			out->fd = -1;
+			close(pfd);
+			return kcore_error_create(KCORE_ERR_ACCESS, 0, path,
+						  "changed while it was "
+						  "opened; refusing to write");
+		}
+	}
+	close(pfd);
+	if (out->fd < 0)
+		return os_error(e, path, "cannot open for writing");
+	if (isatty(out->fd)) {
+		close(out->fd);
+		out->fd = -1;
+		return kcore_error_create(KCORE_ERR_INVALID, 0, path,
+					  "refusing to write a binary dump to "
+					  "a terminal");
+	}
+	return NULL;
+}
+
+/* An unnamed file in dirfd, or -1 when the file system has none. */
+static int open_tmpfile(int dirfd)
+{
+	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+
+	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR &&
+	    errno != EINVAL && errno != ENOENT)
+		return -2; /* a real error: permission, space */
+	return fd;
+}
+
+/*
+ * A named temporary file: "." name "." 8 random characters, created
+ * O_EXCL|O_NOFOLLOW and locked while it is written.
+ */
+static int open_named_tmp(int dirfd, char *tmp)
+{
+	int fd = -1;
+
+	for (unsigned tries = 0; tries < 100; tries++) {
+		randomize(tmp, tries);
+		fd = openat(dirfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC | O_NOCTTY,
+			    0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd >= 0)
+		flock(fd, LOCK_EX | LOCK_NB);
+	return fd;
+}
+
+/* The file of out in out->dirfd, named or not; tmp holds a template. */
+static struct kcore_error *create_file(struct kcore_output *out,
+				       const char *display)
+{
+	int fd = open_tmpfile(out->dirfd);
+
+	if (fd == -2)
+		return os_error(errno, display,
+				"cannot create a temporary file beside");
+	if (fd >= 0) {
+		out->anonymous = true;
+		free(out->tmp);
+		out->tmp = strdup(display);
+		if (!out->tmp) {
+			close(fd);
+			return &kcore_error_nomem;
+		}
+	} else {
+		fd = open_named_tmp(out->dirfd, out->tmp);
+		if (fd < 0)
+			return os_error(errno, display,
+					"cannot create a temporary file "
+					"beside");
+	}
+	out->fd = fd;
+	out->seekable = true;
+	return NULL;
+}
+
+struct kcore_error *kcore_output_open(const char *path,
+				      const struct kcore_output_opts *opts,
+				      struct kcore_output **ret)
+{
+	struct kcore_output *out = output_new(opts->force, opts->sync);
+	char *dcopy = NULL, *bcopy = NULL, *base;
+	struct kcore_error *err;
+	struct stat st;
+	bool exists;
+
+	if (!out)
+		return &kcore_error_nomem;
 	if (strcmp(path, "-") == 0) {
 		if (isatty(STDOUT_FILENO)) {
 			free(out);
@@ -54,142 +227,212 @@ struct kcore_error *kcore_output_open(const char *path, bool force, bool sync,
 		*ret = out;
 		return NULL;
 	}
-	if (stat(path, &st) == 0 &&
-	    (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
-		/* /dev/null, a FIFO: nothing to replace, write a stream. */
-		out->fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (out->fd < 0) {
-			int e = errno;
-
+	exists = lstat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+		if (S_ISDIR(st.st_mode))
+			err = kcore_error_create(KCORE_ERR_INVALID, EISDIR,
+						 path, "cannot write the dump");
+		else if (!opts->special)
+			err = kcore_error_create(
+				KCORE_ERR_EXISTS, 0, path,
+				"is %s; not opened unless asked for with "
+				"--special-output (or write to stdout with "
+				"-o -)",
+				kind_name(st.st_mode));
+		else
+			err = open_special(out, path, &st);
+		if (err) {
 			free(out);
-			return kcore_error_create(KCORE_ERR_OS, e, path,
-						  "cannot open for writing");
-		}
-		if (isatty(out->fd)) {
-			close(out->fd);
-			free(out);
-			return kcore_error_create(KCORE_ERR_INVALID, 0, path,
-						  "refusing to write a binary "
-						  "dump to a terminal");
+			return err;
 		}
 		*ret = out;
 		return NULL;
 	}
-	if (lstat(path, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			free(out);
-			return kcore_error_create(KCORE_ERR_INVALID, EISDIR,
-						  path,
-						  "cannot write the dump");
-		}
-		if (!force) {
-			free(out);
-			return kcore_error_create(KCORE_ERR_EXISTS, 0, path,
-						  "already exists; use --force "
-						  "to replace it");
-		}
+	if (exists && !opts->force) {
+		/* A regular file, or a link we would not follow anyway. */
+		free(out);
+		return kcore_error_create(KCORE_ERR_EXISTS, 0, path,
+					  S_ISLNK(st.st_mode)
+						  ? "is a symbolic link; not "
+						    "followed (--force "
+						    "replaces the link itself)"
+						  : "already exists; use "
+						    "--force to replace it");
 	}
 	out->path = strdup(path);
 	dcopy = strdup(path);
 	bcopy = strdup(path);
-	if (!out->path || !dcopy || !bcopy ||
-	    asprintf(&out->tmp, "%s/.%s.XXXXXX", dirname(dcopy),
-		     basename(bcopy)) < 0) {
-		out->tmp = NULL;
+	if (!out->path || !dcopy || !bcopy) {
 		free(dcopy);
 		free(bcopy);
 		kcore_output_destroy(out);
 		return &kcore_error_nomem;
 	}
+	base = basename(bcopy);
+	out->dirfd = open(dirname(dcopy), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (out->dirfd < 0) {
+		err = os_error(errno, path, "cannot open the directory of");
+		out->dirfd = AT_FDCWD;
+		goto fail;
+	}
+	out->own_dirfd = true;
+	out->name = strdup(base);
+	if (!out->name || asprintf(&out->tmp, ".%s.XXXXXXXX", base) < 0) {
+		out->tmp = NULL;
+		err = &kcore_error_nomem;
+		goto fail;
+	}
+	/* Messages name an unnamed file by the path given. */
+	err = create_file(out, path);
+	if (err)
+		goto fail;
 	free(dcopy);
 	free(bcopy);
-	/* mkostemp creates the file 0600 with O_EXCL: nothing is followed. */
-	out->fd = mkostemp(out->tmp, O_CLOEXEC);
-	if (out->fd < 0)
-		return temp_failed(out, path);
-	out->seekable = true;
 	*ret = out;
 	return NULL;
+fail:
+	free(dcopy);
+	free(bcopy);
+	if (out->tmp && !out->anonymous && out->fd < 0) {
+		free(out->tmp);
+		out->tmp = NULL;
+	}
+	kcore_output_destroy(out);
+	return err;
 }
 
 struct kcore_error *kcore_output_openat(int dirfd, const char *name, bool sync,
 					struct kcore_output **ret)
 {
-	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz"
-				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	struct kcore_output *out;
+	struct kcore_error *err;
 
 	if (!*name || strchr(name, '/') || strcmp(name, ".") == 0 ||
 	    strcmp(name, "..") == 0)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, name,
 					  "not a plain file name");
-	out = calloc(1, sizeof(*out));
+	out = output_new(false, sync);
 	if (!out)
 		return &kcore_error_nomem;
-	out->fd = -1;
 	out->dirfd = dirfd;
-	out->sync = sync;
 	out->path = strdup(name);
-	if (!out->path || asprintf(&out->tmp, ".%s.XXXXXXXX", name) < 0) {
+	out->name = strdup(name);
+	if (!out->path || !out->name ||
+	    asprintf(&out->tmp, ".%s.XXXXXXXX", name) < 0) {
 		out->tmp = NULL;
 		kcore_output_destroy(out);
 		return &kcore_error_nomem;
 	}
-	for (int tries = 0; tries < 100; tries++) {
-		unsigned char rnd[8];
-		char *x = out->tmp + strlen(out->tmp) - 8;
-
-		if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-			/* Only before the pool is ready: use the clock. */
-			uint64_t v = (uint64_t)getpid() * 2654435761u ^
-				     (uint64_t)tries << 32 ^
-				     (uint64_t)(uintptr_t)out;
-
-			memcpy(rnd, &v, sizeof(rnd));
+	err = create_file(out, name);
+	if (err) {
+		if (!out->anonymous) {
+			free(out->tmp);
+			out->tmp = NULL;
 		}
-		for (int i = 0; i < 8; i++)
-			x[i] = alphabet[rnd[i] % (sizeof(alphabet) - 1)];
-		out->fd = openat(dirfd, out->tmp,
-				 O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-					 O_CLOEXEC | O_NOCTTY,
-				 0600);
-		if (out->fd >= 0 || errno != EEXIST)
-			break;
+		kcore_output_destroy(out);
+		return err;
 	}
-	if (out->fd < 0)
-		return temp_failed(out, name);
-	out->seekable = true;
 	*ret = out;
 	return NULL;
 }
 
 static void sync_dir(const struct kcore_output *out)
 {
-	char *copy;
-	int fd;
+	int fd = openat(out->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	if (out->dirfd != AT_FDCWD) {
-		fsync(out->dirfd);
-		return;
-	}
-	copy = strdup(out->path);
-	if (!copy)
-		return;
-	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		fsync(fd);
 		close(fd);
 	}
-	free(copy);
+}
+
+/* Give the unnamed file of out the name name in its directory. */
+static int link_anonymous(const struct kcore_output *out, const char *name)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", out->fd);
+	if (linkat(AT_FDCWD, proc, out->dirfd, name, AT_SYMLINK_FOLLOW) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	/* No /proc: AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH. */
+	return linkat(out->fd, "", out->dirfd, name, AT_EMPTY_PATH);
+}
+
+static struct kcore_error *publish(struct kcore_output *out)
+{
+	const char *shown = out->path;
+
+	if (out->anonymous && out->force) {
+		/* A name of its own first, then over the old file. */
+		char *tmp = NULL;
+		int r = -1;
+
+		if (asprintf(&tmp, ".%s.XXXXXXXX", out->name) < 0)
+			return &kcore_error_nomem;
+		for (unsigned tries = 0; tries < 100; tries++) {
+			randomize(tmp, tries);
+			r = link_anonymous(out, tmp);
+			if (r == 0 || errno != EEXIST)
+				break;
+		}
+		if (r == 0 &&
+		    renameat(out->dirfd, tmp, out->dirfd, out->name) < 0) {
+			int e = errno;
+
+			unlinkat(out->dirfd, tmp, 0);
+			errno = e;
+			r = -1;
+		}
+		free(tmp);
+		if (r < 0)
+			return os_error(errno, shown,
+					"cannot move the dump into place");
+		return NULL;
+	}
+	if (out->anonymous) {
+		if (link_anonymous(out, out->name) < 0)
+			return kcore_error_create(
+				errno == EEXIST ? KCORE_ERR_EXISTS
+				: errno == EACCES || errno == EPERM
+					? KCORE_ERR_ACCESS
+					: KCORE_ERR_OS,
+				errno, shown,
+				errno == EEXIST
+					? "appeared while dumping; use --force "
+					  "to replace it"
+					: "cannot link the dump into place");
+		return NULL;
+	}
+	if (out->force) {
+		if (renameat(out->dirfd, out->tmp, out->dirfd, out->name) < 0)
+			return os_error(errno, shown,
+					"cannot move the dump into place");
+		return NULL;
+	}
+	if (linkat(out->dirfd, out->tmp, out->dirfd, out->name, 0) < 0)
+		return kcore_error_create(
+			errno == EEXIST ? KCORE_ERR_EXISTS : KCORE_ERR_OS,
+			errno, shown,
+			errno == EEXIST ? "appeared while dumping; use --force "
+					  "to replace it"
+					: "cannot link the dump into place");
+	unlinkat(out->dirfd, out->tmp, 0);
+	return NULL;
 }
 
 struct kcore_error *kcore_output_commit(struct kcore_output *out, uint64_t size)
 {
-	if (!out->tmp) { /* stdout */
+	struct kcore_error *err;
+
+	if (!out->tmp) { /* stdout or a special file */
 		if (out->sync && fsync(out->fd) < 0 && errno != EINVAL &&
 		    errno != EROFS)
-			return kcore_error_create(KCORE_ERR_OS, errno,
-						  "<stdout>", "fsync failed");
+			return kcore_error_create(
+				KCORE_ERR_OS, errno,
+				out->fd == STDOUT_FILENO ? "<stdout>" : NULL,
+				"fsync failed");
 		return NULL;
 	}
 	if (ftruncate(out->fd, (off_t)size) < 0)
@@ -198,30 +441,17 @@ struct kcore_error *kcore_output_commit(struct kcore_output *out, uint64_t size)
 	if (out->sync && fsync(out->fd) < 0)
 		return kcore_error_create(KCORE_ERR_OS, errno, out->tmp,
 					  "fsync failed");
+	err = publish(out);
+	if (err)
+		return err;
 	if (close(out->fd) < 0) {
 		out->fd = -1;
-		return kcore_error_create(KCORE_ERR_OS, errno, out->tmp,
+		free(out->tmp);
+		out->tmp = NULL;
+		return kcore_error_create(KCORE_ERR_OS, errno, out->path,
 					  "close failed");
 	}
 	out->fd = -1;
-	if (out->force) {
-		if (renameat(out->dirfd, out->tmp, out->dirfd, out->path) < 0)
-			return kcore_error_create(KCORE_ERR_OS, errno,
-						  out->path,
-						  "cannot move the dump into "
-						  "place");
-	} else {
-		if (linkat(out->dirfd, out->tmp, out->dirfd, out->path, 0) < 0)
-			return kcore_error_create(
-				errno == EEXIST ? KCORE_ERR_EXISTS
-						: KCORE_ERR_OS,
-				errno, out->path,
-				errno == EEXIST
-					? "appeared while dumping; use --force "
-					  "to replace it"
-					: "cannot link the dump into place");
-		unlinkat(out->dirfd, out->tmp, 0);
-	}
 	free(out->tmp);
 	out->tmp = NULL;
 	if (out->sync)
@@ -237,7 +467,9 @@ void kcore_output_abort(struct kcore_output *out)
 		close(out->fd);
 		out->fd = -1;
 	}
-	unlinkat(out->dirfd, out->tmp, 0);
+	/* An O_TMPFILE inode goes with its last descriptor. */
+	if (!out->anonymous)
+		unlinkat(out->dirfd, out->tmp, 0);
 	free(out->tmp);
 	out->tmp = NULL;
 }
@@ -249,6 +481,32 @@ void kcore_output_destroy(struct kcore_output *out)
 	kcore_output_abort(out);
 	if (out->fd > STDERR_FILENO)
 		close(out->fd);
+	if (out->own_dirfd)
+		close(out->dirfd);
 	free(out->path);
+	free(out->name);
 	free(out);
+}
+
+bool kcore_output_orphan(int dirfd, const char *name, uint64_t *ret_size)
+{
+	size_t len = strlen(name);
+	struct stat st;
+	bool orphan;
+	int fd;
+
+	*ret_size = 0;
+	if (len < 11 || name[0] != '.' || name[len - 9] != '.' ||
+	    strspn(name + len - 8, alphabet) != 8)
+		return false;
+	fd = openat(dirfd, name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return false;
+	orphan = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		 st.st_uid == geteuid() && flock(fd, LOCK_EX | LOCK_NB) == 0;
+	if (orphan)
+		*ret_size = (uint64_t)st.st_blocks * 512;
+	close(fd);
+	return orphan;
 }

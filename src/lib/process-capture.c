@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,16 +142,45 @@ int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags)
 						"auxv", "cmdline" };
 	char path[512];
 
-	snprintf(path, sizeof(path), "%s/%d/%s", p->procfs, (int)p->pid, name);
+	snprintf(path, sizeof(path), "%s", name);
 	/* The address space through a live thread when the leader is a
 	 * zombie (its own entries are empty then). */
 	for (size_t i = 0;
 	     p->mm_tid != p->pid && i < sizeof(mm_files) / sizeof(mm_files[0]);
 	     i++)
 		if (strcmp(name, mm_files[i]) == 0)
-			snprintf(path, sizeof(path), "%s/%d/task/%d/%s",
-				 p->procfs, (int)p->pid, (int)p->mm_tid, name);
-	return open(path, flags | O_CLOEXEC | O_NOCTTY);
+			snprintf(path, sizeof(path), "task/%d/%s",
+				 (int)p->mm_tid, name);
+	return openat(p->dir_fd, path, flags | O_CLOEXEC | O_NOCTTY);
+}
+
+bool kcore_proc_exited(struct kcore_process *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	if (p->pidfd >= 0)
+		return poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
+	/* Without a pidfd: a reaped process's directory opens nothing. */
+	return faccessat(p->dir_fd, "stat", F_OK, 0) != 0 &&
+	       (errno == ENOENT || errno == ESRCH);
+}
+
+struct kcore_error *kcore_proc_error(struct kcore_process *p, int errnum,
+				     const char *what)
+{
+	if (errnum == ENOENT || errnum == ESRCH || kcore_proc_exited(p))
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
+					  "process %d exited before it was "
+					  "captured (%s)",
+					  (int)p->pid, what);
+	if (errnum == EACCES || errnum == EPERM)
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, errnum, NULL,
+			"no ptrace access to process %d (%s): reading a "
+			"process needs what a debugger needs, the same user "
+			"and a dumpable process, or CAP_SYS_PTRACE",
+			(int)p->pid, what);
+	return kcore_error_create(KCORE_ERR_OS, errnum, NULL, "%s", what);
 }
 
 char *kcore_proc_slurp(struct kcore_process *p, const char *name,
@@ -303,27 +333,34 @@ static bool thread_is_zombie(struct kcore_process *p, pid_t tid)
 	return !read_stat(p, name, &st) || st.state == 'Z' || st.state == 'X';
 }
 
-/* Seize and interrupt the threads not seen before; *ret_new counts them. */
+/* Seize and interrupt the threads not seen before; *ret_new counts them.
+ * A TID is a number: once seized, the thread is looked up again through
+ * the process's own directory, and one that is not there (the thread
+ * exited and a thread of another process got its TID) is only stopped
+ * and let go, never read. */
 static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 {
-	char path[512];
 	struct dirent *de;
 	DIR *dir;
+	int fd;
 
 	*ret_new = 0;
-	snprintf(path, sizeof(path), "%s/%d/task", p->procfs, (int)p->pid);
-	dir = opendir(path);
-	if (!dir)
-		return kcore_error_create(errno == ENOENT ? KCORE_ERR_NOT_FOUND
-							  : KCORE_ERR_OS,
-					  errno, path,
-					  "cannot list the threads of process "
-					  "%d",
-					  (int)p->pid);
+	fd = openat(p->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return kcore_proc_error(p, e,
+					"cannot list the threads of the "
+					"process");
+	}
 	while ((de = readdir(dir))) {
 		struct kcore_proc_thread *t;
 		struct kcore_error *err;
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
+		char name[64];
 
 		if (tid <= 0 || known_thread(p, tid))
 			continue;
@@ -341,33 +378,39 @@ static struct kcore_error *seize_new(struct kcore_process *p, size_t *ret_new)
 			return err;
 		}
 		t->seized = true;
+		snprintf(name, sizeof(name), "task/%d", (int)tid);
+		t->foreign = faccessat(p->dir_fd, name, F_OK, 0) != 0;
 		if (!p->stop_start_ns)
 			p->stop_start_ns = kcore_proc_now_ns();
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0 &&
 		    errno == ESRCH)
 			t->gone = true;
-		(*ret_new)++;
+		(*ret_new) += !t->foreign;
 	}
 	closedir(dir);
 	return NULL;
 }
 
-/* Wait until t reports its stop. */
-static void wait_stop(struct kcore_proc_thread *t)
+/* Wait until t reports its stop (or its end).  With nohang, return
+ * false at once when it has nothing to report yet. */
+static bool wait_stop(struct kcore_proc_thread *t, bool nohang)
 {
 	for (;;) {
 		int status, sig, event;
-		pid_t r = waitpid(t->tid, &status, __WALL);
+		pid_t r = waitpid(t->tid, &status,
+				  __WALL | (nohang ? WNOHANG : 0));
 
+		if (r == 0)
+			return false;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			t->gone = true; /* ECHILD: it is gone */
-			return;
+			return true;
 		}
 		if (WIFEXITED(status) || WIFSIGNALED(status)) {
 			t->gone = true;
-			return;
+			return true;
 		}
 		if (!WIFSTOPPED(status))
 			continue;
@@ -375,7 +418,7 @@ static void wait_stop(struct kcore_proc_thread *t)
 		event = status >> 16;
 		t->stopped = true;
 		if (event == PTRACE_EVENT_STOP)
-			return; /* our interrupt, or a group stop */
+			return true; /* our interrupt, or a group stop */
 		/*
 		 * A signal-delivery stop: a signal was arriving.  It is
 		 * handed back on detach, and it is what NT_SIGINFO is for.
@@ -383,7 +426,43 @@ static void wait_stop(struct kcore_proc_thread *t)
 		t->inject_sig = sig;
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, t->siginfo) == 0)
 			t->has_siginfo = true;
-		return;
+		return true;
+	}
+}
+
+/*
+ * Wait for every seized thread: the others first, the leader last and
+ * without blocking.  The kernel reports a leader that exited only once
+ * every other thread is gone (delay_group_leader()), and a killed thread
+ * we trace stays until we wait for it: blocking on the leader first hung
+ * when the process was killed during the stop.  A leader that is a zombie
+ * while other threads live (pthread_exit) is gone for us.
+ */
+static void wait_all(struct kcore_process *p)
+{
+	struct kcore_proc_thread *leader = NULL;
+	char name[64];
+
+	for (size_t i = 0; i < p->nthreads; i++) {
+		struct kcore_proc_thread *t = &p->threads[i];
+
+		if (!t->seized || t->stopped || t->gone)
+			continue;
+		if (t->tid == p->pid)
+			leader = t;
+		else
+			wait_stop(t, false);
+	}
+	snprintf(name, sizeof(name), "task/%d/stat", (int)p->pid);
+	for (unsigned n = 0; leader && !wait_stop(leader, true); n++) {
+		struct proc_stat st;
+
+		if (!read_stat(p, name, &st) || st.state == 'Z' ||
+		    st.state == 'X') {
+			leader->gone = true;
+			break;
+		}
+		usleep(n < 100 ? 20 : 1000);
 	}
 }
 
@@ -520,6 +599,11 @@ static void order_threads(struct kcore_process *p)
 
 	for (size_t i = 0; i < p->nthreads; i++) {
 		if (p->threads[i].gone || !p->threads[i].has_regs) {
+			/* Not ours (still held with --stop): let it go. */
+			if (p->threads[i].seized && !p->threads[i].gone)
+				ptrace(PTRACE_DETACH, p->threads[i].tid, NULL,
+				       (void *)(uintptr_t)p->threads[i]
+					       .inject_sig);
 			for (size_t k = 0; k < p->threads[i].nregsets; k++)
 				free(p->threads[i].regsets[k].data);
 			continue;
@@ -548,9 +632,7 @@ static struct kcore_error *fill_psinfo(struct kcore_process *p)
 	const char *letters = "RSDTZW", *at;
 
 	if (!read_stat(p, "stat", &st))
-		return kcore_error_create(KCORE_ERR_NOT_FOUND, errno, NULL,
-					  "cannot read /proc/%d/stat",
-					  (int)p->pid);
+		return kcore_proc_error(p, ESRCH, "cannot read /proc/PID/stat");
 	/* pr_state is the index of the task state bit plus one, as the
 	 * kernel derives it; traced ('t') and idle ('I') map to their
 	 * stopped and uninterruptible cousins. */
@@ -592,6 +674,21 @@ static struct kcore_error *fill_psinfo(struct kcore_process *p)
 	return NULL;
 }
 
+static struct kcore_error *open_mem(struct kcore_process *p)
+{
+	uint64_t entry;
+
+	if (p->mem_fd < 0)
+		p->mem_fd = kcore_proc_open_file(p, "mem", O_RDONLY);
+	if (p->mem_fd < 0)
+		return kcore_proc_error(p, errno, "cannot open /proc/PID/mem");
+	if (pread(p->pagemap_fd, &entry, sizeof(entry), 0) != sizeof(entry))
+		return kcore_proc_error(p, ESRCH,
+					"its address space changed (execve) or "
+					"went away before the stop");
+	return NULL;
+}
+
 struct kcore_error *kcore_proc_capture(struct kcore_process *p)
 {
 	struct kcore_error *err = NULL;
@@ -603,24 +700,26 @@ struct kcore_error *kcore_proc_capture(struct kcore_process *p)
 	if (err)
 		return err;
 	p->auxv = (unsigned char *)kcore_proc_slurp(p, "auxv", &p->auxv_len);
-	if (!p->auxv)
-		return kcore_error_create(
-			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
-			errno, NULL, "cannot read /proc/%d/auxv", (int)p->pid);
+	if (!p->auxv || !p->auxv_len) /* empty: the address space is gone */
+		return kcore_proc_error(p, p->auxv ? ESRCH : errno,
+					"cannot read /proc/PID/auxv");
 	/* Stop every thread; threads created meanwhile by threads that
 	 * were still running show up on the next pass. */
 	do {
 		err = seize_new(p, &added);
-		for (size_t i = 0; !err && i < p->nthreads; i++) {
-			struct kcore_proc_thread *t = &p->threads[i];
-
-			if (t->seized && !t->stopped && !t->gone)
-				wait_stop(t);
-		}
+		if (!err)
+			wait_all(p);
 	} while (!err && added);
 	for (size_t i = 0; !err && i < p->nthreads; i++)
-		if (p->threads[i].stopped && !p->threads[i].gone)
+		if (p->threads[i].stopped && !p->threads[i].gone &&
+		    !p->threads[i].foreign)
 			err = read_regsets(&p->threads[i]);
+	/* Every thread is stopped: none can call execve, so the address
+	 * space /proc/PID/mem binds to now is the one of these registers.
+	 * A pagemap opened before that still sees an address space: no
+	 * execve or exit came between. */
+	if (!err)
+		err = open_mem(p);
 	if (err || !p->opts.keep_stopped)
 		kcore_proc_detach(p);
 	else

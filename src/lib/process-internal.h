@@ -32,6 +32,7 @@ struct kcore_proc_thread {
 	bool seized;
 	bool stopped;	/* waited for its stop */
 	bool gone;	/* exited while we looked */
+	bool foreign;	/* its TID is no longer one of this process's */
 	int inject_sig; /* signal to hand back on detach */
 	bool has_siginfo;
 	unsigned char siginfo[128];
@@ -64,6 +65,14 @@ struct kcore_process {
 	pid_t mm_tid; /* a live thread: the leader, unless it exited */
 	struct kcore_process_opts opts;
 	char procfs[256];
+	/* The process itself, not its number: /proc/PID opened once (the
+	 * kernel ties the directory to the struct pid, so after the process
+	 * is reaped nothing opens through it, whoever gets the PID next),
+	 * and a pidfd (-1 before Linux 5.3) that polls readable when it has
+	 * exited. */
+	int dir_fd;
+	int pidfd;
+	bool mm_gone; /* a read of mem_fd found the address space gone */
 	struct kcore_process_info info;
 	struct kcore_proc_thread *threads;
 	size_t nthreads;
@@ -72,6 +81,9 @@ struct kcore_process {
 	struct kcore_process_mapping *mappings; /* info.mappings */
 	uint64_t page_size;
 	uint64_t stop_start_ns;
+	/* /proc/PID/mem, opened while every thread is stopped: the kernel
+	 * binds it to the address space of that moment (proc_mem_open()),
+	 * so it never reads another process, nor this one after execve. */
 	int mem_fd;
 	int pagemap_fd;
 	bool scan_ioctl;  /* PAGEMAP_SCAN works */
@@ -115,7 +127,16 @@ struct kcore_error *kcore_proc_next_data(struct kcore_process *p,
 /* Read process memory; a short count (with errno set) on a fault. */
 ssize_t kcore_proc_read_mem(struct kcore_process *p, void *buf, size_t len,
 			    uint64_t addr);
+/* Open a file of the process's /proc directory (through dir_fd). */
 int kcore_proc_open_file(struct kcore_process *p, const char *name, int flags);
+/* Whether the process has exited (its pidfd polls readable, or its /proc
+ * directory is empty). */
+bool kcore_proc_exited(struct kcore_process *p);
+/* The error for a failed access to the process: KCORE_ERR_NOT_FOUND when
+ * it has exited (ENOENT, ESRCH, or the pidfd says so), KCORE_ERR_ACCESS
+ * in the words of ptrace for EACCES/EPERM, else KCORE_ERR_OS. */
+struct kcore_error *kcore_proc_error(struct kcore_process *p, int errnum,
+				     const char *what);
 /* Read a whole /proc/PID file (NUL-terminated); NULL with errno set. */
 char *kcore_proc_slurp(struct kcore_process *p, const char *name,
 		       size_t *ret_len);

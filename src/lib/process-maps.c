@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -156,9 +155,8 @@ struct kcore_error *kcore_proc_read_maps(struct kcore_process *p)
 	char *text = kcore_proc_slurp(p, "smaps", NULL), *line, *save = NULL;
 
 	if (!text)
-		return kcore_error_create(
-			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
-			errno, NULL, "cannot read /proc/%d/smaps", (int)p->pid);
+		return kcore_proc_error(p, errno,
+					"cannot read /proc/PID/smaps");
 	for (line = strtok_r(text, "\n", &save); line && !err;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct kcore_proc_vma *v =
@@ -185,6 +183,9 @@ struct kcore_error *kcore_proc_read_maps(struct kcore_process *p)
 		err = parse_header(p, line);
 	}
 	free(text);
+	/* A process has mappings until its address space is gone. */
+	if (!err && !p->nvmas)
+		err = kcore_proc_error(p, ESRCH, "its mappings are gone");
 	return err;
 }
 
@@ -309,6 +310,10 @@ static bool scan_ioctl(struct kcore_process *p, struct scan_cache *c,
 	long n = ioctl(p->pagemap_fd, KC_PAGEMAP_SCAN, &a);
 
 	p->info.pagemap_calls++;
+	if (n < 0 && errno == ESRCH) { /* the address space is gone */
+		p->mm_gone = true;
+		p->info.vanished = true;
+	}
 	if (n < 0)
 		return false;
 	c->lo = addr;
@@ -336,6 +341,10 @@ static struct kcore_error *scan_read(struct kcore_process *p,
 		pages = PAGEMAP_CHUNK;
 	got = pread(p->pagemap_fd, ent, pages * 8, addr / p->page_size * 8);
 	p->info.pagemap_calls++;
+	if (got == 0) { /* the address space is gone */
+		p->mm_gone = true;
+		p->info.vanished = true;
+	}
 	if (got < 8)
 		return kcore_error_create_at(KCORE_ERR_OS,
 					     got < 0 ? errno : EIO, NULL, addr,
@@ -394,9 +403,19 @@ struct kcore_error *kcore_proc_next_data(struct kcore_process *p,
 		if (!(addr >= c->lo && addr < c->hi)) {
 			struct kcore_error *err = NULL;
 
-			if (!p->scan_ioctl || !scan_ioctl(p, c, addr, end)) {
-				p->scan_ioctl = false;
-				err = scan_read(p, c, addr, end);
+			if (!p->mm_gone &&
+			    (!p->scan_ioctl || !scan_ioctl(p, c, addr, end))) {
+				p->scan_ioctl = p->scan_ioctl && !p->mm_gone;
+				if (!p->mm_gone)
+					err = scan_read(p, c, addr, end);
+			}
+			/* Gone: nothing tells where its data was, so all
+			 * that is left counts as unread, not as holes. */
+			if (p->mm_gone) {
+				kcore_error_destroy(err);
+				*ret_start = addr;
+				*ret_end = end;
+				return NULL;
 			}
 			if (err)
 				return err;
@@ -428,40 +447,37 @@ ssize_t kcore_proc_read_mem(struct kcore_process *p, void *buf, size_t len,
 {
 	size_t done = 0;
 
-	while (done < len) {
-		struct iovec local = { (char *)buf + done, len - done };
-		struct iovec remote = { (void *)(uintptr_t)(addr + done),
-					len - done };
-		ssize_t n =
-			process_vm_readv(p->mm_tid, &local, 1, &remote, 1, 0);
+	/*
+	 * Only through /proc/PID/mem, bound to the address space at the
+	 * stop: process_vm_readv() takes a PID number, which names another
+	 * process once this one is reaped and the number reused (and the new
+	 * program after an execve).  It reads like the kernel's dumper, with
+	 * FOLL_FORCE (PROT_NONE pages too).
+	 */
+	while (done < len && !p->mm_gone) {
+		ssize_t n = p->mem_fd >= 0
+				    ? pread(p->mem_fd, (char *)buf + done,
+					    len - done, (off_t)(addr + done))
+				    : -1;
 
-		if (n > 0) {
-			done += (size_t)n;
-			continue;
-		}
 		if (n < 0 && errno == EINTR)
 			continue;
-		/*
-		 * process_vm_readv honours the protection (PROT_NONE pages
-		 * fail); /proc/PID/mem reads like the kernel's dumper, with
-		 * FOLL_FORCE.
-		 */
-		if (p->mem_fd < 0)
-			p->mem_fd = kcore_proc_open_file(p, "mem", O_RDONLY);
-		if (p->mem_fd < 0)
+		if (n < 0) {
+			if (p->mem_fd < 0)
+				errno = EBADF;
 			break;
-		p->info.mem_fallbacks++;
-		n = pread(p->mem_fd, (char *)buf + done, len - done,
-			  (off_t)(addr + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
+		}
+		if (n == 0) {
+			/* The address space has no users left: the
+			 * process exited (or called execve). */
+			p->mm_gone = true;
+			p->info.vanished = true;
 			break;
 		}
 		done += (size_t)n;
 	}
+	if (done < len && p->mm_gone)
+		errno = ESRCH;
 	p->info.bytes_read += done;
 	return (ssize_t)done;
 }

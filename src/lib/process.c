@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -99,6 +100,13 @@ static struct kcore_error *proc_pread(struct kcore_source *src, void *buf,
 
 			if (done)
 				*done = got;
+			if (e == ESRCH)
+				return kcore_error_create_at(
+					KCORE_ERR_NOT_FOUND, e, src->path, off,
+					"process %d exited: memory at "
+					"0x%" PRIx64 " not read",
+					(int)b->proc.pid,
+					addr + (r > 0 ? r : 0));
 			return kcore_error_create_at(
 				KCORE_ERR_OS, e, src->path, off,
 				"cannot read process %d memory at 0x%" PRIx64,
@@ -170,6 +178,10 @@ void kcore_proc_free(struct kcore_process *p)
 		close(p->mem_fd);
 	if (p->pagemap_fd >= 0)
 		close(p->pagemap_fd);
+	if (p->dir_fd >= 0)
+		close(p->dir_fd);
+	if (p->pidfd >= 0)
+		close(p->pidfd);
 }
 
 static void proc_destroy(struct kcore_source *src)
@@ -319,14 +331,17 @@ static struct kcore_error *read_filter(struct kcore_process *p)
 /* Find a thread that has not exited for p->mm_tid; false if none. */
 static bool live_task(struct kcore_process *p)
 {
-	char path[512];
 	struct dirent *de;
 	DIR *dir;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/%d/task", p->procfs, (int)p->pid);
-	dir = opendir(path);
-	if (!dir)
+	fd = openat(p->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
 		return false;
+	}
 	while ((de = readdir(dir))) {
 		pid_t tid = (pid_t)strtol(de->d_name, NULL, 10);
 		char name[64], *stat, *s;
@@ -346,6 +361,37 @@ static bool live_task(struct kcore_process *p)
 	return p->mm_tid != p->pid;
 }
 
+/*
+ * Hold the process itself rather than its number: a pidfd first, then its
+ * /proc directory, then the pidfd asked whether the process still exists
+ * (a signal 0): if it does, the PID was not reused in between and the
+ * directory is this process's.  Everything later is opened through the
+ * directory, which the kernel ties to the struct pid: once the process is
+ * reaped, nothing opens through it, whoever gets the PID next.
+ */
+static struct kcore_error *hold_process(struct kcore_process *p)
+{
+	char path[512];
+
+	p->pidfd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (p->pidfd < 0 && errno == ESRCH)
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
+					  "no process %d", (int)p->pid);
+	snprintf(path, sizeof(path), "%s/%d", p->procfs, (int)p->pid);
+	p->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dir_fd < 0)
+		return kcore_error_create(errno == ENOENT ? KCORE_ERR_NOT_FOUND
+							  : KCORE_ERR_OS,
+					  errno == ENOENT ? ESRCH : errno, NULL,
+					  "no process %d", (int)p->pid);
+	if (p->pidfd >= 0 &&
+	    syscall(SYS_pidfd_send_signal, p->pidfd, 0, NULL, 0) != 0 &&
+	    errno == ESRCH)
+		return kcore_error_create(KCORE_ERR_NOT_FOUND, ESRCH, NULL,
+					  "no process %d", (int)p->pid);
+	return NULL;
+}
+
 static struct kcore_error *check_target(struct kcore_process *p)
 {
 	char *stat = kcore_proc_slurp(p, "stat", NULL), *s;
@@ -353,8 +399,9 @@ static struct kcore_error *check_target(struct kcore_process *p)
 	char state = 0;
 
 	if (!stat)
-		return kcore_error_create(errno == ENOENT ? KCORE_ERR_NOT_FOUND
-							  : KCORE_ERR_OS,
+		return kcore_error_create(errno == ENOENT || errno == ESRCH
+						  ? KCORE_ERR_NOT_FOUND
+						  : KCORE_ERR_OS,
 					  errno == ENOENT ? ESRCH : errno, NULL,
 					  "no process %d", (int)p->pid);
 	s = strrchr(stat, ')');
@@ -450,21 +497,24 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 	p->opts = *opts;
 	p->mem_fd = -1;
 	p->pagemap_fd = -1;
+	p->dir_fd = -1;
+	p->pidfd = -1;
 	p->scan_ioctl = !opts->pagemap_read;
 	snprintf(p->procfs, sizeof(p->procfs), "%s",
 		 opts->procfs ? opts->procfs : "/proc");
 	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	p->info.pid = pid;
-	err = check_target(p);
+	err = hold_process(p);
+	if (!err)
+		err = check_target(p);
 	if (!err)
 		err = read_filter(p);
 	if (err)
 		goto fail;
 	p->pagemap_fd = kcore_proc_open_file(p, "pagemap", O_RDONLY);
 	if (p->pagemap_fd < 0) {
-		err = kcore_error_create(
-			errno == EACCES ? KCORE_ERR_ACCESS : KCORE_ERR_OS,
-			errno, NULL, "cannot open /proc/%d/pagemap", (int)pid);
+		err = kcore_proc_error(p, errno,
+				       "cannot open /proc/PID/pagemap");
 		goto fail;
 	}
 	/* The mappings are read before a short stop (to keep it short) and

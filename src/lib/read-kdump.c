@@ -10,16 +10,23 @@
  *
  * The dump is presented as an ELF core with one PT_LOAD per run of pfns
  * in bitmap 1; pages that bitmap 2 excludes read as zeros and are holes.
- * Memory stays small for huge dumps: bitmap 2 plus a rank table (one
- * count per 4096 pfns) locates a page's descriptor, descriptors are read
- * in chunks, and a few decompressed pages are cached.
+ * Memory follows what the dump holds, not what its header declares:
+ * bitmap 2 is kept as the chunks that have bits set (all-zero chunks,
+ * file holes included, cost nothing), with a rank table (one count per
+ * 4096 pfns) that locates a page's descriptor; descriptors are read in
+ * chunks, and a few decompressed pages are cached.  Holes in the bitmaps
+ * of a plain file are skipped with SEEK_DATA, not read.  Documented
+ * limits (kcoredump(8)): 1 GiB of bitmap 2 with bits set, 4 Mi runs of
+ * RAM in bitmap 1.
  */
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <lzo/lzo1x.h>
@@ -36,6 +43,9 @@
 #define DESC_CHUNKS	   4
 #define PAGE_CACHE	   16
 #define MAX_HEADER_VERSION 6
+#define BM_CHUNK	   (1u << 18) /* pfns per chunk of bitmap 2 */
+#define MAX_BM2_BYTES	   (1ull << 30)
+#define MAX_RUNS	   (1u << 22)
 #define DUMP_COMPRESS_FLAGS                                           \
 	(KDUMP_STATUS_ZLIB | KDUMP_STATUS_LZO | KDUMP_STATUS_SNAPPY | \
 	 KDUMP_STATUS_ZSTD)
@@ -52,6 +62,14 @@ struct desc_chunk {
 	size_t count;
 };
 
+/* A chunk of bitmap 2 with bits set. */
+struct bm_chunk {
+	uint64_t first;			    /* pfn, a multiple of BM_CHUNK */
+	uint64_t rank;			    /* set bits before it */
+	unsigned char *bits;		    /* BM_CHUNK / 8 bytes, + 8 */
+	uint32_t sub[BM_CHUNK / RANK_BITS]; /* set bits before each block */
+};
+
 struct cached_page {
 	uint64_t pfn; /* or UINT64_MAX */
 	unsigned char *data;
@@ -66,8 +84,8 @@ struct kdump {
 	uint64_t bitmap2_off; /* in the raw dump */
 	uint64_t desc_off;
 	uint64_t ndesc;
-	unsigned char *bm2; /* bitmap 2, bitmap_len bytes */
-	uint64_t *rank;	    /* set bits of bm2 before each RANK_BITS block */
+	struct bm_chunk *bm2; /* bitmap 2's chunks with bits set, by pfn */
+	size_t nbm2;
 	struct run *runs;
 	size_t nruns;
 	uint64_t data_start; /* image offset of the first run */
@@ -80,8 +98,6 @@ struct kdump {
 	unsigned char *last;
 	uint64_t last_off;
 	uint32_t last_size, last_flags;
-	/* Sequential reads: the descriptor index of the last pfn read. */
-	uint64_t hint_pfn, hint_index;
 	ZSTD_DCtx *zstd;
 	char detail[160]; /* src->info.format_detail */
 };
@@ -154,6 +170,67 @@ static uint64_t find_bit(const unsigned char *bm, uint64_t from, uint64_t to,
 	return to;
 }
 
+/* The chunk of bitmap 2 at or after pfn (or NULL). */
+static const struct bm_chunk *bm2_at(const struct kdump *k, uint64_t pfn)
+{
+	size_t lo = 0, hi = k->nbm2;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->bm2[mid].first + BM_CHUNK <= pfn)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < k->nbm2 ? &k->bm2[lo] : NULL;
+}
+
+static bool bit2(const struct kdump *k, uint64_t pfn)
+{
+	const struct bm_chunk *c = bm2_at(k, pfn);
+
+	return c && c->first <= pfn && bit(c->bits, pfn - c->first);
+}
+
+/* The descriptor index of pfn (set in bitmap 2). */
+static uint64_t index2(const struct kdump *k, uint64_t pfn)
+{
+	const struct bm_chunk *c = bm2_at(k, pfn);
+	uint64_t rel, block;
+
+	if (!c || c->first > pfn)
+		return c ? c->rank : k->ndesc;
+	rel = pfn - c->first;
+	block = rel / RANK_BITS;
+	return c->rank + c->sub[block] +
+	       count_bits(c->bits, block * RANK_BITS, rel);
+}
+
+/* The first pfn in [from, to) whose bit 2 equals want, or to. */
+static uint64_t find2(const struct kdump *k, uint64_t from, uint64_t to,
+		      bool want)
+{
+	while (from < to) {
+		const struct bm_chunk *c = bm2_at(k, from);
+		uint64_t end, r;
+
+		if (!c || c->first >= to)
+			return want ? to : from;
+		if (c->first > from) {
+			if (!want)
+				return from;
+			from = c->first;
+		}
+		end = c->first + BM_CHUNK < to ? c->first + BM_CHUNK : to;
+		r = find_bit(c->bits, from - c->first, end - c->first, want);
+		if (r < end - c->first)
+			return c->first + r;
+		from = end;
+	}
+	return to;
+}
+
 static void kdump_destroy_data(struct kdump *k)
 {
 	if (!k)
@@ -167,8 +244,9 @@ static void kdump_destroy_data(struct kdump *k)
 	free(k->cbuf);
 	free(k->last);
 	ZSTD_freeDCtx(k->zstd);
+	for (size_t i = 0; i < k->nbm2; i++)
+		free(k->bm2[i].bits);
 	free(k->bm2);
-	free(k->rank);
 	free(k->runs);
 	pthread_mutex_destroy(&k->lock);
 	free(k);
@@ -294,19 +372,11 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				     uint64_t pfn, unsigned char *out)
 {
 	unsigned char d[KDUMP_DESC_SIZE];
-	uint64_t block = pfn / RANK_BITS, index, at, off, end;
+	uint64_t index, at, off, end;
 	uint32_t size, flags;
 	struct kcore_error *err;
 
-	/* Sequential reads count on from the last pfn read. */
-	if (k->hint_pfn != UINT64_MAX && pfn > k->hint_pfn &&
-	    pfn - k->hint_pfn <= 64)
-		index = k->hint_index + count_bits(k->bm2, k->hint_pfn, pfn);
-	else
-		index = k->rank[block] +
-			count_bits(k->bm2, block * RANK_BITS, pfn);
-	k->hint_pfn = pfn;
-	k->hint_index = index;
+	index = index2(k, pfn);
 	at = k->desc_off + index * KDUMP_DESC_SIZE;
 	err = get_desc(src, k, index, d);
 	if (err)
@@ -398,7 +468,7 @@ static struct kcore_error *copy_page(struct kcore_source *src, struct kdump *k,
 	struct cached_page *c;
 	struct kcore_error *err;
 
-	if (pfn >= k->max_mapnr || !bit(k->bm2, pfn)) {
+	if (pfn >= k->max_mapnr || !bit2(k, pfn)) {
 		memset(out, 0, n);
 		return NULL;
 	}
@@ -512,13 +582,13 @@ static struct kcore_error *kdump_next_data(struct kcore_source *src,
 		uint64_t run_end = r->offset + r->npages * bs;
 		uint64_t first = r->pfn + (offset - r->offset) / bs;
 		uint64_t last = r->pfn + r->npages;
-		uint64_t d = find_bit(k->bm2, first, last, true), e;
+		uint64_t d = find2(k, first, last, true), e;
 
 		if (d == last) {
 			offset = run_end;
 			continue;
 		}
-		e = find_bit(k->bm2, d, last, false);
+		e = find2(k, d, last, false);
 		*data = r->offset + (d - r->pfn) * bs;
 		if (*data < offset)
 			*data = offset;
@@ -689,38 +759,93 @@ read_sub_header(struct kcore_source *src, struct kdump *k, struct header *h,
 	return NULL;
 }
 
-/* Bitmap 2, its rank table and the descriptor count. */
+/*
+ * Where the next data of the raw dump at or after offset may be: for a
+ * plain file the file's next data (SEEK_DATA), else offset itself.
+ */
+static uint64_t next_data(struct kcore_source *src, struct kdump *k,
+			  uint64_t offset);
+
+/* Bitmap 2 as its chunks with bits set, their ranks and the descriptor
+ * count. */
 static struct kcore_error *read_bitmap2(struct kcore_source *src,
 					struct kdump *k)
 {
-	uint64_t nblocks = (k->max_mapnr + RANK_BITS - 1) / RANK_BITS, n = 0;
-	uint64_t need = (k->max_mapnr + 7) / 8;
-	struct kcore_error *err;
+	uint64_t need = (k->max_mapnr + 7) / 8, n = 0, kept = 0;
+	size_t cap = 0, bytes = BM_CHUNK / 8;
+	unsigned char *buf = malloc(bytes + 8);
+	struct kcore_error *err = NULL;
 
-	/* Whole 64-bit words, and every bit past max_mapnr clear. */
-	k->bm2 = calloc(1, (size_t)((need + 7) / 8 * 8 + 8));
-	k->rank = calloc((size_t)nblocks + 1, sizeof(*k->rank));
-	if (!k->bm2 || !k->rank)
+	if (!buf)
 		return &kcore_error_nomem;
-	err = raw_read(src, k, k->bm2, (size_t)need, k->bitmap2_off);
-	if (err)
-		return err;
-	if (k->max_mapnr % 8)
-		k->bm2[need - 1] &=
-			(unsigned char)((1u << (k->max_mapnr % 8)) - 1);
-	for (uint64_t b = 0; b < nblocks; b++) {
-		uint64_t end = (b + 1) * RANK_BITS;
+	for (uint64_t at = 0; at < need && !err; at += bytes) {
+		size_t len = need - at < bytes ? (size_t)(need - at) : bytes;
+		uint64_t d = next_data(src, k, k->bitmap2_off + at), bits;
+		struct bm_chunk *c;
 
-		k->rank[b] = n;
-		n += count_bits(k->bm2, b * RANK_BITS,
-				end < k->max_mapnr ? end : k->max_mapnr);
+		if (d >= k->bitmap2_off + at + len) {
+			/* A hole: skip to the chunk where data starts. */
+			if (d - k->bitmap2_off > at + bytes)
+				at = (d - k->bitmap2_off) / bytes * bytes -
+				     bytes;
+			continue;
+		}
+		memset(buf, 0, bytes + 8);
+		err = raw_read(src, k, buf, len, k->bitmap2_off + at);
+		if (err)
+			break;
+		bits = (uint64_t)len * 8;
+		if (at * 8 + bits > k->max_mapnr)
+			bits = k->max_mapnr - at * 8;
+		if (bits % 8)
+			buf[len - 1] &= (unsigned char)((1u << (bits % 8)) - 1);
+		if (kcore_is_zero(buf, len))
+			continue;
+		kept += bytes;
+		if (kept > MAX_BM2_BYTES) {
+			err = kcore_error_create_at(
+				KCORE_ERR_UNSUPPORTED, 0, src->path,
+				k->bitmap2_off + at,
+				"kdump: bitmap 2 has bits set in more than "
+				"%llu MiB; refusing to hold it",
+				MAX_BM2_BYTES >> 20);
+			break;
+		}
+		if (k->nbm2 == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct bm_chunk *m = realloc(k->bm2, nc * sizeof(*m));
+
+			if (!m) {
+				err = &kcore_error_nomem;
+				break;
+			}
+			k->bm2 = m;
+			cap = nc;
+		}
+		c = &k->bm2[k->nbm2];
+		c->bits = malloc(bytes + 8);
+		if (!c->bits) {
+			err = &kcore_error_nomem;
+			break;
+		}
+		memcpy(c->bits, buf, bytes + 8);
+		c->first = at * 8;
+		c->rank = n;
+		for (uint64_t b = 0, sub = 0; b < BM_CHUNK / RANK_BITS; b++) {
+			c->sub[b] = (uint32_t)sub;
+			sub += count_bits(c->bits, b * RANK_BITS,
+					  (b + 1) * RANK_BITS);
+			if (b + 1 == BM_CHUNK / RANK_BITS)
+				n += sub;
+		}
+		k->nbm2++;
 	}
-	k->rank[nblocks] = n;
+	free(buf);
 	k->ndesc = n;
-	return NULL;
+	return err;
 }
 
-/* Runs of set bits in bitmap 1, read a chunk at a time. */
+/* Runs of set bits in bitmap 1, read a chunk at a time; holes skipped. */
 static struct kcore_error *read_runs(struct kcore_source *src, struct kdump *k,
 				     uint64_t bitmap1_off)
 {
@@ -736,7 +861,20 @@ static struct kcore_error *read_runs(struct kcore_source *src, struct kdump *k,
 		size_t n = need - at < chunk_bytes ? (size_t)(need - at)
 						   : chunk_bytes;
 		uint64_t base = at * 8, bits = (uint64_t)n * 8, pos = 0;
+		uint64_t d = next_data(src, k, bitmap1_off + at);
 
+		if (d >= bitmap1_off + at + n) {
+			/* A hole: zeros, which end an open run. */
+			if (open)
+				k->runs[k->nruns - 1].npages =
+					base - k->runs[k->nruns - 1].pfn;
+			open = false;
+			if (d - bitmap1_off > at + chunk_bytes)
+				at = (d - bitmap1_off) / chunk_bytes *
+					     chunk_bytes -
+				     chunk_bytes;
+			continue;
+		}
 		if (base + bits > k->max_mapnr)
 			bits = k->max_mapnr - base;
 		memset(chunk, 0, chunk_bytes + 8);
@@ -752,6 +890,16 @@ static struct kcore_error *read_runs(struct kcore_source *src, struct kdump *k,
 			if (next == bits)
 				break;
 			if (!open) {
+				if (k->nruns == MAX_RUNS) {
+					err = kcore_error_create_at(
+						KCORE_ERR_UNSUPPORTED, 0,
+						src->path,
+						bitmap1_off + at + next / 8,
+						"kdump: bitmap 1 has more than "
+						"%u runs of RAM",
+						MAX_RUNS);
+					break;
+				}
 				if (k->nruns == cap) {
 					size_t c = cap ? 2 * cap : 64;
 					struct run *r = realloc(k->runs,
@@ -855,7 +1003,6 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 		k->chunks[i].index = UINT64_MAX;
 	for (unsigned i = 0; i < PAGE_CACHE; i++)
 		k->pages[i].pfn = UINT64_MAX;
-	k->hint_pfn = UINT64_MAX;
 	src->backend_data = k;
 	src->backend = strcmp(format, "flattened") == 0 ? &flattened_backend
 							: &kdump_backend;
@@ -957,6 +1104,19 @@ static struct kcore_error *file_read(struct kcore_source *src, void *ctx,
 {
 	(void)ctx;
 	return kcore_fmt_read(src, buf, len, offset);
+}
+
+static uint64_t next_data(struct kcore_source *src, struct kdump *k,
+			  uint64_t offset)
+{
+	off_t d;
+
+	if (k->raw.read != file_read)
+		return offset;
+	d = lseek(src->fd, (off_t)offset, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? UINT64_MAX : offset;
+	return (uint64_t)d;
 }
 
 static bool kdump_probe(const unsigned char *magic, size_t len)

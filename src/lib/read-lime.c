@@ -32,6 +32,9 @@ struct lime {
 	size_t n;
 	uint64_t data_start;
 	char detail[32];
+	/* The last SEEK_DATA/SEEK_HOLE answer: file bytes [data, hole) are
+	 * data, so ranges inside need no system call of their own. */
+	uint64_t data, hole;
 };
 
 static void lime_destroy(struct kcore_source *src)
@@ -131,6 +134,18 @@ static struct kcore_error *lime_next_data(struct kcore_source *src,
 		if (!r)
 			return NULL;
 		rel = offset - r->offset;
+		if (r->at + rel >= l->data && r->at + rel < l->hole) {
+			/* Inside the data the last look found. */
+			d = offset;
+			h = l->hole < r->at + r->size
+				    ? r->offset + (l->hole - r->at)
+				    : r->offset + r->size;
+			if (d >= end)
+				return NULL;
+			*data = d;
+			*data_end = h < end ? h : end;
+			return NULL;
+		}
 		got = lseek(src->fd, (off_t)(r->at + rel), SEEK_DATA);
 		if (got < 0 && errno != ENXIO) {
 			if (errno != EINVAL)
@@ -144,7 +159,9 @@ static struct kcore_error *lime_next_data(struct kcore_source *src,
 			continue;
 		}
 		d = r->offset + ((uint64_t)got - r->at);
+		l->data = (uint64_t)got;
 		got = lseek(src->fd, got, SEEK_HOLE);
+		l->hole = got < 0 ? l->data : (uint64_t)got;
 		h = got < 0 || (uint64_t)got > r->at + r->size
 			    ? r->offset + r->size
 			    : r->offset + ((uint64_t)got - r->at);
@@ -231,12 +248,48 @@ static bool lime_probe(const unsigned char *magic, size_t len)
 	return len >= 4 && kcore_load(magic, 4, false) == LIME_MAGIC;
 }
 
+/*
+ * Range headers are read through a window of the file: a file of many
+ * small ranges costs one read per window, not one per range.
+ */
+#define WINDOW (256u << 10)
+
+struct window {
+	unsigned char *buf;
+	uint64_t at; /* file offset of buf[0] */
+	size_t len;
+};
+
+static struct kcore_error *read_header(struct kcore_source *src,
+				       struct window *w, unsigned char *h,
+				       uint64_t at)
+{
+	uint64_t left = src->info.file_size - at;
+	size_t n = left < WINDOW ? (size_t)left : WINDOW;
+	struct kcore_error *err;
+
+	if (at < w->at || at + LIME_HEADER > w->at + w->len) {
+		if (!w->buf)
+			w->buf = malloc(WINDOW);
+		if (!w->buf)
+			return &kcore_error_nomem;
+		err = kcore_fmt_read(src, w->buf, n, at);
+		if (err)
+			return err;
+		w->at = at;
+		w->len = n;
+	}
+	memcpy(h, w->buf + (at - w->at), LIME_HEADER);
+	return NULL;
+}
+
 static struct kcore_error *lime_open(struct kcore_source *src)
 {
 	uint64_t file_size = src->info.file_size, at = 0, prev_end = 0;
 	struct kcore_image_load *loads = NULL;
 	struct lime *l = calloc(1, sizeof(*l));
 	struct kcore_error *err = NULL;
+	struct window w = { 0 };
 	size_t cap = 0;
 
 	if (!l)
@@ -255,7 +308,7 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 				at);
 			goto out;
 		}
-		err = kcore_fmt_read(src, h, sizeof(h), at);
+		err = read_header(src, &w, h, at);
 		if (err)
 			goto out;
 		err = kcore_lime_range(src, h, at, "lime", LIME_MAGIC, 1, l->n,
@@ -307,6 +360,7 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		src->knows_holes = true;
 	}
 out:
+	free(w.buf);
 	free(loads);
 	return err;
 }

@@ -399,36 +399,160 @@ static bool mapping_matches(const struct kcore_selection *sel,
  * from the image segment, so that every output shows one copy of them,
  * the one readers of the file see.
  */
+struct text_copy {
+	uint64_t lo, hi; /* physical range */
+	const struct kcore_segment *t;
+};
+
+static int cmp_text_lo(const void *a, const void *b)
+{
+	const struct text_copy *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int cmp_u64_asc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct kcore_plan *sort_plan; /* for cmp_seg_hi */
+
+static int cmp_seg_hi(const void *a, const void *b)
+{
+	const struct kcore_plan_segment
+		*x = &sort_plan->segs[*(const size_t *)a],
+		*y = &sort_plan->segs[*(const size_t *)b];
+	uint64_t xh = x->paddr + x->size, yh = y->paddr + y->size;
+
+	return xh < yh ? -1 : xh > yh;
+}
+
+static uint64_t end_of(uint64_t start, uint64_t size)
+{
+	uint64_t end;
+
+	return __builtin_add_overflow(start, size, &end) ? UINT64_MAX : end;
+}
+
+/*
+ * For each RAM segment of the plan: the image segment of lowest index
+ * (below its own) whose physical range meets it.  A sweep by end address
+ * with a Fenwick tree of the lowest index per image-segment end: n log n
+ * in the number of segments, however many of them a file makes "kernel
+ * image" (issue 15: one loop inside another took 88 s for 131k).
+ */
 static void first_copies(struct kcore_plan *plan,
 			 const struct kcore_source *src)
 {
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		struct kcore_plan_segment *p = &plan->segs[i];
+	struct text_copy *tc = NULL;
+	uint64_t *ends = NULL;
+	size_t *q = NULL, *tree = NULL, nt = 0, nq = 0, ne = 0, j = 0;
 
-		for (size_t k = 0; p->cls == KCORE_CLASS_RAM && p->has_paddr &&
-				   !p->alt_len && k < src->nsegments;
-		     k++) {
-			const struct kcore_segment *t = &src->segments[k];
-			uint64_t lo, hi, rel;
+	for (size_t k = 0; k < src->nsegments; k++) {
+		const struct kcore_segment *t = &src->segments[k];
 
-			if (t->type != PT_LOAD || t->cls != KCORE_CLASS_TEXT ||
-			    !t->has_paddr || t->index >= p->src_segment)
-				continue;
-			lo = t->paddr > p->paddr ? t->paddr : p->paddr;
-			hi = t->paddr + t->memsz < p->paddr + p->size
-				     ? t->paddr + t->memsz
-				     : p->paddr + p->size;
-			if (lo >= hi)
-				continue;
-			rel = lo - t->paddr;
-			p->alt_pos = lo - p->paddr;
-			p->alt_len = hi - lo;
-			p->alt_offset = t->offset + rel;
-			p->alt_avail = rel >= t->filesz ? 0 : t->filesz - rel;
-			if (p->alt_avail > p->alt_len)
-				p->alt_avail = p->alt_len;
+		if (t->type == PT_LOAD && t->cls == KCORE_CLASS_TEXT &&
+		    t->has_paddr && t->memsz)
+			nt++;
+	}
+	for (size_t i = 0; i < plan->nsegs; i++)
+		if (plan->segs[i].cls == KCORE_CLASS_RAM &&
+		    plan->segs[i].has_paddr && !plan->segs[i].alt_len)
+			nq++;
+	if (!nt || !nq)
+		return;
+	tc = malloc(nt * sizeof(*tc));
+	ends = malloc(nt * sizeof(*ends));
+	q = malloc(nq * sizeof(*q));
+	tree = malloc((nt + 1) * sizeof(*tree));
+	if (!tc || !ends || !q || !tree)
+		goto out; /* no second copies left out: still a right dump */
+	nt = 0;
+	for (size_t k = 0; k < src->nsegments; k++) {
+		const struct kcore_segment *t = &src->segments[k];
+
+		if (t->type == PT_LOAD && t->cls == KCORE_CLASS_TEXT &&
+		    t->has_paddr && t->memsz) {
+			tc[nt] = (struct text_copy){ t->paddr,
+						     end_of(t->paddr, t->memsz),
+						     t };
+			ends[nt] = tc[nt].hi;
+			nt++;
 		}
 	}
+	nq = 0;
+	for (size_t i = 0; i < plan->nsegs; i++)
+		if (plan->segs[i].cls == KCORE_CLASS_RAM &&
+		    plan->segs[i].has_paddr && !plan->segs[i].alt_len)
+			q[nq++] = i;
+	qsort(tc, nt, sizeof(*tc), cmp_text_lo);
+	qsort(ends, nt, sizeof(*ends), cmp_u64_asc);
+	for (size_t i = 0; i < nt; i++)
+		if (!ne || ends[ne - 1] != ends[i])
+			ends[ne++] = ends[i];
+	sort_plan = plan;
+	qsort(q, nq, sizeof(*q), cmp_seg_hi);
+	/* tree[r] (1-based, by descending end rank): the text_copy with the
+	 * lowest index among those inserted, or SIZE_MAX. */
+	for (size_t r = 0; r <= ne; r++)
+		tree[r] = SIZE_MAX;
+	for (size_t n = 0; n < nq; n++) {
+		struct kcore_plan_segment *p = &plan->segs[q[n]];
+		uint64_t plo = p->paddr, phi = end_of(p->paddr, p->size);
+		size_t lo = 0, hi = ne, best = SIZE_MAX;
+		const struct kcore_segment *t;
+		uint64_t a, b, rel;
+
+		for (; j < nt && tc[j].lo < phi; j++) {
+			size_t l = 0, h = ne;
+
+			while (l < h) { /* rank of tc[j].hi */
+				size_t m = l + (h - l) / 2;
+
+				if (ends[m] < tc[j].hi)
+					l = m + 1;
+				else
+					h = m;
+			}
+			for (size_t r = ne - l; r <= ne; r += r & -r)
+				if (tree[r] == SIZE_MAX ||
+				    tc[j].t->index < tc[tree[r]].t->index)
+					tree[r] = j;
+		}
+		while (lo < hi) { /* the first end above plo */
+			size_t m = lo + (hi - lo) / 2;
+
+			if (ends[m] <= plo)
+				lo = m + 1;
+			else
+				hi = m;
+		}
+		for (size_t r = ne - lo; r > 0; r -= r & -r)
+			if (tree[r] != SIZE_MAX &&
+			    (best == SIZE_MAX ||
+			     tc[tree[r]].t->index < tc[best].t->index))
+				best = tree[r];
+		if (best == SIZE_MAX || tc[best].t->index >= p->src_segment)
+			continue;
+		t = tc[best].t;
+		a = t->paddr > plo ? t->paddr : plo;
+		b = tc[best].hi < phi ? tc[best].hi : phi;
+		rel = a - t->paddr;
+		p->alt_pos = a - p->paddr;
+		p->alt_len = b - a;
+		p->alt_offset = t->offset + rel;
+		p->alt_avail = rel >= t->filesz ? 0 : t->filesz - rel;
+		if (p->alt_avail > p->alt_len)
+			p->alt_avail = p->alt_len;
+	}
+out:
+	free(tc);
+	free(ends);
+	free(q);
+	free(tree);
 }
 
 static int cmp_plan(const void *a, const void *b)

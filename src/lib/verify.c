@@ -979,7 +979,9 @@ struct kcore_error *kcore_extract(const char *dump, const char *output,
 		return kcore_explain_open_error(dump, errno, false, NULL);
 	err = kcore_istream_open(fd, dump, &is);
 	if (!err)
-		err = kcore_output_open(output, force, false, &out);
+		err = kcore_output_open(
+			output, &(struct kcore_output_opts){ .force = force },
+			&out);
 	if (!err && !out->seekable)
 		err = kcore_error_create(KCORE_ERR_INVALID, 0, output,
 					 "extract writes a sparse file; not "

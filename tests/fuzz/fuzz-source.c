@@ -6,7 +6,8 @@
  * a reader uses afterwards: segments, note decoders, VMCOREINFO look-ups,
  * memory reads by virtual and physical address, hole counting.
  * kcore_source_modules() is left out: libdwfl is not ours to fuzz and is
- * slow.
+ * slow.  The same bytes then go through the core handler as a core
+ * stream (kcore_core_handle() into a scratch store).
  *
  * The input goes into a memfd that is opened again by its /proc/self/fd
  * path, so the library sees a regular file and takes its real code path
@@ -29,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "kcoredump/corehandler.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/kcore.h"
 
@@ -356,6 +358,73 @@ static int write_input(const uint8_t *data, size_t size)
 	return 0;
 }
 
+/*
+ * The core handler's stream parser on the same bytes, as the kernel's
+ * pipe would bring them: headers, notes, the copy into a store (sparse
+ * ELF or .zst, by the last byte), the limits' cut and the rewritten
+ * headers, the first-page build-ID notes, the metadata.  The build-ID
+ * helper is not started (libdwfl's, and a fork per input); nothing is
+ * read from /proc (the pid is no process's).
+ */
+static int store_fd = -1;
+
+static void remove_result(const struct kcore_ch_result *res)
+{
+	int dfd = store_fd;
+
+	if (res->subdir)
+		dfd = openat(store_fd, res->subdir, O_RDONLY | O_DIRECTORY);
+	if (res->core_name)
+		unlinkat(dfd, res->core_name, 0);
+	if (res->meta_name)
+		unlinkat(dfd, res->meta_name, 0);
+	if (dfd != store_fd && dfd >= 0)
+		close(dfd);
+}
+
+static void fuzz_core_handler(const uint8_t *data, size_t size)
+{
+	unsigned char knobs = size ? data[size - 1] : 0;
+	struct kcore_ch_opts o = {
+		.in_fd = memfd,
+		.dir = "fuzz-store",
+		.compress =
+			knobs & 1 ? KCORE_COMPRESS_ZSTD : KCORE_COMPRESS_NONE,
+		.level = 1,
+		.threads = 1,
+		.max_size = knobs & 2 ? 16384 : 0,
+		.max_use = knobs & 4 ? 65536 : 0,
+		.timeout_ms = 10000,
+		.no_pagemap = true,
+		.keep_privileges = true,
+		.user_access = knobs & 8,
+		.crash = { .pid = 0x7ffffff0,
+			   .uid = 1000,
+			   .gid = 1000,
+			   .signal = 6,
+			   .time = 1700000000,
+			   .comm = knobs & 16 ? NULL : "fuzz",
+			   .dump_mode = knobs & 32 ? 1 : -1 },
+		.procfs = "/nonexistent",
+	};
+	struct kcore_ch_result res;
+	struct kcore_error *err;
+
+	if (store_fd < 0) {
+		char dir[] = "/tmp/fuzz-store.XXXXXX";
+
+		if (!mkdtemp(dir) || kcore_coredir_open(dir, false, &store_fd))
+			abort();
+	}
+	if (lseek(memfd, 0, SEEK_SET) < 0)
+		abort();
+	o.dir_fd = store_fd;
+	err = kcore_core_handle(&o, &res);
+	consume_error(err);
+	remove_result(&res);
+	kcore_ch_result_deinit(&res);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct kcore_vmcoreinfo *vi;
@@ -375,6 +444,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		consume_error(err);
 	}
+	fuzz_core_handler(data, size);
 	/* The VMCOREINFO parser on its own, on the raw bytes. */
 	if (size <= MAX_READ &&
 	    !kcore_vmcoreinfo_parse((const char *)data, size, &vi)) {

@@ -226,19 +226,23 @@ check "too few arguments: exit 2" [ $? -eq 2 ]
 
 # --- the pattern ------------------------------------------------------------
 p=$("$kcoredump" core-handler --dir /var/crash/k --compress zstd --print-pattern)
-check "--print-pattern: '$p'" [ "$p" = "|$(readlink -f "$kcoredump") core-handler %P %u %g %s %t %e --dir /var/crash/k --compress zstd" ]
+check "--print-pattern: '$p'" [ "$p" = "|$(readlink -f "$kcoredump") core-handler --dump-mode=%d --dir /var/crash/k --compress zstd %P %u %g %s %t %e" ]
 "$kcoredump" core-handler --dir "/var/a b" --print-pattern >/dev/null 2>&1
 check "--print-pattern: a space in --dir refused" [ $? -eq 2 ]
 "$kcoredump" core-handler --dir relative --print-pattern >/dev/null 2>&1
 check "--print-pattern: a relative --dir refused" [ $? -eq 2 ]
 
-# --- --owner user (root only) -----------------------------------------------
+# --- --owner user (root only; tests/security has the rule in full) ----------
 if [ "$(id -u)" = 0 ]; then
 	d=$tmp/d6
 	mkdir -m 700 "$d"
-	handler "$d" --owner user 4242 4321 4322 6 1700000700 crashme < "$fix" 2>/dev/null
-	check "--owner user: core and metadata owned by 4321:4322" \
-		[ "$(stat -c %u:%g "$d/core.crashme.4321.4242.1700000700" "$d/core.crashme.4321.4242.1700000700.json" | sort -u)" = "4321:4322" ]
+	chmod 711 "$tmp" # uid 1000 gets to the store, not into it
+	handler "$d" --owner user --dump-mode 1 4242 1000 1000 6 1700000700 crashme < "$fix" 2>/dev/null
+	u=$d/user.1000/core.crashme.1000.4242.1700000700
+	check "--owner user: core and metadata root's, in user.1000" \
+		[ "$(stat -c %u:%g "$u" "$u.json" | sort -u)" = "0:0" ]
+	check "--owner user: uid 1000 may read them (ACL)" \
+		setpriv --reuid=1000 --regid=1000 --clear-groups cmp -s "$fix" "$u"
 else
 	skip "--owner user needs root"
 fi

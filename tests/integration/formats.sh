@@ -180,16 +180,29 @@ else
 	not_ok "kdump-check page-offset found no page at 0x1000"
 fi
 rc=0
-k verify "$tmp/ram.lime" > /dev/null 2> "$tmp/v.err" || rc=$?
-[[ $rc == 4 ]] && grep -q "no kcoredump digests" "$tmp/v.err" &&
+k verify "$tmp/ram.lime" > "$tmp/v.out" 2> "$tmp/v.err" || rc=$?
+[[ $rc == 4 ]] && grep -q "a LiME file has no place for digests" "$tmp/v.err" &&
 	ok "verify ram.lime: no digests (LiME has no notes), exit 4" ||
 	not_ok "verify ram.lime: exit $rc, $(cat "$tmp/v.err")"
+# Issue 19 item 12: the text line says where digests come from, never
+# "digests in the -".
+grep -q "no digests to check (.*a LiME file has no place for digests" \
+	"$tmp/v.out" && ! grep -q "digests in the -" "$tmp/v.out" &&
+	ok "verify ram.lime: says a LiME file has no digests" ||
+	not_ok "verify ram.lime says: $(cat "$tmp/v.out")"
+{ k verify --json "$tmp/ram.lime" 2>/dev/null || true; } |
+	jq -e '.has_digests == false and (.digests | test("LiME"))' >/dev/null &&
+	ok "verify --json ram.lime: digests says why there are none" ||
+	not_ok "verify --json ram.lime: no reason given"
+k verify "$tmp/ram.elf" 2>&1 | grep -q "OK (.*digests in kcoredump's metadata note)" &&
+	ok "verify ram.elf: digests from kcoredump's metadata note" ||
+	not_ok "verify ram.elf: $(k verify "$tmp/ram.elf" 2>&1 | head -1)"
 out=$(k verify --json "$tmp/sel.avml" "$tmp/ram.elf" 2>&1)
 jq -e '.ok' <<< "$out" > /dev/null && ok "verify sel.avml against the ELF dump: no byte differs" ||
 	not_ok "verify sel.avml ram.elf: $(head -c 300 <<< "$out")"
 rc=0
 k verify "$tmp/sel.avml" > /dev/null 2> "$tmp/v.err" || rc=$?
-[[ $rc == 4 ]] && grep -q "no kcoredump digests" "$tmp/v.err" &&
+[[ $rc == 4 ]] && grep -q "an AVML file has no place for digests" "$tmp/v.err" &&
 	ok "verify sel.avml: no digests (AVML has no notes), exit 4" ||
 	not_ok "verify sel.avml: exit $rc, $(cat "$tmp/v.err")"
 

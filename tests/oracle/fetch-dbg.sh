@@ -7,7 +7,7 @@
 # Print the vmlinux path on stdout.  The package is about 1 GB; a complete
 # cache entry is reused, an interrupted download leaves nothing behind.
 #
-# Usage: fetch-dbg.sh [VERSION]   (default: the newest cached VM kernel)
+# Usage: fetch-dbg.sh [VERSION]   (default: the newest cached amd64 VM kernel)
 set -euo pipefail
 # shellcheck source=../lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/shell.sh"
@@ -20,7 +20,8 @@ log() { echo "fetch-dbg: $*" >&2; }
 
 ver=${1:-}
 if [[ -z "$ver" ]]; then
-	ver=$(kcd_newest_entry "$root/kernel" .)
+	# The x86_64 rig's kernel: the cache also holds arm64 ones.
+	ver=$(kcd_newest_entry "$root/kernel" '-amd64$')
 fi
 [[ -n "$ver" ]] || { log "no VM kernel cached; run tests/vm/fetch-kernel.sh first"; exit 1; }
 

@@ -8,7 +8,9 @@
  *   gap   print the longest pause the stamping thread saw (ns), reset it
  *   quit  exit
  *   pidtarget [--dense MIB] [--sparse GIB] [--touched N] [--threads N]
- *             [--stamp]
+ *             [--stamp] [--seed N]
+ * --seed gives the dense area another pattern (default 1): a second
+ * process with the same layout, told apart by content.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -109,6 +111,7 @@ int main(int argc, char **argv)
 {
 	unsigned long long dense_mib = 256, sparse_gib = 64, touched = 16;
 	unsigned threads = 3;
+	uint64_t seed = SEED_DENSE;
 	bool stamp = false;
 	unsigned char *dense, *sparse = NULL;
 	uint64_t sparse_size, step;
@@ -124,6 +127,8 @@ int main(int argc, char **argv)
 			touched = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
 			threads = (unsigned)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+			seed = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(argv[i], "--stamp"))
 			stamp = true;
 		else {
@@ -139,7 +144,7 @@ int main(int argc, char **argv)
 	if (dense == MAP_FAILED)
 		return 1;
 	kc_pattern_fill(dense, (uint64_t)(uintptr_t)dense, dense_mib << 20,
-			SEED_DENSE);
+			seed);
 	sparse_size = sparse_gib << 30;
 	if (sparse_size) {
 		sparse = mmap(NULL, sparse_size, PROT_READ | PROT_WRITE,

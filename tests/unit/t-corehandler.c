@@ -123,6 +123,9 @@ static struct kcore_error *run_feed(struct feed *f, int dir_fd,
 			   .comm = "t" },
 		.procfs = procfs,
 		.no_pagemap = no_pagemap,
+		.build_id_timeout_ms = 10000,
+		/* Several handlers in this one process. */
+		.keep_privileges = true,
 	};
 	struct kcore_error *err;
 	pthread_t th;

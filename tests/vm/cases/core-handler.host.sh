@@ -14,7 +14,7 @@ guest_rc_ok "$d"
 sed 's/^/# /' "$d/times" 2>/dev/null || true
 
 pattern=$(cat "$d/core_pattern.txt")
-if [[ "$pattern" == "|/tools/kcoredump core-handler %P %u %g %s %t %e --dir /tmp/kc --timeout "* &&
+if [[ "$pattern" == "|/tools/kcoredump core-handler --dump-mode=%d --dir /tmp/kc --timeout "*" %P %u %g %s %t %e" &&
 	"$pattern" == "$(cat "$d/pattern.txt")" ]]; then
 	ok "--install wrote the --print-pattern line: $pattern"
 else

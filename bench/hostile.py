@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""Files whose cost is in their shape, not their size (issue 15 items 9
+and 10): bench/hostile.sh times kcoredump on them at growing N, and the
+security tests check time and memory bounds on small ones.
+
+  hostile.py elf N OUT       an ELF vmcore with N one-page PT_LOADs that
+                             hold no data (PN_XNUM past 65534), and a
+                             VMCOREINFO without the direct-map offset, so
+                             that it is derived from the segments
+  hostile.py kdump N OUT     a kdump whose bitmap 1 has N runs (every
+                             other page RAM) and bitmap 2 none: 72 KB for
+                             N = 131072
+  hostile.py lime N OUT      LiME with N one-byte ranges
+  hostile.py sparse-kdump GIB OUT
+                             a kdump whose two bitmaps fill GIB GiB
+                             (file holes but for the one page dumped):
+                             GIB GiB apparent, a few KB on disk
+"""
+import struct
+import sys
+
+PAGE = 4096
+PAGE_OFFSET = 0xFFFF888000000000
+
+
+def vmcoreinfo():
+    text = (
+        "OSRELEASE=6.12.0-hostile\n"
+        "PAGESIZE=4096\n"
+        "SYMBOL(swapper_pg_dir)=ffffffff82a0a000\n"
+        "SYMBOL(_stext)=ffffffff81000000\n"
+        "NUMBER(pgtable_l5_enabled)=0\n"
+    ).encode()
+    name = b"VMCOREINFO\0"
+    pad = lambda b: b + bytes(-len(b) % 4)
+    return struct.pack("<III", len(name), len(text), 0) + pad(name) + pad(text)
+
+
+def elf(n, out):
+    notes = vmcoreinfo()
+    phnum = 1 + n
+    xnum = phnum >= 0xFFFF
+    note_off = 64 + 56 * phnum
+    with open(out, "wb") as f:
+        shoff = 0
+        if xnum:
+            shoff = (note_off + len(notes) + 7) // 8 * 8
+        eh = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+        eh += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, shoff, 0, 64, 56,
+                          0xFFFF if xnum else phnum, 64 if xnum else 0, 1 if xnum else 0, 0)
+        f.write(eh)
+        ph = [struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), len(notes), 0)]
+        for i in range(n):
+            pa = i * 2 * PAGE
+            ph.append(struct.pack("<IIQQQQQQ", 1, 7, note_off + len(notes), PAGE_OFFSET + pa, pa, 0, PAGE, 0))
+        f.write(b"".join(ph))
+        f.write(notes)
+        if xnum:
+            f.seek(shoff)
+            f.write(struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, 0, 0, phnum, 0, 0))
+
+
+def kdump(n, out, dumped=(), mapnr=None, sparse=False):
+    """Bitmap 1: every other pfn up to 2n; bitmap 2: the pfns in dumped."""
+    max_mapnr = mapnr or 2 * n
+    bitmap_len = ((max_mapnr + 7) // 8 + PAGE - 1) // PAGE * PAGE
+    sub = struct.pack("<QiiQQ", 0, 1, 0, 0, 0)
+    sub += struct.pack("<QQQQQQ", 0, 0, 0, 0, 0, 0)
+    sub += struct.pack("<QQQ", 0, max_mapnr, max_mapnr)
+    assert len(sub) == 104
+    uts = b"".join(f.ljust(65, b"\0") for f in [b"Linux", b"hostile", b"6.12.0", b"#1", b"x86_64", b""])
+    hdr = b"KDUMP   " + struct.pack("<i", 6) + uts + bytes(6)
+    hdr += struct.pack("<qq", 1700000000, 0)
+    hdr += struct.pack("<IiiIIIIIIi", 0, PAGE, 1, 2 * bitmap_len // PAGE, max_mapnr & 0xFFFFFFFF,
+                       len(dumped), 0, len(dumped), 0, 1)
+    assert len(hdr) == 464
+    bm1_off = 2 * PAGE
+    bm2_off = bm1_off + bitmap_len
+    desc_off = bm2_off + bitmap_len
+    data_off = desc_off + 24 * len(dumped)
+    with open(out, "w+b") as f:
+        f.write(hdr.ljust(PAGE, b"\0"))
+        f.write(sub.ljust(PAGE, b"\0"))
+        if not sparse:
+            f.write(bytes([0x55]) * ((2 * n + 7) // 8))
+        for pfn in dumped:
+            f.seek(bm1_off + pfn // 8)
+            b = f.read(1)
+            f.seek(bm1_off + pfn // 8)
+            f.write(bytes([(b[0] if b else 0) | 1 << (pfn % 8)]))
+            f.seek(bm2_off + pfn // 8)
+            f.write(bytes([1 << (pfn % 8)]))
+        f.seek(desc_off)
+        for _ in dumped:
+            f.write(struct.pack("<QIIQ", data_off, PAGE, 0, 0))
+        f.seek(data_off)
+        f.write(b"\x42" * PAGE)
+        f.truncate(max(data_off + PAGE, desc_off))
+
+
+def lime(n, out):
+    rec = bytearray()
+    with open(out, "wb") as f:
+        for i in range(n):
+            s = i * 2 * PAGE
+            rec += struct.pack("<IIQQQ", 0x4C694D45, 1, s, s, 0) + b"\x01"
+            if len(rec) >= 1 << 20:
+                f.write(rec)
+                rec = bytearray()
+        f.write(rec)
+
+
+def main():
+    kind, arg, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    if kind == "elf":
+        elf(arg, out)
+    elif kind == "kdump":
+        kdump(arg, out)
+    elif kind == "lime":
+        lime(arg, out)
+    elif kind == "sparse-kdump":
+        kdump(0, out, dumped=(12345,), mapnr=arg << 32, sparse=True)
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The core_pattern handler's state, shared by its parts (not installed):
+ *
+ *   corehandler-stream.c  the pipe: reading, the ELF headers and notes,
+ *                         cutting the headers (hostile input, no I/O but
+ *                         the stream)
+ *   corehandler-store.c   the store: lock, handler slots, reservations,
+ *                         eviction, the copy into the output file, names
+ *                         and publishing
+ *   corehandler-meta.c    the metadata document
+ *   corehandler-priv.c    privileges: capabilities, the sandboxed
+ *                         build-ID helper process, ACLs
+ *   corehandler-buildid.c what the helper runs: libdwfl without opening
+ *                         a path
+ *   corehandler.c         the handler, in that order
+ *
+ * Dependencies point one way: corehandler.c uses all; store uses stream;
+ * meta and priv use buildid's types; stream uses corehandler-holes.c.
+ */
+#ifndef KCOREDUMP_COREHANDLER_INTERNAL_H
+#define KCOREDUMP_COREHANDLER_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "corehandler-holes.h"
+#include "internal.h"
+#include "kcoredump/corehandler.h"
+#include "kcoredump/output.h"
+
+#define CH_BLOCK KCORE_HASH_BLOCK /* 1 MiB, the hash block */
+#define CH_PAGE	 4096u
+/* Headers and notes beyond this are refused (10,000 threads fit). */
+#define CH_MAX_PREFIX (256u << 20)
+/* First pages kept for the build IDs of a compressed core. */
+#define CH_MAX_CAPTURE (64u << 20)
+/* Handler slots, at most. */
+#define CH_MAX_HANDLERS 256
+/* File mappings the handler opens for the build-ID step, at most. */
+#define CH_MAX_MAPS 512
+
+struct ch_phdr {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, paddr, filesz, memsz, align;
+};
+
+struct ch_capture {
+	size_t off; /* in ch->cap */
+	uint32_t len;
+	bool done;
+};
+
+/* What NT_AUXV says of the process's credentials (the kernel's copy). */
+struct ch_creds {
+	bool have_uid, have_euid, have_gid, have_egid, have_secure;
+	uint64_t uid, euid, gid, egid, secure;
+};
+
+/*
+ * A file the crashing process mapped at offset 0, opened by the handler
+ * itself through /proc/PID/map_files (O_PATH: nothing of the file's own
+ * code runs), for the build-ID helper.
+ */
+struct ch_map {
+	uint64_t start, end;
+	int fd;
+};
+
+/* A module as the build-ID helper reports it. */
+struct ch_module {
+	char *name;
+	uint64_t start, end;
+	unsigned char build_id[64];
+	unsigned build_id_len;
+};
+
+struct ch_buildids {
+	struct ch_module *mods;
+	size_t count;
+	char *error;	  /* why there are none, or fewer */
+	bool incomplete;  /* the first pages kept were not all */
+	const char *from; /* "stored core" or "first pages" */
+	/* The sandbox the helper ran in, as it saw itself. */
+	int64_t uid, gid;
+	bool no_new_privs, seccomp, chroot;
+	uint64_t cap_eff;
+};
+
+struct ch_helper;
+
+/* Where the store's limits stand for this handler. */
+struct ch_store {
+	int lock_fd;	   /* .kcoredump.lock, flock()ed around decisions */
+	int slot_fd;	   /* ours: .kcoredump.slot.N */
+	unsigned nslots;   /* N < nslots */
+	int slot;	   /* N, or -1 */
+	uint64_t reserved; /* bytes the slot announces */
+	bool limits_full;  /* a reservation was refused */
+	bool scanned;	   /* the store was looked at in full once */
+	enum kcore_ch_reason full_reason;
+};
+
+struct ch {
+	const struct kcore_ch_opts *o;
+	struct kcore_ch_result *res;
+	const char *in_name;
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none */
+	bool eof, stopped;    /* stopped: timeout or cancel while reading */
+	bool input_closed;
+	uint64_t last_read_ns;
+	enum kcore_ch_reason stop_reason;
+
+	/* The ELF header fields we use. */
+	bool is64, big;
+	uint16_t machine, phentsize;
+	uint64_t phoff, shoff;
+	uint16_t shentsize, shnum, shstrndx;
+	bool xnum; /* e_phnum == PN_XNUM */
+	size_t phnum;
+	struct ch_phdr *ph;
+	uint64_t first_data; /* the first PT_LOAD's data (or the prefix end) */
+
+	unsigned char *prefix; /* stream bytes [0, prefix_len) */
+	size_t prefix_len;
+	uint64_t expected; /* stream size the headers announce */
+
+	/* Output. */
+	struct kcore_output *out;
+	struct kcore_ostream *os;
+	int subdir_fd;	 /* where the core goes: dir_fd or user.UID */
+	uint64_t stored; /* bytes on disk so far (a .zst: at publishing) */
+	uint64_t zdata;	 /* data bytes handed to the compressor */
+	uint64_t zpos;	 /* stream position of the .zst writer */
+	uint64_t stored_header_off;
+	uint64_t cut; /* UINT64_MAX = not cut */
+	struct ch_store store;
+
+	/* Digest records: le64 block index + SHA-256 of the block. */
+	unsigned char *recs;
+	size_t nrecs, caprecs;
+
+	/* First pages of PT_LOADs, in p_offset order (compressed cores). */
+	size_t *order, norder, next_cap;
+	struct ch_capture *caps; /* by phdr index */
+	unsigned char *cap;
+	size_t cap_len, cap_size;
+	bool cap_full;
+
+	/* Where the crashing process's page tables say the stream is zeros
+	 * (NULL: read everything), and /dev/null to splice them into. */
+	struct ch_holes *holes;
+	int null_fd;
+	size_t pipe_size; /* F_GETPIPE_SZ */
+
+	/* From the notes. */
+	struct kcore_source fake; /* path and info for the note decoders */
+	char *exe, *fname, *psargs;
+	struct kcore_file_table files; /* NT_FILE; names point into prefix */
+	unsigned nthreads;
+	int note_signal;
+	char *note_error;
+	struct ch_creds creds;
+
+	/* Whether the crashing process is the one the kernel named (it is
+	 * dumping core), so that its /proc files describe the core. */
+	bool proc_ok;
+	struct ch_map maps[CH_MAX_MAPS];
+	size_t nmaps;
+	struct ch_helper *helper;
+	struct ch_buildids ids;
+
+	/* The crashing user may read the core (--owner user, and the
+	 * process ran with its own credentials), and why (not). */
+	bool user_access;
+	char access_why[160];
+};
+
+void ch_log(struct ch *ch, int prio, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+uint64_t ch_mono_ns(void);
+
+/* ---- corehandler-stream.c ---- */
+struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
+			    size_t *ret_done);
+struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
+			     uint64_t *ret_done);
+void ch_drop_holes(struct ch *ch, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+long ch_pipe_bytes(const struct ch *ch);
+struct kcore_error *ch_read_headers(struct ch *ch);
+void ch_parse_notes(struct ch *ch);
+void ch_put_phdr_file(const struct ch *ch, unsigned char *buf, size_t i,
+		      uint64_t offset, uint64_t filesz);
+void ch_put_shoff(const struct ch *ch, unsigned char *buf, uint64_t shoff,
+		  uint16_t shnum, uint16_t shstrndx);
+size_t ch_xnum_shdr(const struct ch *ch, unsigned char *p);
+/* Shorten the headers in ch->prefix to end at ch->cut; the file size. */
+void ch_cut_headers(struct ch *ch, uint64_t *ret_size);
+/* The build-id note of the ELF file whose first page is page. */
+size_t ch_first_page_build_id(const unsigned char *page, size_t len,
+			      const unsigned char **ret);
+void ch_stream_deinit(struct ch *ch);
+
+/* ---- corehandler-store.c ---- */
+/* Take a handler slot; false (with *ret_why) when all are taken. */
+bool ch_store_enter(struct ch *ch, const char **ret_why);
+void ch_store_leave(struct ch *ch);
+struct kcore_error *ch_store_open(struct ch *ch);
+struct kcore_error *ch_store_copy(struct ch *ch);
+/* Under the store lock: the limits again, the metadata, then the core. */
+struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
+				     size_t meta_len);
+void ch_store_set_cut(struct ch *ch, uint64_t off, enum kcore_ch_reason why);
+struct kcore_error *ch_store_finish_digest(struct ch *ch, uint64_t size);
+/* The headers, notes and first pages as a small core (compressed cores);
+ * malloc()ed. */
+unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
+void ch_store_deinit(struct ch *ch);
+
+/* ---- corehandler-meta.c ---- */
+void ch_json_str(FILE *f, const char *s);
+struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len);
+
+/* ---- corehandler-priv.c ---- */
+/* Keep only the capabilities the steps before the copy need. */
+struct kcore_error *ch_priv_restrict(struct ch *ch);
+/* Open the mapped files for the helper (needs CAP_SYS_ADMIN). */
+void ch_priv_open_maps(struct ch *ch);
+/* Start the build-ID helper (it drops everything at once). */
+void ch_priv_start_helper(struct ch *ch);
+/* Drop every capability that is left, for good. */
+struct kcore_error *ch_priv_drop(struct ch *ch);
+/* Send the core (fd, or a memory image) to the helper, wait for the
+ * modules within its time limit; ch->ids says what came. */
+void ch_priv_build_ids(struct ch *ch, int core_fd, const unsigned char *img,
+		       size_t img_len);
+/* Decide ch->user_access from the options, %d and NT_AUXV. */
+void ch_priv_decide_access(struct ch *ch);
+/* Give the crashing user read access to fd (an ACL entry); dir: and
+ * search access. */
+int ch_priv_grant_read(int fd, uint32_t uid, bool dir);
+/* Search access only (the store: no listing of others' cores). */
+int ch_priv_grant_search(int fd, uint32_t uid);
+void ch_priv_deinit(struct ch *ch);
+
+/* ---- corehandler-buildid.c (in the helper) ---- */
+struct ch_buildid_input {
+	int core_fd; /* the stored core, read-only, or a memfd image */
+	bool memory; /* core_fd holds the first-pages image */
+	const struct ch_map *maps;
+	size_t nmaps;
+};
+void ch_buildid_scan(const struct ch_buildid_input *in,
+		     struct ch_buildids *ret);
+void ch_buildids_deinit(struct ch_buildids *ids);
+/* A compressed core: add the build IDs in the first pages of the files
+ * NT_FILE maps at offset 0 that the helper did not report. */
+void ch_buildid_add_first_pages(struct ch *ch);
+
+#endif

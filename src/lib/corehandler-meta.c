@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The core handler's metadata: one JSON document beside each core, one
+ * top-level member per line (coredir.c reads it back that way).  Every
+ * string from the core or the kernel's arguments is untrusted: JSON-
+ * escaped, invalid UTF-8 as U+FFFD.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "corehandler-internal.h"
+
+/* Length of the valid UTF-8 sequence at p (at least 2 bytes), else 0. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	uint32_t c;
+
+	if (p[0] < 0xc2 || p[0] > 0xf4)
+		return 0;
+	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
+	c = p[0] & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c < 0xe000))) ||
+	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void ch_json_str(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		size_t n = utf8_len(p);
+
+		if (n > 1) {
+			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else if (*p >= 0x80) {
+			/* Names from the core are bytes, not always UTF-8. */
+			fputs("\\ufffd", f);
+		} else if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p == '\n')
+			fputs("\\n", f);
+		else if (*p == '\t')
+			fputs("\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+static const char *format_name(enum kcore_compress c)
+{
+	return c == KCORE_COMPRESS_NONE ? "elf" : kcore_compress_name(c);
+}
+
+static void json_u64_or_null(FILE *f, bool have, uint64_t v)
+{
+	if (have)
+		fprintf(f, "%" PRIu64, v);
+	else
+		fputs("null", f);
+}
+
+/* Who may read the core, and what that was decided from. */
+static void write_access(struct ch *ch, FILE *f)
+{
+	const struct ch_creds *c = &ch->creds;
+
+	fprintf(f, "  \"access\": {\"owner\": \"root\", \"user\": %s, ",
+		ch->user_access ? "true" : "false");
+	fputs("\"why\": ", f);
+	ch_json_str(f, ch->access_why);
+	fprintf(f, ", \"dump_mode\": ");
+	if (ch->o->crash.dump_mode >= 0)
+		fprintf(f, "%d", ch->o->crash.dump_mode);
+	else
+		fputs("null", f);
+	fputs(", \"auxv_uid\": ", f);
+	json_u64_or_null(f, c->have_uid, c->uid);
+	fputs(", \"auxv_euid\": ", f);
+	json_u64_or_null(f, c->have_euid, c->euid);
+	fputs(", \"auxv_gid\": ", f);
+	json_u64_or_null(f, c->have_gid, c->gid);
+	fputs(", \"auxv_egid\": ", f);
+	json_u64_or_null(f, c->have_egid, c->egid);
+	fputs(", \"at_secure\": ", f);
+	json_u64_or_null(f, c->have_secure, c->secure);
+	fputs(", \"dir\": ", f);
+	ch_json_str(f, ch->res->subdir);
+	fputs("},\n", f);
+}
+
+static void write_build_ids(struct ch *ch, FILE *f)
+{
+	const struct ch_buildids *ids = &ch->ids;
+
+	if (ids->error) {
+		fputs("  \"build_ids_error\": ", f);
+		ch_json_str(f, ids->error);
+		fputs(",\n", f);
+	}
+	if (ids->incomplete)
+		fputs("  \"build_ids_incomplete\": true,\n", f);
+	fputs("  \"build_ids_from\": ", f);
+	ch_json_str(f, ids->from);
+	fputs(",\n", f);
+	fprintf(f,
+		"  \"build_ids_sandbox\": {\"uid\": %" PRId64
+		", \"gid\": %" PRId64 ", \"no_new_privs\": %s, \"seccomp\": "
+		"%s, \"chroot\": %s, \"cap_eff\": \"0x%" PRIx64 "\"},\n",
+		ids->uid, ids->gid, ids->no_new_privs ? "true" : "false",
+		ids->seccomp ? "true" : "false", ids->chroot ? "true" : "false",
+		ids->cap_eff);
+	fputs("  \"build_ids\": [", f);
+	for (size_t i = 0; i < ids->count; i++) {
+		const struct ch_module *m = &ids->mods[i];
+		char hex[2 * sizeof(m->build_id) + 1] = "";
+
+		if (m->build_id_len)
+			kcore_hex(m->build_id, m->build_id_len, hex);
+		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+		ch_json_str(f, m->name);
+		fprintf(f,
+			", \"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64
+			"\", \"build_id\": ",
+			m->start, m->end);
+		ch_json_str(f, m->build_id_len ? hex : NULL);
+		fputs("}", f);
+	}
+	fputs(ids->count ? "\n  ],\n" : "],\n", f);
+}
+
+struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	struct kcore_ch_result *r = ch->res;
+	char hex[2 * KCORE_DIGEST_LEN + 1], when[64] = "";
+	time_t t = (time_t)o->crash.time;
+	struct tm tm;
+	struct rusage ru;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return &kcore_error_nomem;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	kcore_hex(r->sha256, KCORE_DIGEST_LEN, hex);
+	fputs("{\n  \"kcoredump_metadata\": 1,\n  \"core\": ", f);
+	ch_json_str(f, r->core_name);
+	fprintf(f, ",\n  \"format\": \"%s\",\n", format_name(o->compress));
+	fprintf(f,
+		"  \"pid\": %" PRId64 ",\n  \"uid\": %" PRIu32
+		",\n  \"gid\": %" PRIu32 ",\n",
+		o->crash.pid, o->crash.uid, o->crash.gid);
+	fprintf(f, "  \"signal\": %d,\n  \"signal_name\": ", o->crash.signal);
+	ch_json_str(f, kcore_signal_name(o->crash.signal));
+	fprintf(f, ",\n  \"time\": %" PRId64 ",\n  \"time_utc\": \"%s\",\n",
+		o->crash.time, when);
+	fputs("  \"comm\": ", f);
+	ch_json_str(f, o->crash.comm);
+	fputs(",\n  \"executable\": ", f);
+	ch_json_str(f, ch->exe ? ch->exe : ch->fname);
+	fputs(",\n  \"prpsinfo_fname\": ", f);
+	ch_json_str(f, ch->fname);
+	fputs(",\n  \"prpsinfo_args\": ", f);
+	ch_json_str(f, ch->psargs);
+	fprintf(f, ",\n  \"threads\": %u,\n  \"note_signal\": %d,\n",
+		ch->nthreads, ch->note_signal);
+	if (ch->note_error) {
+		fputs("  \"note_error\": ", f);
+		ch_json_str(f, ch->note_error);
+		fputs(",\n", f);
+	}
+	write_access(ch, f);
+	fprintf(f,
+		"  \"stream_bytes\": %" PRIu64 ",\n"
+		"  \"expected_bytes\": %" PRIu64 ",\n"
+		"  \"file_size\": %" PRIu64 ",\n"
+		"  \"data_bytes\": %" PRIu64 ",\n"
+		"  \"zero_bytes\": %" PRIu64 ",\n"
+		"  \"allocated_bytes\": %" PRIu64 ",\n",
+		r->stream_bytes, r->expected_bytes, r->file_size, r->data_bytes,
+		r->zero_bytes, r->allocated_bytes);
+	fprintf(f,
+		"  \"pagemap\": {\"used\": %s, \"unread_bytes\": %" PRIu64
+		", \"scans\": %" PRIu64 ", \"why_not\": ",
+		r->pagemap_why ? "false" : "true", r->unread_bytes,
+		r->pagemap_scans + ch_holes_scans(ch->holes));
+	ch_json_str(f, r->pagemap_why);
+	fputs("},\n", f);
+	fprintf(f, "  \"complete\": %s,\n  \"truncation_reason\": \"%s\",\n",
+		r->reason == KCORE_CH_COMPLETE ? "true" : "false",
+		kcore_ch_reason_name(r->reason));
+	if (r->reason != KCORE_CH_COMPLETE)
+		fprintf(f,
+			"  \"cut_offset\": %" PRIu64
+			",\n  \"segments_cut\": %u,\n",
+			r->cut_offset, r->segments_cut);
+	fprintf(f,
+		"  \"sha256\": \"%s\",\n"
+		"  \"sha256_kind\": \"kcoredump-sha256-v1 of the stored "
+		"stream bytes as one segment\",\n",
+		hex);
+	fprintf(f,
+		"  \"limits\": {\"max_size\": %" PRIu64
+		", \"max_use\": %" PRIu64 ", \"keep_free\": %" PRIu64
+		", \"max_handlers\": %u},\n",
+		o->max_size, o->max_use, o->keep_free,
+		o->max_handlers ? o->max_handlers : 16);
+	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
+	write_build_ids(ch, f);
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		fprintf(f,
+			"  \"cpu_user_seconds\": %.3f,\n"
+			"  \"cpu_system_seconds\": %.3f,\n",
+			(double)ru.ru_utime.tv_sec +
+				(double)ru.ru_utime.tv_usec / 1e6,
+			(double)ru.ru_stime.tv_sec +
+				(double)ru.ru_stime.tv_usec / 1e6);
+	fprintf(f, "  \"elapsed_seconds\": %.3f\n}\n", r->elapsed);
+	if (fclose(f) != 0 || !text) {
+		free(text);
+		return &kcore_error_nomem;
+	}
+	*ret = text;
+	*ret_len = len;
+	return NULL;
+}

@@ -1,0 +1,876 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The core handler's privileges.
+ *
+ * The kernel starts the handler as root with every capability.  What it
+ * needs them for is opening things at the start: the store (root's
+ * directory), the crashing process's /proc files (pagemap, status: its
+ * memory and its mapped files, which need CAP_SYS_PTRACE, CAP_SYS_ADMIN
+ * for map_files and CAP_DAC_* to read a file mode 0400 of another user),
+ * and starting the build-ID helper (CAP_SETUID, CAP_SETGID,
+ * CAP_SYS_CHROOT).  Before it reads the stream it keeps only those;
+ * once they are open it drops every capability, for good (bounding set
+ * empty, no new privileges).  It stays uid 0 without capabilities: the
+ * store is root's, so it can still write there and nowhere else root's
+ * mode bits do not allow.
+ *
+ * The build IDs need libdwfl, a large parser, on the core: that runs in
+ * a helper process forked before the drop, which at once roots itself in
+ * an empty, deleted directory, becomes nobody (or the configured user),
+ * reopens only the mapped files the handler opened for it (as nobody),
+ * sets no-new-privileges, installs a seccomp filter that refuses every
+ * open() and anything but reading, writing to its socket and memory
+ * management, and waits for the core.  It has a time limit of its own:
+ * the handler kills an intermediate process whose death kills the helper
+ * (PR_SET_PDEATHSIG), as it may not kill nobody's processes itself.
+ */
+#include <acl/libacl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/acl.h>
+#include <sys/capability.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corehandler-internal.h"
+
+#define NOBODY 65534u
+/* The helper's reply, at most. */
+#define MAX_REPLY   (4u << 20)
+#define REPLY_MAGIC 0x4b434249u /* "KCBI" */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+struct ch_helper {
+	pid_t reaper;
+	int sock;
+	char *why; /* why there is none */
+};
+
+static bool have_caps(void)
+{
+	cap_t c = cap_get_proc();
+	cap_t empty = cap_init();
+	bool any = c && empty && cap_compare(c, empty) != 0;
+
+	cap_free(c);
+	cap_free(empty);
+	return any;
+}
+
+struct kcore_error *ch_priv_restrict(struct ch *ch)
+{
+	static const cap_value_t keep[] = {
+		CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_SYS_PTRACE,
+		CAP_SYS_ADMIN,	  CAP_SETUID,	       CAP_SETGID,
+		CAP_SYS_CHROOT,	  CAP_SETPCAP,
+	};
+	cap_t cur, want;
+	int r;
+
+	if (!have_caps())
+		return NULL;
+	cur = cap_get_proc();
+	want = cap_init();
+	if (!cur || !want) {
+		cap_free(cur);
+		cap_free(want);
+		return &kcore_error_nomem;
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		cap_flag_value_t v = CAP_CLEAR;
+
+		cap_get_flag(cur, keep[i], CAP_PERMITTED, &v);
+		if (v == CAP_SET) {
+			cap_set_flag(want, CAP_PERMITTED, 1, &keep[i], CAP_SET);
+			cap_set_flag(want, CAP_EFFECTIVE, 1, &keep[i], CAP_SET);
+		}
+	}
+	r = cap_set_proc(want);
+	cap_free(cur);
+	cap_free(want);
+	if (r < 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					  "cannot give up capabilities");
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return NULL;
+}
+
+struct kcore_error *ch_priv_drop(struct ch *ch)
+{
+	cap_t none;
+	int r;
+
+	/* The bounding set while CAP_SETPCAP is still ours. */
+	if (have_caps())
+		for (cap_value_t c = 0; c <= CAP_LAST_CAP; c++)
+			if (CAP_IS_SUPPORTED(c))
+				cap_drop_bound(c);
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	none = cap_init();
+	if (!none)
+		return &kcore_error_nomem;
+	r = cap_set_proc(none);
+	cap_free(none);
+	if (r < 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					  "cannot give up capabilities");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					  "cannot set no-new-privileges");
+	/* Nothing of ours to debug or to dump, by anybody. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	return NULL;
+}
+
+/* ---- ACLs ---- */
+
+static int grant(int fd, uint32_t uid, bool read, bool exec)
+{
+	acl_t acl = acl_get_fd(fd);
+	acl_entry_t e = NULL;
+	acl_permset_t ps;
+	int r = -1, id;
+
+	if (!acl)
+		return -1;
+	for (id = ACL_FIRST_ENTRY; acl_get_entry(acl, id, &e) == 1;
+	     id = ACL_NEXT_ENTRY) {
+		acl_tag_t tag;
+		uid_t *q;
+		bool mine;
+
+		if (acl_get_tag_type(e, &tag) < 0 || tag != ACL_USER)
+			continue;
+		q = acl_get_qualifier(e);
+		mine = q && *q == uid;
+		acl_free(q);
+		if (mine)
+			break;
+		e = NULL;
+	}
+	if (!e && (acl_create_entry(&acl, &e) < 0 ||
+		   acl_set_tag_type(e, ACL_USER) < 0 ||
+		   acl_set_qualifier(e, &uid) < 0))
+		goto out;
+	if (acl_get_permset(e, &ps) < 0 || acl_clear_perms(ps) < 0 ||
+	    (read && acl_add_perm(ps, ACL_READ) < 0) ||
+	    (exec && acl_add_perm(ps, ACL_EXECUTE) < 0) ||
+	    acl_calc_mask(&acl) < 0)
+		goto out;
+	r = acl_set_fd(fd, acl);
+out:
+	acl_free(acl);
+	return r;
+}
+
+int ch_priv_grant_read(int fd, uint32_t uid, bool dir)
+{
+	return grant(fd, uid, true, dir);
+}
+
+/* The store itself: search only, so that nobody lists others' cores. */
+int ch_priv_grant_search(int fd, uint32_t uid)
+{
+	return grant(fd, uid, false, true);
+}
+
+void ch_priv_decide_access(struct ch *ch)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	const struct ch_creds *c = &ch->creds;
+	char *w = ch->access_why;
+	size_t n = sizeof(ch->access_why);
+
+	ch->user_access = false;
+	if (!o->user_access) {
+		snprintf(w, n, "--owner root");
+		return;
+	}
+	/* systemd-coredump's rule: the user reads the core only if the
+	 * process ran as that user and nothing else. */
+	if (o->crash.dump_mode != 1) {
+		if (o->crash.dump_mode < 0)
+			snprintf(w, n,
+				 "the dump mode is not known (no "
+				 "--dump-mode=%%d in core_pattern)");
+		else
+			snprintf(w, n,
+				 "dump mode %d: the process changed "
+				 "credentials or is not dumpable by its user",
+				 o->crash.dump_mode);
+		return;
+	}
+	if (!c->have_uid || !c->have_euid || !c->have_gid || !c->have_egid ||
+	    !c->have_secure) {
+		snprintf(w, n,
+			 "NT_AUXV does not give AT_UID, AT_EUID, "
+			 "AT_GID, AT_EGID and AT_SECURE");
+		return;
+	}
+	if (c->secure) {
+		snprintf(w, n, "AT_SECURE is set: the exec gave privileges");
+		return;
+	}
+	if (c->uid != c->euid || c->gid != c->egid) {
+		snprintf(w, n,
+			 "uid %" PRIu64 " / euid %" PRIu64 ", gid %" PRIu64
+			 " / egid %" PRIu64 " differ",
+			 c->uid, c->euid, c->gid, c->egid);
+		return;
+	}
+	if (c->uid != o->crash.uid || c->gid != o->crash.gid) {
+		snprintf(w, n,
+			 "AT_UID %" PRIu64 " / AT_GID %" PRIu64
+			 " are not the kernel's %" PRIu32 " / %" PRIu32,
+			 c->uid, c->gid, o->crash.uid, o->crash.gid);
+		return;
+	}
+	if (o->crash.uid == 0 || o->crash.uid == NOBODY) {
+		snprintf(w, n, "uid %" PRIu32 " gets no access of its own",
+			 o->crash.uid);
+		return;
+	}
+	snprintf(w, n, "uid == euid, gid == egid, AT_SECURE 0 and dump mode 1");
+	ch->user_access = true;
+}
+
+/* ---- the helper's sandbox ---- */
+
+#if defined(__x86_64__)
+#define SECCOMP_ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#ifdef SECCOMP_ARCH
+#define ALLOW(nr)                                        \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
+#define DENY(nr, e)                                      \
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
+		BPF_STMT(BPF_RET | BPF_K,                \
+			 SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
+
+/*
+ * Reading the core and the mapped files, memory, the reply, dying: all
+ * the helper may do.  open() and its kin fail with EACCES (libdwfl then
+ * goes on without the file), everything else with EPERM.
+ */
+static bool install_seccomp(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+#ifdef __x86_64__
+		/* No x32 system calls. */
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+#endif
+		ALLOW(__NR_read),
+		ALLOW(__NR_write),
+		ALLOW(__NR_pread64),
+		ALLOW(__NR_readv),
+		ALLOW(__NR_writev),
+		ALLOW(__NR_lseek),
+		ALLOW(__NR_close),
+		ALLOW(__NR_dup),
+		ALLOW(__NR_fstat),
+		ALLOW(__NR_newfstatat),
+		ALLOW(__NR_mmap),
+		ALLOW(__NR_munmap),
+		ALLOW(__NR_mremap),
+		ALLOW(__NR_mprotect),
+		ALLOW(__NR_madvise),
+		ALLOW(__NR_brk),
+		ALLOW(__NR_futex),
+		ALLOW(__NR_sendmsg),
+		ALLOW(__NR_recvmsg),
+		ALLOW(__NR_getpid),
+		ALLOW(__NR_gettid),
+		ALLOW(__NR_clock_gettime),
+		ALLOW(__NR_rt_sigreturn),
+		ALLOW(__NR_rt_sigprocmask),
+		ALLOW(__NR_tgkill),
+		ALLOW(__NR_sigaltstack),
+		ALLOW(__NR_sched_yield),
+		ALLOW(__NR_restart_syscall),
+		ALLOW(__NR_exit),
+		ALLOW(__NR_exit_group),
+#ifdef __NR_open
+		DENY(__NR_open, EACCES),
+#endif
+#ifdef __NR_creat
+		DENY(__NR_creat, EACCES),
+#endif
+		DENY(__NR_openat, EACCES),
+#ifdef __NR_openat2
+		DENY(__NR_openat2, EACCES),
+#endif
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
+				   .filter = f };
+
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
+}
+#else
+static bool install_seccomp(void)
+{
+	return false; /* no filter written for this architecture */
+}
+#endif
+
+/* Close every descriptor but the n in keep (sorted). */
+static void close_others(const int *keep, size_t n)
+{
+	unsigned lo = 0;
+
+	for (size_t i = 0; i <= n; i++) {
+		unsigned hi = i < n ? (unsigned)keep[i] : ~0u;
+
+		if (hi > lo) {
+			if (syscall(SYS_close_range, lo, hi - 1, 0) < 0) {
+				unsigned top = hi == ~0u ? 65536 : hi;
+
+				for (unsigned fd = lo; fd < top; fd++)
+					close((int)fd);
+			}
+		}
+		if (i < n)
+			lo = (unsigned)keep[i] + 1;
+	}
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+static void put32(FILE *f, uint32_t v)
+{
+	unsigned char b[4];
+
+	kcore_store_le(b, v, 4);
+	fwrite(b, 1, 4, f);
+}
+
+static void put64(FILE *f, uint64_t v)
+{
+	unsigned char b[8];
+
+	kcore_store_le(b, v, 8);
+	fwrite(b, 1, 8, f);
+}
+
+/* The helper's reply: what it saw of itself, then the modules. */
+static void reply(int sock, const struct ch_buildids *ids)
+{
+	char *buf = NULL;
+	size_t len = 0, done = 0;
+	FILE *f = open_memstream(&buf, &len);
+	size_t elen = ids->error ? strlen(ids->error) : 0;
+
+	if (!f)
+		return;
+	put32(f, REPLY_MAGIC);
+	put64(f, (uint64_t)ids->uid);
+	put64(f, (uint64_t)ids->gid);
+	put32(f, (uint32_t)ids->no_new_privs | (uint32_t)ids->seccomp << 1 |
+			 (uint32_t)ids->chroot << 2);
+	put64(f, ids->cap_eff);
+	put32(f, (uint32_t)(elen > 4096 ? 4096 : elen));
+	fwrite(ids->error ? ids->error : "", 1, elen > 4096 ? 4096 : elen, f);
+	put32(f, (uint32_t)ids->count);
+	for (size_t i = 0; i < ids->count; i++) {
+		const struct ch_module *m = &ids->mods[i];
+		size_t nlen = strlen(m->name);
+
+		put64(f, m->start);
+		put64(f, m->end);
+		put32(f, m->build_id_len);
+		fwrite(m->build_id, 1, m->build_id_len, f);
+		put32(f, (uint32_t)nlen);
+		fwrite(m->name, 1, nlen, f);
+	}
+	if (fclose(f) != 0)
+		return;
+	while (done < len && done < MAX_REPLY) {
+		ssize_t w = write(sock, buf + done, len - done);
+
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	free(buf);
+}
+
+/* Receive one descriptor and a flag byte. */
+static int recv_fd(int sock, bool *ret_memory)
+{
+	char flag = 0;
+	struct iovec iov = { &flag, 1 };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.b,
+			      .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&msg);
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	*ret_memory = flag == 'm';
+	return fd;
+}
+
+static int send_fd(int sock, int fd, bool memory)
+{
+	char flag = memory ? 'm' : 'f';
+	struct iovec iov = { &flag, 1 };
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr msg = { .msg_iov = &iov,
+			      .msg_iovlen = 1,
+			      .msg_control = u.b,
+			      .msg_controllen = sizeof(u.b) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	memset(u.b, 0, sizeof(u.b));
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+/*
+ * The helper: becomes nobody in an empty root with the mapped files as
+ * its only files, then waits for the core.  Never returns.
+ */
+static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	uid_t uid = o->helper_uid ? o->helper_uid : NOBODY;
+	gid_t gid = o->helper_gid ? o->helper_gid : NOBODY;
+	struct ch_buildids ids = { .uid = -1, .gid = -1 };
+	struct ch_buildid_input in = { .maps = ch->maps, .nmaps = ch->nmaps };
+	int keep[CH_MAX_MAPS + 2], nkeep = 0, procfd;
+	bool root = geteuid() == 0;
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+	struct rlimit rl;
+
+	procfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* An empty root: the directory made for us, already deleted. */
+	if (root && empty_fd >= 0 && fchdir(empty_fd) == 0 &&
+	    chroot(".") == 0 && chdir("/") == 0)
+		ids.chroot = true;
+	if (empty_fd >= 0)
+		close(empty_fd);
+	if (root) {
+		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
+		    setresuid(uid, uid, uid) < 0 || getuid() != uid ||
+		    geteuid() != uid || getgid() != gid)
+			_exit(2);
+	}
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	/* Killed with the reaper; it may have gone already. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != reaper)
+		_exit(3);
+	/* The mapped files, opened again as what we are now: only regular
+	 * files (opening a device node could act), and only if this user
+	 * may read them. */
+	for (size_t i = 0; i < ch->nmaps; i++) {
+		struct ch_map *m = &ch->maps[i];
+		struct stat st;
+		char name[16];
+		int fd = -1;
+
+		if (procfd >= 0 && fstat(m->fd, &st) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			snprintf(name, sizeof(name), "%d", m->fd);
+			fd = openat(procfd, name,
+				    O_RDONLY | O_CLOEXEC | O_NOCTTY |
+					    O_NONBLOCK);
+		}
+		close(m->fd);
+		m->fd = fd;
+		if (fd >= 0)
+			keep[nkeep++] = fd;
+	}
+	if (procfd >= 0)
+		close(procfd);
+	keep[nkeep++] = sock;
+	qsort(keep, (size_t)nkeep, sizeof(int), cmp_int);
+	close_others(keep, (size_t)nkeep);
+	rl.rlim_cur = rl.rlim_max = o->build_id_timeout_ms / 1000 + 2;
+	setrlimit(RLIMIT_CPU, &rl);
+	rl.rlim_cur = rl.rlim_max = 0;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	setrlimit(RLIMIT_NPROC, &rl);
+	rl.rlim_cur = rl.rlim_max = (rlim_t)nkeep + 16;
+	setrlimit(RLIMIT_NOFILE, &rl);
+#ifndef UNDER_ASAN
+	rl.rlim_cur = rl.rlim_max = 1ull << 30;
+	setrlimit(RLIMIT_AS, &rl);
+#endif
+	ids.uid = getuid();
+	ids.gid = getgid();
+	if (syscall(SYS_capget, &hdr, data) == 0)
+		ids.cap_eff = data[0].effective | (uint64_t)data[1].effective
+							  << 32;
+	ids.no_new_privs = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
+	ids.seccomp = ids.no_new_privs && install_seccomp();
+	if (!ids.no_new_privs)
+		_exit(4);
+	in.core_fd = recv_fd(sock, &in.memory);
+	if (in.core_fd < 0)
+		_exit(0);
+	ch_buildid_scan(&in, &ids);
+	reply(sock, &ids);
+	_exit(0);
+}
+
+/* An empty directory of ours, already removed, for the helper's root. */
+static int empty_dir(struct ch *ch)
+{
+	char name[64];
+	int fd;
+
+	snprintf(name, sizeof(name), ".kcoredump.empty.%d", (int)getpid());
+	if (mkdirat(ch->o->dir_fd, name, 0700) < 0 && errno != EEXIST)
+		return -1;
+	fd = openat(ch->o->dir_fd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	unlinkat(ch->o->dir_fd, name, AT_REMOVEDIR);
+	return fd;
+}
+
+void ch_priv_open_maps(struct ch *ch)
+{
+	const char *procfs = ch->o->procfs ? ch->o->procfs : "/proc";
+
+	/* Only files of the process the kernel named while it dumps: a
+	 * reused pid would be another process's files. */
+	if (!ch->proc_ok || ch->o->build_id_timeout_ms == 0)
+		return;
+	for (size_t k = 0; k < ch->files.count && ch->nmaps < CH_MAX_MAPS;
+	     k++) {
+		const struct kcore_file_entry *f = &ch->files.entries[k];
+		char path[160];
+		int fd;
+
+		if (f->offset != 0)
+			continue;
+		snprintf(path, sizeof(path),
+			 "%s/%" PRId64 "/map_files/%" PRIx64 "-%" PRIx64,
+			 procfs, ch->o->crash.pid, f->start, f->end);
+		/* O_PATH: the file's own open() does not run. */
+		fd = open(path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ch->maps[ch->nmaps++] = (struct ch_map){ .start = f->start,
+							 .end = f->end,
+							 .fd = fd };
+	}
+}
+
+void ch_priv_start_helper(struct ch *ch)
+{
+	struct ch_helper *h = calloc(1, sizeof(*h));
+	int sv[2], empty;
+	pid_t r;
+
+	if (!h)
+		return;
+	ch->helper = h;
+	h->sock = -1;
+	if (ch->o->build_id_timeout_ms == 0) {
+		h->why = strdup("build IDs not read (--build-id-timeout 0)");
+		return;
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		if (asprintf(&h->why, "socketpair: %s", strerror(errno)) < 0)
+			h->why = NULL;
+		return;
+	}
+	empty = geteuid() == 0 ? empty_dir(ch) : -1;
+	fflush(NULL);
+	r = fork();
+	if (r == 0) {
+		/* The reaper: its death is the helper's, and the handler's
+		 * its own. */
+		pid_t me = getpid(), c;
+		int keep[1] = { 0 };
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() == 1)
+			_exit(0);
+		c = fork();
+
+		if (c == 0)
+			helper_main(ch, sv[1], empty, me);
+		close_others(keep, 0);
+		while (c > 0 && waitpid(c, NULL, 0) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	if (empty >= 0)
+		close(empty);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		if (asprintf(&h->why, "fork: %s", strerror(errno)) < 0)
+			h->why = NULL;
+		return;
+	}
+	h->reaper = r;
+	h->sock = sv[0];
+	/* The helper has what it needs of the mapped files. */
+	for (size_t i = 0; i < ch->nmaps; i++)
+		close(ch->maps[i].fd);
+	ch->nmaps = 0;
+}
+
+static uint64_t get(const unsigned char **p, const unsigned char *end,
+		    unsigned size, bool *bad)
+{
+	uint64_t v;
+
+	if ((size_t)(end - *p) < size) {
+		*bad = true;
+		return 0;
+	}
+	v = kcore_load(*p, size, false);
+	*p += size;
+	return v;
+}
+
+/* The helper's reply, parsed with every length checked. */
+static void parse_reply(const unsigned char *buf, size_t len,
+			struct ch_buildids *ids)
+{
+	const unsigned char *p = buf, *end = buf + len;
+	bool bad = false;
+	uint64_t flags, elen, count;
+
+	if (get(&p, end, 4, &bad) != REPLY_MAGIC || bad) {
+		ids->error = strdup(len ? "the build-ID helper's reply is "
+					  "malformed"
+					: "the build-ID helper gave no reply");
+		return;
+	}
+	ids->uid = (int64_t)get(&p, end, 8, &bad);
+	ids->gid = (int64_t)get(&p, end, 8, &bad);
+	flags = get(&p, end, 4, &bad);
+	ids->no_new_privs = flags & 1;
+	ids->seccomp = flags & 2;
+	ids->chroot = flags & 4;
+	ids->cap_eff = get(&p, end, 8, &bad);
+	elen = get(&p, end, 4, &bad);
+	if (!bad && elen && elen <= (uint64_t)(end - p)) {
+		ids->error = strndup((const char *)p, elen);
+		p += elen;
+	} else if (elen) {
+		bad = true;
+	}
+	count = get(&p, end, 4, &bad);
+	if (!bad && count)
+		ids->mods =
+			calloc(count < 4096 ? count : 4096, sizeof(*ids->mods));
+	for (uint64_t i = 0; !bad && ids->mods && i < count && i < 4096; i++) {
+		struct ch_module *m = &ids->mods[i];
+		uint64_t idlen, nlen;
+
+		m->start = get(&p, end, 8, &bad);
+		m->end = get(&p, end, 8, &bad);
+		idlen = get(&p, end, 4, &bad);
+		if (bad || idlen > sizeof(m->build_id) ||
+		    idlen > (uint64_t)(end - p)) {
+			bad = true;
+			break;
+		}
+		memcpy(m->build_id, p, idlen);
+		m->build_id_len = (unsigned)idlen;
+		p += idlen;
+		nlen = get(&p, end, 4, &bad);
+		if (bad || nlen > 4096 || nlen > (uint64_t)(end - p)) {
+			bad = true;
+			break;
+		}
+		m->name = strndup((const char *)p, nlen);
+		p += nlen;
+		if (!m->name) {
+			bad = true;
+			break;
+		}
+		ids->count++;
+	}
+	if (bad && !ids->error)
+		ids->error = strdup("the build-ID helper's reply is "
+				    "malformed");
+}
+
+void ch_priv_build_ids(struct ch *ch, int core_fd, const unsigned char *img,
+		       size_t img_len)
+{
+	struct ch_helper *h = ch->helper;
+	struct ch_buildids *ids = &ch->ids;
+	uint64_t deadline =
+		ch_mono_ns() + ch->o->build_id_timeout_ms * 1000000ull;
+	unsigned char *buf = NULL;
+	size_t len = 0;
+	bool timed_out = false, ended = false;
+	int fd = -1;
+
+	ids->uid = ids->gid = -1;
+	ids->from = img ? "first pages" : "stored core";
+	if (!h || h->sock < 0) {
+		ids->from = "none";
+		ids->error =
+			strdup(h && h->why ? h->why : "no build-ID helper");
+		return;
+	}
+	if (img) {
+		fd = memfd_create("kcoredump-first-pages",
+				  MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd >= 0) {
+			struct kcore_error *err = kcore_write_all(
+				NULL, fd, "memfd", img, img_len);
+
+			if (err ||
+			    fcntl(fd, F_ADD_SEALS,
+				  F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK |
+					  F_SEAL_SEAL) < 0) {
+				kcore_error_destroy(err);
+				close(fd);
+				fd = -1;
+				errno = EIO;
+			}
+		}
+	} else {
+		char proc[64];
+
+		/* Read-only: the helper cannot change what we publish. */
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", core_fd);
+		fd = open(proc, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || send_fd(h->sock, fd, img != NULL) < 0) {
+		if (asprintf(&ids->error,
+			     "cannot hand the core to the "
+			     "build-ID helper: %s",
+			     strerror(errno)) < 0)
+			ids->error = NULL;
+		if (fd >= 0)
+			close(fd);
+		goto done;
+	}
+	close(fd);
+	buf = malloc(MAX_REPLY);
+	while (buf && len < MAX_REPLY) {
+		struct pollfd pfd = { .fd = h->sock, .events = POLLIN };
+		uint64_t now = ch_mono_ns();
+		ssize_t n;
+
+		if (now >= deadline) {
+			timed_out = true;
+			break;
+		}
+		if (poll(&pfd, 1, (int)((deadline - now) / 1000000u) + 1) <= 0)
+			continue;
+		n = read(h->sock, buf + len, MAX_REPLY - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			ended = n == 0;
+			break;
+		}
+		len += (size_t)n;
+	}
+	if (timed_out) {
+		if (asprintf(&ids->error,
+			     "the build-ID helper did not finish within "
+			     "%.3f s; killed",
+			     (double)ch->o->build_id_timeout_ms / 1000) < 0)
+			ids->error = NULL;
+	} else if (buf) {
+		parse_reply(buf, len, ids);
+	} else {
+		ids->error = strdup("out of memory");
+	}
+done:
+	free(buf);
+	/* The helper closed its end: it is exiting, and the reaper after
+	 * it.  Otherwise the reaper's death ends the helper too. */
+	if (!ended)
+		kill(h->reaper, SIGKILL);
+	while (waitpid(h->reaper, NULL, 0) < 0 && errno == EINTR)
+		;
+	h->reaper = 0;
+	close(h->sock);
+	h->sock = -1;
+}
+
+void ch_priv_deinit(struct ch *ch)
+{
+	struct ch_helper *h = ch->helper;
+
+	for (size_t i = 0; i < ch->nmaps; i++)
+		close(ch->maps[i].fd);
+	ch->nmaps = 0;
+	if (h) {
+		if (h->sock >= 0)
+			close(h->sock);
+		if (h->reaper > 0) {
+			kill(h->reaper, SIGKILL);
+			while (waitpid(h->reaper, NULL, 0) < 0 &&
+			       errno == EINTR)
+				;
+		}
+		free(h->why);
+		free(h);
+	}
+	ch->helper = NULL;
+	ch_buildids_deinit(&ch->ids);
+}

@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The core handler's stream: reading the pipe the kernel writes the core
+ * into, the ELF header, program headers and notes (all hostile: every
+ * field is checked before use), and the program headers of a core cut
+ * short.  Nothing here opens a file or decides about the store.
+ *
+ * The kernel writes a core into the pipe a page at a time and wakes the
+ * reader whenever the pipe was empty: reading each page as it comes costs
+ * two system calls and two context switches per 4 KiB, which is most of
+ * the cost of a sparse stream.  After a small read, let the pipe fill for
+ * about the time the writer needs for SMALL_READ bytes at its recent rate
+ * (at most 2 ms), so that reads come back with many pages each.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "corehandler-internal.h"
+
+#define PAGE	   CH_PAGE
+#define MAX_PREFIX CH_MAX_PREFIX
+
+#define SMALL_READ   (256u << 10)
+#define MAX_BATCH_NS 2000000u
+
+static void batch_wait(struct ch *ch, uint64_t got)
+{
+	uint64_t now = ch_mono_ns(), dt = now - ch->last_read_ns, wait;
+	struct timespec ts;
+
+	ch->last_read_ns = now;
+	if (!dt || dt > 100000000u)
+		return; /* the first read, or the writer was idle */
+	/* got bytes took dt: SMALL_READ bytes take SMALL_READ * dt / got. */
+	wait = got ? (uint64_t)((double)SMALL_READ * (double)dt / (double)got)
+		   : MAX_BATCH_NS;
+	if (wait > MAX_BATCH_NS)
+		wait = MAX_BATCH_NS;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)wait;
+	nanosleep(&ts, NULL);
+	ch->last_read_ns = ch_mono_ns();
+}
+
+/*
+ * Wait until the stream has bytes to read (or has ended), at most until
+ * the deadline: false when the handler stopped instead (ch->stopped), or
+ * poll failed (*ret_err).
+ */
+static bool wait_input(struct ch *ch, struct kcore_error **ret_err)
+{
+	*ret_err = NULL;
+	while (!ch->stopped) {
+		struct pollfd pfd = { .fd = ch->o->in_fd, .events = POLLIN };
+		int wait_ms = 1000; /* look at the cancel flag each second */
+		int r;
+
+		if (ch->o->cancel && *ch->o->cancel) {
+			ch->stopped = true;
+			ch->stop_reason = KCORE_CH_CANCELLED;
+			break;
+		}
+		if (ch->deadline_ns) {
+			uint64_t now = ch_mono_ns();
+
+			if (now >= ch->deadline_ns) {
+				ch->stopped = true;
+				ch->stop_reason = KCORE_CH_TIMEOUT;
+				break;
+			}
+			if ((ch->deadline_ns - now) / 1000000u < 1000u)
+				wait_ms = (int)((ch->deadline_ns - now) /
+						1000000u) +
+					  1;
+		}
+		r = poll(&pfd, 1, wait_ms);
+		if (r < 0 && errno != EINTR) {
+			*ret_err = kcore_error_create_at(
+				KCORE_ERR_OS, errno, ch->in_name,
+				ch->res->stream_bytes, "poll failed");
+			return false;
+		}
+		if (r > 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Read up to len bytes, waiting at most until the deadline; *ret_done is
+ * short at the end of the stream or when stopped (ch->eof / ch->stopped).
+ */
+struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
+			    size_t *ret_done)
+{
+	struct kcore_error *err;
+	size_t done = 0;
+
+	while (done < len && !ch->eof && !ch->stopped) {
+		ssize_t n;
+
+		if (!wait_input(ch, &err)) {
+			if (err)
+				return err;
+			break;
+		}
+		n = read(ch->o->in_fd, (char *)buf + done, len - done);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return kcore_error_create_at(
+				KCORE_ERR_OS, errno, ch->in_name,
+				ch->res->stream_bytes, "read failed");
+		}
+		if (n == 0) {
+			ch->eof = true;
+			break;
+		}
+		done += (size_t)n;
+		ch->res->stream_bytes += (uint64_t)n;
+		if ((size_t)n < SMALL_READ && done < len)
+			batch_wait(ch, (uint64_t)n);
+	}
+	*ret_done = done;
+	return NULL;
+}
+
+/* Bytes waiting in the pipe, or -1. */
+long ch_pipe_bytes(const struct ch *ch)
+{
+	int n;
+
+	return ioctl(ch->o->in_fd, FIONREAD, &n) < 0 ? -1 : n;
+}
+
+/* Read the page tables no more: every later byte is read. */
+void ch_drop_holes(struct ch *ch, const char *fmt, ...)
+{
+	va_list ap;
+
+	ch->res->pagemap_scans += ch_holes_scans(ch->holes);
+	ch_holes_destroy(ch->holes);
+	ch->holes = NULL;
+	free(ch->res->pagemap_why);
+	ch->res->pagemap_why = NULL;
+	va_start(ap, fmt);
+	if (vasprintf(&ch->res->pagemap_why, fmt, ap) < 0)
+		ch->res->pagemap_why = NULL;
+	va_end(ap);
+}
+
+/*
+ * Let the pipe fill until want bytes wait in it, sleeping for the time the
+ * writer needs for the rest at the rate it showed so far; the writer's
+ * end closing, or MAX_FILL_NS, ends the wait.  Returns the bytes waiting.
+ */
+#define MAX_FILL_NS 100000000u
+
+static long fill_pipe(struct ch *ch, size_t want)
+{
+	uint64_t start = ch_mono_ns(), seen_ns = start;
+	long avail = ch_pipe_bytes(ch), seen = avail;
+
+	while (avail >= 0 && (size_t)avail < want) {
+		struct pollfd pfd = { .fd = ch->o->in_fd, .events = POLLIN };
+		uint64_t now = ch_mono_ns(), wait = 2000000u;
+		struct timespec ts;
+
+		if ((poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLHUP)) ||
+		    now - start >= MAX_FILL_NS ||
+		    (ch->o->cancel && *ch->o->cancel))
+			break;
+		if (avail > seen && now > seen_ns)
+			wait = (uint64_t)((double)(want - (size_t)avail) *
+					  (double)(now - seen_ns) /
+					  (double)(avail - seen));
+		if (wait < 100000u)
+			wait = 100000u;
+		if (wait > 20000000u)
+			wait = 20000000u;
+		seen = avail;
+		seen_ns = now;
+		ts.tv_sec = 0;
+		ts.tv_nsec = (long)wait;
+		nanosleep(&ts, NULL);
+		avail = ch_pipe_bytes(ch);
+	}
+	return avail;
+}
+
+/*
+ * Consume stream bytes [pos, pos + len), inside a hole run of the page
+ * tables, without reading them: splice(2) hands the pipe's pages to
+ * /dev/null.  Only bytes already in the pipe are taken, each time after
+ * another look at the page tables (the kernel has decided about those
+ * pages) finds them still empty.  *ret_done is short when a page appeared
+ * there, at the end of the stream or when stopped; the caller reads the
+ * rest.  Three quarters of the pipe at a time: fewer wake-ups, and the
+ * kernel keeps writing meanwhile.
+ */
+struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
+			     uint64_t *ret_done)
+{
+	struct kcore_error *err = NULL;
+	uint64_t done = 0;
+
+	while (done < len && !ch->eof && !ch->stopped && ch->holes) {
+		size_t want = ch->pipe_size / 4 * 3, take;
+		long avail;
+		bool empty;
+		ssize_t n;
+
+		if (!wait_input(ch, &err))
+			break;
+		if (want > len - done)
+			want = (size_t)(len - done);
+		avail = fill_pipe(ch, want);
+		if (avail < 0) {
+			ch_drop_holes(ch, "FIONREAD on the stream failed: %s",
+				      strerror(errno));
+			break;
+		}
+		if (avail == 0) {
+			/* Readable and empty: the kernel closed it. */
+			ch->eof = true;
+			break;
+		}
+		take = (uint64_t)avail < len - done ? (size_t)avail
+						    : (size_t)(len - done);
+		err = ch_holes_recheck(ch->holes, pos + done, pos + done + take,
+				       &empty);
+		if (err && err != &kcore_error_nomem) {
+			char *d = kcore_error_describe(err);
+
+			ch_drop_holes(ch, "%s",
+				      d ? d : "the page tables failed");
+			free(d);
+			kcore_error_destroy(err);
+			err = NULL;
+		}
+		if (err || !empty)
+			break;
+		n = splice(ch->o->in_fd, NULL, ch->null_fd, NULL, take,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0) {
+			ch_drop_holes(ch, "splice from the stream failed: %s",
+				      strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			ch->eof = true;
+			break;
+		}
+		done += (uint64_t)n;
+		ch->res->stream_bytes += (uint64_t)n;
+		ch->res->unread_bytes += (uint64_t)n;
+		ch->last_read_ns = ch_mono_ns();
+	}
+	*ret_done = done;
+	return err;
+}
+
+/* Grow the prefix to len bytes of the stream; a short stream or a stop
+ * here is an error: without headers there is nothing to store. */
+static struct kcore_error *need_prefix(struct ch *ch, size_t len,
+				       const char *what)
+{
+	size_t got;
+	struct kcore_error *err;
+	unsigned char *p;
+
+	if (len <= ch->prefix_len)
+		return NULL;
+	if (len > MAX_PREFIX)
+		return kcore_error_create_at(
+			KCORE_ERR_UNSUPPORTED, 0, ch->in_name, ch->prefix_len,
+			"%s would end at offset 0x%zx, beyond the %u MiB "
+			"allowed for headers and notes",
+			what, len, MAX_PREFIX >> 20);
+	p = realloc(ch->prefix, len);
+	if (!p)
+		return &kcore_error_nomem;
+	ch->prefix = p;
+	err = ch_fill(ch, p + ch->prefix_len, len - ch->prefix_len, &got);
+	if (err)
+		return err;
+	ch->prefix_len += got;
+	if (ch->prefix_len < len)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, ch->in_name, ch->prefix_len,
+			"the stream %s before the end of the %s (offset 0x%zx)",
+			ch->stopped ? (ch->stop_reason == KCORE_CH_TIMEOUT
+					       ? "timed out"
+					       : "was cancelled")
+				    : "ended",
+			what, len);
+	return NULL;
+}
+
+/* ---- ELF fields ---- */
+
+static uint64_t ld(const struct ch *ch, const unsigned char *p, unsigned size)
+{
+	return kcore_load(p, size, ch->big);
+}
+
+static void st(const struct ch *ch, unsigned char *p, unsigned size, uint64_t v)
+{
+	for (unsigned i = 0; i < size; i++) {
+		unsigned shift = ch->big ? 8 * (size - 1 - i) : 8 * i;
+
+		p[i] = (unsigned char)(v >> shift);
+	}
+}
+
+static void get_phdr(const struct ch *ch, const unsigned char *p,
+		     struct ch_phdr *ph)
+{
+	ph->type = (uint32_t)ld(ch, p, 4);
+	if (ch->is64) {
+		ph->flags = (uint32_t)ld(ch, p + 4, 4);
+		ph->offset = ld(ch, p + 8, 8);
+		ph->vaddr = ld(ch, p + 16, 8);
+		ph->paddr = ld(ch, p + 24, 8);
+		ph->filesz = ld(ch, p + 32, 8);
+		ph->memsz = ld(ch, p + 40, 8);
+		ph->align = ld(ch, p + 48, 8);
+	} else {
+		ph->offset = ld(ch, p + 4, 4);
+		ph->vaddr = ld(ch, p + 8, 4);
+		ph->paddr = ld(ch, p + 12, 4);
+		ph->filesz = ld(ch, p + 16, 4);
+		ph->memsz = ld(ch, p + 20, 4);
+		ph->flags = (uint32_t)ld(ch, p + 24, 4);
+		ph->align = ld(ch, p + 28, 4);
+	}
+}
+
+/* Rewrite p_offset and p_filesz of phdr i inside buf (a header copy). */
+void ch_put_phdr_file(const struct ch *ch, unsigned char *buf, size_t i,
+		      uint64_t offset, uint64_t filesz)
+{
+	unsigned char *p = buf + ch->phoff + i * ch->phentsize;
+
+	if (ch->is64) {
+		st(ch, p + 8, 8, offset);
+		st(ch, p + 32, 8, filesz);
+	} else {
+		st(ch, p + 4, 4, offset);
+		st(ch, p + 16, 4, filesz);
+	}
+}
+
+void ch_put_shoff(const struct ch *ch, unsigned char *buf, uint64_t shoff,
+		  uint16_t shnum, uint16_t shstrndx)
+{
+	if (ch->is64) {
+		st(ch, buf + 40, 8, shoff);
+		st(ch, buf + 60, 2, shnum);
+		st(ch, buf + 62, 2, shstrndx);
+	} else {
+		st(ch, buf + 32, 4, shoff);
+		st(ch, buf + 48, 2, shnum);
+		st(ch, buf + 50, 2, shstrndx);
+	}
+}
+
+/* Section 0 as the kernel writes it for PN_XNUM (fill_extnum_info()). */
+size_t ch_xnum_shdr(const struct ch *ch, unsigned char *p)
+{
+	size_t size = ch->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+	memset(p, 0, size);
+	if (ch->is64) {
+		st(ch, p + 32, 8, ch->shnum); /* sh_size = e_shnum */
+		st(ch, p + 40, 4, ch->shstrndx);
+		st(ch, p + 44, 4, ch->phnum);
+	} else {
+		st(ch, p + 20, 4, ch->shnum);
+		st(ch, p + 24, 4, ch->shstrndx);
+		st(ch, p + 28, 4, ch->phnum);
+	}
+	return size;
+}
+
+static struct kcore_error *fmt_error(struct ch *ch, uint64_t off,
+				     const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static struct kcore_error *fmt_error(struct ch *ch, uint64_t off,
+				     const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, ch->in_name, off,
+				     "%s", msg);
+}
+
+struct kcore_error *ch_read_headers(struct ch *ch)
+{
+	const unsigned char *e;
+	struct kcore_error *err;
+	size_t ehsize, phend;
+	uint64_t first_data = UINT64_MAX, notes_end = 0;
+
+	err = need_prefix(ch, EI_NIDENT, "ELF identification");
+	if (err)
+		return err;
+	e = ch->prefix;
+	if (memcmp(e, ELFMAG, SELFMAG) != 0)
+		return fmt_error(ch, 0, "not an ELF file");
+	if (e[EI_CLASS] != ELFCLASS64 && e[EI_CLASS] != ELFCLASS32)
+		return fmt_error(ch, EI_CLASS, "unknown ELF class %u",
+				 e[EI_CLASS]);
+	if (e[EI_DATA] != ELFDATA2LSB && e[EI_DATA] != ELFDATA2MSB)
+		return fmt_error(ch, EI_DATA, "unknown ELF data encoding %u",
+				 e[EI_DATA]);
+	ch->is64 = e[EI_CLASS] == ELFCLASS64;
+	ch->big = e[EI_DATA] == ELFDATA2MSB;
+	ehsize = ch->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	err = need_prefix(ch, ehsize, "ELF header");
+	if (err)
+		return err;
+	e = ch->prefix;
+	if (ld(ch, e + 16, 2) != ET_CORE)
+		return fmt_error(ch, 16, "not an ELF core (e_type %" PRIu64 ")",
+				 ld(ch, e + 16, 2));
+	ch->machine = (uint16_t)ld(ch, e + 18, 2);
+	if (ch->is64) {
+		ch->phoff = ld(ch, e + 32, 8);
+		ch->shoff = ld(ch, e + 40, 8);
+		ch->phentsize = (uint16_t)ld(ch, e + 54, 2);
+		ch->phnum = ld(ch, e + 56, 2);
+		ch->shentsize = (uint16_t)ld(ch, e + 58, 2);
+		ch->shnum = (uint16_t)ld(ch, e + 60, 2);
+		ch->shstrndx = (uint16_t)ld(ch, e + 62, 2);
+	} else {
+		ch->phoff = ld(ch, e + 28, 4);
+		ch->shoff = ld(ch, e + 32, 4);
+		ch->phentsize = (uint16_t)ld(ch, e + 42, 2);
+		ch->phnum = ld(ch, e + 44, 2);
+		ch->shentsize = (uint16_t)ld(ch, e + 46, 2);
+		ch->shnum = (uint16_t)ld(ch, e + 48, 2);
+		ch->shstrndx = (uint16_t)ld(ch, e + 50, 2);
+	}
+	if (ch->phentsize !=
+	    (ch->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return fmt_error(ch, ch->is64 ? 54 : 42,
+				 "e_phentsize %u is not the size of a program "
+				 "header",
+				 ch->phentsize);
+	if (ch->phnum == 0)
+		return fmt_error(ch, ch->is64 ? 56 : 44,
+				 "the core has no program headers");
+	if (ch->phoff < ehsize || ch->phoff > MAX_PREFIX)
+		return fmt_error(ch, ch->is64 ? 32 : 28,
+				 "e_phoff 0x%" PRIx64 " is not after the ELF "
+				 "header",
+				 ch->phoff);
+	if (ch->phnum == PN_XNUM) {
+		/*
+		 * More than 65534 segments: the real count is in section
+		 * 0, which the kernel writes after the data.  The notes
+		 * (the first program header) follow the program headers
+		 * directly, so their offset gives the count.
+		 */
+		struct ch_phdr first;
+
+		ch->xnum = true;
+		err = need_prefix(ch, ch->phoff + ch->phentsize,
+				  "first program header");
+		if (err)
+			return err;
+		get_phdr(ch, ch->prefix + ch->phoff, &first);
+		if (first.type != PT_NOTE || first.offset <= ch->phoff ||
+		    (first.offset - ch->phoff) % ch->phentsize)
+			return fmt_error(ch, ch->phoff,
+					 "PN_XNUM core whose first program "
+					 "header is not the notes after the "
+					 "program headers");
+		ch->phnum = (first.offset - ch->phoff) / ch->phentsize;
+	}
+	phend = ch->phoff + ch->phnum * ch->phentsize;
+	err = need_prefix(ch, phend, "program headers");
+	if (err)
+		return err;
+	ch->ph = calloc(ch->phnum, sizeof(*ch->ph));
+	ch->caps = calloc(ch->phnum, sizeof(*ch->caps));
+	ch->order = calloc(ch->phnum, sizeof(*ch->order));
+	if (!ch->ph || !ch->caps || !ch->order)
+		return &kcore_error_nomem;
+	ch->expected = phend;
+	for (size_t i = 0; i < ch->phnum; i++) {
+		struct ch_phdr *p = &ch->ph[i];
+		uint64_t off = ch->phoff + i * ch->phentsize, end;
+
+		get_phdr(ch, ch->prefix + off, p);
+		if (__builtin_add_overflow(p->offset, p->filesz, &end))
+			return fmt_error(ch, off,
+					 "program header %zu: offset + size "
+					 "overflows",
+					 i);
+		if (p->type == PT_NOTE && p->filesz)
+			notes_end = end > notes_end ? end : notes_end;
+		if (p->type == PT_LOAD && p->filesz) {
+			/* The kernel writes segments in file order. */
+			if (ch->norder &&
+			    p->offset <
+				    ch->ph[ch->order[ch->norder - 1]].offset +
+					    ch->ph[ch->order[ch->norder - 1]]
+						    .filesz)
+				return fmt_error(ch, off,
+						 "program header %zu: PT_LOAD "
+						 "at 0x%" PRIx64
+						 " overlaps or precedes the "
+						 "previous one",
+						 i, p->offset);
+			ch->order[ch->norder++] = i;
+			if (p->offset < first_data)
+				first_data = p->offset;
+		}
+		if (p->filesz && end > ch->expected)
+			ch->expected = end;
+	}
+	if (ch->shoff && ch->shnum) {
+		uint64_t shend =
+			ch->shoff + (uint64_t)ch->shnum * ch->shentsize;
+
+		if (shend > ch->expected)
+			ch->expected = shend;
+	}
+	if (first_data == UINT64_MAX)
+		first_data = notes_end > phend ? notes_end : phend;
+	if (notes_end > first_data)
+		return fmt_error(ch, first_data,
+				 "notes end at 0x%" PRIx64 ", after the first "
+				 "PT_LOAD data at 0x%" PRIx64,
+				 notes_end, first_data);
+	if (first_data < phend)
+		return fmt_error(ch, first_data,
+				 "segment data at 0x%" PRIx64 " overlaps the "
+				 "program headers",
+				 first_data);
+	ch->first_data = first_data;
+	return need_prefix(ch, first_data, "notes");
+}
+
+/* ---- notes ---- */
+
+static char *dup_str(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+/*
+ * One NT_AUXV entry.  The kernel writes its own copy of the auxiliary
+ * vector (mm->saved_auxv, which the process cannot change without
+ * CAP_SYS_RESOURCE), so the credentials in it are the exec's.
+ */
+static void auxv_entry(struct ch *ch, const struct kcore_auxv_entry *a,
+		       uint64_t *phdr_addr, uint64_t *entry)
+{
+	struct ch_creds *c = &ch->creds;
+
+	switch (a->type) {
+	case AT_PHDR:
+		*phdr_addr = a->value;
+		break;
+	case AT_ENTRY:
+		*entry = a->value;
+		break;
+	case AT_UID:
+		c->uid = a->value;
+		c->have_uid = true;
+		break;
+	case AT_EUID:
+		c->euid = a->value;
+		c->have_euid = true;
+		break;
+	case AT_GID:
+		c->gid = a->value;
+		c->have_gid = true;
+		break;
+	case AT_EGID:
+		c->egid = a->value;
+		c->have_egid = true;
+		break;
+	case AT_SECURE:
+		c->secure = a->value;
+		c->have_secure = true;
+		break;
+	}
+}
+
+void ch_parse_notes(struct ch *ch)
+{
+	struct kcore_source *src = &ch->fake;
+	uint64_t phdr_addr = 0, entry = 0;
+	struct kcore_file_table files = { 0 };
+	bool have_files = false;
+
+	src->path = (char *)ch->in_name;
+	src->info.elf_class = ch->is64 ? 64 : 32;
+	src->info.big_endian = ch->big;
+	src->info.machine = ch->machine;
+	for (size_t i = 0; i < ch->phnum; i++) {
+		const struct ch_phdr *p = &ch->ph[i];
+		size_t pos = p->offset, end = p->offset + p->filesz;
+
+		if (p->type != PT_NOTE)
+			continue;
+		while (pos + 12 <= end) {
+			const unsigned char *h = ch->prefix + pos;
+			uint64_t namesz = ld(ch, h, 4),
+				 descsz = ld(ch, h + 4, 4);
+			uint64_t nameoff = pos + 12;
+			uint64_t descoff = nameoff + ((namesz + 3) & ~3ull);
+			char name[32] = "";
+			struct kcore_note note;
+			struct kcore_error *err = NULL;
+
+			if (descoff > end || descsz > end - descoff) {
+				if (!ch->note_error &&
+				    asprintf(&ch->note_error,
+					     "note at offset 0x%zx runs past "
+					     "its segment",
+					     pos) < 0)
+					ch->note_error = NULL;
+				break;
+			}
+			if (namesz)
+				memcpy(name, ch->prefix + nameoff,
+				       namesz < sizeof(name) - 1
+					       ? namesz
+					       : sizeof(name) - 1);
+			note = (struct kcore_note){
+				.name = name,
+				.type = (uint32_t)ld(ch, h + 8, 4),
+				.desc = ch->prefix + descoff,
+				.descsz = descsz,
+				.offset = pos,
+				.segment = (unsigned)i,
+			};
+			pos = descoff + ((descsz + 3) & ~3ull);
+			if (strcmp(name, "CORE") != 0)
+				continue;
+			if (note.type == NT_PRSTATUS) {
+				ch->nthreads++;
+			} else if (note.type == NT_PRPSINFO && !ch->fname) {
+				struct kcore_prpsinfo ps;
+
+				err = kcore_note_prpsinfo(src, &note, &ps);
+				if (!err) {
+					ch->fname = dup_str(ps.fname);
+					ch->psargs = dup_str(ps.psargs);
+				}
+			} else if (note.type == NT_SIGINFO &&
+				   !ch->note_signal) {
+				struct kcore_siginfo si;
+
+				err = kcore_note_siginfo(src, &note, &si);
+				if (!err)
+					ch->note_signal = si.signo;
+			} else if (note.type == NT_AUXV && !phdr_addr) {
+				struct kcore_auxv_entry *av;
+				size_t n;
+
+				err = kcore_note_auxv(src, &note, &av, &n);
+				for (size_t k = 0; !err && k < n; k++)
+					auxv_entry(ch, &av[k], &phdr_addr,
+						   &entry);
+				if (!err)
+					free(av);
+			} else if (note.type == NT_FILE && !have_files) {
+				err = kcore_note_file(src, &note, &files);
+				have_files = !err;
+			}
+			if (err) {
+				if (!ch->note_error)
+					ch->note_error =
+						kcore_error_describe(err);
+				kcore_error_destroy(err);
+			}
+		}
+	}
+	/* The executable: the file mapped where AT_PHDR (or AT_ENTRY)
+	 * points; the kernel maps it first, so else the first entry. */
+	for (size_t k = 0; have_files && k < files.count && !ch->exe; k++) {
+		const struct kcore_file_entry *f = &files.entries[k];
+
+		if ((phdr_addr >= f->start && phdr_addr < f->end) ||
+		    (entry >= f->start && entry < f->end))
+			ch->exe = dup_str(f->name);
+	}
+	if (have_files && !ch->exe && files.count && !phdr_addr && !entry)
+		ch->exe = dup_str(files.entries[0].name);
+	if (have_files)
+		ch->files = files; /* names point into ch->prefix */
+}
+
+/*
+ * The copy stopped at ch->cut: shorten the segment there, empty the later
+ * ones, and move or drop the section headers, in ch->prefix.
+ */
+void ch_cut_headers(struct ch *ch, uint64_t *ret_size)
+{
+	uint64_t cut = ch->cut, size = cut;
+
+	for (size_t i = 0; i < ch->phnum; i++) {
+		struct ch_phdr *p = &ch->ph[i];
+
+		/* Readers check p_offset even when p_filesz is 0. */
+		if (p->offset >= cut) {
+			ch_put_phdr_file(ch, ch->prefix, i, cut, 0);
+			ch->res->segments_cut += p->filesz != 0;
+		} else if (p->offset + p->filesz > cut) {
+			ch_put_phdr_file(ch, ch->prefix, i, p->offset,
+					 cut - p->offset);
+			ch->res->segments_cut++;
+		}
+	}
+	if (ch->shoff &&
+	    ch->shoff + (uint64_t)ch->shnum * ch->shentsize > cut) {
+		if (ch->xnum) {
+			/* Section 0 carries the segment count: keep it. */
+			size = (cut + 7) & ~7ull;
+			ch_put_shoff(ch, ch->prefix, size, 1, ch->shstrndx);
+			size += ch->is64 ? sizeof(Elf64_Shdr)
+					 : sizeof(Elf32_Shdr);
+		} else {
+			ch_put_shoff(ch, ch->prefix, 0, 0, 0);
+		}
+	}
+	*ret_size = size;
+}
+
+/* The build-id note of the ELF file whose first page is page (len bytes). */
+size_t ch_first_page_build_id(const unsigned char *page, size_t len,
+			      const unsigned char **ret)
+{
+	struct ch e = { .big = len > EI_DATA && page[EI_DATA] == ELFDATA2MSB };
+	uint64_t phoff, phnum, phent;
+
+	if (len < sizeof(Elf64_Ehdr) || memcmp(page, ELFMAG, SELFMAG) != 0)
+		return 0;
+	e.is64 = page[EI_CLASS] == ELFCLASS64;
+	phoff = e.is64 ? ld(&e, page + 32, 8) : ld(&e, page + 28, 4);
+	phent = ld(&e, page + (e.is64 ? 54 : 42), 2);
+	phnum = ld(&e, page + (e.is64 ? 56 : 44), 2);
+	if (phent != (e.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    phoff > len || phnum > (len - phoff) / phent)
+		return 0;
+	for (uint64_t i = 0; i < phnum; i++) {
+		struct ch_phdr ph;
+		uint64_t pos, end;
+
+		get_phdr(&e, page + phoff + i * phent, &ph);
+		/* The first page maps file offset 0: p_offset is its place. */
+		if (ph.type != PT_NOTE || ph.offset > len ||
+		    ph.filesz > len - ph.offset)
+			continue;
+		for (pos = ph.offset, end = ph.offset + ph.filesz;
+		     pos + 12 <= end;) {
+			uint64_t namesz = ld(&e, page + pos, 4),
+				 descsz = ld(&e, page + pos + 4, 4),
+				 type = ld(&e, page + pos + 8, 4);
+			uint64_t desc = pos + 12 + ((namesz + 3) & ~3ull);
+
+			if (desc > end || descsz > end - desc)
+				break;
+			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
+			    memcmp(page + pos + 12, "GNU", 4) == 0 && descsz &&
+			    descsz <= 64) {
+				*ret = page + desc;
+				return descsz;
+			}
+			pos = desc + ((descsz + 3) & ~3ull);
+		}
+	}
+	return 0;
+}
+
+void ch_stream_deinit(struct ch *ch)
+{
+	ch->res->pagemap_scans += ch_holes_scans(ch->holes);
+	ch_holes_destroy(ch->holes);
+	ch->holes = NULL;
+	if (ch->null_fd >= 0)
+		close(ch->null_fd);
+	ch->null_fd = -1;
+	free(ch->prefix);
+	free(ch->ph);
+	free(ch->caps);
+	free(ch->order);
+	free(ch->exe);
+	free(ch->fname);
+	free(ch->psargs);
+	free(ch->note_error);
+	free(ch->files.entries);
+}

@@ -1,0 +1,95 @@
+#!/bin/bash
+# The progress line (--progress forces it on a non-terminal) against the
+# summary: its last report says 100%, and its "read" and "holes" are the
+# summary's bytes_read and bytes_hole, formatted as the summary formats
+# sizes.  Issue 19 item 5: "holes" used to repeat the bytes read.
+#   progress.sh KCOREDUMP PIDTARGET FIXDIR
+set -uo pipefail
+kcoredump=$1 target=$2 fixdir=$3
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+tpid=
+# shellcheck disable=SC2317 # called through the trap
+cleanup()
+{
+	[ -n "$tpid" ] && kill "$tpid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+if ! command -v jq >/dev/null; then
+	echo "1..0 # SKIP jq not installed"
+	exit 77
+fi
+
+# compare NAME JSON STDERR: the last progress line against the summary.
+compare()
+{
+	local name=$1 json=$2 err=$3
+	/usr/bin/python3 - "$json" "$err" >"$tmp/cmp" 2>&1 <<'PY'
+import json, re, sys
+st = json.load(open(sys.argv[1]))["stats"]
+lines = [l for l in open(sys.argv[2]).read().replace("\r", "\n").split("\n")
+         if re.search(r"% .* read, ", l)]
+if not lines:
+    sys.exit("no progress line")
+
+def human(b):
+    # cli_human_size(): bytes below 1 KiB exact, else one decimal.
+    units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    v, u = float(b), 0
+    while v >= 1024 and u + 1 < len(units):
+        v /= 1024
+        u += 1
+    return "%d B" % b if u == 0 else "%.1f %s" % (v, units[u])
+
+m = re.search(r"(\d+\.\d)%\s+(.+?) of .+? read, .*, holes (.+)$",
+              lines[-1].rstrip())
+if not m:
+    sys.exit("cannot parse %r" % lines[-1])
+pct, read, holes = m.groups()
+want = ("100.0", human(st["bytes_read"]), human(st["bytes_hole"]))
+print("last progress: %s%% read %s holes %s; summary: read %s holes %s"
+      % (pct, read, holes, want[1], want[2]))
+sys.exit(0 if (pct, read, holes) == want else 1)
+PY
+	local rc=$?
+	check "$name: last progress line = summary (100%, read, holes)" \
+		[ $rc -eq 0 ]
+	diag "$tmp/cmp"
+}
+
+for f in sparse-1t vmcore-x86_64; do
+	"$kcoredump" dump "$fixdir/$f.core" -o "$tmp/$f.elf" --progress \
+		--json >"$tmp/$f.json" 2>"$tmp/$f.err"
+	check "dump $f --progress exits 0" [ $? -eq 0 ]
+	compare "dump $f" "$tmp/$f.json" "$tmp/$f.err"
+done
+# The holes differ from the bytes read on the sparse fixture: the check
+# above can tell them apart.
+check "sparse-1t: holes and bytes read differ" \
+	[ "$(jq '.stats.bytes_hole != .stats.bytes_read' \
+		"$tmp/sparse-1t.json")" = true ]
+
+# pid: a process with a 1 GiB sparse area.
+mkfifo "$tmp/in"
+"$target" --dense 8 --sparse 1 --touched 4 --threads 1 <"$tmp/in" \
+	>"$tmp/t.out" 2>&1 &
+tpid=$!
+exec {fd}>"$tmp/in"
+for _ in $(seq 100); do
+	grep -q '^ready' "$tmp/t.out" 2>/dev/null && break
+	sleep 0.1
+done
+"$kcoredump" pid "$tpid" -o "$tmp/p.core" --progress --json \
+	>"$tmp/p.json" 2>"$tmp/p.err"
+rc=$?
+if [ $rc -eq 5 ]; then
+	skip "pid --progress: ptrace is not allowed here"
+else
+	check "pid --progress exits 0" [ $rc -eq 0 ]
+	compare "pid" "$tmp/p.json" "$tmp/p.err"
+fi
+exec {fd}>&-
+finish

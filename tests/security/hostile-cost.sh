@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Issue 15 item 9: cost follows the file, not its shape.  info on a
+# 3.5 MB ELF with 65,000 PT_LOADs took 40 s (derive_page_offset compared
+# every segment with every other); convert of a 72 KB kdump with 131k
+# runs in bitmap 1 took 88 s, and of a LiME file with 131k ranges as
+# long (first_copies: every output segment against every input segment;
+# convert -n plans and prints the plan, without the writer's own
+# per-segment work).
+# Each shape runs at N = 131072 and at N/8: a quadratic step takes 64
+# times as long, an n log n one about 8 times.  Bounds are loose for a
+# loaded 2-CPU machine (and the asan build): the big run under 60 s (the
+# code before took 2 to 3 minutes, now a second or two), the ratio under
+# 32.
+# bench/hostile.sh runs the same shapes at a million.
+#   hostile-cost.sh KCOREDUMP HOSTILE-PY
+set -uo pipefail
+kcoredump=$1 gen=$2
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+secs() { # CMD...: wall seconds, or 999 on failure or after 180 s
+	local t0 t1
+	rm -f "$tmp"/out.*
+	t0=$(date +%s%N)
+	timeout -k 5 180 "$@" >/dev/null 2>"$tmp/err" || { echo 999; return; }
+	t1=$(date +%s%N)
+	echo "scale=3; ($t1 - $t0) / 1000000000" | bc
+}
+# shape NAME KIND N CMD...: CMD (with FILE for the input) at N and N/8.
+shape() {
+	local name=$1 kind=$2 n=$3 big small
+	shift 3
+	"$PY" "$gen" "$kind" "$n" "$tmp/$name.big"
+	"$PY" "$gen" "$kind" $((n / 8)) "$tmp/$name.small"
+	small=$(secs "${@//FILE/$tmp/$name.small}")
+	big=$(secs "${@//FILE/$tmp/$name.big}")
+	rm -f "$tmp"/out.*
+	check "$name: N=$n in $big s, N/8 in $small s (ratio $(echo "scale=1; $big / ($small + 0.05)" | bc))" \
+		[ "$(echo "$big < 60 && $big / ($small + 0.05) < 32" | bc)" = 1 ]
+}
+shape "info of an ELF with many PT_LOADs" elf 131072 "$kcoredump" info FILE
+shape "convert (the plan) of a kdump with many bitmap runs" kdump 131072 \
+	"$kcoredump" convert FILE --format elf -n
+shape "convert (the plan) of a LiME file with many ranges" lime 131072 \
+	"$kcoredump" convert FILE --format elf -n
+finish
