@@ -159,6 +159,20 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
 						 uint64_t page_size,
 						 size_t *ret_dropped);
+/* Order the segments by virtual address, as the ELF ABI asks of PT_LOADs
+ * (and as Volatility 3, which does not sort, needs them to scan RAM in
+ * physical order from its lowest address). */
+void kcore_plan_sort_virtual(struct kcore_plan *plan);
+/*
+ * Make the plan the one format writes: for kdump, LiME and AVML the RAM
+ * segments only (kcore_plan_restrict_physical), for ELF all of them in
+ * ascending virtual address.  kcore_dump() does it too; a caller that
+ * shows the plan first (--dry-run) calls it to show what will be written.
+ */
+struct kcore_error *kcore_plan_for_format(struct kcore_plan *plan,
+					  enum kcore_format format,
+					  uint64_t page_size,
+					  size_t *ret_dropped);
 void kcore_plan_destroy(struct kcore_plan *plan);
 /*
  * Leave out the pages of the classes in level (KCORE_EXCLUDE_x) from the
@@ -190,11 +204,14 @@ const char *kcore_exclude_names(unsigned level, char *buf, size_t len);
 /* Parse "31" (a makedumpfile dump level) or "free,user,..."; -1 if bad. */
 int kcore_exclude_parse(const char *s);
 
+/* A range the dump could not read: zeros in the dump, and recorded. */
 struct kcore_read_error {
 	uint64_t offset; /* source file offset */
 	uint64_t len;
-	int errnum;    /* EBADMSG: the source's data is corrupt */
-	char *message; /* what is wrong, for EBADMSG (else NULL) */
+	int errnum;	     /* EBADMSG: the source's data is corrupt */
+	char *message;	     /* what is wrong, for EBADMSG (else NULL) */
+	size_t segment;	     /* the plan's (the output's) segment */
+	uint64_t seg_offset; /* where the range starts in it */
 };
 
 struct kcore_dump_stats {
@@ -243,6 +260,14 @@ struct kcore_dump_opts {
 	const char *command_line;
 };
 
+/*
+ * A dump is complete when every byte it was to hold could be read:
+ * otherwise stats.bytes_unreadable says how much could not, errors[] lists
+ * the ranges (adjacent ones merged; all of them but when memory ran out),
+ * and every format records it in the file where it has room (our note,
+ * an ELF's e_flags and a kdump header's status as makedumpfile marks them;
+ * kcoredump(8) COMPLETENESS).
+ */
 struct kcore_dump_result {
 	struct kcore_dump_stats stats;
 	unsigned char digest[KCORE_DIGEST_LEN]; /* whole dump */
@@ -254,6 +279,10 @@ struct kcore_dump_result {
 	size_t dropped_segments; /* not physical RAM (kdump, LiME) */
 	/* kdump: pages with data, shared zero pages, excluded pages. */
 	uint64_t pages_dumped, pages_zero, pages_excluded;
+	/* The source is a dump that says it is incomplete
+	 * (kcore_source_info.incomplete): so is this one. */
+	bool source_incomplete;
+	uint64_t source_unreadable_bytes, source_unreadable_ranges;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,
@@ -261,6 +290,12 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			       const struct kcore_dump_opts *opts,
 			       struct kcore_dump_result *ret);
 void kcore_dump_result_deinit(struct kcore_dump_result *res);
+/* Some of the dump's memory could not be read, now or when its source was
+ * made (see above). */
+static inline bool kcore_dump_incomplete(const struct kcore_dump_result *res)
+{
+	return res->stats.bytes_unreadable != 0 || res->source_incomplete;
+}
 
 /* Hashing (hash.c): the documented digest of logical content. */
 struct kcore_seg_hasher;

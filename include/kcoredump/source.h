@@ -113,6 +113,21 @@ struct kcore_source_info {
 	 * "12 ranges, 16384 snappy chunks" for AVML; NULL when none.
 	 */
 	const char *format_detail;
+	/*
+	 * A dump that says it is incomplete: memory it was to hold could
+	 * not be read when it was made (kcoredump(8) COMPLETENESS).  From
+	 * our metadata note, which says how much (unreadable_bytes and
+	 * _ranges, this dump's and its source's), or from the marks
+	 * makedumpfile sets and crash reads: an ELF vmcore's e_flags
+	 * DUMP_ELF_INCOMPLETE, a kdump header's incomplete status (then the
+	 * amounts are 0: unknown).  incomplete_origin: "note", "ELF
+	 * e_flags" or "kdump header".
+	 */
+	bool incomplete;
+	uint64_t unreadable_bytes;
+	uint64_t unreadable_ranges;
+	const char *incomplete_origin;
+	uint32_t e_flags;
 };
 
 struct kcore_source;

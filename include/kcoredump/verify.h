@@ -42,6 +42,12 @@ struct kcore_verify_result {
 	 * dump, are not counted as differing but here. */
 	unsigned exclude_level;
 	uint64_t excluded_bytes;
+	/* The dump says it is incomplete (kcoredump(8) COMPLETENESS): its
+	 * note's unreadable bytes and ranges (its own and its source's),
+	 * or makedumpfile's marks (then the amounts are 0: unknown).  The
+	 * digests may all match: they are of what was written. */
+	bool incomplete;
+	uint64_t unreadable_bytes, unreadable_ranges;
 };
 
 /*

@@ -23,7 +23,8 @@ enum {
 	EXIT_BAD_INPUT = 4,  /* malformed or unsupported input */
 	EXIT_ACCESS = 5,     /* permission, capability or lockdown */
 	EXIT_NOT_FOUND = 6,  /* no such source (or no /proc/kcore) */
-	EXIT_INCOMPLETE = 7, /* written, but some data could not be read */
+	EXIT_INCOMPLETE = 7, /* written, but some data could not be read (or
+			      the source says it is incomplete) */
 };
 
 enum cli_arg { CLI_ARG_NONE, CLI_ARG_REQUIRED, CLI_ARG_OPTIONAL };
@@ -39,9 +40,13 @@ struct cli_option {
 	int key; /* value getopt returns; short_name if set */
 };
 
+struct cli_command;
 struct cli_ctx {
 	bool json;
 	const char *progname;
+	/* The command table (main.c), NULL-terminated: for help and the
+	 * completion helper. */
+	const struct cli_command *const *commands;
 };
 
 struct cli_command {
@@ -54,8 +59,14 @@ struct cli_command {
 	bool hidden;
 };
 
-extern const struct cli_command cli_commands[];
-const struct cli_command *cli_find_command(const char *name);
+/* The commands, each defined by its own file (cmd-*.c). */
+extern const struct cli_command cli_cmd_dump, cli_cmd_pid, cli_cmd_convert,
+	cli_cmd_verify, cli_cmd_extract, cli_cmd_mount, cli_cmd_info,
+	cli_cmd_cat, cli_cmd_bench, cli_cmd_core_handler, cli_cmd_list,
+	cli_cmd_complete;
+/* The command of that name in a NULL-terminated table, or NULL. */
+const struct cli_command *
+cli_find_command(const struct cli_command *const *commands, const char *name);
 
 /* The options every command takes, appended to its own. */
 extern const struct cli_option cli_common_options[];
@@ -77,7 +88,7 @@ void cli_parser_destroy(struct cli_parser *p);
 int cli_parser_end(struct cli_parser *p, int c, int *ret_first);
 
 void cli_print_help(FILE *f, const struct cli_command *cmd);
-void cli_print_main_help(FILE *f);
+void cli_print_main_help(FILE *f, const struct cli_command *const *commands);
 
 /* Report err on stderr (and as a JSON document with --json); frees it
  * and returns the exit status for it. */
@@ -143,10 +154,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		      const char *arg, struct kcore_dump_opts *opts,
 		      bool *compress_set);
 
-/* dump and convert: parse argv with command name's spec and run. */
-int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv);
-
-int cmd_convert(struct cli_ctx *ctx, int argc, char **argv);
+/* dump and convert: parse argv with cmd's spec and run. */
+int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
+		 char **argv);
 
 /* Progress of a dump on stderr (cmd-dump.c); arg is a struct
  * cli_progress. */
@@ -159,18 +169,21 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
 /* "kcoredump ARGS..." for the metadata note; malloc()ed. */
 char *cli_join_args(int argc, char **argv);
 
-int cmd_dump(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_pid(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_verify(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_extract(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_mount(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_cat(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_info(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_bench(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_list(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_complete(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_help(struct cli_ctx *ctx, int argc, char **argv);
-int cmd_version(struct cli_ctx *ctx, int argc, char **argv);
+/*
+ * A dump that is incomplete (kcore_dump_incomplete) says so: the summary's
+ * line, the JSON summary's "complete" and "incomplete" members and its read
+ * errors, and the exit status EXIT_INCOMPLETE.  cli_dump_status() is
+ * EXIT_OK or EXIT_INCOMPLETE; with quiet (no summary said so: -q without
+ * --json) it says so in one line on stderr.  why: NULL, or the reason the
+ * ranges were not read ("the process exited during the copy").
+ */
+struct kcore_dump_result;
+struct json;
+void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
+			      const char *why);
+void cli_dump_incomplete_json(struct json *j,
+			      const struct kcore_dump_result *r);
+int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
+		    const char *why);
 
 #endif

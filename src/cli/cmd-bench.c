@@ -23,7 +23,7 @@ enum {
 	OPT_NO_PROGRESS,
 };
 
-const struct cli_option bench_options[] = {
+static const struct cli_option bench_options[] = {
 	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZES",
 	  "read sizes to try, comma-separated (default 4K,64K,1M,4M)", NULL,
 	  OPT_BLOCK_SIZE },
@@ -387,9 +387,9 @@ static int usage(struct cli_parser *p, struct cli_ctx *ctx, const char *what,
 	return cli_usage_error(ctx, "bench", "bad %s '%s'", what, arg);
 }
 
-int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 {
-	const struct cli_command *cmd = cli_find_command("bench");
+	const struct cli_command *cmd = &cli_cmd_bench;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct kcore_bench_opts opts = { 0 };
 	struct progress_state ps = { 0 };
@@ -507,3 +507,9 @@ int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_source_destroy(src);
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_bench = {
+	"bench",    cmd_bench, bench_options,
+	"[SOURCE]", "@file",   "measure read throughput per segment class",
+	false
+};

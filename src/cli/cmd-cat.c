@@ -21,7 +21,7 @@
 #define DEFAULT_LEN   256
 #define KALLSYMS_PATH "/proc/kallsyms"
 
-const struct cli_option cat_options[] = {
+static const struct cli_option cat_options[] = {
 	{ "addr", 'a', CLI_ARG_REQUIRED, "ADDR",
 	  "start at this address (virtual unless --phys)", NULL, 'a' },
 	{ "len", 'n', CLI_ARG_REQUIRED, "SIZE", "read SIZE bytes (default 256)",
@@ -167,10 +167,9 @@ static struct kcore_error *read_at(struct kcore_source *src, bool phys,
 		    : kcore_source_read_vaddr(src, addr, buf, len);
 }
 
-int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("cat"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_cat, argc, argv);
 	const char *source = "/proc/kcore", *symbol = NULL, *arg, *from = NULL;
 	uint64_t addr = 0, len = DEFAULT_LEN;
 	bool have_addr = false, phys = false;
@@ -321,3 +320,13 @@ out:
 	kcore_source_destroy(src);
 	return status;
 }
+
+const struct cli_command cli_cmd_cat = {
+	"cat",
+	cmd_cat,
+	cat_options,
+	"[SOURCE]",
+	"@file",
+	"print memory at a virtual or physical address of any source",
+	false
+};

@@ -10,6 +10,9 @@
 
 #include "cli.h"
 
+/* The command table main() hands in (struct cli_ctx). */
+static const struct cli_command *const *table;
+
 static void list_options(FILE *f, const struct cli_option *o)
 {
 	for (; o && o->name; o++)
@@ -46,7 +49,9 @@ static void print_command_words(FILE *f)
 {
 	const char *sep = "";
 
-	for (const struct cli_command *c = cli_commands; c->name; c++) {
+	for (const struct cli_command *const *cp = table; *cp; cp++) {
+		const struct cli_command *c = *cp;
+
 		if (c->hidden)
 			continue;
 		fprintf(f, "%s%s", sep, c->name);
@@ -166,9 +171,9 @@ static void print_bash(FILE *f)
 		   "\t\treturn\n"
 		   "\tfi\n"
 		   "\tcase \"$cmd\" in\n");
-	for (const struct cli_command *c = cli_commands; c->name; c++)
-		if (!c->hidden)
-			print_bash_command(f, c);
+	for (const struct cli_command *const *c = table; *c; c++)
+		if (!(*c)->hidden)
+			print_bash_command(f, *c);
 	fprintf(f, "\tesac\n"
 		   "}\n"
 		   "complete -o filenames -F _kcoredump kcoredump\n");
@@ -266,7 +271,9 @@ static void print_zsh(FILE *f)
 		   "_kcoredump() {\n"
 		   "\tlocal -a commands\n"
 		   "\tcommands=(\n");
-	for (const struct cli_command *c = cli_commands; c->name; c++) {
+	for (const struct cli_command *const *cp = table; *cp; cp++) {
+		const struct cli_command *c = *cp;
+
 		if (c->hidden)
 			continue;
 		fprintf(f, "\t\t'%s:", c->name);
@@ -287,9 +294,9 @@ static void print_zsh(FILE *f)
 		   "\tshift words\n"
 		   "\t(( CURRENT-- ))\n"
 		   "\tcase $cmd in\n");
-	for (const struct cli_command *c = cli_commands; c->name; c++)
-		if (!c->hidden)
-			print_zsh_command(f, c);
+	for (const struct cli_command *const *c = table; *c; c++)
+		if (!(*c)->hidden)
+			print_zsh_command(f, *c);
 	fprintf(f, "\tesac\n"
 		   "}\n\n"
 		   "_kcoredump \"$@\"\n");
@@ -386,7 +393,9 @@ static void print_fish(FILE *f)
 		"complete -c kcoredump -n \"%s\" -l version -s V "
 		"-d 'show the version'\n",
 		top, top);
-	for (const struct cli_command *c = cli_commands; c->name; c++) {
+	for (const struct cli_command *const *cp = table; *cp; cp++) {
+		const struct cli_command *c = *cp;
+
 		if (c->hidden)
 			continue;
 		fprintf(f, "complete -c kcoredump -n \"%s\" -a %s -d '", top,
@@ -394,7 +403,9 @@ static void print_fish(FILE *f)
 		fish_escape(f, c->summary);
 		fprintf(f, "'\n");
 	}
-	for (const struct cli_command *c = cli_commands; c->name; c++) {
+	for (const struct cli_command *const *cp = table; *cp; cp++) {
+		const struct cli_command *c = *cp;
+
 		if (c->hidden)
 			continue;
 		fprintf(f, "\n# %s\n", c->name);
@@ -405,13 +416,19 @@ static void print_fish(FILE *f)
 	}
 }
 
-int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
+static const struct cli_option complete_options[] = {
+	{ "shell", 0, CLI_ARG_REQUIRED, "SHELL",
+	  "print the completion script for SHELL", "bash zsh fish", 1100 },
+	{ 0 },
+};
+
+static int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 {
-	const struct cli_command *self = cli_find_command("__complete");
-	struct cli_parser *p = cli_parser_create(self, argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_complete, argc, argv);
 	const char *shell = NULL, *arg;
 	int c;
 
+	table = ctx->commands;
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	while ((c = cli_parser_next(p, &arg)) >= 0)
@@ -434,7 +451,8 @@ int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (first < argc) {
-		const struct cli_command *cmd = cli_find_command(argv[first]);
+		const struct cli_command *cmd =
+			cli_find_command(table, argv[first]);
 
 		if (!cmd)
 			return cli_usage_error(ctx, "__complete",
@@ -444,8 +462,14 @@ int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 		list_options(stdout, cli_common_options);
 		return EXIT_OK;
 	}
-	for (const struct cli_command *cmd = cli_commands; cmd->name; cmd++)
-		if (!cmd->hidden)
-			printf("%s\n", cmd->name);
+	for (const struct cli_command *const *cp = table; *cp; cp++)
+		if (!(*cp)->hidden)
+			printf("%s\n", (*cp)->name);
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_complete = {
+	"__complete", cmd_complete, complete_options,
+	"[COMMAND]",  NULL,	    "completion helper for the shell scripts",
+	true
+};

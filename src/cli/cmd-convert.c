@@ -7,7 +7,7 @@
  */
 #include "cli.h"
 
-const struct cli_option convert_options[] = {
+static const struct cli_option convert_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the result to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
@@ -69,7 +69,17 @@ const struct cli_option convert_options[] = {
 	{ 0 },
 };
 
-int cmd_convert(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_convert(struct cli_ctx *ctx, int argc, char **argv)
 {
-	return cli_dump_run(ctx, "convert", argc, argv);
+	return cli_dump_run(ctx, &cli_cmd_convert, argc, argv);
 }
+
+const struct cli_command cli_cmd_convert = {
+	"convert",
+	cmd_convert,
+	convert_options,
+	"IN",
+	"@file",
+	"rewrite a dump in another format (elf, kdump, lime, avml)",
+	false
+};

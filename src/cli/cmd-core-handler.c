@@ -52,7 +52,7 @@ enum {
 	OPT_BUILD_ID_TIMEOUT,
 };
 
-const struct cli_option core_handler_options[] = {
+static const struct cli_option core_handler_options[] = {
 	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
 	  "store cores in DIR (default " DEFAULT_DIR ")", "@dir", 'd' },
 	{ "compress", 'c', CLI_ARG_REQUIRED, "METHOD",
@@ -466,7 +466,7 @@ static int first_positional(int argc, char **argv)
 static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
 			 char **argv, int *ret_rest)
 {
-	const struct cli_command *cmd = cli_find_command("core-handler");
+	const struct cli_command *cmd = &cli_cmd_core_handler;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	const char *arg;
 	int c, done;
@@ -485,7 +485,7 @@ static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
 	return done >= 0 ? done : -1;
 }
 
-int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct state st = {
 		.o = { .in_fd = STDIN_FILENO,
@@ -598,3 +598,13 @@ int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_ch_result_deinit(&res);
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_core_handler = {
+	"core-handler",
+	cmd_core_handler,
+	core_handler_options,
+	"PID UID GID SIGNAL TIME [COMM]",
+	NULL,
+	"store a core from the kernel's core_pattern pipe",
+	false
+};

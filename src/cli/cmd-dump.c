@@ -16,7 +16,7 @@
 #include "json.h"
 #include "kcoredump/dump.h"
 
-const struct cli_option dump_options[] = {
+static const struct cli_option dump_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
@@ -383,7 +383,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 		fprintf(f,
 			"  kdump pages:  %" PRIu64 " with data, %" PRIu64
 			" zero (one shared copy), %" PRIu64
-			" excluded (holes, unreadable)\n",
+			" excluded (--exclude, unreadable)\n",
 			r->pages_dumped, r->pages_zero, r->pages_excluded);
 	if (plan->exclude.level)
 		print_exclude(f, plan);
@@ -411,6 +411,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].offset, r->errors[i].len,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
+	cli_dump_incomplete_text(f, r, NULL);
 	if (strcmp(r->digest_location, "none") == 0)
 		fprintf(f, "  sha256:       none (--hash none)\n");
 	else if (strcmp(r->digest_location, "summary") == 0)
@@ -466,18 +467,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	json_segments(&j, plan, true, strcmp(r->digest_location, "none") != 0);
-	json_array_begin(&j, "read_errors");
-	for (size_t i = 0; i < r->nerrors; i++) {
-		json_object_begin(&j, NULL);
-		json_hex(&j, "offset", r->errors[i].offset);
-		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error",
-			    r->errors[i].message
-				    ? r->errors[i].message
-				    : strerror(r->errors[i].errnum));
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	cli_dump_incomplete_json(&j, r);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -572,9 +562,10 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	}
 }
 
-int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
+int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
+		 char **argv)
 {
-	const struct cli_command *cmd = cli_find_command(name);
+	const char *name = cmd->name;
 	bool convert = strcmp(name, "convert") == 0;
 	bool format_set = false, codec_set = false;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
@@ -769,26 +760,22 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
-	if (opts.format != KCORE_FORMAT_ELF) {
-		size_t dropped = 0;
-
-		err = kcore_plan_restrict_physical(plan, page_size(src),
-						   &dropped);
-		if (err) {
-			kcore_plan_destroy(plan);
-			kcore_source_destroy(src);
-			return cli_fail(ctx, err);
-		}
-		/* The summary says it after a dump; a dry run says it here. */
-		if (dropped && dry_run && !quiet && !ctx->json)
-			fprintf(stderr,
-				"kcoredump: %s holds physical RAM only: %zu "
-				"segment%s without physical memory (kernel "
-				"text, vmalloc, modules, ...) dropped\n",
-				kcore_format_name(opts.format), dropped,
-				dropped == 1 ? "" : "s");
-		dropped_segments = dropped;
+	/* The plan as the format writes it (the dry run shows it). */
+	err = kcore_plan_for_format(plan, opts.format, page_size(src),
+				    &dropped_segments);
+	if (err) {
+		kcore_plan_destroy(plan);
+		kcore_source_destroy(src);
+		return cli_fail(ctx, err);
 	}
+	/* The summary says it after a dump; a dry run says it here. */
+	if (dropped_segments && dry_run && !quiet && !ctx->json)
+		fprintf(stderr,
+			"kcoredump: %s holds physical RAM only: %zu "
+			"segment%s without physical memory (kernel "
+			"text, vmalloc, modules, ...) dropped\n",
+			kcore_format_name(opts.format), dropped_segments,
+			dropped_segments == 1 ? "" : "s");
 	ps.tty = isatty(STDERR_FILENO);
 	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
 	if (exclude) {
@@ -839,7 +826,7 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 			summary_json(f, plan, &opts, &res);
 		else if (!quiet)
 			summary_text(f, plan, &opts, &res);
-		status = EXIT_OK;
+		status = cli_dump_status(&res, quiet && !ctx->json, NULL);
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);
@@ -847,7 +834,14 @@ int cli_dump_run(struct cli_ctx *ctx, const char *name, int argc, char **argv)
 	return status;
 }
 
-int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 {
-	return cli_dump_run(ctx, "dump", argc, argv);
+	return cli_dump_run(ctx, &cli_cmd_dump, argc, argv);
 }
+
+const struct cli_command cli_cmd_dump = {
+	"dump",	      cmd_dump,
+	dump_options, "[SOURCE]",
+	"@file",      "write a sparse, compressed, hashed ELF dump of a source",
+	false
+};

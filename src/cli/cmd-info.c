@@ -51,9 +51,26 @@ static struct kcore_error *collect(struct info_model *m, bool holes,
 	return NULL;
 }
 
-int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
+static const struct cli_option info_options[] = {
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print one JSON document instead of text", NULL, 'j' },
+	{ "segments-only", 0, CLI_ARG_NONE, NULL,
+	  "show only the source summary and segments", NULL, 1000 },
+	{ "notes-only", 0, CLI_ARG_NONE, NULL,
+	  "show only the source summary and notes", NULL, 1001 },
+	{ "no-holes", 0, CLI_ARG_NONE, NULL,
+	  "do not count data and hole bytes with SEEK_DATA/SEEK_HOLE", NULL,
+	  1002 },
+	{ "no-modules", 0, CLI_ARG_NONE, NULL,
+	  "do not list the modules of a process core (libdwfl)", NULL, 1003 },
+	{ "registers", 0, CLI_ARG_NONE, NULL,
+	  "show every register of each NT_PRSTATUS in text output", NULL, 'r' },
+	{ 0 },
+};
+
+static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 {
-	const struct cli_command *cmd = cli_find_command("info");
+	const struct cli_command *cmd = &cli_cmd_info;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct info_model m = { .show_segments = true, .show_notes = true };
 	bool holes = true, modules = true;
@@ -120,3 +137,10 @@ int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_source_destroy(m.src);
 	return status;
 }
+
+const struct cli_command cli_cmd_info = {
+	"info",	      cmd_info,
+	info_options, "[SOURCE]",
+	"@file",      "describe a kcore or ELF core: source, segments, notes",
+	false
+};

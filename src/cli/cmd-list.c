@@ -18,7 +18,7 @@
 #include "json.h"
 #include "kcoredump/corehandler.h"
 
-const struct cli_option list_options[] = {
+static const struct cli_option list_options[] = {
 	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
 	  "list the cores in DIR (default /var/lib/kcoredump)", "@dir", 'd' },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
@@ -93,9 +93,9 @@ static void render_json(const char *dir, const struct kcore_stored_core *cores,
 	json_finish(&j);
 }
 
-int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 {
-	const struct cli_command *cmd = cli_find_command("list");
+	const struct cli_command *cmd = &cli_cmd_list;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	const char *dir = "/var/lib/kcoredump", *arg;
 	struct kcore_stored_core *cores;
@@ -149,3 +149,9 @@ int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_stored_cores_free(cores, n);
 	return status;
 }
+
+const struct cli_command cli_cmd_list = {
+	"list", cmd_list, list_options,
+	NULL,	NULL,	  "list the cores core-handler stored",
+	false
+};

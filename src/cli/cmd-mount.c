@@ -26,7 +26,7 @@
 #define FILE_NAME  "vmcore"
 #define MOPT_CACHE 3000
 
-const struct cli_option mount_options[] = {
+static const struct cli_option mount_options[] = {
 	{ "foreground", 'f', CLI_ARG_NONE, NULL,
 	  "stay in the foreground (unmount on Ctrl-C)", NULL, 'f' },
 	{ "cache-size", 0, CLI_ARG_REQUIRED, "SIZE",
@@ -217,10 +217,9 @@ static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 						"%s", msg));
 }
 
-int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("mount"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_mount, argc, argv);
 	struct kcore_view_opts vo = { 0 };
 	struct mount_state m = { 0 };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -325,3 +324,13 @@ out:
 	kcore_view_destroy(m.view);
 	return status;
 }
+
+const struct cli_command cli_cmd_mount = {
+	"mount",
+	cmd_mount,
+	mount_options,
+	"DUMP MOUNTPOINT",
+	"@file",
+	"serve any dump as a plain ELF core file (FUSE), for crash, drgn, gdb",
+	false
+};

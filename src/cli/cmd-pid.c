@@ -19,7 +19,7 @@ enum {
 	OPT_STOP,
 };
 
-const struct cli_option pid_options[] = {
+static const struct cli_option pid_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
@@ -114,8 +114,7 @@ static const char *format_refusal(const char *fmt)
 static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		      char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("pid"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_pid, argc, argv);
 	const char *arg;
 	int c, first, done;
 	uint64_t v;
@@ -284,7 +283,6 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	json_string(&j, "sha256", no_hash ? NULL : hex);
 	json_string(&j, "digests", r->digest_location);
-	json_bool(&j, "complete", !st->bytes_unreadable);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
 	json_object_begin(&j, "stats");
@@ -311,20 +309,15 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 		json_object_end(&j);
 	}
 	json_array_end(&j);
-	json_array_begin(&j, "read_errors");
-	for (size_t i = 0; i < r->nerrors; i++) {
-		json_object_begin(&j, NULL);
-		json_hex(&j, "offset", r->errors[i].offset);
-		json_u64(&j, "length", r->errors[i].len);
-		json_string(&j, "error",
-			    r->errors[i].message
-				    ? r->errors[i].message
-				    : strerror(r->errors[i].errnum));
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	cli_dump_incomplete_json(&j, r);
 	json_object_end(&j);
 	json_finish(&j);
+}
+
+/* Why a process's ranges were not read, when it is known. */
+static const char *vanished_why(const struct kcore_process_info *pi)
+{
+	return pi->vanished ? "the process exited during the copy" : NULL;
 }
 
 static void summary_text(FILE *f, const struct kcore_source *src,
@@ -345,13 +338,8 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "Dumped process %d (%s) to %s%s\n", (int)pi->pid,
 		si->process_name ? si->process_name : "?",
 		r->output_path ? r->output_path : "<stdout>",
-		st->bytes_unreadable ? ": INCOMPLETE" : "");
-	if (st->bytes_unreadable)
-		fprintf(f, "  incomplete:   %s in %zu range%s not read%s\n",
-			cli_human_size(st->bytes_unreadable, a, sizeof(a)),
-			r->nerrors, r->nerrors == 1 ? "" : "s",
-			pi->vanished ? " (the process exited during the copy)"
-				     : "");
+		kcore_dump_incomplete(r) ? ": INCOMPLETE" : "");
+	cli_dump_incomplete_text(f, r, vanished_why(pi));
 	fprintf(f, "  threads:      %u, stopped %.3f ms%s\n", pi->nthreads,
 		(double)pi->stop_ns / 1e6,
 		kept ? " (kept stopped during the copy)"
@@ -402,7 +390,7 @@ static int dry_run(struct cli_ctx *ctx, const struct kcore_source *src)
 	return EXIT_OK;
 }
 
-int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct pid_args a = { 0 };
 	struct cli_progress ps = { 0 };
@@ -454,27 +442,22 @@ int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		else if (!a.quiet)
 			summary_text(f, src, plan, &res, a.popts.keep_stopped,
 				     a.opts.no_hash);
-		/* A core with unread ranges is never presented as complete,
-		 * not even with -q. */
-		status = res.stats.bytes_unreadable ? EXIT_INCOMPLETE : EXIT_OK;
-		if (status == EXIT_INCOMPLETE && a.quiet && !ctx->json) {
-			char s[32];
-
-			fprintf(stderr,
-				"kcoredump: '%s': incomplete: %s in %zu "
-				"range%s not read%s\n",
-				res.output_path ? res.output_path : "<stdout>",
-				cli_human_size(res.stats.bytes_unreadable, s,
-					       sizeof(s)),
-				res.nerrors, res.nerrors == 1 ? "" : "s",
-				kcore_source_process_info(src)->vanished
-					? " (the process exited during the "
-					  "copy)"
-					: "");
-		}
+		status = cli_dump_status(
+			&res, a.quiet && !ctx->json,
+			vanished_why(kcore_source_process_info(src)));
 		kcore_dump_result_deinit(&res);
 	}
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;
 }
+
+const struct cli_command cli_cmd_pid = {
+	"pid",
+	cmd_pid,
+	pid_options,
+	"PID",
+	NULL,
+	"write an ELF core of a running process (like gcore, sparse)",
+	false
+};

@@ -8,7 +8,7 @@
 #include "json.h"
 #include "kcoredump/verify.h"
 
-const struct cli_option verify_options[] = {
+static const struct cli_option verify_options[] = {
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print the result as one JSON document", NULL, 'j' },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL,
@@ -20,7 +20,7 @@ const struct cli_option verify_options[] = {
 	{ 0 },
 };
 
-const struct cli_option extract_options[] = {
+static const struct cli_option extract_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the sparse ELF dump to FILE", "@file", 'o' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
@@ -66,8 +66,10 @@ static void render_verify_text(const char *dump,
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
 	printf("%s: %s (%zu segments, %s, %s)\n", dump,
-	       r->match ? (r->has_expected ? "OK" : "no digests to check")
-			: "MISMATCH",
+	       !r->match	 ? "MISMATCH"
+	       : r->incomplete	 ? "INCOMPLETE"
+	       : r->has_expected ? "OK"
+				 : "no digests to check",
 	       r->nsegs, kcore_compress_name(r->method),
 	       digest_origin(dump, r));
 	for (size_t i = 0; i < r->nsegs; i++) {
@@ -84,6 +86,15 @@ static void render_verify_text(const char *dump,
 	}
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	printf("  sha256: %s\n", hex);
+	if (r->incomplete && r->unreadable_bytes)
+		printf("  INCOMPLETE: %" PRIu64 " bytes in %" PRIu64
+		       " range%s could not be read when the dump was made: "
+		       "its digests are of the zeros written there\n",
+		       r->unreadable_bytes, r->unreadable_ranges,
+		       r->unreadable_ranges == 1 ? "" : "s");
+	else if (r->incomplete)
+		printf("  INCOMPLETE: the dump says it is incomplete "
+		       "(makedumpfile's mark), not how much\n");
 	if (r->compared)
 		printf("  source: %s of %s differ\n",
 		       cli_human_size(r->differ_bytes, s, sizeof(s)),
@@ -105,8 +116,19 @@ static void render_verify_json(const char *dump,
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
 	json_string(&j, "dump", dump);
-	json_bool(&j, "ok", r->match && (!r->compared || !r->differ_bytes));
+	json_bool(&j, "ok",
+		  r->match && (!r->compared || !r->differ_bytes) &&
+			  !r->incomplete);
 	json_bool(&j, "digests_match", r->match);
+	json_bool(&j, "complete", !r->incomplete);
+	if (r->incomplete) {
+		json_object_begin(&j, "incomplete");
+		json_u64(&j, "unreadable_bytes", r->unreadable_bytes);
+		json_u64(&j, "unreadable_ranges", r->unreadable_ranges);
+		json_object_end(&j);
+	} else {
+		json_null(&j, "incomplete");
+	}
 	json_bool(&j, "has_digests", r->has_expected);
 	json_string(&j, "compression", kcore_compress_name(r->method));
 	json_string(&j, "digest_location", r->digest_location);
@@ -144,10 +166,9 @@ static void render_verify_json(const char *dump,
 	json_finish(&j);
 }
 
-int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("verify"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_verify, argc, argv);
 	struct kcore_verify_result r;
 	struct kcore_error *err;
 	bool quiet = false;
@@ -186,9 +207,9 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 		render_verify_json(argv[first], &r);
 	else if (!quiet)
 		render_verify_text(argv[first], &r);
-	int status = r.match && (!r.compared || !r.differ_bytes)
-			     ? EXIT_OK
-			     : EXIT_MISMATCH;
+	int status = !r.match || (r.compared && r.differ_bytes) ? EXIT_MISMATCH
+		     : r.incomplete ? EXIT_INCOMPLETE
+				    : EXIT_OK;
 	if (!r.has_expected && status == EXIT_OK && !r.compared) {
 		if (!quiet)
 			fprintf(stderr, "kcoredump: '%s': %s\n", argv[first],
@@ -199,10 +220,9 @@ int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	return status;
 }
 
-int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
+static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct cli_parser *p =
-		cli_parser_create(cli_find_command("extract"), argc, argv);
+	struct cli_parser *p = cli_parser_create(&cli_cmd_extract, argc, argv);
 	const char *output = NULL, *arg;
 	bool force = false, quiet = false;
 	struct kcore_error *err;
@@ -236,3 +256,20 @@ int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 		       cli_human_size(size, s, sizeof(s)));
 	return EXIT_OK;
 }
+
+const struct cli_command cli_cmd_verify = {
+	"verify",	cmd_verify,
+	verify_options, "DUMP [SOURCE]",
+	"@file",	"check a dump against its digests (and a source)",
+	false
+};
+
+const struct cli_command cli_cmd_extract = {
+	"extract",
+	cmd_extract,
+	extract_options,
+	"DUMP",
+	"@file",
+	"decompress a .zst/.xz dump into a sparse ELF file",
+	false
+};

@@ -220,14 +220,24 @@ void cli_print_help(FILE *f, const struct cli_command *cmd)
 	fprintf(f, "\nSee kcoredump(8) for details and exit statuses.\n");
 }
 
-void cli_print_main_help(FILE *f)
+const struct cli_command *
+cli_find_command(const struct cli_command *const *commands, const char *name)
+{
+	for (; *commands; commands++)
+		if (strcmp((*commands)->name, name) == 0)
+			return *commands;
+	return NULL;
+}
+
+void cli_print_main_help(FILE *f, const struct cli_command *const *commands)
 {
 	fprintf(f, "Usage: kcoredump COMMAND [OPTIONS] [ARGS]\n\n"
 		   "Read /proc/kcore and ELF core files; write compressed, "
 		   "hole-skipping dumps.\n\nCommands:\n");
-	for (const struct cli_command *c = cli_commands; c->name; c++)
-		if (!c->hidden)
-			fprintf(f, "  %-14s%s\n", c->name, c->summary);
+	for (; *commands; commands++)
+		if (!(*commands)->hidden)
+			fprintf(f, "  %-14s%s\n", (*commands)->name,
+				(*commands)->summary);
 	fprintf(f, "\nOptions:\n"
 		   "  -h, --help                  show this help and exit\n"
 		   "  -V, --version               show the version and exit\n"

@@ -138,6 +138,19 @@ static void text_source(FILE *f, const struct info_model *m)
 		in->format_detail ? ")" : "",
 		in->physical_only ? ", physical addresses only" : "");
 	fprintf(f, "Kind:         %s\n", kind_text(in->kind));
+	if (in->incomplete && in->unreadable_bytes)
+		fprintf(f,
+			"Complete:     no; incomplete: %" PRIu64
+			" bytes in %" PRIu64
+			" range%s could not be read when it was made (%s)\n",
+			in->unreadable_bytes, in->unreadable_ranges,
+			in->unreadable_ranges == 1 ? "" : "s",
+			in->incomplete_origin);
+	else if (in->incomplete)
+		fprintf(f,
+			"Complete:     no; incomplete: its %s says so, not "
+			"how much\n",
+			in->incomplete_origin);
 	fprintf(f, "Machine:      %s, ELF%u, %s-endian\n",
 		machine_name(in->machine, mbuf, sizeof(mbuf)), in->elf_class,
 		in->big_endian ? "big" : "little");
@@ -442,6 +455,16 @@ static void json_source(struct json *j, const struct info_model *m)
 	json_string(j, "path", in->path);
 	json_string(j, "format", kcore_source_format(m->src));
 	json_string(j, "format_detail", in->format_detail);
+	json_bool(j, "complete", !in->incomplete);
+	if (in->incomplete) {
+		json_object_begin(j, "incomplete");
+		json_u64(j, "unreadable_bytes", in->unreadable_bytes);
+		json_u64(j, "unreadable_ranges", in->unreadable_ranges);
+		json_string(j, "origin", in->incomplete_origin);
+		json_object_end(j);
+	} else {
+		json_null(j, "incomplete");
+	}
 	json_bool(j, "physical_only", in->physical_only);
 	json_string(j, "kind", kcore_source_kind_name(in->kind));
 	json_string(j, "machine",

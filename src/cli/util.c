@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "kcoredump/dump.h"
 
 int cli_exit_status(const struct kcore_error *err)
 {
@@ -202,6 +203,90 @@ volatile sig_atomic_t *cli_catch_signals(void)
 	/* A closed pipe is a write error (EPIPE), not a silent death. */
 	signal(SIGPIPE, SIG_IGN);
 	return &cancel_flag;
+}
+
+void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
+			      const char *why)
+{
+	char a[32];
+
+	if (!kcore_dump_incomplete(r))
+		return;
+	if (r->stats.bytes_unreadable)
+		fprintf(f,
+			"  INCOMPLETE:   %" PRIu64 " bytes (%s) in %zu range%s "
+			"could not be read%s%s%s: zeros in the dump, which "
+			"says so\n",
+			r->stats.bytes_unreadable,
+			cli_human_size(r->stats.bytes_unreadable, a, sizeof(a)),
+			r->nerrors, r->nerrors == 1 ? "" : "s", why ? " (" : "",
+			why ? why : "", why ? ")" : "");
+	if (r->source_incomplete && r->source_unreadable_bytes)
+		fprintf(f,
+			"  INCOMPLETE:   the source is an incomplete dump: "
+			"%" PRIu64 " bytes in %" PRIu64
+			" range%s it could not read\n",
+			r->source_unreadable_bytes, r->source_unreadable_ranges,
+			r->source_unreadable_ranges == 1 ? "" : "s");
+	else if (r->source_incomplete)
+		fprintf(f, "  INCOMPLETE:   the source is an incomplete dump "
+			   "(it does not say how much is missing)\n");
+}
+
+void cli_dump_incomplete_json(struct json *j, const struct kcore_dump_result *r)
+{
+	json_bool(j, "complete", !kcore_dump_incomplete(r));
+	if (!kcore_dump_incomplete(r)) {
+		json_null(j, "incomplete");
+	} else {
+		json_object_begin(j, "incomplete");
+		json_u64(j, "unreadable_bytes", r->stats.bytes_unreadable);
+		json_u64(j, "unreadable_ranges", r->nerrors);
+		json_bool(j, "source_incomplete", r->source_incomplete);
+		json_u64(j, "source_unreadable_bytes",
+			 r->source_unreadable_bytes);
+		json_u64(j, "source_unreadable_ranges",
+			 r->source_unreadable_ranges);
+		json_object_end(j);
+	}
+	json_array_begin(j, "read_errors");
+	for (size_t i = 0; i < r->nerrors; i++) {
+		const struct kcore_read_error *e = &r->errors[i];
+
+		json_object_begin(j, NULL);
+		json_hex(j, "offset", e->offset);
+		json_u64(j, "length", e->len);
+		json_u64(j, "segment", e->segment);
+		json_hex(j, "segment_offset", e->seg_offset);
+		json_string(j, "error",
+			    e->message ? e->message : strerror(e->errnum));
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
+int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
+		    const char *why)
+{
+	const char *out = r->output_path ? cli_esc(r->output_path) : "<stdout>";
+
+	if (!kcore_dump_incomplete(r))
+		return EXIT_OK;
+	if (quiet && r->stats.bytes_unreadable)
+		fprintf(stderr,
+			"kcoredump: '%s': incomplete: %" PRIu64
+			" bytes in %zu range%s could not be read%s%s%s%s\n",
+			out, r->stats.bytes_unreadable, r->nerrors,
+			r->nerrors == 1 ? "" : "s", why ? " (" : "",
+			why ? why : "", why ? ")" : "",
+			r->source_incomplete ? "; its source is incomplete too"
+					     : "");
+	else if (quiet)
+		fprintf(stderr,
+			"kcoredump: '%s': incomplete: its source is an "
+			"incomplete dump\n",
+			out);
+	return EXIT_INCOMPLETE;
 }
 
 /* Length of the valid UTF-8 sequence at p (at least 2 bytes), else 0. */

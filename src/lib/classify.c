@@ -22,6 +22,22 @@
  * window is called the heap. */
 #define BRK_RANDOM_MAX (1ull << 30)
 
+const char *kcore_source_add_label(struct kcore_source *src, const char *label)
+{
+	char **labels =
+		realloc(src->labels, (src->nlabels + 1) * sizeof(*labels));
+	char *copy;
+
+	if (!labels)
+		return NULL;
+	src->labels = labels;
+	copy = strdup(label);
+	if (!copy)
+		return NULL;
+	src->labels[src->nlabels++] = copy;
+	return copy;
+}
+
 static bool vmcoreinfo_u64(const struct kcore_source *src, const char *key,
 			   uint64_t *ret)
 {

@@ -178,6 +178,7 @@ struct ch {
 	char access_why[160];
 };
 
+/* ---- corehandler-log.c ---- */
 void ch_log(struct ch *ch, int prio, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 uint64_t ch_mono_ns(void);

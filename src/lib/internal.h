@@ -128,9 +128,24 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src);
 /* Explain why opening path failed; live says it is the kernel's kcore. */
 struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 					     bool live, const char *sysroot);
-/* Find VMCOREINFO through /sys/kernel/vmcoreinfo for old kernels. */
-struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
-						const char *sysroot);
+/* Where /sys/kernel/vmcoreinfo (under sysroot) says the VMCOREINFO note
+ * of an old kernel is, and the file's name in path; *ret_size 0: no such
+ * file. */
+struct kcore_error *kcore_vmcoreinfo_sysfs(const char *sysroot, char *path,
+					   size_t path_size,
+					   uint64_t *ret_paddr,
+					   uint32_t *ret_size);
+/*
+ * The physical address of a kernel virtual address (translate.c, behind
+ * kcore_source_vaddr_to_paddr): from the source's segments, the x86_64
+ * kernel image mapping or the kernel's page tables, read with read_paddr.
+ */
+typedef struct kcore_error *(*kcore_read_paddr_fn)(struct kcore_source *src,
+						   uint64_t paddr, void *buf,
+						   size_t len);
+struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
+				    kcore_read_paddr_fn read_paddr,
+				    uint64_t *ret_paddr, uint64_t *ret_len);
 /*
  * For sources that are not files (kcore_source_open_process and the like):
  * allocate a source, then, with backend/image/file_size filled, parse the
@@ -145,6 +160,7 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 struct kcore_error *kcore_elf_modules(Elf *elf, const char *path,
 				      struct kcore_module **ret,
 				      size_t *ret_count);
+/* An owned copy of label (classify.c); NULL when out of memory. */
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 
 #endif

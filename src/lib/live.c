@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Facts about the running kernel: why kcore cannot be opened, and the
- * VMCOREINFO of kernels whose kcore lacks the note. */
+/* Facts about the running kernel: why kcore cannot be opened, and where
+ * the VMCOREINFO of kernels whose kcore lacks the note is.  Reads files of
+ * /proc and /sys only, never the source. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -82,20 +83,18 @@ struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 				  "forbids it");
 }
 
-struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
-						const char *sysroot)
+struct kcore_error *kcore_vmcoreinfo_sysfs(const char *sysroot, char *path,
+					   size_t path_size,
+					   uint64_t *ret_paddr,
+					   uint32_t *ret_size)
 {
-	char path[PATH_MAX];
 	unsigned long long paddr;
 	unsigned int size;
-	unsigned char *note;
-	uint32_t namesz, descsz;
-	size_t desc_off;
-	struct kcore_error *err;
 	FILE *f;
 	int n;
 
-	sys_path(path, sizeof(path), sysroot, "sys/kernel/vmcoreinfo");
+	*ret_size = 0;
+	sys_path(path, path_size, sysroot, "sys/kernel/vmcoreinfo");
 	f = fopen(path, "re");
 	if (!f)
 		return NULL; /* nothing to fall back to: no VMCOREINFO */
@@ -104,34 +103,7 @@ struct kcore_error *kcore_vmcoreinfo_from_sysfs(struct kcore_source *src,
 	if (n != 2 || size < 12 || size > MAX_VMCOREINFO_NOTE)
 		return kcore_error_create(KCORE_ERR_FORMAT, 0, path,
 					  "expected \"ADDRESS SIZE\" in hex");
-	note = malloc(size);
-	if (!note)
-		return &kcore_error_nomem;
-	err = kcore_source_read_paddr(src, paddr, note, size);
-	if (err) {
-		free(note);
-		return err;
-	}
-	namesz = (uint32_t)kcore_load(note, 4, src->info.big_endian);
-	descsz = (uint32_t)kcore_load(note + 4, 4, src->info.big_endian);
-	desc_off = 12 + (((size_t)namesz + 3) & ~(size_t)3);
-	if (namesz != sizeof("VMCOREINFO") ||
-	    memcmp(note + 12, "VMCOREINFO", namesz) != 0 || desc_off > size ||
-	    descsz > size - desc_off) {
-		free(note);
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
-					     paddr,
-					     "no VMCOREINFO note at physical "
-					     "address 0x%llx given by %s",
-					     paddr, path);
-	}
-	err = kcore_vmcoreinfo_parse((const char *)note + desc_off, descsz,
-				     &src->vmcoreinfo);
-	if (err) {
-		free(note);
-		return err;
-	}
-	src->vmcoreinfo_note = note;
-	src->info.vmcoreinfo_origin = "sysfs";
+	*ret_paddr = paddr;
+	*ret_size = size;
 	return NULL;
 }

@@ -973,9 +973,8 @@ static void describe(struct kdump *k, const struct header *h)
 		 "%sheader version %" PRIu32 ", %s pages%s%s",
 		 h->diskdump ? "DISKDUMP " : "", h->version, n ? names : "raw",
 		 level,
-		 h->status & KDUMP_STATUS_INCOMPLETE
-			 ? ", incomplete: its writer stopped early"
-			 : "");
+		 h->status & KDUMP_STATUS_INCOMPLETE ? ", marked incomplete"
+						     : "");
 }
 
 struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
@@ -1087,6 +1086,10 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 	src->knows_holes = true;
 	describe(k, &h);
 	src->info.format_detail = k->detail;
+	if (h.status & KDUMP_STATUS_INCOMPLETE) {
+		src->info.incomplete = true;
+		src->info.incomplete_origin = "kdump header";
+	}
 out:
 	free(loads);
 	free(notes);

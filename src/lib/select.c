@@ -715,6 +715,23 @@ static int cmp_paddr(const void *a, const void *b)
 	return x->paddr < y->paddr ? -1 : x->paddr > y->paddr;
 }
 
+/* By virtual address; the source's order between equal ones. */
+static int cmp_vaddr(const void *a, const void *b)
+{
+	const struct kcore_plan_segment *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return x->src_segment < y->src_segment	 ? -1
+	       : x->src_segment > y->src_segment ? 1
+						 : 0;
+}
+
+void kcore_plan_sort_virtual(struct kcore_plan *plan)
+{
+	qsort(plan->segs, plan->nsegs, sizeof(*plan->segs), cmp_vaddr);
+}
+
 struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
 						 uint64_t page_size,
 						 size_t *ret_dropped)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,22 +54,6 @@ int kcore_segment_class_from_name(const char *name)
 		if (strcmp(class_names[i], name) == 0)
 			return i;
 	return -1;
-}
-
-const char *kcore_source_add_label(struct kcore_source *src, const char *label)
-{
-	char **labels =
-		realloc(src->labels, (src->nlabels + 1) * sizeof(*labels));
-	char *copy;
-
-	if (!labels)
-		return NULL;
-	src->labels = labels;
-	copy = strdup(label);
-	if (!copy)
-		return NULL;
-	src->labels[src->nlabels++] = copy;
-	return copy;
 }
 
 static struct kcore_error *libelf_error(const char *path, const char *what)
@@ -149,6 +134,7 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 		return libelf_error(src->path, "cannot read the ELF header");
 	src->info.machine = ehdr.e_machine;
 	src->info.e_type = ehdr.e_type;
+	src->info.e_flags = ehdr.e_flags;
 	if (ehdr.e_type != ET_CORE)
 		return kcore_error_create_at(
 			KCORE_ERR_UNSUPPORTED, 0, src->path, 0x10,
@@ -461,6 +447,111 @@ static void decide_kind(struct kcore_source *src, bool live)
 		src->info.kind = KCORE_SOURCE_ELF_CORE;
 }
 
+/* The value of our metadata's line "key=value" (NULL when none), and
+ * its length. */
+static const char *metadata_value(const char *text, size_t len, const char *key,
+				  size_t *ret_len)
+{
+	size_t klen = strlen(key);
+	const char *p = text, *end = text + len;
+
+	while (p < end && *p) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+
+		if (!nl)
+			break;
+		if ((size_t)(nl - p) > klen && !memcmp(p, key, klen) &&
+		    p[klen] == '=') {
+			*ret_len = (size_t)(nl - p) - klen - 1;
+			return p + klen + 1;
+		}
+		p = nl + 1;
+	}
+	return NULL;
+}
+
+static uint64_t metadata_u64(const char *text, size_t len, const char *key)
+{
+	size_t vlen;
+	const char *v = metadata_value(text, len, key, &vlen);
+
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
+/* What our metadata text says of the dump's completeness. */
+static void completeness(struct kcore_source_info *in, const char *text,
+			 size_t len)
+{
+	in->unreadable_bytes =
+		metadata_u64(text, len, "bytes_unreadable") +
+		metadata_u64(text, len, "source_bytes_unreadable");
+	in->unreadable_ranges =
+		metadata_u64(text, len, "unreadable_ranges") +
+		metadata_u64(text, len, "source_unreadable_ranges");
+	if (in->unreadable_bytes ||
+	    metadata_u64(text, len, "source_incomplete")) {
+		in->incomplete = true;
+		in->incomplete_origin = "note";
+	}
+}
+
+/* An ELF dump written to a pipe ends with its final metadata: the text,
+ * its length (le64) and "KCDTRL01". */
+static void completeness_from_trailer(struct kcore_source *src)
+{
+	uint64_t size = src->info.file_size, len;
+	unsigned char tail[16];
+	struct kcore_error *err;
+	char *text;
+
+	if (src->image || !src->info.is_regular || size < 16)
+		return;
+	err = kcore_source_pread(src, tail, 16, size - 16);
+	if (err || memcmp(tail + 8, "KCDTRL01", 8)) {
+		kcore_error_destroy(err);
+		return;
+	}
+	len = kcore_load(tail, 8, false);
+	text = len <= (1u << 20) && len <= size - 16 ? malloc(len + 1) : NULL;
+	if (!text)
+		return;
+	err = kcore_source_pread(src, text, len, size - 16 - len);
+	if (!err)
+		completeness(&src->info, text, len);
+	kcore_error_destroy(err);
+	free(text);
+}
+
+/* Whether the dump says it is incomplete (kcore_source_info.incomplete):
+ * our note (or trailer), else an ELF vmcore's e_flags; a kdump header's
+ * status was looked at by its reader. */
+static void read_completeness(struct kcore_source *src)
+{
+	struct kcore_source_info *in = &src->info;
+
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *n = &src->notes[i];
+		const char *text = (const char *)n->desc, *where;
+		size_t len = strnlen(text, n->descsz), wlen;
+
+		if (strcmp(n->name, "KCOREDUMP"))
+			continue;
+		where = metadata_value(text, len, "digests", &wlen);
+		if (where && wlen == 7 && !memcmp(where, "trailer", 7))
+			completeness_from_trailer(src);
+		else
+			completeness(in, text, len);
+		return;
+	}
+	/* makedumpfile's DUMP_ELF_INCOMPLETE, as crash reads it: in kernel
+	 * vmcores only (other cores' e_flags mean other things). */
+	if (!src->image && in->kind == KCORE_SOURCE_VMCORE &&
+	    (in->e_flags & 0x1) && !in->incomplete) {
+		in->incomplete = true;
+		in->incomplete_origin = "ELF e_flags";
+	}
+}
+
 static struct kcore_error *parse_vmcoreinfo_note(struct kcore_source *src)
 {
 	for (size_t i = 0; i < src->nnotes; i++) {
@@ -641,6 +732,56 @@ struct kcore_error *kcore_source_alloc(const char *path,
 	return NULL;
 }
 
+/*
+ * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no VMCOREINFO
+ * note; /sys/kernel/vmcoreinfo says where it is in RAM.
+ */
+static struct kcore_error *vmcoreinfo_from_sysfs(struct kcore_source *src,
+						 const char *sysroot)
+{
+	char path[PATH_MAX];
+	uint64_t paddr;
+	uint32_t size, namesz, descsz;
+	unsigned char *note;
+	size_t desc_off;
+	struct kcore_error *err;
+
+	err = kcore_vmcoreinfo_sysfs(sysroot, path, sizeof(path), &paddr,
+				     &size);
+	if (err || !size)
+		return err;
+	note = malloc(size);
+	if (!note)
+		return &kcore_error_nomem;
+	err = kcore_source_read_paddr(src, paddr, note, size);
+	if (err) {
+		free(note);
+		return err;
+	}
+	namesz = (uint32_t)kcore_load(note, 4, src->info.big_endian);
+	descsz = (uint32_t)kcore_load(note + 4, 4, src->info.big_endian);
+	desc_off = 12 + (((size_t)namesz + 3) & ~(size_t)3);
+	if (namesz != sizeof("VMCOREINFO") ||
+	    memcmp(note + 12, "VMCOREINFO", namesz) != 0 || desc_off > size ||
+	    descsz > size - desc_off) {
+		free(note);
+		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
+					     paddr,
+					     "no VMCOREINFO note at physical "
+					     "address 0x%llx given by %s",
+					     (unsigned long long)paddr, path);
+	}
+	err = kcore_vmcoreinfo_parse((const char *)note + desc_off, descsz,
+				     &src->vmcoreinfo);
+	if (err) {
+		free(note);
+		return err;
+	}
+	src->vmcoreinfo_note = note;
+	src->info.vmcoreinfo_origin = "sysfs";
+	return NULL;
+}
+
 struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 				       const struct kcore_open_opts *opts)
 {
@@ -678,15 +819,12 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 		return err;
 	decide_kind(src, live);
 	fill_process_info(src);
+	read_completeness(src);
 	err = kcore_classify_segments(src);
 	if (err)
 		return err;
-	/*
-	 * Before Linux v4.19 (commit 23c85094fe18) /proc/kcore had no
-	 * VMCOREINFO note; /sys/kernel/vmcoreinfo says where it is in RAM.
-	 */
 	if (live && !src->vmcoreinfo) {
-		err = kcore_vmcoreinfo_from_sysfs(src, opts->sysroot);
+		err = vmcoreinfo_from_sysfs(src, opts->sysroot);
 		if (err)
 			return err;
 		if (src->vmcoreinfo) {
@@ -1053,4 +1191,13 @@ struct kcore_error *kcore_source_count_holes(struct kcore_source *src,
 	*ret_data = data;
 	*ret_hole = seg->filesz - data;
 	return NULL;
+}
+
+struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
+						uint64_t vaddr,
+						uint64_t *ret_paddr,
+						uint64_t *ret_len)
+{
+	return kcore_translate(src, vaddr, kcore_source_read_paddr, ret_paddr,
+			       ret_len);
 }

@@ -6,7 +6,8 @@
  * the x86_64 kernel image mapping (__pa_symbol: vaddr - __START_KERNEL_map
  * + phys_base), the arm64 page table root (swapper_pg_dir -
  * kimage_voffset) and the kernel's own page tables, read from the dump.
- * Anything else is refused rather than guessed.
+ * Anything else is refused rather than guessed.  The source that owns the
+ * memory hands in its physical reader: translation never calls it back.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -54,6 +55,7 @@ static bool x86_text(const struct kcore_source *src, uint64_t vaddr,
 }
 
 static struct kcore_error *x86_walk(struct kcore_source *src, uint64_t vaddr,
+				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_page)
 {
 	uint64_t root, table, l5 = 0, sme = 0, mask;
@@ -85,8 +87,8 @@ static struct kcore_error *x86_walk(struct kcore_source *src, uint64_t vaddr,
 		uint64_t entry;
 		struct kcore_error *err;
 
-		err = kcore_source_read_paddr(
-			src, table + ((vaddr >> shift) & 511) * 8, e, 8);
+		err = read_paddr(src, table + ((vaddr >> shift) & 511) * 8, e,
+				 8);
 		if (err) {
 			kcore_error_destroy(err);
 			return unsupported(src, vaddr,
@@ -115,6 +117,7 @@ static struct kcore_error *x86_walk(struct kcore_source *src, uint64_t vaddr,
 }
 
 static struct kcore_error *arm64_walk(struct kcore_source *src, uint64_t vaddr,
+				      kcore_read_paddr_fn read_paddr,
 				      uint64_t *ret_paddr, uint64_t *ret_page)
 {
 	struct kcore_arm64_mmu m;
@@ -135,7 +138,7 @@ static struct kcore_error *arm64_walk(struct kcore_source *src, uint64_t vaddr,
 		unsigned char e[8];
 		uint64_t desc;
 
-		err = kcore_source_read_paddr(
+		err = read_paddr(
 			src, table + kcore_arm64_index(&m, vaddr, level) * 8, e,
 			8);
 		if (err) {
@@ -169,10 +172,9 @@ static struct kcore_error *arm64_walk(struct kcore_source *src, uint64_t vaddr,
 				  vaddr);
 }
 
-struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
-						uint64_t vaddr,
-						uint64_t *ret_paddr,
-						uint64_t *ret_len)
+struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
+				    kcore_read_paddr_fn read_paddr,
+				    uint64_t *ret_paddr, uint64_t *ret_len)
 {
 	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
 	uint64_t paddr = 0, len;
@@ -207,7 +209,7 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 	if (src->info.machine == EM_AARCH64) {
 		uint64_t size = page;
 
-		err = arm64_walk(src, vaddr, &paddr, &size);
+		err = arm64_walk(src, vaddr, read_paddr, &paddr, &size);
 		if (err)
 			return err;
 		len = size - (vaddr & (size - 1));
@@ -216,7 +218,7 @@ struct kcore_error *kcore_source_vaddr_to_paddr(struct kcore_source *src,
 	} else {
 		uint64_t size = page;
 
-		err = x86_walk(src, vaddr, &paddr, &size);
+		err = x86_walk(src, vaddr, read_paddr, &paddr, &size);
 		if (err)
 			return err;
 		len = size - (vaddr & (size - 1));

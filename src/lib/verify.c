@@ -61,6 +61,17 @@ static void apply_metadata(struct kcore_verify_result *r, const char *text,
 
 			r->exclude_level =
 				v <= KCORE_EXCLUDE_ALL ? (unsigned)v : 0;
+		} else if (!strncmp(line, "bytes_unreadable=", 17) ||
+			   !strncmp(line, "source_bytes_unreadable=", 24)) {
+			r->unreadable_bytes +=
+				strtoull(strchr(line, '=') + 1, NULL, 10);
+			r->incomplete |= r->unreadable_bytes != 0;
+		} else if (!strncmp(line, "unreadable_ranges=", 18) ||
+			   !strncmp(line, "source_unreadable_ranges=", 25)) {
+			r->unreadable_ranges +=
+				strtoull(strchr(line, '=') + 1, NULL, 10);
+		} else if (!strncmp(line, "source_incomplete=1", 19)) {
+			r->incomplete = true;
 		} else if (!strncmp(line, "digests=", 8)) {
 			free(r->digest_location);
 			r->digest_location = strdup(line + 8);
@@ -466,6 +477,8 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	if (src->image && note && !kcore_source_is_stream(src) &&
 	    !note_segments(src, note, &segs, &n))
 		note = NULL;
+	/* makedumpfile's marks (an ELF's e_flags, a kdump's status). */
+	r->incomplete = kcore_source_info(src)->incomplete;
 	if (!segs) {
 		n = 0;
 		for (size_t i = 0; i < src->nsegments; i++)

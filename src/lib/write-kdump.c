@@ -6,12 +6,29 @@
  * one 24-byte page_desc per dumped pfn in pfn order, then page data.  The
  * first data page is the shared zero page every zero pfn points to.
  *
- * Page data arrives in pfn order from the dump pipeline; descriptors are
- * buffered and written in whole-descriptor chunks, so every descriptor
- * and every page lies within one write (the flattened format's readers
- * look each read up in a single record).  The header, sub-header, notes
- * and bitmaps are written last, when bitmap 2 and the digests are final.
+ * The encode step compresses each page of a block on the pipeline's
+ * workers (one codec per block slot); page data arrives in pfn order and
+ * is appended; descriptors are buffered and written in whole-descriptor
+ * chunks, so every descriptor and every page lies within one write (the
+ * flattened format's readers look each read up in a single record).  The
+ * header, sub-header, notes and bitmaps are written last, when bitmap 2
+ * and the digests are final.
+ *
+ * Every page of a segment is dumped, zero pages and the source's holes as
+ * the shared zero page, except the pages --exclude left out and, in a
+ * regular file, the unreadable ones: those are cleared in bitmap 2.  A dump
+ * with unreadable pages has makedumpfile's incomplete bit in the header's
+ * status (crash warns that the dumpfile is incomplete).
+ *
+ * On a pipe the file is wrapped in makedumpfile's flattened format: every
+ * write becomes a big-endian {offset, size} record, ended by {-1, -1}.
+ * Readers of a flattened file (crash --osrelease) look for the header in
+ * the first records, so it goes first, with its final bitmaps (all pages
+ * but those --exclude left out); the header's status and our note's slot
+ * follow at the end, each in a record of its own.
  */
+#include <elf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -22,11 +39,30 @@
 #include <libdeflate.h>
 #endif
 
+#include "internal.h"
 #include "write-kdump.h"
+#include "write.h"
 
 #define DESC_CHUNK 2730 /* descriptors per write: 65520 bytes */
 
 /* ---- per-page codecs ---- */
+
+static const char *const codec_names[KCORE_CODEC_NUM] = { "zstd", "zlib",
+							  "none", "lzo",
+							  "snappy" };
+
+const char *kcore_codec_name(enum kcore_codec c)
+{
+	return (unsigned)c < KCORE_CODEC_NUM ? codec_names[c] : "unknown";
+}
+
+int kcore_codec_from_name(const char *name)
+{
+	for (int i = 0; i < KCORE_CODEC_NUM; i++)
+		if (strcmp(codec_names[i], name) == 0)
+			return i;
+	return -1;
+}
 
 struct kcore_page_codec {
 	enum kcore_codec codec;
@@ -238,10 +274,57 @@ void kcore_page_codec_destroy(struct kcore_page_codec *c)
 
 /* ---- layout ---- */
 
-static uint64_t round_up(uint64_t v, uint64_t a)
-{
-	return (v + a - 1) / a * a;
-}
+struct kdump_range {
+	uint64_t start_pfn, end_pfn; /* exclusive */
+};
+
+/* One per block slot: its pages compressed back to back. */
+struct kdump_slot {
+	struct kcore_page_codec *codec;
+	unsigned char *cbuf;
+	uint32_t *coff, *csize, *cflags;
+	uint64_t clen;
+};
+
+struct kdump_writer {
+	struct kcore_writer w;
+	uint64_t page;
+	uint64_t max_mapnr;
+	unsigned char *bitmap1, *bitmap2;
+	uint64_t bitmap_len; /* each, a multiple of page */
+	uint64_t sub_blocks; /* sub-header + notes, in blocks */
+	uint64_t notes_off;  /* file offset of the note copy */
+	uint64_t desc_off;
+	uint64_t ndesc_max; /* reserved descriptors */
+	uint64_t ndesc;	    /* descriptors emitted */
+	uint64_t data_off;  /* first data byte: the shared zero page */
+	uint64_t data_pos;  /* next free data byte */
+	uint64_t zero_size;
+	uint32_t zero_flags;
+	unsigned char *descbuf;
+	size_t desc_fill; /* descriptors in descbuf */
+	uint64_t dumped, zero_pages;
+	bool flat; /* flattened records on a stream */
+	/* The next of the plan's excluded ranges (--exclude) to pass. */
+	const struct kcore_range *next_excluded;
+	struct kcore_note_blob notes;
+	uint64_t meta_off; /* file offset of our note's descriptor */
+	struct kdump_slot *slots;
+	size_t nslots;
+};
+
+/* disk_dump_header's fields (x86_64 layout, kcoredump(8)). */
+struct kdump_header_info {
+	char utsname[6][65]; /* sysname, nodename, release, version,
+				machine, domainname */
+	uint64_t timestamp_sec, timestamp_usec;
+	uint32_t status;
+	int32_t nr_cpus;
+	uint64_t phys_base;
+	uint64_t vmcoreinfo_off; /* offset in the notes, or -1 */
+	uint64_t vmcoreinfo_size;
+	uint32_t dump_level; /* makedumpfile's -d bits; 1 is added */
+};
 
 static void put32(unsigned char *p, uint32_t v)
 {
@@ -258,139 +341,154 @@ static void set_bit(unsigned char *bm, uint64_t n)
 	bm[n >> 3] |= (unsigned char)(1u << (n & 7));
 }
 
-struct kcore_error *kdump_writer_init(struct kdump_writer *w, uint64_t page,
-				      const struct kdump_range *ranges,
-				      size_t nranges, uint64_t ndesc_max,
-				      size_t notes_len, kdump_write_fn write,
-				      void *arg)
+/* A write of the kdump file: in place, or a flattened record. */
+static struct kcore_error *out(struct kdump_writer *k, uint64_t offset,
+			       const void *buf, size_t len)
 {
-	memset(w, 0, sizeof(*w));
-	w->page = page;
-	w->write = write;
-	w->arg = arg;
-	w->max_mapnr = nranges ? ranges[nranges - 1].end_pfn : 0;
-	w->bitmap_len = round_up((w->max_mapnr + 7) / 8, page);
-	if (!w->bitmap_len)
-		w->bitmap_len = page;
-	if (w->bitmap_len / page * 2 > UINT32_MAX)
+	struct kcore_sink *s = &k->w.sink;
+	unsigned char rec[16];
+	struct kcore_error *err;
+
+	if (!k->flat)
+		return kcore_sink_pwrite(s, offset, buf, len);
+	/* Big-endian offset and size, then the data. */
+	for (int i = 0; i < 8; i++) {
+		rec[i] = (unsigned char)(offset >> (56 - 8 * i));
+		rec[8 + i] = (unsigned char)((uint64_t)len >> (56 - 8 * i));
+	}
+	err = kcore_sink_pwrite(s, s->pos, rec, sizeof(rec));
+	return err ? err : kcore_sink_pwrite(s, s->pos, buf, len);
+}
+
+/* Layout for these pfn ranges (ascending, disjoint), ndesc_max page
+ * descriptors and notes_len bytes of notes.  Every pfn in the ranges is
+ * RAM (bitmap 1) and, until excluded, dumped (bitmap 2). */
+static struct kcore_error *layout(struct kdump_writer *k,
+				  const struct kdump_range *ranges,
+				  size_t nranges, uint64_t ndesc_max,
+				  size_t notes_len)
+{
+	uint64_t page = k->page;
+
+	k->max_mapnr = nranges ? ranges[nranges - 1].end_pfn : 0;
+	k->bitmap_len = kcore_round_up((k->max_mapnr + 7) / 8, page);
+	if (!k->bitmap_len)
+		k->bitmap_len = page;
+	if (k->bitmap_len / page * 2 > UINT32_MAX)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 					  "physical address space too large "
 					  "for a kdump bitmap");
-	w->bitmap1 = calloc(1, w->bitmap_len);
-	w->bitmap2 = calloc(1, w->bitmap_len);
-	w->descbuf = malloc(DESC_CHUNK * KDUMP_DESC_SIZE);
-	if (!w->bitmap1 || !w->bitmap2 || !w->descbuf) {
-		kdump_writer_deinit(w);
+	k->bitmap1 = calloc(1, k->bitmap_len);
+	k->bitmap2 = calloc(1, k->bitmap_len);
+	k->descbuf = malloc(DESC_CHUNK * KDUMP_DESC_SIZE);
+	if (!k->bitmap1 || !k->bitmap2 || !k->descbuf)
 		return &kcore_error_nomem;
-	}
 	for (size_t i = 0; i < nranges; i++)
 		for (uint64_t pfn = ranges[i].start_pfn;
 		     pfn < ranges[i].end_pfn; pfn++) {
-			set_bit(w->bitmap1, pfn);
-			set_bit(w->bitmap2, pfn);
+			set_bit(k->bitmap1, pfn);
+			set_bit(k->bitmap2, pfn);
 		}
-	w->notes_off = page + KDUMP_SUBHEADER_SIZE;
-	w->sub_blocks = round_up(KDUMP_SUBHEADER_SIZE + notes_len, page) / page;
-	w->ndesc_max = ndesc_max;
-	w->desc_off = (1 + w->sub_blocks) * page + 2 * w->bitmap_len;
-	w->data_off = round_up(w->desc_off + ndesc_max * KDUMP_DESC_SIZE, page);
-	w->data_pos = w->data_off;
+	k->notes_off = page + KDUMP_SUBHEADER_SIZE;
+	k->sub_blocks =
+		kcore_round_up(KDUMP_SUBHEADER_SIZE + notes_len, page) / page;
+	k->ndesc_max = ndesc_max;
+	k->desc_off = (1 + k->sub_blocks) * page + 2 * k->bitmap_len;
+	k->data_off =
+		kcore_round_up(k->desc_off + ndesc_max * KDUMP_DESC_SIZE, page);
+	k->data_pos = k->data_off;
 	return NULL;
 }
 
-void kdump_writer_deinit(struct kdump_writer *w)
+/* Write the shared zero page (compressed by codec) at data_off. */
+static struct kcore_error *zero_page(struct kdump_writer *k,
+				     struct kcore_page_codec *codec)
 {
-	free(w->bitmap1);
-	free(w->bitmap2);
-	free(w->descbuf);
-	w->bitmap1 = w->bitmap2 = w->descbuf = NULL;
-}
-
-struct kcore_error *kdump_writer_zero_page(struct kdump_writer *w,
-					   struct kcore_page_codec *codec)
-{
-	unsigned char *zero = calloc(2, w->page), *out = zero + w->page;
+	unsigned char *zero = calloc(2, k->page), *o = zero + k->page;
 	struct kcore_error *err;
 
 	if (!zero)
 		return &kcore_error_nomem;
-	w->zero_size =
-		kcore_page_codec_compress(codec, zero, out, &w->zero_flags);
-	err = w->write(w->arg, w->data_pos, out, w->zero_size);
-	w->data_pos += w->zero_size;
+	k->zero_size =
+		kcore_page_codec_compress(codec, zero, o, &k->zero_flags);
+	err = out(k, k->data_pos, o, k->zero_size);
+	k->data_pos += k->zero_size;
 	free(zero);
 	return err;
 }
 
-static struct kcore_error *flush_descs(struct kdump_writer *w)
+/* Write buffered descriptors. */
+static struct kcore_error *flush_descs(struct kdump_writer *k)
 {
-	uint64_t first = w->ndesc - w->desc_fill;
+	uint64_t first = k->ndesc - k->desc_fill;
 	struct kcore_error *err;
 
-	if (!w->desc_fill)
+	if (!k->desc_fill)
 		return NULL;
-	err = w->write(w->arg, w->desc_off + first * KDUMP_DESC_SIZE,
-		       w->descbuf, w->desc_fill * KDUMP_DESC_SIZE);
-	w->desc_fill = 0;
+	err = out(k, k->desc_off + first * KDUMP_DESC_SIZE, k->descbuf,
+		  k->desc_fill * KDUMP_DESC_SIZE);
+	k->desc_fill = 0;
 	return err;
 }
 
-struct kcore_error *kdump_writer_page(struct kdump_writer *w, uint64_t offset,
-				      uint32_t size, uint32_t flags)
+/* The next dumped page (pfn order), its data already written at offset. */
+static struct kcore_error *desc_page(struct kdump_writer *k, uint64_t offset,
+				     uint32_t size, uint32_t flags)
 {
 	unsigned char *d;
 
-	if (w->ndesc == w->ndesc_max)
+	if (k->ndesc == k->ndesc_max)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "more dumped pages than the %llu "
 					  "planned",
-					  (unsigned long long)w->ndesc_max);
-	d = w->descbuf + w->desc_fill * KDUMP_DESC_SIZE;
+					  (unsigned long long)k->ndesc_max);
+	d = k->descbuf + k->desc_fill * KDUMP_DESC_SIZE;
 	put64(d, offset);
 	put32(d + 8, size);
 	put32(d + 12, flags);
 	put64(d + 16, 0); /* page_flags */
-	w->desc_fill++;
-	w->ndesc++;
-	w->dumped++;
-	if (w->desc_fill == DESC_CHUNK)
-		return flush_descs(w);
+	k->desc_fill++;
+	k->ndesc++;
+	k->dumped++;
+	if (k->desc_fill == DESC_CHUNK)
+		return flush_descs(k);
 	return NULL;
 }
 
-struct kcore_error *kdump_writer_zero(struct kdump_writer *w)
+static struct kcore_error *desc_zero(struct kdump_writer *k)
 {
-	w->zero_pages++;
-	return kdump_writer_page(w, w->data_off, (uint32_t)w->zero_size,
-				 w->zero_flags);
+	k->zero_pages++;
+	return desc_page(k, k->data_off, (uint32_t)k->zero_size, k->zero_flags);
 }
 
-void kdump_writer_exclude(struct kdump_writer *w, uint64_t pfn)
+/* pfn is not dumped: cleared in bitmap 2. */
+static void exclude(struct kdump_writer *k, uint64_t pfn)
 {
-	if (pfn < w->max_mapnr)
-		w->bitmap2[pfn >> 3] &= (unsigned char)~(1u << (pfn & 7));
+	if (pfn < k->max_mapnr)
+		k->bitmap2[pfn >> 3] &= (unsigned char)~(1u << (pfn & 7));
 }
 
-struct kcore_error *kdump_writer_flush(struct kdump_writer *w)
-{
-	return flush_descs(w);
-}
-
-void kdump_writer_exclude_range(struct kdump_writer *w, uint64_t start,
-				uint64_t end)
+static void exclude_range(struct kdump_writer *k, uint64_t start, uint64_t end)
 {
 	for (uint64_t pfn = start; pfn < end; pfn++)
-		kdump_writer_exclude(w, pfn);
+		exclude(k, pfn);
 }
 
-struct kcore_error *kdump_writer_headers(struct kdump_writer *w,
+/* disk_dump_header.status: known last (an incomplete dump). */
+#define STATUS_OFF 424
+
+/* Write block 0, the sub-header, the notes and the bitmaps; first (a
+ * flattened file, whose records are written once): all but the status and
+ * our note's slot, which come last. */
+static struct kcore_error *write_headers(struct kdump_writer *k,
 					 const struct kdump_header_info *hi,
-					 const void *notes, size_t notes_len,
-					 uint64_t skip_off, uint64_t skip_len)
+					 bool first)
 {
+	const void *notes = k->notes.data;
+	size_t notes_len = k->notes.len;
 	unsigned char *blk;
 	struct kcore_error *err;
-	size_t hdr_len = (1 + w->sub_blocks) * w->page;
+	size_t hdr_len = (1 + k->sub_blocks) * k->page;
 
 	blk = calloc(1, hdr_len);
 	if (!blk)
@@ -402,56 +500,481 @@ struct kcore_error *kdump_writer_headers(struct kdump_writer *w,
 		memcpy(blk + 12 + 65 * i, hi->utsname[i], 64);
 	put64(blk + 408, hi->timestamp_sec);
 	put64(blk + 416, hi->timestamp_usec);
-	put32(blk + 424, hi->status);
-	put32(blk + 428, (uint32_t)w->page);
-	put32(blk + 432, (uint32_t)w->sub_blocks);
-	put32(blk + 436, (uint32_t)(2 * w->bitmap_len / w->page));
+	put32(blk + STATUS_OFF, hi->status);
+	put32(blk + 428, (uint32_t)k->page);
+	put32(blk + 432, (uint32_t)k->sub_blocks);
+	put32(blk + 436, (uint32_t)(2 * k->bitmap_len / k->page));
 	put32(blk + 440,
-	      w->max_mapnr > UINT32_MAX ? UINT32_MAX : (uint32_t)w->max_mapnr);
+	      k->max_mapnr > UINT32_MAX ? UINT32_MAX : (uint32_t)k->max_mapnr);
 	/* total_ram_blocks, device_blocks, written_blocks, current_cpu: 0 */
 	put32(blk + 460, (uint32_t)(hi->nr_cpus > 0 ? hi->nr_cpus : 1));
 	/* kdump_sub_header. */
-	unsigned char *s = blk + w->page;
+	unsigned char *s = blk + k->page;
 
 	put64(s + 0, hi->phys_base);
-	/* dump_level: 1 (DL_EXCLUDE_ZERO) at least, since source holes and
-	 * zero-filled unreadable pages are left out, and crash reads
-	 * excluded pages as zeros when this bit is set; more with the
-	 * classes kcore_plan_exclude() left out. */
+	/* dump_level: 1 (DL_EXCLUDE_ZERO) at least, as makedumpfile -d 1:
+	 * every zero page, the source's holes included, points at the one
+	 * shared zero page; more with the classes kcore_plan_exclude() left
+	 * out, which are not dumped (cleared in bitmap 2). */
 	put32(s + 8, hi->dump_level | 1);
 	put32(s + 12, 0);	     /* split */
 	put64(s + 16, 0);	     /* start_pfn */
-	put64(s + 24, w->max_mapnr); /* end_pfn */
+	put64(s + 24, k->max_mapnr); /* end_pfn */
 	if (hi->vmcoreinfo_off != UINT64_MAX) {
-		put64(s + 32, w->notes_off + hi->vmcoreinfo_off);
+		put64(s + 32, k->notes_off + hi->vmcoreinfo_off);
 		put64(s + 40, hi->vmcoreinfo_size);
 	}
-	put64(s + 48, w->notes_off);
+	put64(s + 48, k->notes_off);
 	put64(s + 56, notes_len);
 	/* offset/size_eraseinfo stay 0. */
 	put64(s + 80, 0);
-	put64(s + 88, w->max_mapnr);
-	put64(s + 96, w->max_mapnr);
+	put64(s + 88, k->max_mapnr);
+	put64(s + 96, k->max_mapnr);
 	memcpy(s + KDUMP_SUBHEADER_SIZE, notes, notes_len);
-	if (skip_len) {
-		/* Everything but the slot; the padding after it is zeros. */
-		err = w->write(w->arg, 0, blk, skip_off);
+	if (first) {
+		/* Everything but the status and the slot; the padding after
+		 * the slot is zeros. */
+		err = out(k, 0, blk, STATUS_OFF);
+		if (!err)
+			err = out(k, STATUS_OFF + 4, blk + STATUS_OFF + 4,
+				  k->meta_off - STATUS_OFF - 4);
 	} else {
-		err = w->write(w->arg, 0, blk, hdr_len);
+		err = out(k, 0, blk, hdr_len);
 	}
 	free(blk);
 	if (!err)
-		err = w->write(w->arg, hdr_len, w->bitmap1, w->bitmap_len);
+		err = out(k, hdr_len, k->bitmap1, k->bitmap_len);
 	if (!err)
-		err = w->write(w->arg, hdr_len + w->bitmap_len, w->bitmap2,
-			       w->bitmap_len);
+		err = out(k, hdr_len + k->bitmap_len, k->bitmap2,
+			  k->bitmap_len);
 	return err;
 }
 
-void kdump_flat_header(unsigned char out[FLAT_HEADER_SIZE])
+/* ---- the writer ---- */
+
+static struct kcore_error *kdump_check(const struct kcore_dump_opts *opts,
+				       const struct kcore_source *src,
+				       uint64_t page)
 {
-	memset(out, 0, FLAT_HEADER_SIZE);
-	memcpy(out, "makedumpfile", 12);
-	out[16 + 7] = 1; /* type 1, big-endian */
-	out[24 + 7] = 1; /* version 1 */
+	if (opts->compress != KCORE_COMPRESS_NONE)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, opts->output,
+					  "a kdump file compresses each page "
+					  "(--codec); it cannot also be a "
+					  "%s stream",
+					  kcore_compress_name(opts->compress));
+	/* disk_dump_header has the same layout on both (LP64, little
+	 * endian); arm64's phys_base field is PHYS_OFFSET (classify.c). */
+	if ((src->info.machine != EM_X86_64 &&
+	     src->info.machine != EM_AARCH64) ||
+	    page != 4096)
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
+					  "kdump output is written for x86_64 "
+					  "and arm64 kernels with 4 KiB pages "
+					  "only");
+	return NULL;
 }
+
+static struct kcore_error *kdump_plan(struct kcore_plan *plan, uint64_t page,
+				      size_t *dropped)
+{
+	return kcore_plan_restrict_physical(plan, page, dropped);
+}
+
+static uint64_t seg_pfn(const struct kdump_writer *k, size_t si, bool end)
+{
+	const struct kcore_plan_segment *s = &k->w.ws->plan->segs[si];
+
+	return (s->paddr + (end ? s->size : 0)) / k->page;
+}
+
+/*
+ * Every page of the plan's segments has a descriptor, the zero pages and
+ * the holes of the source pointing at the shared zero page (as with
+ * makedumpfile -d 1), but those --exclude left out, which are not dumped;
+ * with mark, they are cleared in bitmap 2.  Unreadable pages found later
+ * are excluded too, except in a flattened file, whose bitmap 2 went out
+ * first.
+ */
+static uint64_t planned_pages(struct kdump_writer *k, bool mark)
+{
+	const struct kcore_plan *plan = k->w.ws->plan;
+	uint64_t n = 0;
+
+	for (size_t si = 0; si < plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &plan->segs[si];
+		uint64_t a = seg->paddr, b = seg->paddr + seg->size;
+
+		n += seg->size / k->page;
+		for (const struct kcore_range *r =
+			     kcore_excluded_after(plan, a);
+		     r && r < plan->excluded + plan->nexcluded && r->start < b;
+		     r++) {
+			uint64_t s = (r->start > a ? r->start : a) / k->page;
+			uint64_t e = (r->end < b ? r->end : b) / k->page;
+
+			n -= e - s;
+			if (mark)
+				exclude_range(k, s, e);
+		}
+	}
+	return n;
+}
+
+/* utsname for the header: the kernel's init_uts_ns when the dump holds
+ * it, else what VMCOREINFO and the ELF header tell. */
+static void header_utsname(struct kcore_source *src,
+			   struct kdump_header_info *hi)
+{
+	const struct kcore_vmcoreinfo *vi = src->vmcoreinfo;
+	const char *rel = src->info.kernel_release;
+	char uts[6][65];
+	uint64_t sym, off = 0;
+
+	memset(hi->utsname, 0, sizeof(hi->utsname));
+	if (vi && rel &&
+	    kcore_vmcoreinfo_get_u64(vi, "SYMBOL(init_uts_ns)", &sym)) {
+		kcore_vmcoreinfo_get_u64(vi, "OFFSET(uts_namespace.name)",
+					 &off);
+		struct kcore_error *err = kcore_source_read_vaddr(
+			src, sym + off, uts, sizeof(uts));
+		/* x86_64 __pa_symbol(): x - __START_KERNEL_map + phys_base */
+		if (err && src->info.machine == EM_X86_64 &&
+		    sym >= 0xffffffff80000000ull) {
+			kcore_error_destroy(err);
+			err = kcore_source_read_paddr(
+				src,
+				sym + off - 0xffffffff80000000ull +
+					src->info.phys_base,
+				uts, sizeof(uts));
+		}
+		if (!err && strncmp(uts[0], "Linux", 6) == 0 &&
+		    strncmp(uts[2], rel, 65) == 0) {
+			for (int i = 0; i < 6; i++) {
+				memcpy(hi->utsname[i], uts[i], 64);
+				hi->utsname[i][64] = '\0';
+			}
+			return;
+		}
+		kcore_error_destroy(err);
+	}
+	/* libkdumpfile ignores a utsname with empty fields. */
+	snprintf(hi->utsname[0], 65, "Linux");
+	snprintf(hi->utsname[1], 65, "unknown");
+	snprintf(hi->utsname[2], 65, "%s", rel ? rel : "unknown");
+	snprintf(hi->utsname[3], 65, "unknown");
+	snprintf(hi->utsname[4], 65, "%s",
+		 src->info.machine == EM_X86_64	   ? "x86_64"
+		 : src->info.machine == EM_AARCH64 ? "aarch64"
+						   : "unknown");
+}
+
+static void header_info(struct kdump_writer *k, struct kdump_header_info *hi)
+{
+	const struct kcore_write_setup *ws = k->w.ws;
+	struct kcore_source *src = ws->src;
+
+	memset(hi, 0, sizeof(*hi));
+	header_utsname(src, hi);
+	hi->timestamp_sec = ws->res->stats.start_ns / 1000000000ull;
+	hi->timestamp_usec = ws->res->stats.start_ns % 1000000000ull / 1000;
+	hi->status = kdump_codec_status(ws->opts->codec);
+	/* makedumpfile's mark of a dump it could not finish: crash warns
+	 * that the dumpfile is incomplete. */
+	if (kcore_dump_incomplete(ws->res))
+		hi->status |= KDUMP_STATUS_INCOMPLETE;
+	for (size_t i = 0; i < src->nnotes; i++)
+		if (strcmp(src->notes[i].name, "CORE") == 0 &&
+		    src->notes[i].type == NT_PRSTATUS)
+			hi->nr_cpus++;
+	hi->phys_base = src->info.has_phys_base ? src->info.phys_base : 0;
+	hi->vmcoreinfo_off = k->notes.vmcoreinfo_off;
+	hi->vmcoreinfo_size = k->notes.vmcoreinfo_size;
+	hi->dump_level = ws->plan->exclude.level;
+}
+
+static void kdump_destroy(struct kcore_writer *w)
+{
+	struct kdump_writer *k = (struct kdump_writer *)w;
+
+	kcore_sink_deinit(&w->sink);
+	for (size_t i = 0; k->slots && i < k->nslots; i++) {
+		struct kdump_slot *s = &k->slots[i];
+
+		kcore_page_codec_destroy(s->codec);
+		free(s->cbuf);
+		free(s->coff);
+		free(s->csize);
+		free(s->cflags);
+	}
+	free(k->slots);
+	free(k->bitmap1);
+	free(k->bitmap2);
+	free(k->descbuf);
+	kcore_note_blob_deinit(&k->notes);
+	free(k);
+}
+
+static struct kcore_error *slots_create(struct kdump_writer *k)
+{
+	const struct kcore_write_setup *ws = k->w.ws;
+	uint64_t pages = (ws->block + k->page - 1) / k->page;
+
+	k->slots = calloc(ws->slots, sizeof(*k->slots));
+	if (!k->slots)
+		return &kcore_error_nomem;
+	k->nslots = ws->slots;
+	for (size_t i = 0; i < ws->slots; i++) {
+		struct kdump_slot *s = &k->slots[i];
+		struct kcore_error *err = kcore_page_codec_create(
+			ws->opts->codec, ws->opts->codec_level, k->page,
+			&s->codec);
+
+		if (err)
+			return err;
+		s->cbuf = malloc(pages * k->page);
+		s->coff = calloc(pages, sizeof(*s->coff));
+		s->csize = calloc(pages, sizeof(*s->csize));
+		s->cflags = calloc(pages, sizeof(*s->cflags));
+		if (!s->cbuf || !s->coff || !s->csize || !s->cflags)
+			return &kcore_error_nomem;
+	}
+	return NULL;
+}
+
+static struct kcore_error *start(struct kdump_writer *k)
+{
+	const struct kcore_write_setup *ws = k->w.ws;
+	const struct kcore_plan *plan = ws->plan;
+	struct kdump_range *r = calloc(plan->nsegs, sizeof(*r));
+	struct kcore_error *err;
+
+	if (!r)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		r[i].start_pfn = seg_pfn(k, i, false);
+		r[i].end_pfn = seg_pfn(k, i, true);
+	}
+	err = kcore_write_notes(&k->w, &k->notes);
+	if (!err)
+		err = layout(k, r, plan->nsegs, planned_pages(k, false),
+			     k->notes.len);
+	free(r);
+	if (err)
+		return err;
+	k->meta_off = k->notes_off + k->notes.meta_off;
+	if (k->flat) {
+		unsigned char h[FLAT_HEADER_SIZE] = { 0 };
+		struct kdump_header_info hi;
+
+		memcpy(h, "makedumpfile", 12);
+		h[16 + 7] = 1; /* type 1, big-endian */
+		h[24 + 7] = 1; /* version 1 */
+		err = kcore_sink_pwrite(&k->w.sink, 0, h, sizeof(h));
+		if (err)
+			return err;
+		planned_pages(k, true);
+		header_info(k, &hi);
+		err = write_headers(k, &hi, true);
+		if (err)
+			return err;
+	}
+	return zero_page(k, k->slots[0].codec);
+}
+
+static struct kcore_error *kdump_begin(const struct kcore_write_setup *ws,
+				       struct kcore_writer **ret)
+{
+	struct kdump_writer *k = calloc(1, sizeof(*k));
+	struct kcore_error *err;
+
+	if (!k)
+		return &kcore_error_nomem;
+	k->w.ops = &kcore_write_kdump;
+	k->w.ws = ws;
+	k->page = ws->page;
+	k->flat = !ws->out->seekable;
+	k->w.flattened = k->flat;
+	/* Headers come last, also in records. */
+	k->w.digest_location = ws->opts->no_hash ? "none" : "note";
+	err = kcore_sink_init(&k->w.sink, ws->out, ws->opts, k->flat);
+	if (!err)
+		err = slots_create(k);
+	if (!err)
+		err = start(k);
+	if (err) {
+		kdump_destroy(&k->w);
+		return err;
+	}
+	*ret = &k->w;
+	return NULL;
+}
+
+/* On a worker: compress the pages with data, back to back. */
+static void kdump_encode(struct kcore_writer *w, const struct kcore_block *b)
+{
+	struct kdump_writer *k = (struct kdump_writer *)w;
+	struct kdump_slot *s = &k->slots[b->slot];
+	uint64_t pages = b->len / k->page;
+
+	s->clen = 0;
+	for (uint64_t p = 0; p < pages; p++) {
+		if (b->zero[p])
+			continue;
+		s->coff[p] = (uint32_t)s->clen;
+		s->csize[p] = (uint32_t)kcore_page_codec_compress(
+			s->codec, b->buf + p * k->page, s->cbuf + s->clen,
+			&s->cflags[p]);
+		s->clen += s->csize[p];
+	}
+}
+
+/* Whether pfn is one --exclude left out.  Pages come in ascending pfn
+ * order: the plan's excluded ranges are passed once. */
+static bool excluded(struct kdump_writer *k, uint64_t pfn)
+{
+	const struct kcore_plan *plan = k->w.ws->plan;
+	const struct kcore_range *end = plan->excluded + plan->nexcluded;
+	const struct kcore_range *r = k->next_excluded;
+	uint64_t paddr = pfn * k->page;
+
+	if (!r)
+		r = plan->excluded;
+	while (r && r < end && r->end <= paddr)
+		r++;
+	k->next_excluded = r;
+	return r && r < end && r->start <= paddr;
+}
+
+/* A page not read: left out by --exclude, else a hole of the source,
+ * which is a zero page. */
+static struct kcore_error *unread_page(struct kdump_writer *k, uint64_t pfn)
+{
+	if (excluded(k, pfn)) {
+		exclude(k, pfn);
+		return NULL;
+	}
+	return desc_zero(k);
+}
+
+/* The block's page data, then one descriptor per dumped page. */
+static struct kcore_error *kdump_block(struct kcore_writer *w,
+				       const struct kcore_block *b)
+{
+	struct kdump_writer *k = (struct kdump_writer *)w;
+	const struct kdump_slot *s = &k->slots[b->slot];
+	struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
+	uint64_t pages = b->len / k->page;
+	uint64_t first = seg_pfn(k, b->seg, false) + b->off / k->page;
+	uint64_t base = k->data_pos;
+	struct kcore_error *err = NULL;
+
+	if (s->clen) {
+		err = out(k, base, s->cbuf, s->clen);
+		k->data_pos += s->clen;
+	}
+	for (uint64_t p = 0; !err && p < pages; p++) {
+		if (b->hole[p]) {
+			err = unread_page(k, first + p);
+		} else if (b->bad[p] && !k->flat) {
+			exclude(k, first + p);
+		} else if (b->zero[p]) {
+			/* The flattened header went out first, with bitmap 2:
+			 * an unreadable page is a zero page there (crash reads
+			 * a descriptor with offset 0 in a flattened file as
+			 * stale data), recorded in our note and the header's
+			 * incomplete status. */
+			if (!b->bad[p])
+				w->ws->res->stats.bytes_zero += k->page;
+			err = desc_zero(k);
+		} else {
+			seg->data_bytes += k->page;
+			err = desc_page(k, base + s->coff[p], s->csize[p],
+					s->cflags[p]);
+		}
+	}
+	return err;
+}
+
+/* A hole: zero pages, but for the pages --exclude left out. */
+static struct kcore_error *kdump_hole(struct kcore_writer *w, size_t seg,
+				      uint64_t off, uint64_t len)
+{
+	struct kdump_writer *k = (struct kdump_writer *)w;
+	uint64_t first = seg_pfn(k, seg, false) + off / k->page;
+	uint64_t end = first + len / k->page;
+	struct kcore_error *err = NULL;
+
+	for (uint64_t pfn = first; !err && pfn < end; pfn++) {
+		/* A hole of a TiB is 2^28 descriptors: the pipeline hears
+		 * of it every 64 MiB. */
+		if (pfn % (64u << 20 >> 12) == 0)
+			err = w->ws->tick(w->ws->arg);
+		if (!err)
+			err = unread_page(k, pfn);
+	}
+	return err;
+}
+
+static struct kcore_error *kdump_finish(struct kcore_writer *w,
+					const struct kcore_dump_result *summary)
+{
+	struct kdump_writer *k = (struct kdump_writer *)w;
+	const struct kcore_write_setup *ws = w->ws;
+	struct kdump_header_info hi;
+	struct kcore_error *err;
+	uint64_t pages = 0;
+
+	err = flush_descs(k);
+	if (err)
+		return err;
+	if (k->flat && k->ndesc != k->ndesc_max)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, ws->src->path,
+					  "%llu pages planned, %llu dumped",
+					  (unsigned long long)k->ndesc_max,
+					  (unsigned long long)k->ndesc);
+	for (size_t i = 0; i < ws->plan->nsegs; i++)
+		pages += ws->plan->segs[i].size / k->page;
+	ws->res->pages_dumped = k->dumped - k->zero_pages;
+	ws->res->pages_zero = k->zero_pages;
+	ws->res->pages_excluded = pages - k->dumped;
+	/* Our final metadata into its slot. */
+	err = kcore_write_notes_final(w, &k->notes);
+	if (err)
+		return err;
+	if (k->flat) {
+		unsigned char end[16], status[4];
+
+		header_info(k, &hi);
+		put32(status, hi.status);
+		err = out(k, STATUS_OFF, status, sizeof(status));
+		if (!err)
+			err = out(k, k->meta_off,
+				  k->notes.data + k->notes.meta_off,
+				  k->notes.meta_len);
+		memset(end, 0xff, sizeof(end)); /* {-1, -1} */
+		if (!err)
+			err = kcore_sink_pwrite(&w->sink, w->sink.pos, end,
+						sizeof(end));
+	} else {
+		header_info(k, &hi);
+		err = write_headers(k, &hi, false);
+	}
+	if (!err)
+		err = kcore_sink_finish(&w->sink);
+	w->sink.size = k->data_pos;
+	return err;
+}
+
+const struct kcore_writer_ops kcore_write_kdump = {
+	.format = KCORE_FORMAT_KDUMP,
+	.name = "kdump",
+	.physical = true,
+	.check = kdump_check,
+	.plan = kdump_plan,
+	.begin = kdump_begin,
+	.encode = kdump_encode,
+	.block = kdump_block,
+	.hole = kdump_hole,
+	.finish = kdump_finish,
+	.destroy = kdump_destroy,
+};

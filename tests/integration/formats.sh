@@ -86,10 +86,39 @@ grep -q "7 segments without physical memory dropped" <<< "$out" &&
 	ok "the summary warns about the 7 dropped virtual segments" ||
 	not_ok "no drop warning: $out"
 a=$(k dump -q --json --segments ram "$src" -o "$tmp/d.elf" | jq -r .sha256)
-b=$(k convert --json --format kdump "$src" -o "$tmp/d.kdump" | jq -r '.sha256, .kdump.pages_zero, .dropped_segments' | tr '\n' ' ')
-[[ "$b" == "$a 4 7 " ]] &&
-	ok "kdump JSON: the ELF dump's sha256, 4 shared zero pages, 7 dropped" ||
+b=$(k convert --json --format kdump "$src" -o "$tmp/d.kdump" |
+	jq -r '.sha256, .kdump.pages_dumped, .kdump.pages_zero, .kdump.pages_excluded, .dropped_segments' | tr '\n' ' ')
+# Every page of the RAM segments is dumped, as makedumpfile -d 1 does:
+# the 4 zero pages of the fixture's data and every page of its holes
+# point at the shared zero page; none is excluded (crash would call it
+# "page excluded" without --zero_excluded).
+[[ "$b" == "$a 162 1048028 0 7 " ]] &&
+	ok "kdump JSON: the ELF dump's sha256, 162 pages with data, 1048028 shared zero pages (zeros and holes), none excluded, 7 dropped" ||
 	not_ok "kdump JSON '$b' (ELF sha256 $a)"
+for f in zstd.kdump flat; do
+	python3 - "$tmp/$f" "$tmp/$f.bm" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+if d[:12] == b"makedumpfile":  # rearrange the flattened records
+    out, pos = bytearray(), 4096
+    while True:
+        off, size = struct.unpack_from(">qq", d, pos)
+        if off == -1:
+            break
+        if len(out) < off + size:
+            out.extend(bytes(off + size - len(out)))
+        out[off:off + size] = d[pos + 16:pos + 16 + size]
+        pos += 16 + size
+    d = bytes(out)
+bs, sub, bmb = struct.unpack_from("<iiI", d, 428)
+bm1 = (1 + sub) * bs
+n = bmb // 2 * bs
+open(sys.argv[2], "w").write("same\n" if d[bm1:bm1 + n] == d[bm1 + n:bm1 + 2 * n] else "differ\n")
+PY
+	[[ $(cat "$tmp/$f.bm") == same ]] &&
+		ok "$f: bitmap 2 (dumped) is bitmap 1 (RAM): no page excluded without --exclude" ||
+		not_ok "$f: pages excluded from bitmap 2 without --exclude"
+done
 strings "$tmp/d.kdump" > "$tmp/d.strings"
 if grep -q "^output_format=kdump" "$tmp/d.strings" &&
 	grep -q "^segment=0 .* paddr=0x0000000000001000 " "$tmp/d.strings"; then

@@ -7,8 +7,10 @@
 # over many short runs, anywhere from the register reads on.  A dump of a
 # target killed during its copy exits 7 (incomplete), says INCOMPLETE and
 # how much was not read, lists the ranges in the JSON (complete false,
-# process.vanished true) and -q still says so; one killed before it was
-# captured exits 6; nothing exits 0 with unread memory, nor 1.
+# process.vanished true) and -q still says so, and the core records it
+# (info says incomplete with the same amount, verify exits 7); one killed
+# before it was captured exits 6; nothing exits 0 with unread memory,
+# nor 1.
 #   pid-killed.sh KCOREDUMP PIDTARGET
 set -uo pipefail
 kcoredump=$1 target=$(readlink -f "$2")
@@ -98,6 +100,15 @@ json.dump(json.loads(t[t.index("{"):]), open(sys.argv[2], "w"))
 	check "$what: the ranges add up to the unread bytes" \
 		[ "$(jq '[.read_errors[].length] | add' "$tmp/$name.json" \
 			2>/dev/null)" = "$unread" ]
+	# The core itself says so (our note, in the trailer on a pipe):
+	# info names the amount, verify exits 7 although its digests match.
+	check "$what: info on the core: incomplete: $unread bytes in $ranges ranges" \
+		grep -q "incomplete: $unread bytes in $ranges range" \
+		<<<"$("$kcoredump" info "$tmp/$name.core" 2>&1)"
+	local vrc=0
+	"$kcoredump" verify -q "$tmp/$name.core" || vrc=$?
+	check "$what: verify of the core exits 7, incomplete (got $vrc)" \
+		[ "$vrc" = 7 ]
 }
 
 killed_at early 4 --json
@@ -114,13 +125,13 @@ killed_at text 4
 check "text summary: exit 7 (got $rc)" [ "$rc" = 7 ]
 check "text summary: INCOMPLETE and how much was not read" \
 	grep -qE '^Dumped process .*: INCOMPLETE$' "$tmp/text.sum"
-grep -qE '^  incomplete: .* not read \(the process exited' "$tmp/text.sum" &&
+grep -qE '^  INCOMPLETE: .* could not be read \(the process exited' "$tmp/text.sum" &&
 	ok "text summary: the incomplete line" ||
 	not_ok "text summary: no incomplete line: $(head -3 "$tmp/text.sum")"
 killed_at quiet 4 -q
 check "-q: exit 7 (got $rc)" [ "$rc" = 7 ]
 check "-q: still one line on stderr saying it is incomplete" \
-	grep -q "incomplete: .* not read" "$tmp/quiet.sum"
+	grep -q "incomplete: .* could not be read (the process exited" "$tmp/quiet.sum"
 
 # The race: 20 short dumps of targets killed at random moments, from
 # before the stop to the end of the copy.  Each exits 6 (gone before it

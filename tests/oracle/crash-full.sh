@@ -25,8 +25,12 @@
 # must come out whole and the same.  A session where crash's gdb segfaults
 # on either file (sys, kmem -i, at times ps; it comes and goes with crash's
 # heap layout, on makedumpfile's file too), or crash aborts on its
-# corrupted heap after one, is reported as skipped; log never is.  --zero_excluded makes crash read the
-# zero pages both tools leave out as zeros.  The guest's flattened kdump,
+# corrupted heap after one, is reported as skipped; log never is.  crash
+# runs without --zero_excluded: every page of the kdump files is there
+# (zero pages and holes share one zero page, as with makedumpfile -d 1),
+# and a read of an excluded page would fail.  Only the --exclude 31 files,
+# which leave out free, cache and user pages, run with it as well, beside
+# makedumpfile -d 31's file with it.  The guest's flattened kdump,
 # taken from live memory later than the ELF dump, is checked on its own:
 # the log comes out and no read fails.
 set -uo pipefail
@@ -64,7 +68,7 @@ printf '%s\n' "kmem -i" exit > "$tmp/kmem"
 
 norand=
 command -v setarch > /dev/null && norand="setarch -R"
-session() { # DUMP OUT CMDS: crash's output, error-trace addresses masked
+session() { # DUMP OUT CMDS [CRASH OPTIONS]: crash's output, error-trace addresses masked
 	local try rc link
 	# crash 8.0.2 hits gdb segfaults in sys and kmem -i on 6.12 and may
 	# then abort on a corrupted heap ("malloc(): unsorted double linked
@@ -75,7 +79,7 @@ session() { # DUMP OUT CMDS: crash's output, error-trace addresses masked
 	for try in 1 2 3; do
 		link=$tmp/dump$(printf '%*s' $((try * 3)) '' | tr ' ' x)
 		ln -sfn "$(readlink -f "$1")" "$link"
-		timeout 600 $norand crash -s --no_modules --zero_excluded --kaslr=auto \
+		timeout 600 $norand crash -s --no_modules --kaslr=auto ${4:-} \
 			"$vmlinux" "$link" < "$3" > "$2.raw" 2>&1
 		rc=$?
 		[[ $rc -ne 134 ]] && break
@@ -90,43 +94,52 @@ gdbfault='<segmentation violation in gdb>'
 # What crash prints when it cannot do what it was asked.
 errors='segmentation violation|invalid (structure|kernel virtual address)|(read|seek) error|page excluded'
 declare -A ref_rc
-for c in log sys ps kmem; do
-	session "$tmp/reference.kdump" "$tmp/reference.$c" "$tmp/$c"
-	ref_rc[$c]=$?
-done
-if [[ ${ref_rc[log]} -eq 0 ]] && grep -q "Linux version $rel" "$tmp/reference.log"; then
-	ok "crash log on makedumpfile's kdump: $(wc -l < "$tmp/reference.log") lines"
-else
-	not_ok "crash cannot read even makedumpfile's kdump of the guest"
-	head -n 20 "$tmp/reference.log" | sed 's/^/#   /'
-fi
-for f in "$d/ram.elf" "$tmp/zstd.kdump" "$tmp/zlib.kdump" "$tmp/lzo.kdump" "$tmp/snappy.kdump" \
-	"$tmp/pipe.flat" "$tmp/converted.elf" "$tmp/exclude31.kdump" "$tmp/exclude31.elf"; do
-	b=$(basename "$f")
+# compare OPTION FILES...: crash OPTION on each file against the reference.
+compare() {
+	local opt=$1 ref=$tmp/reference$1 f b c rc bad
+	shift
 	for c in log sys ps kmem; do
-		session "$f" "$tmp/$b.$c" "$tmp/$c"
-		rc=$?
-		bad=$(grep -E "$errors" "$tmp/$b.$c" "$tmp/reference.$c" | head -n 3)
-		if ((strict)) && [[ $rc -ne 0 || ${ref_rc[$c]} -ne 0 || -n $bad ]]; then
-			not_ok "crash $c on $b: exit $rc (makedumpfile's kdump: ${ref_rc[$c]})${bad:+, $bad}"
-		elif cmp -s "$tmp/reference.$c" "$tmp/$b.$c"; then
-			ok "crash $c on $b: the same output as on makedumpfile's kdump"
-		elif [[ $c == log ]] &&
-			cmp -s <(grep -v "$gdbfault" "$tmp/reference.$c" | sed '/^$/d') \
-				<(grep -v "$gdbfault" "$tmp/$b.$c" | sed '/^$/d'); then
-			# The whole log came out on both; crash's gdb faulted after.
-			ok "crash $c on $b: the same log as on makedumpfile's kdump (a gdb segfault after it on one of them)"
-		elif [[ $c != log && ($rc -eq 134 || ${ref_rc[$c]} -eq 134 ||
-			-n $(grep -l "$gdbfault" "$tmp/$b.$c" "$tmp/reference.$c") ) ]]; then
-			# Only the log is free of crash's own gdb segfaults, which
-			# come and go with its heap layout (makedumpfile's file too).
-			ok "crash $c on $b # SKIP crash's gdb segfaulted on one of the two files"
-		else
-			not_ok "crash $c on $b differs from makedumpfile's kdump (exit $rc)"
-			diff "$tmp/reference.$c" "$tmp/$b.$c" | head -n 20 | sed 's/^/#   /'
-		fi
+		session "$tmp/reference.kdump" "$ref.$c" "$tmp/$c" "$opt"
+		ref_rc[$c]=$?
 	done
-done
+	if [[ ${ref_rc[log]} -eq 0 ]] && grep -q "Linux version $rel" "$ref.log"; then
+		ok "crash ${opt:+$opt }log on makedumpfile's kdump: $(wc -l < "$ref.log") lines"
+	else
+		not_ok "crash ${opt:+$opt }cannot read even makedumpfile's kdump of the guest"
+		head -n 20 "$ref.log" | sed 's/^/#   /'
+	fi
+	for f in "$@"; do
+		b=$(basename "$f")
+		for c in log sys ps kmem; do
+			session "$f" "$tmp/$b.$c" "$tmp/$c" "$opt"
+			rc=$?
+			bad=$(grep -E "$errors" "$tmp/$b.$c" "$ref.$c" | head -n 3)
+			if ((strict)) && [[ $rc -ne 0 || ${ref_rc[$c]} -ne 0 || -n $bad ]]; then
+				not_ok "crash $opt $c on $b: exit $rc (makedumpfile's kdump: ${ref_rc[$c]})${bad:+, $bad}"
+			elif cmp -s "$ref.$c" "$tmp/$b.$c"; then
+				ok "crash $opt $c on $b: the same output as on makedumpfile's kdump"
+			elif [[ $c == log ]] &&
+				cmp -s <(grep -v "$gdbfault" "$ref.$c" | sed '/^$/d') \
+					<(grep -v "$gdbfault" "$tmp/$b.$c" | sed '/^$/d'); then
+				# The whole log came out on both; crash's gdb faulted after.
+				ok "crash $opt $c on $b: the same log as on makedumpfile's kdump (a gdb segfault after it on one of them)"
+			elif [[ $c != log && ($rc -eq 134 || ${ref_rc[$c]} -eq 134 ||
+				-n $(grep -l "$gdbfault" "$tmp/$b.$c" "$ref.$c") ) ]]; then
+				# Only the log is free of crash's own gdb segfaults, which
+				# come and go with its heap layout (makedumpfile's file too).
+				ok "crash $opt $c on $b # SKIP crash's gdb segfaulted on one of the two files"
+			else
+				not_ok "crash $opt $c on $b differs from makedumpfile's kdump (exit $rc)"
+				diff "$ref.$c" "$tmp/$b.$c" | head -n 20 | sed 's/^/#   /'
+			fi
+		done
+	done
+}
+# Every page is there: no --zero_excluded.
+compare "" "$d/ram.elf" "$tmp/zstd.kdump" "$tmp/zlib.kdump" "$tmp/lzo.kdump" "$tmp/snappy.kdump" \
+	"$tmp/pipe.flat" "$tmp/converted.elf"
+# Free, cache and user pages left out: read as zeros, as the reference's.
+compare --zero_excluded "$tmp/exclude31.kdump" "$tmp/exclude31.elf"
 session "$d/ram.flat" "$tmp/live.log" "$tmp/log"
 if grep -q "Linux version $rel" "$tmp/live.log" &&
 	! grep -Eq "page excluded|read error|seek error|cannot read" "$tmp/live.log"; then

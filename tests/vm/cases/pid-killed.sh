@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Guest: kcoredump pid on a pidtarget that is killed while its 64 MiB area
 # is being copied (the core goes to a pipe that is read only after the
-# kill): on the real kernel the dump must exit 7 (incomplete) and list the
-# unread ranges.  Needs --tool build/tests/tools/pidtarget.
+# kill): on the real kernel the dump must exit 7 (incomplete), list the
+# unread ranges, and the core must say so (info, verify exit 7).  Needs --tool build/tests/tools/pidtarget.
 # pid-killed.host.sh checks the results.
 set -eu
 command -v pidtarget > /dev/null || { echo "pidtarget is not on PATH (--tool)"; exit 1; }
@@ -23,10 +23,12 @@ done
 		2> "$OUT/summary.json" || rc=$?
 	echo "$rc" > "$OUT/pid.rc"
 ) | {
-	head -c 1048576 > /dev/null
+	# dd takes whole reads of the pipe (never more than the core's
+	# first MiB), so the kept core is the one written.
+	dd bs=65536 count=16 2> /dev/null
 	read -r _ < /tmp/pk.go
-	cat > /dev/null
-} &
+	cat
+} > /tmp/pk.core &
 reader=$!
 sleep 3
 kill -9 "$pid"
@@ -41,3 +43,9 @@ until [ -s "$OUT/pid.rc" ] || [ "$i" -ge 100 ]; do
 	sleep 0.1
 done
 echo "kcoredump pid of a target killed mid-dump: exit $(cat "$OUT/pid.rc")"
+# The core records it: info names the unread bytes, verify exits 7.
+"$KCOREDUMP" info --json /tmp/pk.core > "$OUT/info.json" 2>&1 || true
+rc=0
+"$KCOREDUMP" verify -q /tmp/pk.core || rc=$?
+echo "$rc" > "$OUT/verify.rc"
+rm -f /tmp/pk.core

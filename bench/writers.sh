@@ -1,0 +1,120 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The writer interface (issue 16) against a baseline build, in one run:
+# the ELF writer (sparse ELF and ELF .zst) on the same 1 GiB core of mixed
+# content (executables, zeros, random) on tmpfs, with --hash none and with
+# SHA-256, by this build and by
+# the baseline (e.g. main before the writers, built elsewhere), the runs of
+# the two alternating; medians of REPS runs and their ratio (this build's
+# time / the baseline's: below 1 is faster).  kdump, LiME and AVML need a
+# kernel's physical memory: bench/kdump.sh and bench/avml.sh on the VM
+# guest's RAM dump, with a baseline build's binary in the same way.
+# Usage: bench/writers.sh BASELINE_BUILD_DIR [BUILD_DIR] [REPS]
+#   (writes bench/results/writers.{md,json})
+set -euo pipefail
+# shellcheck source=../tests/lib/shell.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
+kcd_trap_errors
+here=$(cd "$(dirname "$0")" && pwd)
+[[ $# -ge 1 ]] || {
+	echo "usage: bench/writers.sh BASELINE_BUILD_DIR [BUILD_DIR] [REPS]" >&2
+	exit 2
+}
+base=$(cd "$1" && pwd)
+build=$(cd "${2:-$here/../build}" && pwd)
+reps=${3:-3}
+K=$build/kcoredump
+B=$base/kcoredump
+MK=$build/tests/tools/mkcore
+for f in "$K" "$B" "$MK"; do
+	[[ -x $f ]] || {
+		echo "bench/writers.sh: $f is not built" >&2
+		exit 1
+	}
+done
+work=${BENCH_DIR:-/dev/shm/kcoredump-bench-writers}
+out=$here/results
+mkdir -p "$work" "$out"
+trap 'rm -rf "$work"' EXIT
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$here/lib.sh"
+
+echo "== generating a 1 GiB core in $work"
+cat > "$work/mixed.spec" << 'SPEC'
+load vaddr=0x10000000 flags=rw
+	hole 1G
+end
+SPEC
+"$MK" "$work/mixed.spec" "$work/mixed.core"
+off=$("$K" info --json "$work/mixed.core" | jq -r '.segments[] | select(.type == "LOAD") | .offset')
+(
+	# head closes its pipe early: SIGPIPE upstream is expected here.
+	set +o pipefail
+	find /usr/bin /usr/lib -type f -size +64k 2> /dev/null | head -2000 |
+		xargs cat 2> /dev/null | head -c $((512 << 20))
+	head -c $((256 << 20)) /dev/zero
+	head -c $((256 << 20)) /dev/urandom
+) | dd of="$work/mixed.core" bs=1M seek=$((off)) oflag=seek_bytes conv=notrunc status=none
+truncate -s $((off + (1 << 30))) "$work/mixed.core"
+
+# one BINARY FORMAT_ARGS... -> one timed run (seconds).
+one() {
+	local bin=$1
+	shift
+	rm -f "$work"/out.*
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$bin" dump -q -f -T 2 "$work/mixed.core" "$@" > /dev/null 2>&1 || {
+		local rc=$?
+		# 7 would be an incomplete dump: not on this input.
+		echo "bench/writers.sh: $bin dump $* exited $rc" >&2
+		exit 1
+	}
+	t1=$(date +%s.%N)
+	echo "$t1 - $t0" | bc -l
+}
+
+cases=(
+	"elf|-o $work/out.elf"
+	"elf.zst|-o $work/out.zst"
+)
+rows=() json=()
+for c in "${cases[@]}"; do
+	name=${c%%|*}
+	read -ra args <<< "${c#*|}"
+	for hash in none sha256; do
+		hargs=()
+		[[ $hash == none ]] && hargs=(--hash none)
+		: > "$work/new.t"
+		: > "$work/old.t"
+		for ((i = 0; i < reps; i++)); do
+			one "$B" "${args[@]}" "${hargs[@]}" >> "$work/old.t"
+			one "$K" "${args[@]}" "${hargs[@]}" >> "$work/new.t"
+		done
+		tn=$(median < "$work/new.t")
+		to=$(median < "$work/old.t")
+		ratio=$(echo "$tn / $to" | bc -l)
+		printf '%-11s %-7s this %6.2f s  baseline %6.2f s  ratio %.3f\n' \
+			"$name" "$hash" "$tn" "$to" "$ratio"
+		rows+=("$(printf '| %s | %s | %.2f | %.2f | %.3f |' "$name" "$hash" "$tn" "$to" "$ratio")")
+		json+=("$(printf '{"format":"%s","hash":"%s","seconds":%.3f,"baseline_seconds":%.3f,"ratio":%.4f}' \
+			"$name" "$hash" "$tn" "$to" "$ratio")")
+	done
+done
+
+{
+	echo "# Writers: this build against a baseline, $(date -u +%Y-%m-%d)"
+	echo
+	echo "1 GiB core on tmpfs (512 MiB executables, 256 MiB zeros, 256 MiB"
+	echo "random), \`dump -T 2\`, medians of $reps alternating runs; ratio ="
+	echo "this build / baseline ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg))."
+	echo
+	echo "| output | hash | this (s) | baseline (s) | ratio |"
+	echo "|---|---|---|---|---|"
+	printf '%s\n' "${rows[@]}"
+} > "$out/writers.md"
+(
+	IFS=,
+	echo "[${json[*]}]"
+) > "$out/writers.json"
+echo "wrote $out/writers.md"

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ELF output.  The ELF header, program headers and notes come first (crash
+ * reads the notes from the area before the first PT_LOAD), then each
+ * PT_LOAD's bytes at a page-aligned offset, in ascending p_vaddr: in a sparse
+ * file zero pages and holes stay file holes, in a stream (zstd, xz, or plain on
+ * a pipe) they are zeros.
+ *
+ * Our metadata note has a fixed size, and the final one is written in
+ * place: with pwrite in a sparse file, by rewriting the header's stored
+ * (uncompressed) frame in a compressed file.  Only a pipe carries it as a
+ * trailer after the image: the text, its length (le64) and TRAILER_MAGIC.
+ * An incomplete dump also has makedumpfile's DUMP_ELF_INCOMPLETE in
+ * e_flags, but on a pipe.
+ */
+#include <elf.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "write.h"
+
+#define TRAILER_MAGIC "KCDTRL01"
+/* e_flags of an incomplete dump, as makedumpfile sets it on ENOSPC and
+ * crash reads it ("This dumpfile is incomplete"). */
+#define DUMP_ELF_INCOMPLETE 0x1
+
+struct elf_writer {
+	struct kcore_writer w;
+	bool rewritable;     /* compressed file: the header is a stored frame */
+	uint64_t header_out; /* where that frame starts in the file */
+	unsigned char *header;
+	size_t header_len;
+	size_t meta_off, meta_len; /* our note's descriptor in the header */
+	uint64_t total;		   /* size of the ELF image */
+};
+
+static struct kcore_error *build_header(struct elf_writer *ew)
+{
+	const struct kcore_write_setup *ws = ew->w.ws;
+	struct kcore_plan *plan = ws->plan;
+	size_t nphdr = 1 + plan->nsegs;
+	bool xnum = nphdr >= PN_XNUM;
+	struct kcore_note_blob notes;
+	uint64_t notes_off, off;
+	struct kcore_error *err;
+	Elf64_Ehdr eh;
+
+	err = kcore_write_notes(&ew->w, &notes);
+	if (err)
+		return err;
+	notes_off = sizeof(Elf64_Ehdr) + nphdr * sizeof(Elf64_Phdr) +
+		    (xnum ? sizeof(Elf64_Shdr) : 0);
+	ew->header_len = notes_off + notes.len;
+	ew->header = calloc(1, ew->header_len);
+	if (!ew->header) {
+		kcore_note_blob_deinit(&notes);
+		return &kcore_error_nomem;
+	}
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh.e_type = ET_CORE;
+	eh.e_machine = ws->src->info.machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_phoff = sizeof(Elf64_Ehdr);
+	eh.e_ehsize = sizeof(Elf64_Ehdr);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = xnum ? PN_XNUM : (Elf64_Half)nphdr;
+	if (xnum) {
+		Elf64_Shdr sh = { 0 };
+
+		eh.e_shoff = sizeof(Elf64_Ehdr) + nphdr * sizeof(Elf64_Phdr);
+		eh.e_shentsize = sizeof(Elf64_Shdr);
+		eh.e_shnum = 1;
+		sh.sh_info = (Elf64_Word)nphdr;
+		memcpy(ew->header + eh.e_shoff, &sh, sizeof(sh));
+	}
+	memcpy(ew->header, &eh, sizeof(eh));
+	memcpy(ew->header + notes_off, notes.data, notes.len);
+	ew->meta_off = notes_off + notes.meta_off;
+	ew->meta_len = notes.meta_len;
+	/* Program headers: PT_NOTE, then the loads at page-aligned offsets. */
+	Elf64_Phdr ph = { .p_type = PT_NOTE,
+			  .p_offset = notes_off,
+			  .p_filesz = notes.len,
+			  .p_align = 4 };
+	kcore_note_blob_deinit(&notes);
+	memcpy(ew->header + sizeof(eh), &ph, sizeof(ph));
+	off = kcore_round_up(ew->header_len, ws->page);
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		struct kcore_plan_segment *s = &plan->segs[i];
+
+		s->out_offset = off;
+		ph = (Elf64_Phdr){
+			.p_type = PT_LOAD,
+			.p_flags = s->flags,
+			.p_offset = off,
+			.p_vaddr = s->vaddr,
+			.p_paddr = s->has_paddr ? s->paddr : UINT64_MAX,
+			.p_filesz = s->size,
+			.p_memsz = s->memsz > s->size ? s->memsz : s->size,
+			.p_align = 0, /* crash misreads p_align 4096 */
+		};
+		memcpy(ew->header + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
+		       sizeof(ph));
+		off = kcore_round_up(off + s->size, ws->page);
+	}
+	ew->total = plan->nsegs ? plan->segs[plan->nsegs - 1].out_offset +
+					  plan->segs[plan->nsegs - 1].size
+				: ew->header_len;
+	return NULL;
+}
+
+/* PT_LOADs in ascending p_vaddr (the ELF ABI). */
+static struct kcore_error *elfw_plan(struct kcore_plan *plan, uint64_t page,
+				     size_t *dropped)
+{
+	kcore_plan_sort_virtual(plan);
+	return NULL;
+}
+
+static void elfw_destroy(struct kcore_writer *w)
+{
+	struct elf_writer *ew = (struct elf_writer *)w;
+
+	kcore_sink_deinit(&w->sink);
+	free(ew->header);
+	free(ew);
+}
+
+static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
+				      struct kcore_writer **ret)
+{
+	struct elf_writer *ew = calloc(1, sizeof(*ew));
+	bool stream =
+		!ws->out->seekable || ws->opts->compress != KCORE_COMPRESS_NONE;
+	struct kcore_error *err;
+
+	if (!ew)
+		return &kcore_error_nomem;
+	ew->w.ops = &kcore_write_elf;
+	ew->w.ws = ws;
+	ew->rewritable = ws->out->seekable && stream;
+	ew->w.digest_location = ws->opts->no_hash	    ? "none"
+				: stream && !ew->rewritable ? "trailer"
+							    : "note";
+	err = kcore_sink_init(&ew->w.sink, ws->out, ws->opts, stream);
+	if (!err)
+		err = build_header(ew);
+	if (!err && ew->rewritable) {
+		err = kcore_ostream_write_stored(ew->w.sink.os, ew->header,
+						 ew->header_len,
+						 &ew->header_out);
+		ew->w.sink.pos = ew->header_len;
+	} else if (!err) {
+		err = kcore_sink_pwrite(&ew->w.sink, 0, ew->header,
+					ew->header_len);
+	}
+	if (err) {
+		elfw_destroy(&ew->w);
+		return err;
+	}
+	*ret = &ew->w;
+	return NULL;
+}
+
+static struct kcore_error *write_run(struct kcore_writer *w,
+				     const struct kcore_block *b, uint64_t at,
+				     uint64_t len)
+{
+	const struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
+
+	return kcore_sink_pwrite(&w->sink, seg->out_offset + b->off + at,
+				 b->buf + at, len);
+}
+
+/* Data page runs; zero pages become holes. */
+static struct kcore_error *elfw_block(struct kcore_writer *w,
+				      const struct kcore_block *b)
+{
+	return kcore_block_runs(w, b, write_run);
+}
+
+/* Holes: file holes, or zeros before the next bytes of a stream. */
+static struct kcore_error *elfw_hole(struct kcore_writer *w, size_t seg,
+				     uint64_t off, uint64_t len)
+{
+	return NULL;
+}
+
+/* Final metadata: in place for a seekable file, else a trailer. */
+static struct kcore_error *write_metadata(struct elf_writer *ew)
+{
+	struct kcore_writer *w = &ew->w;
+	size_t len;
+	char *meta = kcore_write_metadata(w, &len);
+	struct kcore_error *err;
+
+	if (!meta)
+		return &kcore_error_nomem;
+	if (len > ew->meta_len) {
+		free(meta);
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "metadata grew past its reserved "
+					  "size");
+	}
+	if (!w->sink.os) {
+		unsigned char *slot = calloc(1, ew->meta_len);
+
+		if (!slot) {
+			free(meta);
+			return &kcore_error_nomem;
+		}
+		memcpy(slot, meta, len);
+		err = kcore_pwrite_all(w->sink.io, w->sink.out->fd,
+				       w->sink.out->tmp, slot, ew->meta_len,
+				       ew->meta_off);
+		free(slot);
+	} else if (ew->rewritable) {
+		/* Rewritten with the header once the stream is finished. */
+		memset(ew->header + ew->meta_off, 0, ew->meta_len);
+		memcpy(ew->header + ew->meta_off, meta, len);
+		err = NULL;
+	} else {
+		unsigned char tail[16];
+		uint64_t l = len;
+
+		memcpy(tail, &l, 8);
+		memcpy(tail + 8, TRAILER_MAGIC, 8);
+		err = kcore_sink_pwrite(&w->sink, ew->total, meta, len);
+		if (!err)
+			err = kcore_sink_pwrite(&w->sink, ew->total + len, tail,
+						sizeof(tail));
+	}
+	free(meta);
+	return err;
+}
+
+/* An incomplete dump says so in e_flags, where the header can still be
+ * written: in a file, not on a pipe (there the trailer says it). */
+static struct kcore_error *mark_incomplete(struct elf_writer *ew)
+{
+	struct kcore_writer *w = &ew->w;
+	unsigned char *flags = ew->header + offsetof(Elf64_Ehdr, e_flags);
+
+	kcore_store_le(flags, kcore_load(flags, 4, false) | DUMP_ELF_INCOMPLETE,
+		       4);
+	if (w->sink.os)
+		return NULL; /* rewritten with the stored frame, or a pipe */
+	return kcore_pwrite_all(w->sink.io, w->sink.out->fd, w->sink.out->tmp,
+				flags, 4, offsetof(Elf64_Ehdr, e_flags));
+}
+
+static struct kcore_error *elfw_finish(struct kcore_writer *w,
+				       const struct kcore_dump_result *summary)
+{
+	struct elf_writer *ew = (struct elf_writer *)w;
+	struct kcore_error *err = write_metadata(ew);
+
+	if (!err && kcore_dump_incomplete(summary))
+		err = mark_incomplete(ew);
+
+	/* A stream ends with the image's last segment. */
+	if (!err)
+		err = kcore_sink_pad(&w->sink, ew->total);
+	if (!err)
+		err = kcore_sink_finish(&w->sink);
+	if (!err && ew->rewritable)
+		err = kcore_ostream_rewrite_stored(w->sink.os, ew->header_out,
+						   ew->header, ew->header_len);
+	w->sink.size = ew->total;
+	return err;
+}
+
+const struct kcore_writer_ops kcore_write_elf = {
+	.format = KCORE_FORMAT_ELF,
+	.name = "elf",
+	.plan = elfw_plan,
+	.begin = elfw_begin,
+	.block = elfw_block,
+	.hole = elfw_hole,
+	.finish = elfw_finish,
+	.destroy = elfw_destroy,
+};

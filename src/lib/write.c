@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What the writers share (write.h): the sink their bytes go to (a sparse
+ * file or a stream), the metadata text of our note and the note blob that
+ * carries it, and the runs of data and zero pages of a block.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kcoredump/vmcoreinfo.h"
+#include "write.h"
+
+#define NOTE_NAME      "KCOREDUMP"
+#define NOTE_TYPE_META 0x4b434d44 /* "KCMD": clear of CORE note types */
+/* Room in the note for final values longer than the first ones, and for
+ * the unreadable ranges listed (the first META_UNREADABLE of them). */
+#define META_UNREADABLE	     16
+#define META_UNREADABLE_LINE 96
+#define META_SLACK	     (64 + META_UNREADABLE * META_UNREADABLE_LINE)
+
+/* ---- the sink ---- */
+
+struct kcore_error *kcore_sink_init(struct kcore_sink *s,
+				    struct kcore_output *out,
+				    const struct kcore_dump_opts *opts,
+				    bool stream)
+{
+	struct kcore_ostream_opts so = {
+		.method = opts->compress,
+		.level = opts->level,
+		.threads = opts->threads,
+		.frame_size = opts->frame_size,
+		.io = opts->out_io,
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->out = out;
+	s->io = opts->out_io;
+	if (!stream)
+		return NULL;
+	return kcore_ostream_create(out->fd, out->tmp ? out->tmp : "<stdout>",
+				    &so, &s->os);
+}
+
+struct kcore_error *kcore_sink_pad(struct kcore_sink *s, uint64_t offset)
+{
+	struct kcore_error *err;
+
+	if (!s->os || offset <= s->pos)
+		return NULL;
+	err = kcore_ostream_write_zeros(s->os, offset - s->pos);
+	if (!err)
+		s->pos = offset;
+	return err;
+}
+
+struct kcore_error *kcore_sink_pwrite(struct kcore_sink *s, uint64_t offset,
+				      const void *buf, size_t len)
+{
+	struct kcore_error *err;
+
+	if (!s->os) {
+		err = kcore_pwrite_all(s->io, s->out->fd, s->out->tmp, buf, len,
+				       offset);
+		if (!err)
+			s->written += len;
+		return err;
+	}
+	err = kcore_sink_pad(s, offset);
+	if (!err)
+		err = kcore_ostream_write(s->os, buf, len);
+	s->pos += len;
+	return err;
+}
+
+uint64_t kcore_sink_bytes_out(const struct kcore_sink *s)
+{
+	return s->os ? kcore_ostream_bytes_out(s->os) : s->written;
+}
+
+struct kcore_error *kcore_sink_finish(struct kcore_sink *s)
+{
+	return s->os ? kcore_ostream_finish(s->os) : NULL;
+}
+
+void kcore_sink_deinit(struct kcore_sink *s)
+{
+	kcore_ostream_destroy(s->os);
+	s->os = NULL;
+}
+
+/* ---- metadata ---- */
+
+static void iso_time(uint64_t ns, char out[64])
+{
+	time_t t = (time_t)(ns / 1000000000ull);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%06uZ",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec, (unsigned)(ns % 1000000000ull / 1000));
+}
+
+/* Characters that would break the line format become '?'. */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
+/* A digest for the note; "none" (which verify does not take for a
+ * digest) when the dump is not hashed. */
+static void digest_text(const struct kcore_dump_opts *o,
+			const unsigned char *digest,
+			char hex[2 * KCORE_DIGEST_LEN + 1])
+{
+	if (o->no_hash)
+		strcpy(hex, "none");
+	else
+		kcore_hex(digest, KCORE_DIGEST_LEN, hex);
+}
+
+char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
+{
+	const struct kcore_write_setup *ws = w->ws;
+	const struct kcore_source_info *in = &ws->src->info;
+	const struct kcore_dump_stats *st = &ws->res->stats;
+	const struct kcore_plan *plan = ws->plan;
+	const struct kcore_dump_opts *o = ws->opts;
+	struct utsname u;
+	char host[256] = "", t0[64], t1[64], hex[2 * KCORE_DIGEST_LEN + 1];
+	char *buf = NULL, *cmd = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	gethostname(host, sizeof(host) - 1);
+	clean(host);
+	memset(&u, 0, sizeof(u));
+	uname(&u);
+	iso_time(st->start_ns, t0);
+	iso_time(st->end_ns, t1);
+	if (o->command_line) {
+		cmd = strdup(o->command_line);
+		if (cmd)
+			clean(cmd);
+	}
+	fprintf(f,
+		"format=kcoredump-metadata-1\ntool=kcoredump %s\n"
+		"source=%s\nsource_kind=%s\nkernel_release=%s\n"
+		"hostname=%s\nuname=%s %s %s %s\ncommand=%s\n"
+		"read_start=%s\nread_end=%s\n"
+		"bytes_read=%020" PRIu64 "\nbytes_hole=%020" PRIu64
+		"\nbytes_zero=%020" PRIu64 "\nbytes_unreadable=%020" PRIu64
+		"\nunreadable_ranges=%020zu\nsource_incomplete=%d\n"
+		"source_bytes_unreadable=%020" PRIu64
+		"\nsource_unreadable_ranges=%020" PRIu64
+		"\nvmalloc_areas=%zu\nhash=%s\n"
+		"hash_block=%u\ndigests=%s\n",
+		KCOREDUMP_VERSION, in->path, kcore_source_kind_name(in->kind),
+		in->kernel_release ? in->kernel_release : "-", host, u.sysname,
+		u.release, u.version, u.machine, cmd ? cmd : "-", t0, t1,
+		st->bytes_read, st->bytes_hole, st->bytes_zero,
+		st->bytes_unreadable, ws->res->nerrors,
+		ws->res->source_incomplete, ws->res->source_unreadable_bytes,
+		ws->res->source_unreadable_ranges, plan->vmalloc_areas,
+		o->no_hash ? "none" : "sha256-blocklist-v1", KCORE_HASH_BLOCK,
+		w->digest_location);
+	digest_text(o, ws->res->digest, hex);
+	if (plan->exclude.level) {
+		char names[64];
+
+		fprintf(f,
+			"exclude=%s\nexclude_level=%u\nexcluded_pages=%"
+			"020" PRIu64 "\n",
+			kcore_exclude_names(plan->exclude.level, names,
+					    sizeof(names)),
+			plan->exclude.level, plan->exclude.excluded);
+	}
+	fprintf(f, "dump_sha256=%s\nsegments=%zu\n", hex, plan->nsegs);
+	if (w->ops->physical)
+		fprintf(f, "output_format=%s\n", w->ops->name);
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		const struct kcore_plan_segment *s = &plan->segs[i];
+		char label[160];
+
+		snprintf(label, sizeof(label), "%s", s->label ? s->label : "-");
+		clean(label);
+		digest_text(o, s->digest, hex);
+		fprintf(f,
+			"segment=%zu vaddr=0x%016" PRIx64 " size=0x%016" PRIx64,
+			i, s->vaddr, s->size);
+		if (w->ops->physical)
+			fprintf(f, " paddr=0x%016" PRIx64, s->paddr);
+		fprintf(f, " data=%020" PRIu64 " class=%s sha256=%s label=%s\n",
+			s->data_bytes, kcore_segment_class_name(s->cls), hex,
+			label);
+	}
+	/* What could not be read: the first ranges, in the output's
+	 * segments (all of them are in the dump's summary). */
+	for (size_t i = 0; i < ws->res->nerrors && i < META_UNREADABLE; i++) {
+		const struct kcore_read_error *e = &ws->res->errors[i];
+
+		fprintf(f,
+			"unreadable=segment=%zu offset=0x%016" PRIx64
+			" length=0x%016" PRIx64 "\n",
+			e->segment, e->seg_offset, e->len);
+	}
+	free(cmd);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	*ret_len = len;
+	return buf;
+}
+
+/* ---- notes ---- */
+
+static size_t note_size(size_t namesz, size_t descsz)
+{
+	return 12 + kcore_round_up(namesz, 4) + kcore_round_up(descsz, 4);
+}
+
+static unsigned char *put_note(unsigned char *p, const char *name,
+			       uint32_t type, const void *desc, size_t descsz)
+{
+	uint32_t namesz = (uint32_t)strlen(name) + 1, dsz = (uint32_t)descsz;
+
+	memcpy(p, &namesz, 4);
+	memcpy(p + 4, &dsz, 4);
+	memcpy(p + 8, &type, 4);
+	p += 12;
+	memcpy(p, name, namesz);
+	p += kcore_round_up(namesz, 4);
+	if (desc && descsz)
+		memcpy(p, desc, descsz);
+	return p + kcore_round_up(descsz, 4);
+}
+
+struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
+				      struct kcore_note_blob *ret)
+{
+	const struct kcore_source *src = w->ws->src;
+	size_t len = 0, vi_len = 0, meta_len;
+	bool add_vmcoreinfo = src->vmcoreinfo && src->info.vmcoreinfo_origin &&
+			      strcmp(src->info.vmcoreinfo_origin, "note");
+	const char *vi_text =
+		add_vmcoreinfo ? kcore_vmcoreinfo_text(src->vmcoreinfo, &vi_len)
+			       : NULL;
+	char *meta = kcore_write_metadata(w, &meta_len);
+	unsigned char *p;
+
+	memset(ret, 0, sizeof(*ret));
+	if (!meta)
+		return &kcore_error_nomem;
+	ret->meta_len = meta_len + META_SLACK;
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *n = &src->notes[i];
+
+		if (strcmp(n->name, NOTE_NAME) == 0)
+			continue;
+		len += note_size(strlen(n->name) + 1, n->descsz);
+	}
+	if (add_vmcoreinfo)
+		len += note_size(sizeof("VMCOREINFO"), vi_len);
+	len += note_size(sizeof(NOTE_NAME), ret->meta_len);
+	ret->data = calloc(1, len);
+	if (!ret->data) {
+		free(meta);
+		return &kcore_error_nomem;
+	}
+	ret->len = len;
+	ret->vmcoreinfo_off = UINT64_MAX;
+	p = ret->data;
+	for (size_t i = 0; i < src->nnotes; i++) {
+		const struct kcore_note *n = &src->notes[i];
+
+		if (strcmp(n->name, NOTE_NAME) == 0)
+			continue;
+		if (strcmp(n->name, "VMCOREINFO") == 0) {
+			ret->vmcoreinfo_off =
+				(uint64_t)(p - ret->data) + 12 +
+				kcore_round_up(strlen(n->name) + 1, 4);
+			ret->vmcoreinfo_size = n->descsz;
+		}
+		p = put_note(p, n->name, n->type, n->desc, n->descsz);
+	}
+	if (add_vmcoreinfo) {
+		ret->vmcoreinfo_off = (uint64_t)(p - ret->data) + 12 +
+				      kcore_round_up(sizeof("VMCOREINFO"), 4);
+		ret->vmcoreinfo_size = vi_len;
+		p = put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
+	}
+	ret->meta_off = (size_t)(p - ret->data) + 12 +
+			kcore_round_up(sizeof(NOTE_NAME), 4);
+	/* The descriptor: the text, then zeros to the slot's end. */
+	put_note(p, NOTE_NAME, NOTE_TYPE_META, NULL, ret->meta_len);
+	memcpy(ret->data + ret->meta_off, meta, meta_len);
+	free(meta);
+	return NULL;
+}
+
+struct kcore_error *kcore_write_notes_final(const struct kcore_writer *w,
+					    struct kcore_note_blob *b)
+{
+	size_t len;
+	char *meta = kcore_write_metadata(w, &len);
+
+	if (!meta)
+		return &kcore_error_nomem;
+	if (len > b->meta_len) {
+		free(meta);
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "metadata grew past its reserved "
+					  "size");
+	}
+	memset(b->data + b->meta_off, 0, b->meta_len);
+	memcpy(b->data + b->meta_off, meta, len);
+	free(meta);
+	return NULL;
+}
+
+void kcore_note_blob_deinit(struct kcore_note_blob *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof(*b));
+}
+
+/* ---- blocks ---- */
+
+struct kcore_error *
+kcore_block_runs(struct kcore_writer *w, const struct kcore_block *b,
+		 struct kcore_error *(*data)(struct kcore_writer *w,
+					     const struct kcore_block *b,
+					     uint64_t at, uint64_t len))
+{
+	struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
+	uint64_t page = w->ws->page, p = 0;
+
+	while (p < b->pages) {
+		uint64_t q = p;
+
+		if (b->zero[p]) {
+			while (q < b->pages && b->zero[q])
+				q++;
+			/* Holes in the block are counted as holes already,
+			 * unreadable pages as unreadable. */
+			for (uint64_t z = p; z < q; z++)
+				if (!b->hole[z] && !b->bad[z])
+					w->ws->res->stats.bytes_zero +=
+						(z + 1) * page < b->len
+							? page
+							: b->len - z * page;
+		} else {
+			while (q < b->pages && !b->zero[q])
+				q++;
+			uint64_t end = q * page < b->len ? q * page : b->len;
+
+			if (data) {
+				struct kcore_error *err =
+					data(w, b, p * page, end - p * page);
+
+				if (err)
+					return err;
+			}
+			seg->data_bytes += end - p * page;
+		}
+		p = q;
+	}
+	return NULL;
+}
