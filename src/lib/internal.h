@@ -112,15 +112,21 @@ struct kcore_range;
 const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
 					       uint64_t paddr);
 
+/* How translate.c reads physical memory: the source hands in its reader. */
+typedef struct kcore_error *(*kcore_read_paddr_fn)(struct kcore_source *src,
+						   uint64_t paddr, void *buf,
+						   size_t len);
+
 /*
  * The kernel image mapping and direct-map base of a physical-only x86_64
  * or arm64 vmcore, from VMCOREINFO and the dump's own page tables
  * (translate.c): the image's leaves must all follow phys_base
  * (kimage_voffset), and the first and last byte of every physical segment
  * must translate by the direct-map base.  UNSUPPORTED says why not.
- * Computed once per source.
+ * Computed once per source; the tables are read with read_paddr.
  */
 struct kcore_error *kcore_source_kernel_vmap(struct kcore_source *src,
+					     kcore_read_paddr_fn read_paddr,
 					     struct kcore_kernel_vmap *ret);
 
 /* Classify segments and fill the layout fields of the info. */
@@ -140,9 +146,6 @@ struct kcore_error *kcore_vmcoreinfo_sysfs(const char *sysroot, char *path,
  * kcore_source_vaddr_to_paddr): from the source's segments, the x86_64
  * kernel image mapping or the kernel's page tables, read with read_paddr.
  */
-typedef struct kcore_error *(*kcore_read_paddr_fn)(struct kcore_source *src,
-						   uint64_t paddr, void *buf,
-						   size_t len);
 struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_len);

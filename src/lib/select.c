@@ -619,7 +619,8 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 	 * them, as kexec-tools' /proc/vmcore has: the kernel image first,
 	 * then RAM at the direct map. */
 	if (src->info.physical_only) {
-		err = kcore_source_kernel_vmap(src, &vmap);
+		err = kcore_source_kernel_vmap(src, kcore_source_read_paddr,
+					       &vmap);
 		has_vmap = !err;
 		kcore_error_destroy(err);
 		err = NULL;

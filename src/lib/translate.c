@@ -241,6 +241,7 @@ static struct kcore_error *novmap(struct kcore_source *src, const char *why)
  */
 struct walker {
 	struct kcore_source *src;
+	kcore_read_paddr_fn read_paddr;
 	bool arm64;
 	struct kcore_arm64_mmu m; /* arm64 */
 	uint64_t root;		  /* physical address of the top table */
@@ -249,11 +250,12 @@ struct walker {
 };
 
 static struct kcore_error *walker_init(struct kcore_source *src,
+				       kcore_read_paddr_fn read_paddr,
 				       struct walker *w)
 {
 	uint64_t root, l5 = 0, sme = 0;
 
-	*w = (struct walker){ .src = src };
+	*w = (struct walker){ .src = src, .read_paddr = read_paddr };
 	if (src->info.machine == EM_AARCH64) {
 		struct kcore_error *err = kcore_arm64_mmu(src, &w->m);
 
@@ -305,8 +307,7 @@ static struct kcore_error *next_leaf(struct walker *w, uint64_t va,
 
 			idx = w->arm64 ? kcore_arm64_index(&w->m, va, level)
 				       : (va >> shift) & 511;
-			err = kcore_source_read_paddr(w->src, table + idx * 8,
-						      b, 8);
+			err = w->read_paddr(w->src, table + idx * 8, b, 8);
 			if (err) {
 				kcore_error_destroy(err);
 				return unsupported(w->src, va,
@@ -354,6 +355,7 @@ static struct kcore_error *next_leaf(struct walker *w, uint64_t va,
 
 /* Memoised in the source: computed once. */
 static struct kcore_error *compute_vmap(struct kcore_source *src,
+					kcore_read_paddr_fn read_paddr,
 					struct kcore_kernel_vmap *v)
 {
 	uint64_t text_lo, text_hi, text_pa_of_lo, dm_lo, dm_hi;
@@ -367,7 +369,7 @@ static struct kcore_error *compute_vmap(struct kcore_source *src,
 	    (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64))
 		return novmap(
 			src, "not a vmcore with VMCOREINFO of x86_64 or arm64");
-	err = walker_init(src, &w);
+	err = walker_init(src, read_paddr, &w);
 	if (err)
 		return err;
 	if (w.arm64) {
@@ -487,11 +489,12 @@ mismatch:
 }
 
 struct kcore_error *kcore_source_kernel_vmap(struct kcore_source *src,
+					     kcore_read_paddr_fn read_paddr,
 					     struct kcore_kernel_vmap *ret)
 {
 	if (!src->vmap_done) {
 		src->vmap_done = true;
-		src->vmap_err = compute_vmap(src, &src->vmap);
+		src->vmap_err = compute_vmap(src, read_paddr, &src->vmap);
 	}
 	if (src->vmap_err)
 		return kcore_error_create(src->vmap_err->code, 0, src->path,

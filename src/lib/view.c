@@ -300,7 +300,8 @@ struct kcore_error *kcore_view_open(const char *path,
 	if (v->src->info.physical_only) {
 		struct kcore_kernel_vmap m;
 
-		err = kcore_source_kernel_vmap(v->src, &m);
+		err = kcore_source_kernel_vmap(v->src, kcore_source_read_paddr,
+					       &m);
 		if (!err) {
 			err = rebuild(v, &m);
 			if (err) {
