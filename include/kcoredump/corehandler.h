@@ -139,7 +139,10 @@ struct kcore_ch_result {
 	enum kcore_ch_reason reason;
 	uint64_t cut_offset;   /* stream offset where a truncated core ends */
 	unsigned segments_cut; /* PT_LOADs shortened or emptied */
-	unsigned removed;      /* older cores removed for the limits */
+	/* The cut core carries our note saying it is incomplete (there was
+	 * room after the kernel's notes), so info and verify say so too. */
+	bool cut_marked;
+	unsigned removed; /* older cores removed for the limits */
 	unsigned char sha256[KCORE_DIGEST_LEN]; /* of the stored stream bytes */
 	double elapsed;				/* seconds */
 	/* Zero bytes consumed unread because the page tables had nothing

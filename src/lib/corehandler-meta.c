@@ -214,8 +214,10 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 	if (r->reason != KCORE_CH_COMPLETE)
 		fprintf(f,
 			"  \"cut_offset\": %" PRIu64
-			",\n  \"segments_cut\": %u,\n",
-			r->cut_offset, r->segments_cut);
+			",\n  \"segments_cut\": %u,\n"
+			"  \"marked_in_core\": %s,\n",
+			r->cut_offset, r->segments_cut,
+			r->cut_marked ? "true" : "false");
 	fprintf(f,
 		"  \"sha256\": \"%s\",\n"
 		"  \"sha256_kind\": \"kcoredump-sha256-v1 of the stored "

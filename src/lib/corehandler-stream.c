@@ -714,8 +714,65 @@ void ch_parse_notes(struct ch *ch)
 }
 
 /*
+ * A cut core says so itself: our metadata note (name KCOREDUMP, the
+ * key=value lines `info` and `verify` read from kcoredump's dumps) after
+ * the kernel's notes, in the zeros between them and the first segment's
+ * data (the kernel aligns that data to a page), and the PT_NOTE grown
+ * over it.  Without room (or a PT_NOTE) the metadata alone says it.
+ */
+static void mark_cut(struct ch *ch)
+{
+	uint64_t notes_end = 0,
+		 unread = ch->expected > ch->cut ? ch->expected - ch->cut : 0;
+	size_t note = SIZE_MAX, need, tlen;
+	char text[256];
+	unsigned char *p;
+
+	for (size_t i = 0; i < ch->phnum; i++) {
+		const struct ch_phdr *ph = &ch->ph[i];
+
+		if (ph->type == PT_NOTE &&
+		    ph->offset + ph->filesz > notes_end) {
+			notes_end = ph->offset + ph->filesz;
+			note = i;
+		}
+	}
+	if (note == SIZE_MAX || notes_end % 4 || ch->cut < ch->first_data)
+		return;
+	tlen = (size_t)snprintf(text, sizeof(text),
+				"writer=kcoredump core-handler\n"
+				"source_incomplete=1\n"
+				"truncation_reason=%s\n"
+				"bytes_unreadable=%" PRIu64 "\n"
+				"unreadable_ranges=%u\n",
+				kcore_ch_reason_name(ch->res->reason), unread,
+				ch->res->segments_cut ? ch->res->segments_cut
+						      : 1) +
+	       1;
+	if (tlen > sizeof(text))
+		return;
+	need = 12 + 12 + ((tlen + 3) & ~(size_t)3);
+	if (notes_end > ch->first_data || ch->first_data - notes_end < need ||
+	    ch->first_data > ch->prefix_len)
+		return;
+	p = ch->prefix + notes_end;
+	for (size_t i = 0; i < need; i++)
+		if (p[i])
+			return; /* not the zeros of the alignment */
+	st(ch, p, 4, sizeof("KCOREDUMP"));
+	st(ch, p + 4, 4, tlen);
+	st(ch, p + 8, 4, 0x4b434d44); /* "KCMD", as our writers' note */
+	memcpy(p + 12, "KCOREDUMP", sizeof("KCOREDUMP"));
+	memcpy(p + 24, text, tlen);
+	ch_put_phdr_file(ch, ch->prefix, note, ch->ph[note].offset,
+			 ch->ph[note].filesz + need);
+	ch->res->cut_marked = true;
+}
+
+/*
  * The copy stopped at ch->cut: shorten the segment there, empty the later
- * ones, and move or drop the section headers, in ch->prefix.
+ * ones, and move or drop the section headers, in ch->prefix; then mark
+ * the core incomplete (mark_cut).
  */
 void ch_cut_headers(struct ch *ch, uint64_t *ret_size)
 {
@@ -746,6 +803,7 @@ void ch_cut_headers(struct ch *ch, uint64_t *ret_size)
 			ch_put_shoff(ch, ch->prefix, 0, 0, 0);
 		}
 	}
+	mark_cut(ch);
 	*ret_size = size;
 }
 

@@ -134,11 +134,35 @@ check "max-size: eu-readelf -l -n reads it" quiet eu-readelf -l -n "$t"
 check "max-size: kcoredump info reads it" quiet "$kcoredump" info "$t"
 check "max-size: gdb reads it" bash -c "gdb -batch -ex 'info files' -c '$t' 2>&1 | grep -q 'Local core dump file'"
 check "max-size: logged" grep -q "truncated at offset .*(max-size)" "$tmp/err"
-# Apart from the program headers, the bytes are the stream's.
+# Apart from the program headers and our note in the zeros after the
+# kernel's notes (the core says it is cut), the bytes are the stream's.
 cut=$(jq .cut_offset "$t.json")
-phend=$((64 + 56 * $(eu-readelf -h "$fix" | awk '/Number of program headers/ { print $NF }')))
-check "max-size: bytes outside the program headers are the stream's" \
-	bash -c "cmp -s -i $phend <(tail -c +$((phend + 1)) '$t') <(head -c $cut '$fix' | tail -c +$((phend + 1)))"
+check "max-size: bytes outside the program headers and our note are the stream's" \
+	python3 - "$t" "$fix" "$cut" <<'PY'
+import struct, sys
+got = open(sys.argv[1], "rb").read()
+want = open(sys.argv[2], "rb").read()[: int(sys.argv[3])]
+phoff, = struct.unpack_from("<Q", want, 32)
+phnum, = struct.unpack_from("<H", want, 56)
+phend = phoff + 56 * phnum
+for i in range(phnum):
+    t, _, off, _, _, fsz = struct.unpack_from("<IIQQQQ", want, phoff + 56 * i)
+    if t == 4:  # PT_NOTE: ours follows the kernel's, where it had zeros
+        nend = off + fsz
+        _, _, off2, _, _, fsz2 = struct.unpack_from("<IIQQQQ", got, phoff + 56 * i)
+        mark = bytes(got[nend : off2 + fsz2])
+        assert off2 == off and b"KCOREDUMP" in mark, "no note after the kernel's"
+        assert want[nend : off2 + fsz2] == bytes(len(mark)), "note over data"
+        got = got[:nend] + want[nend : off2 + fsz2] + got[off2 + fsz2 :]
+sys.exit(0 if len(got) == len(want) and got[phend:] == want[phend:] else 1)
+PY
+check "max-size: info says the core is incomplete" \
+	bash -c "'$kcoredump' info --json '$t' | jq -e '.source.complete == false' >/dev/null"
+"$kcoredump" verify "$t" >"$tmp/verify.out" 2>&1
+st=$?
+check "max-size: verify says INCOMPLETE, exit 7 ($st)" \
+	bash -c "[ $st -eq 7 ] && grep -q INCOMPLETE '$tmp/verify.out'"
+check "max-size: the metadata says the core is marked" quiet jq -e '.marked_in_core == true' "$t.json"
 check "max-size: digest of the stored stream bytes" \
 	[ "$(jq -r .sha256 "$t.json")" = "$(digest "$fix" "$cut")" ]
 
