@@ -169,21 +169,11 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	return NULL;
 }
 
-static struct kcore_error *write_run(struct kcore_writer *w,
-				     const struct kcore_block *b, uint64_t at,
-				     uint64_t len)
-{
-	const struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
-
-	return kcore_sink_pwrite(&w->sink, seg->out_offset + b->off + at,
-				 b->buf + at, len);
-}
-
 /* Data page runs; zero pages become holes. */
 static struct kcore_error *elfw_block(struct kcore_writer *w,
 				      const struct kcore_block *b)
 {
-	return kcore_block_runs(w, b, write_run);
+	return kcore_block_runs(w, b, kcore_write_run_in_place);
 }
 
 /* Holes: file holes, or zeros before the next bytes of a stream. */

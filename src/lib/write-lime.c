@@ -85,22 +85,12 @@ static struct kcore_error *headers_upto(struct lime_writer *lw, size_t seg)
 	return NULL;
 }
 
-static struct kcore_error *write_run(struct kcore_writer *w,
-				     const struct kcore_block *b, uint64_t at,
-				     uint64_t len)
-{
-	const struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
-
-	return kcore_sink_pwrite(&w->sink, seg->out_offset + b->off + at,
-				 b->buf + at, len);
-}
-
 static struct kcore_error *lime_block(struct kcore_writer *w,
 				      const struct kcore_block *b)
 {
 	struct kcore_error *err = headers_upto((struct lime_writer *)w, b->seg);
 
-	return err ? err : kcore_block_runs(w, b, write_run);
+	return err ? err : kcore_block_runs(w, b, kcore_write_run_in_place);
 }
 
 /* Holes: file holes, or zeros before the next bytes of a stream. */

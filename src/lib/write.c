@@ -380,3 +380,13 @@ kcore_block_runs(struct kcore_writer *w, const struct kcore_block *b,
 	}
 	return NULL;
 }
+
+struct kcore_error *kcore_write_run_in_place(struct kcore_writer *w,
+					     const struct kcore_block *b,
+					     uint64_t at, uint64_t len)
+{
+	const struct kcore_plan_segment *seg = &w->ws->plan->segs[b->seg];
+
+	return kcore_sink_pwrite(&w->sink, seg->out_offset + b->off + at,
+				 b->buf + at, len);
+}

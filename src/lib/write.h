@@ -183,6 +183,12 @@ kcore_block_runs(struct kcore_writer *w, const struct kcore_block *b,
 					     const struct kcore_block *b,
 					     uint64_t at, uint64_t len));
 
+/* A data run written where the plan puts its segment in the output
+ * (out_offset + the block's offset): for kcore_block_runs(). */
+struct kcore_error *kcore_write_run_in_place(struct kcore_writer *w,
+					     const struct kcore_block *b,
+					     uint64_t at, uint64_t len);
+
 static inline uint64_t kcore_round_up(uint64_t v, uint64_t a)
 {
 	return (v + a - 1) / a * a;
