@@ -334,3 +334,8 @@ const struct cli_command cli_cmd_mount = {
 	"serve any dump as a plain ELF core file (FUSE), for crash, drgn, gdb",
 	false
 };
+
+const char *cli_fuse_version(void)
+{
+	return fuse_pkgversion();
+}

@@ -132,7 +132,7 @@ static void print_version(void)
 	printf("libraries:");
 	for (size_t i = 0; i < n; i++)
 		printf("%s %s %s", i ? "," : "", v[i].name, v[i].version);
-	printf("\n");
+	printf(", libfuse %s\n", cli_fuse_version());
 }
 
 static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)

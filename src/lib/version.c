@@ -20,6 +20,13 @@
 #ifndef KCOREDUMP_SNAPPY_VERSION
 #define KCOREDUMP_SNAPPY_VERSION "unknown"
 #endif
+/* libcap and libacl have no version call: their pkg-config versions. */
+#ifndef KCOREDUMP_LIBCAP_VERSION
+#define KCOREDUMP_LIBCAP_VERSION "unknown"
+#endif
+#ifndef KCOREDUMP_LIBACL_VERSION
+#define KCOREDUMP_LIBACL_VERSION "unknown"
+#endif
 
 bool kcore_build_is_static(void)
 {
@@ -56,7 +63,7 @@ const char *kcore_build_libc_version(void)
 
 const struct kcore_library_version *kcore_library_versions(size_t *ret_count)
 {
-	static struct kcore_library_version v[8];
+	static struct kcore_library_version v[10];
 	size_t n = 0;
 
 	v[n++] = (struct kcore_library_version){ "elfutils",
@@ -75,6 +82,10 @@ const struct kcore_library_version *kcore_library_versions(size_t *ret_count)
 	v[n++] = (struct kcore_library_version){ "lzo", lzo_version_string() };
 	v[n++] = (struct kcore_library_version){ "snappy",
 						 KCOREDUMP_SNAPPY_VERSION };
+	v[n++] = (struct kcore_library_version){ "libcap",
+						 KCOREDUMP_LIBCAP_VERSION };
+	v[n++] = (struct kcore_library_version){ "libacl",
+						 KCOREDUMP_LIBACL_VERSION };
 	*ret_count = n;
 	return v;
 }
