@@ -123,6 +123,13 @@ static struct kcore_error *add_load(struct kcore_view *v, uint64_t vaddr,
 	return NULL;
 }
 
+static int by_vaddr(const void *a, const void *b)
+{
+	const struct view_load *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
 static uint64_t round_up(uint64_t x, uint64_t a)
 {
 	return (x + a - 1) / a * a;
@@ -131,9 +138,10 @@ static uint64_t round_up(uint64_t x, uint64_t a)
 /*
  * The ELF of a physical-only vmcore with exact virtual addresses: an ELF
  * header, PT_NOTE with the source's notes, the kernel image's PT_LOADs
- * (one per physical segment it touches), then one PT_LOAD per physical
- * segment at the direct map; data page-aligned, p_align 0, as the dump
- * writer lays out an ELF (PN_XNUM past 65534 program headers).
+ * (one per physical segment it touches) and one PT_LOAD per physical
+ * segment at the direct map, in ascending p_vaddr as every ELF we write
+ * (convert's); data page-aligned, p_align 0, as the dump writer lays out
+ * an ELF (PN_XNUM past 65534 program headers).
  */
 static struct kcore_error *rebuild(struct kcore_view *v,
 				   const struct kcore_kernel_vmap *m)
@@ -173,6 +181,8 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 				return err;
 		}
 	}
+	if (v->nloads > 1)
+		qsort(v->loads, v->nloads, sizeof(*v->loads), by_vaddr);
 	for (size_t i = 0; i < src->nsegments; i++)
 		if (src->segments[i].type == PT_NOTE)
 			notes_len += src->segments[i].filesz;

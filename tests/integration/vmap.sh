@@ -4,10 +4,10 @@
 # physical memory only, but its VMCOREINFO (phys_base, init_top_pgt) and
 # its own page tables say where the kernel image and the direct map are.
 # tests/tools/mkformats.py's mem.kdump (and the flattened mem.flat) then:
-#  - convert --format elf gives kexec-tools' /proc/vmcore layout: a
-#    kernel-image PT_LOAD first (p_vaddr in the kernel map at
-#    __START_KERNEL_map + paddr - phys_base), then RAM at
-#    p_vaddr = PAGE_OFFSET + p_paddr, checked against the fixture's facts;
+#  - convert --format elf gives kexec-tools' /proc/vmcore segments in
+#    ascending p_vaddr: RAM at p_vaddr = PAGE_OFFSET + p_paddr, then a
+#    kernel-image PT_LOAD (p_vaddr in the kernel map at
+#    __START_KERNEL_map + paddr - phys_base), checked against the fixture's facts;
 #  - a reader that knows only program headers (this script's own ELF
 #    reader, no page-table walk) finds init_uts_ns and direct-map bytes by
 #    virtual address in that ELF and in the mounted kdump's vmcore (when
@@ -62,13 +62,18 @@ check()
 {
 	local name=$1 elf=$2 got first rest bad=0 what va len sum
 	got=$(loads "$elf")
-	first=$(head -n 1 <<< "$got")
-	rest=$(tail -n +2 <<< "$got")
+	# Ascending p_vaddr, as every ELF we write: RAM at the direct map,
+	# then the kernel image in the kernel map.
+	[[ -n $got && $got == "$(sort <<< "$got")" ]] &&
+		ok "$name: PT_LOADs in ascending p_vaddr" ||
+		not_ok "$name: PT_LOADs not in ascending p_vaddr: $got"
+	first=$(tail -n 1 <<< "$got")
+	rest=$(head -n -1 <<< "$got")
 	read -r v p _ <<< "$first"
 	if [[ -n $v ]] && (($v == START_KERNEL_MAP + $p - PHYS_BASE && $p >= PHYS_BASE)); then
-		ok "$name: the first PT_LOAD is the kernel image: $v at physical $p"
+		ok "$name: the last PT_LOAD is the kernel image: $v at physical $p"
 	else
-		not_ok "$name: the first PT_LOAD is not the kernel image: $first"
+		not_ok "$name: the last PT_LOAD is not the kernel image: $first"
 	fi
 	while read -r v p _; do
 		(($v == PAGE_OFFSET + $p)) || bad=1
