@@ -85,6 +85,17 @@ def data_pages(path, n, seed=1):
                 for p in range((d - off) // 4096, (h - off + 4095) // 4096):
                     pages.append(pa + p * 4096)
                 pos = h
+    # A live kernel's dump holds the kernel image twice (its text segment
+    # and RAM), read at different moments: its data pages may differ, and
+    # a reader that keeps one copy per physical page may keep either.
+    # Only pages with one copy in the reference are compared.
+    loads = [(pa, pa + filesz) for typ, _, _, _, pa, filesz, _, _ in phdrs
+             if typ == 1 and pa != 2**64 - 1]
+    twice = [(lo, hi) for i, (lo, hi) in enumerate(loads)
+             if any(lo < h2 and l2 < hi
+                    for j, (l2, h2) in enumerate(loads) if j != i)]
+    pages = sorted({p for p in pages
+                    if not any(lo <= p < hi for lo, hi in twice)})
     random.Random(seed).shuffle(pages)
     return pages[:n]
 
