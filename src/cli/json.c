@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "kcoredump/text.h"
 
 void json_init(struct json *j, FILE *f)
 {
@@ -51,32 +52,16 @@ static void put_escaped(FILE *f, const char *s, size_t len)
 			i++;
 			continue;
 		}
-		/* Copy a valid UTF-8 sequence; escape a stray byte. */
-		if ((c & 0xe0) == 0xc0 && c >= 0xc2)
-			n = 2;
-		else if ((c & 0xf0) == 0xe0)
-			n = 3;
-		else if ((c & 0xf8) == 0xf0 && c <= 0xf4)
-			n = 4;
-		bool valid = n && i + n <= len;
-		for (size_t k = 1; valid && k < n; k++)
-			if ((p[i + k] & 0xc0) != 0x80)
-				valid = false;
-		if (valid && n == 3 &&
-		    ((c == 0xe0 && p[i + 1] < 0xa0) ||
-		     (c == 0xed && p[i + 1] >= 0xa0)))
-			valid = false;
-		if (valid && n == 4 &&
-		    ((c == 0xf0 && p[i + 1] < 0x90) ||
-		     (c == 0xf4 && p[i + 1] >= 0x90)))
-			valid = false;
-		if (valid) {
+		/* Copy a valid UTF-8 sequence, escape a C1 control (never
+		 * raw on a terminal) and a stray byte. */
+		uint32_t cp;
+
+		n = kcore_utf8_char((const char *)p + i, len - i, &cp);
+		if (n && cp >= 0xa0)
 			fwrite(p + i, 1, n, f);
-			i += n;
-		} else {
-			fprintf(f, "\\u%04x", c);
-			i++;
-		}
+		else
+			fprintf(f, "\\u%04x", n ? (unsigned)cp : c);
+		i += n ? n : 1;
 	}
 	fputc('"', f);
 }

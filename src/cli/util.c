@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "json.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/text.h"
 
 int cli_exit_status(const struct kcore_error *err)
 {
@@ -289,26 +290,14 @@ int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
 	return EXIT_INCOMPLETE;
 }
 
-/* Length of the valid UTF-8 sequence at p (at least 2 bytes), else 0. */
-static size_t utf8_seq(const unsigned char *p)
+/* Length of the UTF-8 sequence at p when it is printable (not a C1
+ * control), else 0. */
+static size_t utf8_printable(const unsigned char *p)
 {
-	size_t n;
 	uint32_t c;
+	size_t n = kcore_utf8_char((const char *)p, SIZE_MAX, &c);
 
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	c = p[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 2 && c < 0xa0) || /* C1 controls */
-	    (n == 3 && (c < 0x800 || (c >= 0xd800 && c < 0xe000))) ||
-	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return n;
+	return n && c >= 0xa0 ? n : 0;
 }
 
 char *cli_escape_dup(const char *s)
@@ -320,7 +309,7 @@ char *cli_escape_dup(const char *s)
 	if (!out)
 		return NULL;
 	while (*p) {
-		size_t n = *p >= 0x80 ? utf8_seq(p) : 0;
+		size_t n = utf8_printable(p);
 
 		if (n) {
 			memcpy(o, p, n);

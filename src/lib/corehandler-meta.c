@@ -13,27 +13,7 @@
 #include <time.h>
 
 #include "corehandler-internal.h"
-
-/* Length of the valid UTF-8 sequence at p (at least 2 bytes), else 0. */
-static size_t utf8_len(const unsigned char *p)
-{
-	size_t n;
-	uint32_t c;
-
-	if (p[0] < 0xc2 || p[0] > 0xf4)
-		return 0;
-	n = p[0] < 0xe0 ? 2 : p[0] < 0xf0 ? 3 : 4;
-	c = p[0] & (0x7f >> n);
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (c < 0x800 || (c >= 0xd800 && c < 0xe000))) ||
-	    (n == 4 && (c < 0x10000 || c > 0x10ffff)))
-		return 0;
-	return n;
-}
+#include "kcoredump/text.h"
 
 void ch_json_str(FILE *f, const char *s)
 {
@@ -43,9 +23,14 @@ void ch_json_str(FILE *f, const char *s)
 	}
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		size_t n = utf8_len(p);
+		uint32_t c;
+		size_t n = kcore_utf8_char((const char *)p, SIZE_MAX, &c);
 
-		if (n > 1) {
+		if (n && c < 0xa0) {
+			/* C1 controls: never raw, even in JSON. */
+			fprintf(f, "\\u%04x", (unsigned)c);
+			p += n - 1;
+		} else if (n) {
 			fwrite(p, 1, n, f);
 			p += n - 1;
 		} else if (*p >= 0x80) {
