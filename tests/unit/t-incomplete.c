@@ -29,49 +29,8 @@
 #include "elfcore.h"
 #include "faultio.h"
 #include "pattern.h"
+#include "kernelcore.h"
 #include "tap.h"
-
-#define DATA_OFF   0x1000ull
-#define SEG_SIZE   (8ull << 20)
-#define PAGE	   4096ull
-#define PAGE_OFF   0xffff888000000000ull
-#define PADDR	   0x100000ull
-#define ZERO_PAGE  0x5000ull
-#define BAD_OFFSET 0x201000ull
-#define BAD_LEN	   0x3000ull
-
-static void make_core(const char *path)
-{
-	static unsigned char hdr[DATA_OFF];
-	static const char vi[] = "OSRELEASE=6.12.0-test\nPAGESIZE=4096\n"
-				 "NUMBER(phys_base)=0\n";
-	Elf64_Phdr *ph = kc_elfcore_header(hdr, 2);
-	unsigned char *note = hdr + 0x200, *buf = malloc(SEG_SIZE);
-	uint32_t namesz = sizeof("VMCOREINFO"), descsz = sizeof(vi) - 1,
-		 type = 0;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	memcpy(note, &namesz, 4);
-	memcpy(note + 4, &descsz, 4);
-	memcpy(note + 8, &type, 4);
-	memcpy(note + 12, "VMCOREINFO", namesz);
-	memcpy(note + 24, vi, descsz);
-	ph[0].p_filesz = 24 + ((descsz + 3) & ~3u);
-	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
-			      .p_flags = PF_R | PF_W | PF_X,
-			      .p_offset = DATA_OFF,
-			      .p_vaddr = PAGE_OFF + PADDR,
-			      .p_paddr = PADDR,
-			      .p_filesz = SEG_SIZE,
-			      .p_memsz = SEG_SIZE };
-	kc_pattern_fill(buf, PAGE_OFF + PADDR, SEG_SIZE, 9);
-	memset(buf + ZERO_PAGE, 0, PAGE);
-	if (!buf || fd < 0 || write(fd, hdr, sizeof(hdr)) != sizeof(hdr) ||
-	    write(fd, buf, SEG_SIZE) != (ssize_t)SEG_SIZE)
-		tap_skip_all("cannot write the test core");
-	close(fd);
-	free(buf);
-}
 
 /* Drains a pipe into a file while a dump writes to it. */
 struct drain {
@@ -253,7 +212,7 @@ int main(void)
 		tap_skip_all("no temp dir");
 	snprintf(core, sizeof(core), "%s/core", dir);
 	snprintf(again, sizeof(again), "%s/again.elf", dir);
-	make_core(core);
+	kc_kernel_core(core, false);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		snprintf(out, sizeof(out), "%s/out.%s", dir, cases[i].name);
 		err = run(core, cases[i].pipe ? "-" : out,
