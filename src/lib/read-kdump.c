@@ -14,7 +14,11 @@
  * bitmap 2 is kept as the chunks that have bits set (all-zero chunks,
  * file holes included, cost nothing), with a rank table (one count per
  * 4096 pfns) that locates a page's descriptor; descriptors are read in
- * chunks, and a few decompressed pages are cached.  Holes in the bitmaps
+ * chunks, and a few decompressed pages are cached.  makedumpfile (-d 1
+ * and up) and our writer store one zero page first in the page data and
+ * point every zero page at it: such a page is a hole to next_data, so a
+ * sparse source's kdump costs its descriptors, not its pages, to walk.
+ * Holes in the bitmaps
  * of a plain file are skipped with SEEK_DATA, not read.  Documented
  * limits (kcoredump(8)): 1 GiB of bitmap 2 with bits set, 4 Mi runs of
  * RAM in bitmap 1.
@@ -98,6 +102,14 @@ struct kdump {
 	unsigned char *last;
 	uint64_t last_off;
 	uint32_t last_size, last_flags;
+	/* The shared zero page, once a descriptor pointing at the first
+	 * page-data byte was decoded: every descriptor equal to it is a
+	 * zero page, a hole to next_data (zero_state 1), or not (2). */
+	int zero_state;
+	uint64_t zero_off;
+	uint32_t zero_size, zero_flags;
+	/* Pfns [zero_from, zero_to) are known zero pages (next_data). */
+	uint64_t zero_from, zero_to;
 	ZSTD_DCtx *zstd;
 	char detail[160]; /* src->info.format_detail */
 };
@@ -368,6 +380,75 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 }
 
 /* Read page pfn (set in bitmap 2) into out. */
+/* Whether descriptor d (off, size, flags) is the shared zero page. */
+static bool zero_desc(const struct kdump *k, const unsigned char *d)
+{
+	return k->zero_state == 1 && le(d, 8) == k->zero_off &&
+	       (uint32_t)le(d + 8, 4) == k->zero_size &&
+	       (uint32_t)le(d + 12, 4) == k->zero_flags;
+}
+
+static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
+				     uint64_t pfn, unsigned char *out);
+
+/*
+ * Learns the shared zero page from descriptor d of pfn when d points at
+ * the first page-data byte (right after the descriptors, as makedumpfile
+ * writes it, or at the next block, as ours does): decoded once.
+ */
+static struct kcore_error *learn_zero(struct kcore_source *src,
+				      struct kdump *k, uint64_t pfn,
+				      const unsigned char *d)
+{
+	uint64_t end = k->desc_off + k->ndesc * KDUMP_DESC_SIZE;
+	uint64_t off = le(d, 8);
+	struct kcore_error *err;
+	unsigned char *page;
+
+	if (k->zero_state ||
+	    (off != end && off != (end + k->block_size - 1) / k->block_size *
+					  k->block_size))
+		return NULL;
+	page = malloc(k->block_size);
+	if (!page)
+		return &kcore_error_nomem;
+	err = read_page(src, k, pfn, page);
+	if (!err) {
+		k->zero_state = kcore_is_zero(page, k->block_size) ? 1 : 2;
+		k->zero_off = off;
+		k->zero_size = (uint32_t)le(d + 8, 4);
+		k->zero_flags = (uint32_t)le(d + 12, 4);
+	}
+	free(page);
+	return err;
+}
+
+/*
+ * The first pfn in [pfn, to) that holds data, all of them set in bitmap 2
+ * with consecutive descriptors from index: the zero pages before it are
+ * skipped.  With want_zero, the first zero page instead.
+ */
+static struct kcore_error *scan_descs(struct kcore_source *src,
+				      struct kdump *k, uint64_t pfn,
+				      uint64_t to, uint64_t index,
+				      bool want_zero, uint64_t *ret)
+{
+	unsigned char d[KDUMP_DESC_SIZE];
+	struct kcore_error *err;
+
+	for (; pfn < to; pfn++, index++) {
+		err = get_desc(src, k, index, d);
+		if (!err && !k->zero_state)
+			err = learn_zero(src, k, pfn, d);
+		if (err)
+			return err;
+		if (zero_desc(k, d) == want_zero)
+			break;
+	}
+	*ret = pfn;
+	return NULL;
+}
+
 static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				     uint64_t pfn, unsigned char *out)
 {
@@ -403,6 +484,10 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 			"+0x%" PRIx32 " is past the end of the dump (0x%" PRIx64
 			")",
 			pfn, off, size, k->raw.size);
+	if (zero_desc(k, d)) {
+		memset(out, 0, k->block_size);
+		return NULL;
+	}
 	if (k->last && k->last_off == off && k->last_size == size &&
 	    k->last_flags == flags) {
 		memcpy(out, k->last, k->block_size);
@@ -554,12 +639,50 @@ static struct kcore_error *kdump_pread(struct kcore_source *src, void *buf,
 	return err;
 }
 
-static struct kcore_error *kdump_next_data(struct kcore_source *src,
-					   uint64_t offset, uint64_t end,
-					   uint64_t *data, uint64_t *data_end)
+/*
+ * The data of pfns [from, to) of run r, all set in bitmap 2, without the
+ * shared zero page's: [*d, *e), or *d == to when they are all zeros.
+ */
+static struct kcore_error *skip_zero_pages(struct kcore_source *src,
+					   struct kdump *k, uint64_t from,
+					   uint64_t to, uint64_t *d,
+					   uint64_t *e)
 {
-	struct kdump *k = src->backend_data;
+	struct kcore_error *err;
+	uint64_t first = from, index;
+
+	*d = from;
+	*e = to;
+	if (k->zero_state == 2)
+		return NULL;
+	if (from >= k->zero_from && from < k->zero_to)
+		first = k->zero_to < to ? k->zero_to : to;
+	if (first == to) {
+		*d = to;
+		return NULL;
+	}
+	index = index2(k, first);
+	err = scan_descs(src, k, first, to, index, false, d);
+	if (err)
+		return err;
+	if (*d > first) { /* remembered: a later call starts inside */
+		if (first != k->zero_to)
+			k->zero_from = first;
+		k->zero_to = *d;
+	}
+	if (*d == to || k->zero_state == 2)
+		return NULL;
+	return scan_descs(src, k, *d + 1, to, index + (*d + 1 - first), true,
+			  e);
+}
+
+static struct kcore_error *next_data_locked(struct kcore_source *src,
+					    struct kdump *k, uint64_t offset,
+					    uint64_t end, uint64_t *data,
+					    uint64_t *data_end)
+{
 	uint64_t bs = k->block_size;
+	struct kcore_error *err;
 
 	*data = *data_end = end;
 	while (offset < end) {
@@ -580,27 +703,45 @@ static struct kcore_error *kdump_next_data(struct kcore_source *src,
 		if (!r)
 			return NULL;
 		uint64_t run_end = r->offset + r->npages * bs;
+		uint64_t stop = end < run_end ? end : run_end;
 		uint64_t first = r->pfn + (offset - r->offset) / bs;
-		uint64_t last = r->pfn + r->npages;
+		uint64_t last = r->pfn + (stop - r->offset + bs - 1) / bs;
 		uint64_t d = find2(k, first, last, true), e;
 
 		if (d == last) {
-			offset = run_end;
+			offset = stop;
 			continue;
 		}
 		e = find2(k, d, last, false);
+		err = skip_zero_pages(src, k, d, e, &d, &e);
+		if (err)
+			return err;
+		if (d == e) {
+			offset = r->offset + (e - r->pfn) * bs;
+			continue;
+		}
 		*data = r->offset + (d - r->pfn) * bs;
 		if (*data < offset)
 			*data = offset;
 		*data_end = r->offset + (e - r->pfn) * bs;
-		if (*data >= end) {
-			*data = *data_end = end;
-		} else if (*data_end > end) {
+		if (*data_end > end)
 			*data_end = end;
-		}
 		return NULL;
 	}
 	return NULL;
+}
+
+static struct kcore_error *kdump_next_data(struct kcore_source *src,
+					   uint64_t offset, uint64_t end,
+					   uint64_t *data, uint64_t *data_end)
+{
+	struct kdump *k = src->backend_data;
+	struct kcore_error *err;
+
+	pthread_mutex_lock(&k->lock);
+	err = next_data_locked(src, k, offset, end, data, data_end);
+	pthread_mutex_unlock(&k->lock);
+	return err;
 }
 
 static const struct kcore_backend kdump_backend = {

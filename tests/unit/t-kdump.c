@@ -147,6 +147,20 @@ static void check_codec_dump(const char *core, const char *out,
 		err = kcore_source_read_paddr(b, PADDR, y, SEG_SIZE);
 	ok(!err && !memcmp(x, y, SEG_SIZE),
 	   "%s: every page reads back equal to the core", kcore_codec_name(c));
+	/* The zero page points at the shared copy: a hole to next_data, so
+	 * a sparse source's kdump costs its descriptors, not its pages. */
+	for (size_t i = 0; !err && i < kcore_source_nsegments(b); i++) {
+		const struct kcore_segment *g = kcore_source_segment(b, i);
+		uint64_t data = 0, hole = 0;
+
+		if (g->type != PT_LOAD)
+			continue;
+		err = kcore_source_count_holes(b, i, &data, &hole);
+		ok(!err && data == SEG_SIZE - PAGE && hole == PAGE,
+		   "%s: the zero page is a hole (data 0x%llx, holes 0x%llx)",
+		   kcore_codec_name(c), (unsigned long long)data,
+		   (unsigned long long)hole);
+	}
 	if (err) {
 		fprintf(stderr, "# %s\n", err->message);
 		kcore_error_destroy(err);
