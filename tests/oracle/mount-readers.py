@@ -88,12 +88,13 @@ def data_pages(path, n, seed=1):
     # A live kernel's dump holds the kernel image twice (its text segment
     # and RAM), read at different moments: its data pages may differ, and
     # a reader that keeps one copy per physical page may keep either.
-    # Only pages with one copy in the reference are compared.
+    # Only pages with one copy in the reference are compared: the pages
+    # where two PT_LOADs overlap are left out, not the whole segments.
     loads = [(pa, pa + filesz) for typ, _, _, _, pa, filesz, _, _ in phdrs
              if typ == 1 and pa != 2**64 - 1]
-    twice = [(lo, hi) for i, (lo, hi) in enumerate(loads)
-             if any(lo < h2 and l2 < hi
-                    for j, (l2, h2) in enumerate(loads) if j != i)]
+    twice = [(max(lo, l2), min(hi, h2))
+             for i, (lo, hi) in enumerate(loads)
+             for l2, h2 in loads[i + 1:] if lo < h2 and l2 < hi]
     pages = sorted({p for p in pages
                     if not any(lo <= p < hi for lo, hi in twice)})
     random.Random(seed).shuffle(pages)
@@ -156,6 +157,9 @@ def main():
         print(("ok" if cond else "not ok") + f" {n} - {what}")
         fail |= not cond
 
+    # Fewer than asked for when the reference has fewer; never none.
+    check(len(pages) > 0,
+          f"{len(pages)} pages with data to read (asked for {args.pages})")
     if not args.physical_only:
         check(got["release"] == vals.get("OSRELEASE"),
               f"init_uts_ns release: {got['release']}")
