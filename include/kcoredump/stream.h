@@ -168,6 +168,12 @@ uint64_t kcore_istream_data_frame_bytes(const struct kcore_istream *s);
 void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes);
 /* Frames (blocks) decoded so far by random access: cache misses. */
 uint64_t kcore_istream_frames_decoded(const struct kcore_istream *s);
+/*
+ * Bytes the cache of decoded frames holds: a frame is kept packed (its
+ * 4 KiB pages that are not all zeros, and a map), so this follows the
+ * data decoded, not the frames' size.
+ */
+size_t kcore_istream_cache_bytes(const struct kcore_istream *s);
 
 /*
  * Read decompressed bytes [offset, offset + len).  Seekable streams decode

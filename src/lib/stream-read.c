@@ -21,12 +21,14 @@
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 #include <zstd_errors.h>
 
+#include "kcoredump/dump.h"
 #include "kcoredump/stream.h"
 #include "stream-internal.h"
 
@@ -37,6 +39,14 @@
 #define MAX_CACHE_SLOTS	  (1u << 20)
 
 /* One decoded frame (zstd) or block (xz). */
+/*
+ * A decoded frame in the cache, packed: buf holds one uint32_t per
+ * PACK_PAGE bytes of the frame (0: all zeros, else k + 1 for the k-th
+ * stored page), then the pages that are not all zeros.  A frame of a
+ * mostly empty dump costs the memory of its data, not of its size.
+ */
+#define PACK_PAGE 4096u
+
 struct cache_slot {
 	uint64_t frame; /* UINT64_MAX: empty */
 	uint64_t start; /* decompressed offset of its first byte */
@@ -75,6 +85,8 @@ struct kcore_istream {
 	const char *hole_map_problem;
 	unsigned char *cbuf;
 	size_t cbuf_cap;
+	unsigned char *fbuf; /* a frame decoded, before it is packed */
+	size_t fbuf_cap;
 	ZSTD_DCtx *dctx;
 
 	/* Sequential decoding. */
@@ -369,18 +381,45 @@ static void slot_forget(struct kcore_istream *s, struct cache_slot *c)
 }
 
 /*
- * A slot to decode frame into (dsize bytes): a new one while the cache
+ * The buffer frames are decoded into, reused: aligned to 2 MiB with
+ * transparent huge pages asked for when it is large, so growing it takes
+ * a few page faults, not one per 4 KiB.
+ */
+#define HUGE_BYTES ((size_t)2 << 20)
+
+/* The bytes frame_alloc() takes for size. */
+static size_t frame_bytes(size_t size)
+{
+	return size < HUGE_BYTES
+		       ? size
+		       : (size + HUGE_BYTES - 1) / HUGE_BYTES * HUGE_BYTES;
+}
+
+static unsigned char *frame_alloc(size_t size)
+{
+	void *p = NULL;
+
+	if (size < HUGE_BYTES)
+		return malloc(size);
+	if (posix_memalign(&p, HUGE_BYTES, frame_bytes(size)))
+		return NULL;
+#ifdef MADV_HUGEPAGE
+	(void)madvise(p, frame_bytes(size), MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+/*
+ * A slot for a packed frame of bytes bytes: a new one while the cache
  * has room, else the least recently used (others are dropped until the
  * frame fits in the limit; one frame always fits).  Marked empty until
  * the decode succeeds.  Eviction scans the slots: it comes with a decode.
  */
-static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
-				     size_t dsize)
+static struct kcore_error *take_slot(struct kcore_istream *s, size_t bytes)
 {
 	struct cache_slot *c = NULL;
-	size_t need = dsize ? dsize : 1;
+	size_t need = bytes ? bytes : 1;
 
-	(void)frame;
 	if (!s->slot_of && s->nframes) {
 		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
 		if (!s->slot_of)
@@ -427,10 +466,12 @@ static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 			s->slot_of[lru->frame] = (uint32_t)(lru - s->slots) + 1;
 	}
 	if (c->cap < need) {
-		unsigned char *p = realloc(c->buf, need);
+		/* The old contents are not needed: the frame is packed. */
+		unsigned char *p = malloc(need);
 
 		if (!p)
 			return &kcore_error_nomem;
+		free(c->buf);
 		s->cache_bytes += need - c->cap;
 		c->buf = p;
 		c->cap = need;
@@ -439,6 +480,86 @@ static struct kcore_error *take_slot(struct kcore_istream *s, uint64_t frame,
 	s->cur = c;
 	s->decoded++;
 	return NULL;
+}
+
+/* s->fbuf, for a frame of dsize bytes. */
+static struct kcore_error *frame_buffer(struct kcore_istream *s, size_t dsize)
+{
+	unsigned char *p;
+
+	if (dsize <= s->fbuf_cap)
+		return NULL;
+	p = frame_alloc(dsize);
+	if (!p)
+		return &kcore_error_nomem;
+	free(s->fbuf);
+	s->fbuf = p;
+	s->fbuf_cap = frame_bytes(dsize);
+	return NULL;
+}
+
+static size_t pack_map_bytes(size_t len)
+{
+	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE;
+
+	return (pages * sizeof(uint32_t) + 15) & ~(size_t)15;
+}
+
+/* Packs the frame of len bytes decoded in s->fbuf into a slot (s->cur). */
+static struct kcore_error *pack_frame(struct kcore_istream *s, size_t len)
+{
+	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE, stored = 0;
+	size_t map_bytes = pack_map_bytes(len);
+	struct kcore_error *err;
+	uint32_t *map;
+
+	for (size_t i = 0; i < pages; i++) {
+		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
+							   : PACK_PAGE;
+
+		stored += !kcore_is_zero(s->fbuf + i * PACK_PAGE, n);
+	}
+	err = take_slot(s, map_bytes + stored * PACK_PAGE);
+	if (err)
+		return err;
+	map = (uint32_t *)(void *)s->cur->buf;
+	stored = 0;
+	for (size_t i = 0; i < pages; i++) {
+		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
+							   : PACK_PAGE;
+		const unsigned char *pg = s->fbuf + i * PACK_PAGE;
+
+		if (kcore_is_zero(pg, n)) {
+			map[i] = 0;
+			continue;
+		}
+		memcpy(s->cur->buf + map_bytes + stored * PACK_PAGE, pg, n);
+		map[i] = (uint32_t)++stored;
+	}
+	return NULL;
+}
+
+/* Copies n bytes at offset rel of packed slot c to out. */
+static void slot_copy(const struct cache_slot *c, size_t rel,
+		      unsigned char *out, size_t n)
+{
+	const uint32_t *map = (const uint32_t *)(const void *)c->buf;
+	const unsigned char *pages = c->buf + pack_map_bytes(c->len);
+
+	while (n) {
+		size_t in = rel % PACK_PAGE;
+		size_t k = in + n > PACK_PAGE ? PACK_PAGE - in : n;
+		uint32_t m = map[rel / PACK_PAGE];
+
+		if (m)
+			memcpy(out, pages + (size_t)(m - 1) * PACK_PAGE + in,
+			       k);
+		else
+			memset(out, 0, k);
+		out += k;
+		rel += k;
+		n -= k;
+	}
 }
 
 static void slot_done(struct kcore_istream *s, uint64_t frame, uint64_t start,
@@ -492,7 +613,7 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 		return format_error(s, at, "zstd frame is implausibly large");
 	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)csize);
 	if (!err)
-		err = take_slot(s, i, dsize);
+		err = frame_buffer(s, dsize);
 	if (err)
 		return err;
 	err = file_read(s, s->cbuf, (size_t)csize, at);
@@ -503,7 +624,7 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 		if (!s->dctx)
 			return &kcore_error_nomem;
 	}
-	r = ZSTD_decompressDCtx(s->dctx, s->cur->buf, dsize, s->cbuf,
+	r = ZSTD_decompressDCtx(s->dctx, s->fbuf, dsize, s->cbuf,
 				(size_t)csize);
 	if (ZSTD_isError(r)) {
 		if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
@@ -523,6 +644,9 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     " holds 0x%zx bytes, "
 					     "its seek table entry says 0x%zx",
 					     at, r, dsize);
+	err = pack_frame(s, dsize);
+	if (err)
+		return err;
 	slot_done(s, i, s->d_off[i], dsize);
 	return NULL;
 }
@@ -665,7 +789,7 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	dsize = (size_t)iter.block.uncompressed_size;
 	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)total);
 	if (!err)
-		err = take_slot(s, iter.block.number_in_file - 1, dsize);
+		err = frame_buffer(s, dsize);
 	if (err)
 		return err;
 	err = file_read(s, s->cbuf, (size_t)total, at);
@@ -694,8 +818,7 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	}
 	in_pos = block.header_size;
 	ret = lzma_block_buffer_decode(&block, NULL, s->cbuf, &in_pos,
-				       (size_t)total, s->cur->buf, &out_pos,
-				       dsize);
+				       (size_t)total, s->fbuf, &out_pos, dsize);
 	lzma_filters_free(filters, NULL);
 	if (ret == LZMA_MEM_ERROR)
 		return &kcore_error_nomem;
@@ -707,6 +830,9 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 				: "is corrupt or fails its check");
 	if (out_pos != dsize)
 		return xz_block_error(s, at, "does not match the index");
+	err = pack_frame(s, dsize);
+	if (err)
+		return err;
 	slot_done(s, iter.block.number_in_file - 1,
 		  iter.block.uncompressed_file_offset, dsize);
 	return NULL;
@@ -734,6 +860,11 @@ static size_t hole_after(const struct kcore_istream *s, uint64_t offset)
 bool kcore_istream_has_hole_map(const struct kcore_istream *s)
 {
 	return s->seekable && s->holes;
+}
+
+size_t kcore_istream_cache_bytes(const struct kcore_istream *s)
+{
+	return s->cache_bytes;
 }
 
 uint64_t kcore_istream_frames_decoded(const struct kcore_istream *s)
@@ -849,7 +980,7 @@ static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
 		n = c->len - (size_t)(offset - c->start);
 		if (n > de - offset)
 			n = (size_t)(de - offset);
-		memcpy(p + done, c->buf + (offset - c->start), n);
+		slot_copy(c, (size_t)(offset - c->start), p + done, n);
 		done += n;
 		offset += n;
 	}
@@ -1242,6 +1373,7 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	ZSTD_freeDStream(s->ds);
 	ZSTD_freeDCtx(s->dctx);
 	free(s->scratch);
+	free(s->fbuf);
 	free(s->cbuf);
 	for (unsigned k = 0; k < s->nslots; k++)
 		free(s->slots[k].buf);

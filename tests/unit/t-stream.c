@@ -378,6 +378,64 @@ static void test_zero_run(enum kcore_compress method)
  * frame, the CLI tools still restore the exact bytes, and a damaged map is
  * ignored without changing what is read.
  */
+/*
+ * Frames of one 4 KiB page of data among zeros (no zero run long enough
+ * for the hole map): the cache keeps the data pages, not the frames.
+ */
+static void test_packed_cache(enum kcore_compress method)
+{
+	const char *name = kcore_compress_name(method);
+	const char *path = tmp_path("packed.out");
+	const unsigned frames = 8;
+	struct kcore_ostream_opts opts = { .method = method,
+					   .threads = 2,
+					   .frame_size = FS };
+	unsigned char *data = calloc(frames, FS), *buf = malloc(FS);
+	struct kcore_ostream *os = NULL;
+	struct kcore_istream *is;
+	struct kcore_error *err;
+	bool same = true;
+	size_t done;
+	int fd;
+
+	for (unsigned f = 0; f < frames; f++)
+		fill(data + (size_t)f * FS + (f % 4) * 8192, 4096, MIX_RANDOM);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	err = kcore_ostream_create(fd, path, &opts, &os);
+	if (!err)
+		err = kcore_ostream_write(os, data, (size_t)frames * FS);
+	if (!err)
+		err = kcore_ostream_finish(os);
+	report(err);
+	kcore_error_destroy(err);
+	kcore_ostream_destroy(os);
+	close(fd);
+	is = open_in(path, &fd);
+	if (!ok(is && kcore_istream_seekable(is), "%s: packed: seekable", name))
+		goto out;
+	for (unsigned f = 0; f < frames; f++) {
+		err = kcore_istream_pread(is, buf, FS, (uint64_t)f * FS, &done);
+		same &= !err && done == FS &&
+			!memcmp(buf, data + (size_t)f * FS, FS);
+		kcore_error_destroy(err);
+	}
+	/* Reads across page boundaries of a packed frame, from the cache. */
+	err = kcore_istream_pread(is, buf, 3 * 4096 + 10, 3 * FS + 4095, &done);
+	same &= !err && !memcmp(buf, data + 3 * FS + 4095, 3 * 4096 + 10);
+	kcore_error_destroy(err);
+	ok(same, "%s: packed frames read back", name);
+	ok(kcore_istream_frames_decoded(is) == frames &&
+		   kcore_istream_cache_bytes(is) <= frames * (4096 + 256),
+	   "%s: the cache holds %u frames in %zu bytes (their data pages, "
+	   "not %u bytes)",
+	   name, frames, kcore_istream_cache_bytes(is), frames * FS);
+	kcore_istream_destroy(is);
+	close(fd);
+out:
+	free(data);
+	free(buf);
+}
+
 static void test_hole_map(enum kcore_compress method)
 {
 	const char *name = kcore_compress_name(method);
@@ -951,6 +1009,7 @@ int main(void)
 		test_round_trips((enum kcore_compress)m);
 		test_zero_run((enum kcore_compress)m);
 		test_hole_map((enum kcore_compress)m);
+		test_packed_cache((enum kcore_compress)m);
 		test_damage((enum kcore_compress)m);
 		test_pipe((enum kcore_compress)m);
 	}
