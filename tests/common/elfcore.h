@@ -5,6 +5,7 @@
 #define KCOREDUMP_TESTS_ELFCORE_H
 
 #include <elf.h>
+#include <stdint.h>
 #include <string.h>
 
 /* An ET_CORE header with phnum program headers right after it, the
@@ -28,6 +29,21 @@ static inline Elf64_Phdr *kc_elfcore_header(void *image, unsigned phnum)
 	eh->e_phnum = (Elf64_Half)phnum;
 	ph[0] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_offset = 0x200 };
 	return ph;
+}
+
+/* A VMCOREINFO note of the len bytes of text vi at note (its padding
+ * zeroed); returns the note's size, for the PT_NOTE's p_filesz. */
+static inline size_t kc_elfcore_vmcoreinfo(unsigned char *note, const char *vi,
+					   size_t len)
+{
+	const uint32_t hdr[3] = { sizeof("VMCOREINFO"), (uint32_t)len, 0 };
+	size_t size = 24 + ((len + 3) & ~(size_t)3);
+
+	memset(note, 0, size);
+	memcpy(note, hdr, sizeof(hdr));
+	memcpy(note + 12, "VMCOREINFO", sizeof("VMCOREINFO"));
+	memcpy(note + 24, vi, len);
+	return size;
 }
 
 #endif

@@ -36,19 +36,12 @@ static inline void kc_kernel_core(const char *path, bool compressible)
 	static const char vi[] = "OSRELEASE=6.12.0-test\nPAGESIZE=4096\n"
 				 "NUMBER(phys_base)=0\n";
 	Elf64_Phdr *ph = kc_elfcore_header(hdr, 2);
-	unsigned char *note = hdr + 0x200, *buf = malloc(SEG_SIZE);
-	uint32_t namesz = sizeof("VMCOREINFO"), descsz = sizeof(vi) - 1,
-		 type = 0;
+	unsigned char *buf = malloc(SEG_SIZE);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 	if (!buf || fd < 0)
 		tap_skip_all("cannot write the test core");
-	memcpy(note, &namesz, 4);
-	memcpy(note + 4, &descsz, 4);
-	memcpy(note + 8, &type, 4);
-	memcpy(note + 12, "VMCOREINFO", namesz);
-	memcpy(note + 24, vi, descsz);
-	ph[0].p_filesz = 24 + ((descsz + 3) & ~3u);
+	ph[0].p_filesz = kc_elfcore_vmcoreinfo(hdr + 0x200, vi, sizeof(vi) - 1);
 	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 			      .p_flags = PF_R | PF_W | PF_X,
 			      .p_offset = DATA_OFF,

@@ -55,18 +55,13 @@ static uint64_t lpa2_block(uint64_t pa)
 static char *write_image(const char *dir, const char *name, const char *vi)
 {
 	Elf64_Phdr *ph = kc_elfcore_header(img, 2);
-	size_t namesz = sizeof("VMCOREINFO"), vlen = strlen(vi);
-	uint32_t hdr[3] = { (uint32_t)namesz, (uint32_t)vlen, 0 };
 	unsigned char *note = img + 0x200;
 	static char path[256];
 	int fd;
 
 	((Elf64_Ehdr *)img)->e_machine = EM_AARCH64;
 	memset(note, 0, DATA_OFF - 0x200);
-	memcpy(note, hdr, sizeof(hdr));
-	memcpy(note + 12, "VMCOREINFO", namesz);
-	memcpy(note + 24, vi, vlen);
-	ph[0].p_filesz = 24 + ((vlen + 3) & ~3ul);
+	ph[0].p_filesz = kc_elfcore_vmcoreinfo(note, vi, strlen(vi));
 	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 			      .p_flags = PF_R | PF_W | PF_X,
 			      .p_offset = DATA_OFF,
@@ -284,7 +279,6 @@ static void classes(const char *dir)
 	Elf64_Phdr *ph;
 	struct kcore_source *src;
 	uint64_t off = 0x2000;
-	uint32_t hdr[3] = { sizeof("VMCOREINFO"), sizeof(vi) - 1, 0 };
 	char path[256];
 	int fd;
 	bool all = true;
@@ -293,10 +287,7 @@ static void classes(const char *dir)
 		return;
 	ph = kc_elfcore_header(im, 6);
 	((Elf64_Ehdr *)im)->e_machine = EM_AARCH64;
-	memcpy(im + 0x200, hdr, sizeof(hdr));
-	memcpy(im + 0x200 + 12, "VMCOREINFO", sizeof("VMCOREINFO"));
-	memcpy(im + 0x200 + 24, vi, sizeof(vi) - 1);
-	ph[0].p_filesz = 24 + ((sizeof(vi) - 1 + 3) & ~3ul);
+	ph[0].p_filesz = kc_elfcore_vmcoreinfo(im + 0x200, vi, sizeof(vi) - 1);
 	for (unsigned i = 0; i < 5; i++) {
 		ph[i + 1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 					  .p_flags = PF_R | PF_W | PF_X,
