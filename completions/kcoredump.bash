@@ -237,7 +237,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--foreground --cache-size --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--foreground --cache-size --no-prefetch --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -14,6 +14,7 @@
 #ifndef KCOREDUMP_VIEW_H
 #define KCOREDUMP_VIEW_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +64,17 @@ struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
  */
 struct kcore_error *kcore_view_next_data(struct kcore_view *v, uint64_t offset,
 					 uint64_t *data, uint64_t *data_end);
+
+/*
+ * Decode every frame with data of a .zst/.xz dump into the frame cache,
+ * in file order, a MiB at a time (other readers go in between): for a
+ * thread started after opening, so that random reads later find their
+ * frames decoded.  Does nothing when those frames do not all fit the
+ * cache (it would only push out what readers touched), for other formats,
+ * or once *stop (may be NULL) is set.
+ */
+struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
+					volatile sig_atomic_t *stop);
 
 /* Frames of a .zst/.xz decoded so far (cache misses); 0 for others. */
 uint64_t kcore_view_frames_decoded(const struct kcore_view *v);

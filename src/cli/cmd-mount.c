@@ -14,17 +14,22 @@
 #include <fcntl.h>
 #include <fuse.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "kcoredump/view.h"
 
-#define FILE_NAME  "vmcore"
-#define MOPT_CACHE 3000
+#define FILE_NAME	 "vmcore"
+#define MOPT_CACHE	 3000
+#define MOPT_NO_PREFETCH 3001
 
 static const struct cli_option mount_options[] = {
 	{ "foreground", 'f', CLI_ARG_NONE, NULL,
@@ -33,6 +38,10 @@ static const struct cli_option mount_options[] = {
 	  "decoded .zst/.xz frames to keep in memory (default: "
 	  "every frame with data, 64M..1G)",
 	  NULL, MOPT_CACHE },
+	{ "no-prefetch", 0, CLI_ARG_NONE, NULL,
+	  "do not decode the .zst/.xz frames with data in the background "
+	  "after mounting",
+	  NULL, MOPT_NO_PREFETCH },
 	{ 0 },
 };
 
@@ -217,6 +226,19 @@ static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 						"%s", msg));
 }
 
+static volatile sig_atomic_t prefetch_stop;
+
+/* Decodes the frames with data while the file system serves reads, at a
+ * lower priority than the reads (they go between its pieces). */
+static void *prefetch(void *arg)
+{
+	struct kcore_view *v = arg;
+
+	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	kcore_error_destroy(kcore_view_prefetch(v, &prefetch_stop));
+	return NULL;
+}
+
 static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parser *p = cli_parser_create(&cli_cmd_mount, argc, argv);
@@ -228,6 +250,8 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	struct fuse *f = NULL;
 	struct stat st;
 	uint64_t v;
+	bool want_prefetch = true, prefetching = false;
+	pthread_t prefetcher;
 	int c, first, status = EXIT_FAILURE_;
 
 	if (!p)
@@ -235,6 +259,8 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
 		if (c == 'f') {
 			m.foreground = true;
+		} else if (c == MOPT_NO_PREFETCH) {
+			want_prefetch = false;
 		} else if (c == MOPT_CACHE) {
 			if (!cli_parse_size(arg, &v) || v < (1u << 20) ||
 			    v > (16ull << 30)) {
@@ -313,9 +339,17 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		fuse_remove_signal_handlers(fuse_get_session(f));
 		goto unmount;
 	}
+	/* After fuse_daemonize: a fork keeps no thread. */
+	prefetch_stop = 0;
+	prefetching = want_prefetch &&
+		      pthread_create(&prefetcher, NULL, prefetch, m.view) == 0;
 	/* fuse_loop: 0, or the signal that ended it (> 0); < 0 errors. */
 	status = fuse_loop(f) >= 0 ? EXIT_OK : EXIT_FAILURE_;
 	fuse_remove_signal_handlers(fuse_get_session(f));
+	if (prefetching) {
+		prefetch_stop = 1;
+		pthread_join(prefetcher, NULL);
+	}
 unmount:
 	fuse_unmount(f);
 	fuse_destroy(f);

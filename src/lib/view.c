@@ -33,6 +33,7 @@ struct kcore_view {
 	pthread_mutex_t lock;
 	uint64_t size;
 	uint64_t data_bytes;
+	size_t cache_bytes; /* the frame cache's limit (.zst/.xz) */
 	/* Rebuilt ELF (NULL header: the source image as it is). */
 	unsigned char *header;
 	size_t header_len;
@@ -303,9 +304,9 @@ struct kcore_error *kcore_view_open(const char *path,
 					  "the live kernel's memory is not a "
 					  "dump; dump it first");
 	}
-	kcore_stream_source_set_cache(v->src, opts && opts->cache_bytes
-						      ? opts->cache_bytes
-						      : default_cache(v->src));
+	v->cache_bytes = opts && opts->cache_bytes ? opts->cache_bytes
+						   : default_cache(v->src);
+	kcore_stream_source_set_cache(v->src, v->cache_bytes);
 	v->size = v->src->info.file_size;
 	if (v->src->info.physical_only) {
 		struct kcore_kernel_vmap m;
@@ -371,6 +372,37 @@ bool kcore_view_knows_holes(const struct kcore_view *v)
 uint64_t kcore_view_frames_decoded(const struct kcore_view *v)
 {
 	return kcore_stream_source_decoded(v->src);
+}
+
+struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
+					volatile sig_atomic_t *stop)
+{
+	const size_t piece = 1u << 20;
+	uint64_t frames = kcore_stream_source_data_frame_bytes(v->src);
+	struct kcore_error *err = NULL;
+	unsigned char *buf;
+	uint64_t pos = 0;
+
+	/* Frames are packed in the cache: less than this, never more. */
+	if (!frames || frames > v->cache_bytes)
+		return NULL;
+	buf = malloc(piece);
+	if (!buf)
+		return &kcore_error_nomem;
+	while (!err && pos < v->size && !(stop && *stop)) {
+		uint64_t d, e;
+		size_t got = 0;
+
+		err = kcore_view_next_data(v, pos, &d, &e);
+		if (err || d >= v->size)
+			break;
+		if (e - d > piece)
+			e = d + piece;
+		err = kcore_view_pread(v, buf, (size_t)(e - d), d, &got);
+		pos = d + (got ? got : e - d);
+	}
+	free(buf);
+	return err;
 }
 
 struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
