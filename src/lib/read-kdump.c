@@ -396,9 +396,8 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
  * the first page-data byte (right after the descriptors, as makedumpfile
  * writes it, or at the next block, as ours does): decoded once.
  */
-static struct kcore_error *learn_zero(struct kcore_source *src,
-				      struct kdump *k, uint64_t pfn,
-				      const unsigned char *d)
+static struct kcore_error *learn_zero(struct kcore_source *src, struct kdump *k,
+				      uint64_t pfn, const unsigned char *d)
 {
 	uint64_t end = k->desc_off + k->ndesc * KDUMP_DESC_SIZE;
 	uint64_t off = le(d, 8);
@@ -406,8 +405,8 @@ static struct kcore_error *learn_zero(struct kcore_source *src,
 	unsigned char *page;
 
 	if (k->zero_state ||
-	    (off != end && off != (end + k->block_size - 1) / k->block_size *
-					  k->block_size))
+	    (off != end &&
+	     off != (end + k->block_size - 1) / k->block_size * k->block_size))
 		return NULL;
 	page = malloc(k->block_size);
 	if (!page)
@@ -428,9 +427,8 @@ static struct kcore_error *learn_zero(struct kcore_source *src,
  * with consecutive descriptors from index: the zero pages before it are
  * skipped.  With want_zero, the first zero page instead.
  */
-static struct kcore_error *scan_descs(struct kcore_source *src,
-				      struct kdump *k, uint64_t pfn,
-				      uint64_t to, uint64_t index,
+static struct kcore_error *scan_descs(struct kcore_source *src, struct kdump *k,
+				      uint64_t pfn, uint64_t to, uint64_t index,
 				      bool want_zero, uint64_t *ret)
 {
 	unsigned char d[KDUMP_DESC_SIZE];
