@@ -66,12 +66,12 @@ struct kcore_error *kcore_view_next_data(struct kcore_view *v, uint64_t offset,
 					 uint64_t *data, uint64_t *data_end);
 
 /*
- * Decode every frame with data of a .zst/.xz dump into the frame cache,
- * in file order, a MiB at a time (other readers go in between): for a
- * thread started after opening, so that random reads later find their
- * frames decoded.  Does nothing when those frames do not all fit the
- * cache (it would only push out what readers touched), for other formats,
- * or once *stop (may be NULL) is set.
+ * Decode every frame with data of a .zst dump into the frame cache, in
+ * file order, beside the reads (the decoding holds no lock readers wait
+ * on): for a thread started after opening, so that random reads later
+ * find their frames decoded.  Does nothing when those frames do not all
+ * fit the cache (it never pushes out what readers touched), for other
+ * formats (.xz included), or once *stop (may be NULL) is set.
  */
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
 					volatile sig_atomic_t *stop);

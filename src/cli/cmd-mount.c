@@ -39,7 +39,7 @@ static const struct cli_option mount_options[] = {
 	  "every frame with data, 64M..1G)",
 	  NULL, MOPT_CACHE },
 	{ "no-prefetch", 0, CLI_ARG_NONE, NULL,
-	  "do not decode the .zst/.xz frames with data in the background "
+	  "do not decode the .zst frames with data in the background "
 	  "after mounting",
 	  NULL, MOPT_NO_PREFETCH },
 	{ 0 },

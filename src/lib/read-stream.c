@@ -290,6 +290,36 @@ uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src)
 	return n;
 }
 
+struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
+						 volatile sig_atomic_t *stop)
+{
+	struct zstream *z = src->backend_data;
+	struct kcore_prefetch *p = NULL;
+	struct kcore_error *err;
+	uint64_t frame = 0;
+	bool more = true;
+
+	if (!is_stream(src) || !z)
+		return NULL;
+	err = kcore_prefetch_create(&p);
+	while (!err && more && !(stop && *stop)) {
+		pthread_mutex_lock(&z->lock);
+		more = kcore_istream_prefetch_next(z->is, &frame);
+		pthread_mutex_unlock(&z->lock);
+		if (!more)
+			break;
+		err = kcore_istream_prefetch_decode(z->is, p, frame);
+		if (err)
+			break;
+		pthread_mutex_lock(&z->lock);
+		more = kcore_istream_prefetch_insert(z->is, p, frame);
+		pthread_mutex_unlock(&z->lock);
+		frame++;
+	}
+	kcore_prefetch_destroy(p);
+	return err;
+}
+
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src)
 {
 	struct zstream *z = src->backend_data;

@@ -4,6 +4,8 @@
 #define KCOREDUMP_STREAM_INTERNAL_H
 
 #include <stddef.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define ZSTD_FRAME_MAGIC 0xFD2FB528u
@@ -62,6 +64,33 @@ uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
 /* Decompressed bytes of its frames that hold data (0: not a seekable
  * stream). */
 uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src);
+/*
+ * Decode the frames with data of a seekable .zst source into its frame
+ * cache from another thread, while the cache has room, never pushing out a
+ * frame; until *stop (may be NULL) is set.  The decoding is done outside
+ * the source's lock, so reads go on meanwhile.  Other sources: nothing.
+ */
+struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
+						 volatile sig_atomic_t *stop);
+
+/*
+ * The parts of that prefetch (stream-read.c).  Under the caller's lock:
+ * prefetch_next (the next zstd frame from *frame on that has data and is
+ * not cached, while the cache has room) and prefetch_insert (the frame
+ * decoded into the cache unless a reader decoded it meanwhile: true;
+ * false when it does not fit).  Without it: prefetch_decode, which reads
+ * only what opening the stream fixed.
+ */
+struct kcore_prefetch;
+struct kcore_istream;
+struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret);
+void kcore_prefetch_destroy(struct kcore_prefetch *p);
+bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame);
+struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
+						  struct kcore_prefetch *p,
+						  uint64_t frame);
+bool kcore_istream_prefetch_insert(struct kcore_istream *s,
+				   struct kcore_prefetch *p, uint64_t frame);
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)
 {

@@ -505,38 +505,49 @@ static size_t pack_map_bytes(size_t len)
 	return (pages * sizeof(uint32_t) + 15) & ~(size_t)15;
 }
 
-/* Packs the frame of len bytes decoded in s->fbuf into a slot (s->cur). */
-static struct kcore_error *pack_frame(struct kcore_istream *s, size_t len)
+/* Bytes the packed form of the len bytes at buf takes. */
+static size_t pack_bytes(const unsigned char *buf, size_t len)
+{
+	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE, stored = 0;
+
+	for (size_t i = 0; i < pages; i++) {
+		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
+							   : PACK_PAGE;
+
+		stored += !kcore_is_zero(buf + i * PACK_PAGE, n);
+	}
+	return pack_map_bytes(len) + stored * PACK_PAGE;
+}
+
+/* The packed form of the len bytes at buf, into out (pack_bytes big). */
+static void pack_into(unsigned char *out, const unsigned char *buf, size_t len)
 {
 	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE, stored = 0;
 	size_t map_bytes = pack_map_bytes(len);
-	struct kcore_error *err;
-	uint32_t *map;
+	uint32_t *map = (uint32_t *)(void *)out;
 
 	for (size_t i = 0; i < pages; i++) {
 		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
 							   : PACK_PAGE;
-
-		stored += !kcore_is_zero(s->fbuf + i * PACK_PAGE, n);
-	}
-	err = take_slot(s, map_bytes + stored * PACK_PAGE);
-	if (err)
-		return err;
-	map = (uint32_t *)(void *)s->cur->buf;
-	stored = 0;
-	for (size_t i = 0; i < pages; i++) {
-		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
-							   : PACK_PAGE;
-		const unsigned char *pg = s->fbuf + i * PACK_PAGE;
+		const unsigned char *pg = buf + i * PACK_PAGE;
 
 		if (kcore_is_zero(pg, n)) {
 			map[i] = 0;
 			continue;
 		}
-		memcpy(s->cur->buf + map_bytes + stored * PACK_PAGE, pg, n);
+		memcpy(out + map_bytes + stored * PACK_PAGE, pg, n);
 		map[i] = (uint32_t)++stored;
 	}
-	return NULL;
+}
+
+/* Packs the frame of len bytes decoded in s->fbuf into a slot (s->cur). */
+static struct kcore_error *pack_frame(struct kcore_istream *s, size_t len)
+{
+	struct kcore_error *err = take_slot(s, pack_bytes(s->fbuf, len));
+
+	if (!err)
+		pack_into(s->cur->buf, s->fbuf, len);
+	return err;
 }
 
 /* Copies n bytes at offset rel of packed slot c to out. */
@@ -1360,6 +1371,137 @@ struct kcore_error *kcore_istream_open(int fd, const char *path,
 fail:
 	kcore_istream_destroy(s);
 	return err;
+}
+
+/* ---- prefetch by another thread (stream-internal.h) ---- */
+
+struct kcore_prefetch {
+	ZSTD_DCtx *dctx;
+	unsigned char *cbuf, *fbuf, *packed;
+	size_t cbuf_cap, fbuf_cap, packed_len, len;
+};
+
+struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret)
+{
+	struct kcore_prefetch *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->dctx = ZSTD_createDCtx();
+	if (!p || !p->dctx) {
+		kcore_prefetch_destroy(p);
+		return &kcore_error_nomem;
+	}
+	*ret = p;
+	return NULL;
+}
+
+void kcore_prefetch_destroy(struct kcore_prefetch *p)
+{
+	if (!p)
+		return;
+	ZSTD_freeDCtx(p->dctx);
+	free(p->cbuf);
+	free(p->fbuf);
+	free(p->packed);
+	free(p);
+}
+
+bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame)
+{
+	if (!s->seekable || s->method != KCORE_COMPRESS_ZSTD ||
+	    s->cache_bytes >= s->cache_limit)
+		return false;
+	for (uint64_t i = *frame; i < s->nframes; i++) {
+		uint64_t d, e;
+
+		if (s->slot_of && s->slot_of[i])
+			continue;
+		kcore_istream_next_data(s, s->d_off[i], s->d_off[i + 1], &d,
+					&e);
+		if (d < s->d_off[i + 1]) {
+			*frame = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
+						  struct kcore_prefetch *p,
+						  uint64_t i)
+{
+	uint64_t at = s->c_off[i], csize = s->c_off[i + 1] - at;
+	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]), r;
+	struct kcore_error *err;
+
+	if (csize > ZSTD_compressBound(MAX_FRAME_SIZE) ||
+	    dsize > MAX_FRAME_SIZE)
+		return format_error(s, at, "zstd frame is implausibly large");
+	err = grow(&p->cbuf, &p->cbuf_cap, (size_t)csize);
+	if (!err && dsize > p->fbuf_cap) {
+		free(p->fbuf);
+		p->fbuf_cap = 0;
+		p->fbuf = frame_alloc(dsize ? dsize : 1);
+		if (!p->fbuf)
+			err = &kcore_error_nomem;
+		else
+			p->fbuf_cap = frame_bytes(dsize ? dsize : 1);
+	}
+	if (!err)
+		err = file_read(s, p->cbuf, (size_t)csize, at);
+	if (err)
+		return err;
+	r = ZSTD_decompressDCtx(p->dctx, p->fbuf, dsize, p->cbuf,
+				(size_t)csize);
+	if (ZSTD_isError(r) || r != dsize)
+		return format_error(s, at, "zstd frame does not decode");
+	free(p->packed);
+	p->packed_len = pack_bytes(p->fbuf, dsize);
+	p->packed = malloc(p->packed_len ? p->packed_len : 1);
+	if (!p->packed)
+		return &kcore_error_nomem;
+	pack_into(p->packed, p->fbuf, dsize);
+	p->len = dsize;
+	return NULL;
+}
+
+bool kcore_istream_prefetch_insert(struct kcore_istream *s,
+				   struct kcore_prefetch *p, uint64_t i)
+{
+	size_t need = p->packed_len ? p->packed_len : 1;
+	struct cache_slot *c;
+
+	if (!s->slot_of && s->nframes) {
+		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
+		if (!s->slot_of)
+			return false;
+	}
+	if (s->slot_of[i]) /* a reader decoded it meanwhile */
+		return true;
+	if (s->nslots >= MAX_CACHE_SLOTS ||
+	    s->cache_bytes + need > s->cache_limit)
+		return false; /* never push out what a reader touched */
+	if (s->nslots == s->slots_cap) {
+		unsigned cap = s->slots_cap ? 2 * s->slots_cap : 16;
+		struct cache_slot *n = realloc(s->slots, cap * sizeof(*n));
+
+		if (!n)
+			return false;
+		s->slots = n;
+		s->slots_cap = cap;
+	}
+	c = &s->slots[s->nslots++];
+	*c = (struct cache_slot){ .frame = i,
+				  .start = s->d_off[i],
+				  .len = p->len,
+				  .buf = p->packed,
+				  .cap = need,
+				  .used = ++s->clock };
+	p->packed = NULL;
+	s->cache_bytes += need;
+	s->slot_of[i] = (uint32_t)(c - s->slots) + 1;
+	s->decoded++;
+	return true;
 }
 
 void kcore_istream_destroy(struct kcore_istream *s)

@@ -377,32 +377,14 @@ uint64_t kcore_view_frames_decoded(const struct kcore_view *v)
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
 					volatile sig_atomic_t *stop)
 {
-	const size_t piece = 1u << 20;
 	uint64_t frames = kcore_stream_source_data_frame_bytes(v->src);
-	struct kcore_error *err = NULL;
-	unsigned char *buf;
-	uint64_t pos = 0;
 
 	/* Frames are packed in the cache: less than this, never more. */
 	if (!frames || frames > v->cache_bytes)
 		return NULL;
-	buf = malloc(piece);
-	if (!buf)
-		return &kcore_error_nomem;
-	while (!err && pos < v->size && !(stop && *stop)) {
-		uint64_t d, e;
-		size_t got = 0;
-
-		err = kcore_view_next_data(v, pos, &d, &e);
-		if (err || d >= v->size)
-			break;
-		if (e - d > piece)
-			e = d + piece;
-		err = kcore_view_pread(v, buf, (size_t)(e - d), d, &got);
-		pos = d + (got ? got : e - d);
-	}
-	free(buf);
-	return err;
+	/* The source's own lock guards its cache; the decoding runs beside
+	 * the reads, not under the view's lock. */
+	return kcore_stream_source_prefetch(v->src, stop);
 }
 
 struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
