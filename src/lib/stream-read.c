@@ -38,11 +38,10 @@
 #define XZ_INDEX_MEMLIMIT (1ull << 30)
 #define MAX_CACHE_SLOTS	  (1u << 20)
 
-/* One decoded frame (zstd) or block (xz). */
 /*
- * A decoded frame in the cache, packed: buf holds one uint32_t per
- * PACK_PAGE bytes of the frame (0: all zeros, else k + 1 for the k-th
- * stored page), then the pages that are not all zeros.  A frame of a
+ * One decoded frame (zstd) or block (xz) in the cache, packed: buf holds one
+ * uint32_t per PACK_PAGE bytes of the frame (0: all zeros, else k + 1 for the
+ * k-th stored page), then the pages that are not all zeros.  A frame of a
  * mostly empty dump costs the memory of its data, not of its size.
  */
 #define PACK_PAGE 4096u
@@ -54,6 +53,22 @@ struct cache_slot {
 	unsigned char *buf;
 	size_t cap;
 	uint64_t used; /* the reader's clock when last read */
+};
+
+/*
+ * What decoding a frame for the cache takes: a zstd context, the frame's
+ * compressed bytes, the decoded frame (a buffer reused from frame to
+ * frame) and, while it is packed, its page map (see cache_slot) and the
+ * count of pages it stores.  The reader has one; a prefetch thread has
+ * its own.
+ */
+struct frame_dec {
+	ZSTD_DCtx *dctx;
+	unsigned char *cbuf, *fbuf;
+	size_t cbuf_cap, fbuf_cap;
+	uint32_t *map;
+	size_t map_cap; /* entries */
+	size_t stored;
 };
 
 struct kcore_istream {
@@ -83,11 +98,7 @@ struct kcore_istream {
 	uint64_t *holes;
 	size_t nholes;
 	const char *hole_map_problem;
-	unsigned char *cbuf;
-	size_t cbuf_cap;
-	unsigned char *fbuf; /* a frame decoded, before it is packed */
-	size_t fbuf_cap;
-	ZSTD_DCtx *dctx;
+	struct frame_dec dec;
 
 	/* Sequential decoding. */
 	uint64_t pos;	   /* decompressed bytes delivered */
@@ -144,7 +155,7 @@ static struct kcore_error *format_error(const struct kcore_istream *s,
 }
 
 /* Read a whole range of the file (which is known to hold it). */
-static struct kcore_error *file_read(struct kcore_istream *s, void *buf,
+static struct kcore_error *file_read(const struct kcore_istream *s, void *buf,
 				     size_t len, uint64_t offset)
 {
 	return kcore_pread_all(NULL, s->fd, s->path, buf, len, offset, NULL);
@@ -409,6 +420,30 @@ static unsigned char *frame_alloc(size_t size)
 	return p;
 }
 
+/* s->slot_of, made on first use: false when out of memory. */
+static bool slot_index(struct kcore_istream *s)
+{
+	if (!s->slot_of && s->nframes)
+		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
+	return s->slot_of || !s->nframes;
+}
+
+/* A new empty slot at the end of s->slots, or NULL when out of memory. */
+static struct cache_slot *new_slot(struct kcore_istream *s)
+{
+	if (s->nslots == s->slots_cap) {
+		unsigned cap = s->slots_cap ? 2 * s->slots_cap : 16;
+		struct cache_slot *n = realloc(s->slots, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->slots = n;
+		s->slots_cap = cap;
+	}
+	s->slots[s->nslots] = (struct cache_slot){ .frame = UINT64_MAX };
+	return &s->slots[s->nslots++];
+}
+
 /*
  * A slot for a packed frame of bytes bytes: a new one while the cache
  * has room, else the least recently used (others are dropped until the
@@ -420,29 +455,16 @@ static struct kcore_error *take_slot(struct kcore_istream *s, size_t bytes)
 	struct cache_slot *c = NULL;
 	size_t need = bytes ? bytes : 1;
 
-	if (!s->slot_of && s->nframes) {
-		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
-		if (!s->slot_of)
-			return &kcore_error_nomem;
-	}
+	if (!slot_index(s))
+		return &kcore_error_nomem;
 	for (;;) {
 		struct cache_slot *lru = NULL;
 
 		if (s->nslots < MAX_CACHE_SLOTS &&
 		    (!s->nslots || s->cache_bytes + need <= s->cache_limit)) {
-			if (s->nslots == s->slots_cap) {
-				unsigned cap =
-					s->slots_cap ? 2 * s->slots_cap : 16;
-				struct cache_slot *n =
-					realloc(s->slots, cap * sizeof(*n));
-
-				if (!n)
-					return &kcore_error_nomem;
-				s->slots = n;
-				s->slots_cap = cap;
-			}
-			c = &s->slots[s->nslots++];
-			*c = (struct cache_slot){ .frame = UINT64_MAX };
+			c = new_slot(s);
+			if (!c)
+				return &kcore_error_nomem;
 			break;
 		}
 		for (unsigned k = 0; k < s->nslots; k++) {
@@ -482,20 +504,28 @@ static struct kcore_error *take_slot(struct kcore_istream *s, size_t bytes)
 	return NULL;
 }
 
-/* s->fbuf, for a frame of dsize bytes. */
-static struct kcore_error *frame_buffer(struct kcore_istream *s, size_t dsize)
+/* d->fbuf, for a frame of dsize bytes. */
+static struct kcore_error *dec_frame_buffer(struct frame_dec *d, size_t dsize)
 {
 	unsigned char *p;
 
-	if (dsize <= s->fbuf_cap)
+	if (dsize <= d->fbuf_cap)
 		return NULL;
 	p = frame_alloc(dsize);
 	if (!p)
 		return &kcore_error_nomem;
-	free(s->fbuf);
-	s->fbuf = p;
-	s->fbuf_cap = frame_bytes(dsize);
+	free(d->fbuf);
+	d->fbuf = p;
+	d->fbuf_cap = frame_bytes(dsize);
 	return NULL;
+}
+
+static void dec_deinit(struct frame_dec *d)
+{
+	ZSTD_freeDCtx(d->dctx);
+	free(d->cbuf);
+	free(d->fbuf);
+	free(d->map);
 }
 
 static size_t pack_map_bytes(size_t len)
@@ -505,48 +535,66 @@ static size_t pack_map_bytes(size_t len)
 	return (pages * sizeof(uint32_t) + 15) & ~(size_t)15;
 }
 
-/* Bytes the packed form of the len bytes at buf takes. */
-static size_t pack_bytes(const unsigned char *buf, size_t len)
+/*
+ * The page map of the len bytes decoded in d->fbuf (each page looked at
+ * once), and the bytes their packed form takes in *ret_bytes.
+ */
+static struct kcore_error *pack_plan(struct frame_dec *d, size_t len,
+				     size_t *ret_bytes)
 {
-	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE, stored = 0;
+	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE;
 
+	if (pages > d->map_cap) {
+		uint32_t *m = realloc(d->map, pages * sizeof(*m));
+
+		if (!m)
+			return &kcore_error_nomem;
+		d->map = m;
+		d->map_cap = pages;
+	}
+	d->stored = 0;
 	for (size_t i = 0; i < pages; i++) {
 		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
 							   : PACK_PAGE;
 
-		stored += !kcore_is_zero(buf + i * PACK_PAGE, n);
+		d->map[i] = kcore_is_zero(d->fbuf + i * PACK_PAGE, n)
+				    ? 0
+				    : (uint32_t)++d->stored;
 	}
-	return pack_map_bytes(len) + stored * PACK_PAGE;
+	*ret_bytes = pack_map_bytes(len) + d->stored * PACK_PAGE;
+	return NULL;
 }
 
-/* The packed form of the len bytes at buf, into out (pack_bytes big). */
-static void pack_into(unsigned char *out, const unsigned char *buf, size_t len)
+/* The packed form of the frame pack_plan() looked at, into out. */
+static void pack_copy(const struct frame_dec *d, size_t len, unsigned char *out)
 {
-	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE, stored = 0;
+	size_t pages = (len + PACK_PAGE - 1) / PACK_PAGE;
 	size_t map_bytes = pack_map_bytes(len);
-	uint32_t *map = (uint32_t *)(void *)out;
 
+	memcpy(out, d->map, pages * sizeof(*d->map));
+	memset(out + pages * sizeof(*d->map), 0,
+	       map_bytes - pages * sizeof(*d->map));
 	for (size_t i = 0; i < pages; i++) {
 		size_t n = len - i * PACK_PAGE < PACK_PAGE ? len - i * PACK_PAGE
 							   : PACK_PAGE;
-		const unsigned char *pg = buf + i * PACK_PAGE;
 
-		if (kcore_is_zero(pg, n)) {
-			map[i] = 0;
-			continue;
-		}
-		memcpy(out + map_bytes + stored * PACK_PAGE, pg, n);
-		map[i] = (uint32_t)++stored;
+		if (d->map[i])
+			memcpy(out + map_bytes +
+				       (size_t)(d->map[i] - 1) * PACK_PAGE,
+			       d->fbuf + i * PACK_PAGE, n);
 	}
 }
 
-/* Packs the frame of len bytes decoded in s->fbuf into a slot (s->cur). */
+/* Packs the frame of len bytes decoded in s->dec into a slot (s->cur). */
 static struct kcore_error *pack_frame(struct kcore_istream *s, size_t len)
 {
-	struct kcore_error *err = take_slot(s, pack_bytes(s->fbuf, len));
+	size_t bytes;
+	struct kcore_error *err = pack_plan(&s->dec, len, &bytes);
 
 	if (!err)
-		pack_into(s->cur->buf, s->fbuf, len);
+		err = take_slot(s, bytes);
+	if (!err)
+		pack_copy(&s->dec, len, s->cur->buf);
 	return err;
 }
 
@@ -611,8 +659,9 @@ static struct cache_slot *cache_find(struct kcore_istream *s, uint64_t offset)
 	return c;
 }
 
-static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
-					     uint64_t i)
+/* Frame i of s decoded into d->fbuf (d_off[i + 1] - d_off[i] bytes). */
+static struct kcore_error *zstd_decode(const struct kcore_istream *s,
+				       struct frame_dec *d, uint64_t i)
 {
 	uint64_t at = s->c_off[i];
 	uint64_t csize = s->c_off[i + 1] - at;
@@ -622,20 +671,19 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 
 	if (csize > ZSTD_compressBound(MAX_FRAME_SIZE))
 		return format_error(s, at, "zstd frame is implausibly large");
-	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)csize);
+	err = grow(&d->cbuf, &d->cbuf_cap, (size_t)csize);
 	if (!err)
-		err = frame_buffer(s, dsize);
+		err = dec_frame_buffer(d, dsize);
+	if (!err)
+		err = file_read(s, d->cbuf, (size_t)csize, at);
 	if (err)
 		return err;
-	err = file_read(s, s->cbuf, (size_t)csize, at);
-	if (err)
-		return err;
-	if (!s->dctx) {
-		s->dctx = ZSTD_createDCtx();
-		if (!s->dctx)
+	if (!d->dctx) {
+		d->dctx = ZSTD_createDCtx();
+		if (!d->dctx)
 			return &kcore_error_nomem;
 	}
-	r = ZSTD_decompressDCtx(s->dctx, s->fbuf, dsize, s->cbuf,
+	r = ZSTD_decompressDCtx(d->dctx, d->fbuf, dsize, d->cbuf,
 				(size_t)csize);
 	if (ZSTD_isError(r)) {
 		if (ZSTD_getErrorCode(r) == ZSTD_error_checksum_wrong)
@@ -655,7 +703,17 @@ static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     " holds 0x%zx bytes, "
 					     "its seek table entry says 0x%zx",
 					     at, r, dsize);
-	err = pack_frame(s, dsize);
+	return NULL;
+}
+
+static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
+					     uint64_t i)
+{
+	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]);
+	struct kcore_error *err = zstd_decode(s, &s->dec, i);
+
+	if (!err)
+		err = pack_frame(s, dsize);
 	if (err)
 		return err;
 	slot_done(s, i, s->d_off[i], dsize);
@@ -798,22 +856,22 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 	at = iter.block.compressed_file_offset;
 	total = iter.block.total_size;
 	dsize = (size_t)iter.block.uncompressed_size;
-	err = grow(&s->cbuf, &s->cbuf_cap, (size_t)total);
+	err = grow(&s->dec.cbuf, &s->dec.cbuf_cap, (size_t)total);
 	if (!err)
-		err = frame_buffer(s, dsize);
+		err = dec_frame_buffer(&s->dec, dsize);
 	if (err)
 		return err;
-	err = file_read(s, s->cbuf, (size_t)total, at);
+	err = file_read(s, s->dec.cbuf, (size_t)total, at);
 	if (err)
 		return err;
 	memset(&block, 0, sizeof(block));
 	block.version = 1;
 	block.check = iter.stream.flags->check;
 	block.filters = filters;
-	block.header_size = lzma_block_header_size_decode(s->cbuf[0]);
-	if (s->cbuf[0] == 0 || block.header_size > total)
+	block.header_size = lzma_block_header_size_decode(s->dec.cbuf[0]);
+	if (s->dec.cbuf[0] == 0 || block.header_size > total)
 		return xz_block_error(s, at, "has a bad header");
-	ret = lzma_block_header_decode(&block, NULL, s->cbuf);
+	ret = lzma_block_header_decode(&block, NULL, s->dec.cbuf);
 	if (ret != LZMA_OK)
 		return xz_block_error(s, at, "has a bad header");
 	if (lzma_raw_decoder_memusage(filters) > KCORE_STREAM_MAX_WINDOW) {
@@ -828,8 +886,9 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
 		return xz_block_error(s, at, "does not match the index");
 	}
 	in_pos = block.header_size;
-	ret = lzma_block_buffer_decode(&block, NULL, s->cbuf, &in_pos,
-				       (size_t)total, s->fbuf, &out_pos, dsize);
+	ret = lzma_block_buffer_decode(&block, NULL, s->dec.cbuf, &in_pos,
+				       (size_t)total, s->dec.fbuf, &out_pos,
+				       dsize);
 	lzma_filters_free(filters, NULL);
 	if (ret == LZMA_MEM_ERROR)
 		return &kcore_error_nomem;
@@ -1376,32 +1435,22 @@ fail:
 /* ---- prefetch by another thread (stream-internal.h) ---- */
 
 struct kcore_prefetch {
-	ZSTD_DCtx *dctx;
-	unsigned char *cbuf, *fbuf, *packed;
-	size_t cbuf_cap, fbuf_cap, packed_len, len;
+	struct frame_dec dec;
+	unsigned char *packed; /* the frame decoded last, packed */
+	size_t packed_len, len;
 };
 
 struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret)
 {
-	struct kcore_prefetch *p = calloc(1, sizeof(*p));
-
-	if (p)
-		p->dctx = ZSTD_createDCtx();
-	if (!p || !p->dctx) {
-		kcore_prefetch_destroy(p);
-		return &kcore_error_nomem;
-	}
-	*ret = p;
-	return NULL;
+	*ret = calloc(1, sizeof(**ret));
+	return *ret ? NULL : &kcore_error_nomem;
 }
 
 void kcore_prefetch_destroy(struct kcore_prefetch *p)
 {
 	if (!p)
 		return;
-	ZSTD_freeDCtx(p->dctx);
-	free(p->cbuf);
-	free(p->fbuf);
+	dec_deinit(&p->dec);
 	free(p->packed);
 	free(p);
 }
@@ -1430,37 +1479,19 @@ struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 						  struct kcore_prefetch *p,
 						  uint64_t i)
 {
-	uint64_t at = s->c_off[i], csize = s->c_off[i + 1] - at;
-	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]), r;
-	struct kcore_error *err;
+	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]);
+	struct kcore_error *err = zstd_decode(s, &p->dec, i);
 
-	if (csize > ZSTD_compressBound(MAX_FRAME_SIZE) ||
-	    dsize > MAX_FRAME_SIZE)
-		return format_error(s, at, "zstd frame is implausibly large");
-	err = grow(&p->cbuf, &p->cbuf_cap, (size_t)csize);
-	if (!err && dsize > p->fbuf_cap) {
-		free(p->fbuf);
-		p->fbuf_cap = 0;
-		p->fbuf = frame_alloc(dsize ? dsize : 1);
-		if (!p->fbuf)
-			err = &kcore_error_nomem;
-		else
-			p->fbuf_cap = frame_bytes(dsize ? dsize : 1);
-	}
+	free(p->packed);
+	p->packed = NULL;
 	if (!err)
-		err = file_read(s, p->cbuf, (size_t)csize, at);
+		err = pack_plan(&p->dec, dsize, &p->packed_len);
 	if (err)
 		return err;
-	r = ZSTD_decompressDCtx(p->dctx, p->fbuf, dsize, p->cbuf,
-				(size_t)csize);
-	if (ZSTD_isError(r) || r != dsize)
-		return format_error(s, at, "zstd frame does not decode");
-	free(p->packed);
-	p->packed_len = pack_bytes(p->fbuf, dsize);
 	p->packed = malloc(p->packed_len ? p->packed_len : 1);
 	if (!p->packed)
 		return &kcore_error_nomem;
-	pack_into(p->packed, p->fbuf, dsize);
+	pack_copy(&p->dec, dsize, p->packed);
 	p->len = dsize;
 	return NULL;
 }
@@ -1471,26 +1502,16 @@ bool kcore_istream_prefetch_insert(struct kcore_istream *s,
 	size_t need = p->packed_len ? p->packed_len : 1;
 	struct cache_slot *c;
 
-	if (!s->slot_of && s->nframes) {
-		s->slot_of = calloc(s->nframes, sizeof(*s->slot_of));
-		if (!s->slot_of)
-			return false;
-	}
+	if (!slot_index(s))
+		return false;
 	if (s->slot_of[i]) /* a reader decoded it meanwhile */
 		return true;
 	if (s->nslots >= MAX_CACHE_SLOTS ||
 	    s->cache_bytes + need > s->cache_limit)
 		return false; /* never push out what a reader touched */
-	if (s->nslots == s->slots_cap) {
-		unsigned cap = s->slots_cap ? 2 * s->slots_cap : 16;
-		struct cache_slot *n = realloc(s->slots, cap * sizeof(*n));
-
-		if (!n)
-			return false;
-		s->slots = n;
-		s->slots_cap = cap;
-	}
-	c = &s->slots[s->nslots++];
+	c = new_slot(s);
+	if (!c)
+		return false;
 	*c = (struct cache_slot){ .frame = i,
 				  .start = s->d_off[i],
 				  .len = p->len,
@@ -1513,10 +1534,8 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	if (s->xz_index)
 		lzma_index_end(s->xz_index, NULL);
 	ZSTD_freeDStream(s->ds);
-	ZSTD_freeDCtx(s->dctx);
+	dec_deinit(&s->dec);
 	free(s->scratch);
-	free(s->fbuf);
-	free(s->cbuf);
 	for (unsigned k = 0; k < s->nslots; k++)
 		free(s->slots[k].buf);
 	free(s->slots);
