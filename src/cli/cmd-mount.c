@@ -229,7 +229,7 @@ static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 static volatile sig_atomic_t prefetch_stop;
 
 /* Decodes the frames with data while the file system serves reads, at a
- * lower priority than the reads (they go between its pieces). */
+ * lower priority than the thread serving them. */
 static void *prefetch(void *arg)
 {
 	struct kcore_view *v = arg;

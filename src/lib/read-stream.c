@@ -301,6 +301,11 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 
 	if (!is_stream(src) || !z)
 		return NULL;
+	pthread_mutex_lock(&z->lock);
+	more = kcore_istream_prefetch_fits(z->is);
+	pthread_mutex_unlock(&z->lock);
+	if (!more)
+		return NULL;
 	err = kcore_prefetch_create(&p);
 	while (!err && more && !(stop && *stop)) {
 		pthread_mutex_lock(&z->lock);

@@ -66,7 +66,7 @@ uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
 uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src);
 /*
  * Decode the frames with data of a seekable .zst source into its frame
- * cache from another thread, while the cache has room, never pushing out a
+ * cache from another thread when they all fit in it, never pushing out a
  * frame; until *stop (may be NULL) is set.  The decoding is done outside
  * the source's lock, so reads go on meanwhile.  Other sources: nothing.
  */
@@ -83,6 +83,9 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
  */
 struct kcore_prefetch;
 struct kcore_istream;
+/* Whether s is a seekable .zst whose frames with data all fit its cache
+ * (under the caller's lock, once). */
+bool kcore_istream_prefetch_fits(const struct kcore_istream *s);
 struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret);
 void kcore_prefetch_destroy(struct kcore_prefetch *p);
 bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame);

@@ -1455,10 +1455,16 @@ void kcore_prefetch_destroy(struct kcore_prefetch *p)
 	free(p);
 }
 
+bool kcore_istream_prefetch_fits(const struct kcore_istream *s)
+{
+	/* Frames are packed in the cache: less than this, never more. */
+	return s->seekable && s->method == KCORE_COMPRESS_ZSTD &&
+	       kcore_istream_data_frame_bytes(s) <= s->cache_limit;
+}
+
 bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame)
 {
-	if (!s->seekable || s->method != KCORE_COMPRESS_ZSTD ||
-	    s->cache_bytes >= s->cache_limit)
+	if (s->cache_bytes >= s->cache_limit)
 		return false;
 	for (uint64_t i = *frame; i < s->nframes; i++) {
 		uint64_t d, e;

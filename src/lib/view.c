@@ -33,7 +33,6 @@ struct kcore_view {
 	pthread_mutex_t lock;
 	uint64_t size;
 	uint64_t data_bytes;
-	size_t cache_bytes; /* the frame cache's limit (.zst/.xz) */
 	/* Rebuilt ELF (NULL header: the source image as it is). */
 	unsigned char *header;
 	size_t header_len;
@@ -304,9 +303,9 @@ struct kcore_error *kcore_view_open(const char *path,
 					  "the live kernel's memory is not a "
 					  "dump; dump it first");
 	}
-	v->cache_bytes = opts && opts->cache_bytes ? opts->cache_bytes
-						   : default_cache(v->src);
-	kcore_stream_source_set_cache(v->src, v->cache_bytes);
+	kcore_stream_source_set_cache(v->src, opts && opts->cache_bytes
+						      ? opts->cache_bytes
+						      : default_cache(v->src));
 	v->size = v->src->info.file_size;
 	if (v->src->info.physical_only) {
 		struct kcore_kernel_vmap m;
@@ -377,11 +376,6 @@ uint64_t kcore_view_frames_decoded(const struct kcore_view *v)
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
 					volatile sig_atomic_t *stop)
 {
-	uint64_t frames = kcore_stream_source_data_frame_bytes(v->src);
-
-	/* Frames are packed in the cache: less than this, never more. */
-	if (!frames || frames > v->cache_bytes)
-		return NULL;
 	/* The source's own lock guards its cache; the decoding runs beside
 	 * the reads, not under the view's lock. */
 	return kcore_stream_source_prefetch(v->src, stop);
