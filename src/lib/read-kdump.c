@@ -18,10 +18,9 @@
  * and up) and our writer store one zero page first in the page data and
  * point every zero page at it: such a page is a hole to next_data, so a
  * sparse source's kdump costs its descriptors, not its pages, to walk.
- * Holes in the bitmaps
- * of a plain file are skipped with SEEK_DATA, not read.  Documented
- * limits (kcoredump(8)): 1 GiB of bitmap 2 with bits set, 4 Mi runs of
- * RAM in bitmap 1.
+ * Holes in the bitmaps of a plain file are skipped with SEEK_DATA, not
+ * read.  Documented limits (kcoredump(8)): 1 GiB of bitmap 2 with bits
+ * set, 4 Mi runs of RAM in bitmap 1.
  */
 #include <elf.h>
 #include <errno.h>
@@ -379,7 +378,6 @@ static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
 	return NULL;
 }
 
-/* Read page pfn (set in bitmap 2) into out. */
 /* Whether descriptor d (off, size, flags) is the shared zero page. */
 static bool zero_desc(const struct kdump *k, const unsigned char *d)
 {
@@ -447,6 +445,7 @@ static struct kcore_error *scan_descs(struct kcore_source *src, struct kdump *k,
 	return NULL;
 }
 
+/* Read page pfn (set in bitmap 2) into out. */
 static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 				     uint64_t pfn, unsigned char *out)
 {
