@@ -759,10 +759,10 @@ static void mark_cut(struct ch *ch)
 	for (size_t i = 0; i < need; i++)
 		if (p[i])
 			return; /* not the zeros of the alignment */
-	st(ch, p, 4, sizeof("KCOREDUMP"));
+	st(ch, p, 4, sizeof(KCORE_META_NOTE_NAME));
 	st(ch, p + 4, 4, tlen);
-	st(ch, p + 8, 4, 0x4b434d44); /* "KCMD", as our writers' note */
-	memcpy(p + 12, "KCOREDUMP", sizeof("KCOREDUMP"));
+	st(ch, p + 8, 4, KCORE_META_NOTE_TYPE);
+	memcpy(p + 12, KCORE_META_NOTE_NAME, sizeof(KCORE_META_NOTE_NAME));
 	memcpy(p + 24, text, tlen);
 	ch_put_phdr_file(ch, ch->prefix, note, ch->ph[note].offset,
 			 ch->ph[note].filesz + need);

@@ -9,6 +9,11 @@
 
 #include "kcoredump/kcore.h"
 
+/* Our metadata note in the dumps we write and in cut handler cores: its
+ * name, and its type ("KCMD", clear of the CORE note types). */
+#define KCORE_META_NOTE_NAME "KCOREDUMP"
+#define KCORE_META_NOTE_TYPE 0x4b434d44u
+
 /*
  * Where a source's bytes come from.  Every source is seen as an ELF core
  * image: offsets are offsets in that image.  For an ELF file the image is

@@ -534,7 +534,7 @@ static void read_completeness(struct kcore_source *src)
 		const char *text = (const char *)n->desc, *where;
 		size_t len = strnlen(text, n->descsz), wlen;
 
-		if (strcmp(n->name, "KCOREDUMP"))
+		if (strcmp(n->name, KCORE_META_NOTE_NAME))
 			continue;
 		where = metadata_value(text, len, "digests", &wlen);
 		if (where && wlen == 7 && !memcmp(where, "trailer", 7))

@@ -376,7 +376,7 @@ static bool kcore_source_is_stream(const struct kcore_source *src)
 static const struct kcore_note *our_note(const struct kcore_source *src)
 {
 	for (size_t i = 0; i < src->nnotes; i++)
-		if (!strcmp(src->notes[i].name, "KCOREDUMP"))
+		if (!strcmp(src->notes[i].name, KCORE_META_NOTE_NAME))
 			return &src->notes[i];
 	return NULL;
 }
@@ -682,8 +682,8 @@ static void stream_notes(const unsigned char *hdr, size_t len,
 
 			if (next > end)
 				break;
-			if (nsz == sizeof("KCOREDUMP") &&
-			    !memcmp(hdr + name, "KCOREDUMP", nsz))
+			if (nsz == sizeof(KCORE_META_NOTE_NAME) &&
+			    !memcmp(hdr + name, KCORE_META_NOTE_NAME, nsz))
 				apply_metadata(
 					r, (const char *)hdr + desc,
 					strnlen((const char *)hdr + desc, dsz));

@@ -17,8 +17,6 @@
 #include "kcoredump/vmcoreinfo.h"
 #include "write.h"
 
-#define NOTE_NAME      "KCOREDUMP"
-#define NOTE_TYPE_META 0x4b434d44 /* "KCMD": clear of CORE note types */
 /* Room in the note for final values longer than the first ones, and for
  * the unreadable ranges listed (the first META_UNREADABLE of them). */
 #define META_UNREADABLE	     16
@@ -268,13 +266,13 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 	for (size_t i = 0; i < src->nnotes; i++) {
 		const struct kcore_note *n = &src->notes[i];
 
-		if (strcmp(n->name, NOTE_NAME) == 0)
+		if (strcmp(n->name, KCORE_META_NOTE_NAME) == 0)
 			continue;
 		len += note_size(strlen(n->name) + 1, n->descsz);
 	}
 	if (add_vmcoreinfo)
 		len += note_size(sizeof("VMCOREINFO"), vi_len);
-	len += note_size(sizeof(NOTE_NAME), ret->meta_len);
+	len += note_size(sizeof(KCORE_META_NOTE_NAME), ret->meta_len);
 	ret->data = calloc(1, len);
 	if (!ret->data) {
 		free(meta);
@@ -286,7 +284,7 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 	for (size_t i = 0; i < src->nnotes; i++) {
 		const struct kcore_note *n = &src->notes[i];
 
-		if (strcmp(n->name, NOTE_NAME) == 0)
+		if (strcmp(n->name, KCORE_META_NOTE_NAME) == 0)
 			continue;
 		if (strcmp(n->name, "VMCOREINFO") == 0) {
 			ret->vmcoreinfo_off =
@@ -303,9 +301,10 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 		p = put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
 	}
 	ret->meta_off = (size_t)(p - ret->data) + 12 +
-			kcore_round_up(sizeof(NOTE_NAME), 4);
+			kcore_round_up(sizeof(KCORE_META_NOTE_NAME), 4);
 	/* The descriptor: the text, then zeros to the slot's end. */
-	put_note(p, NOTE_NAME, NOTE_TYPE_META, NULL, ret->meta_len);
+	put_note(p, KCORE_META_NOTE_NAME, KCORE_META_NOTE_TYPE, NULL,
+		 ret->meta_len);
 	memcpy(ret->data + ret->meta_off, meta, meta_len);
 	free(meta);
 	return NULL;
