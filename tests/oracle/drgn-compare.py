@@ -27,8 +27,9 @@ Run with Debian's /usr/bin/python3 (python3-drgn).  Exit 0 when equal,
 1 on a difference, 77 when drgn is missing."""
 import os
 import random
-import struct
 import sys
+
+import elfdata
 
 try:
     import drgn
@@ -43,28 +44,18 @@ def test_pages(path):
     """Physical pages of the ELF's PT_LOADs that hold data (SEEK_DATA),
     up to 20000 spread evenly, plus 2000 random others."""
     with open(path, "rb") as f:
-        eh = f.read(64)
-        phoff, = struct.unpack_from("<Q", eh, 32)
-        phnum, = struct.unpack_from("<H", eh, 56)
-        f.seek(phoff)
-        phdrs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
+        loads = elfdata.phys_loads(f)
         fd = f.fileno()
         data, rest = [], []
-        for typ, _, off, _, pa, filesz, _, _ in phdrs:
-            if typ != 1 or pa == 2**64 - 1:
-                continue
+        for pa, off, filesz in loads:
             pos = 0
-            while pos < filesz:
-                try:
-                    d = os.lseek(fd, off + pos, os.SEEK_DATA) - off
-                except OSError:
-                    d = filesz
-                d = min(d - d % PAGE, filesz)
-                h = min(os.lseek(fd, off + d, os.SEEK_HOLE) - off, filesz) \
-                    if d < filesz else filesz
+            for d, h in elfdata.data_runs(fd, off, off + filesz):
+                d, h = d - off, h - off
+                d -= d % PAGE
                 rest.extend(range(pa + pos, pa + d, PAGE * 64))
                 data.extend(range(pa + d, pa + h, PAGE))
-                pos = max(h + (-h % PAGE), d + PAGE)
+                pos = h + (-h % PAGE)
+            rest.extend(range(pa + pos, pa + filesz, PAGE * 64))
     rng = random.Random(5)
     if len(data) > 20000:
         data = data[::len(data) // 20000 + 1]

@@ -31,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 
+import elfdata
+
 n = 0
 fail = False
 
@@ -73,29 +75,16 @@ def nonzero_pfns(path):
     zero = bytes(4096)
     out = set()
     with open(path, "rb") as f:
-        h = f.read(64)
-        if h[:4] != b"\x7fELF" or h[4] != 2:
-            raise SystemExit("Bail out! %s: not a 64-bit ELF file" % path)
-        phoff, = struct.unpack_from("<Q", h, 32)
-        phentsize, phnum = struct.unpack_from("<HH", h, 54)
-        f.seek(phoff)
-        ph = f.read(phentsize * phnum)
+        try:
+            loads = elfdata.phys_loads(f)
+        except ValueError as e:
+            raise SystemExit("Bail out! %s: %s" % (path, e))
         fd = f.fileno()
-        for i in range(phnum):
-            (p_type, _flags, off, _vaddr, paddr, filesz, _memsz,
-             _align) = struct.unpack_from("<IIQQQQQQ", ph, i * phentsize)
-            if p_type != 1 or not filesz or paddr % 4096 or off % 4096:
+        for paddr, off, filesz in loads:
+            if not filesz or paddr % 4096 or off % 4096:
                 continue
-            pos, end = off, off + filesz
-            while pos < end:
-                try:
-                    d = os.lseek(fd, pos, os.SEEK_DATA)
-                except OSError:
-                    break
-                if d >= end:
-                    break
+            for d, e in elfdata.data_runs(fd, off, off + filesz):
                 d -= d % 4096
-                e = min(os.lseek(fd, d, os.SEEK_HOLE), end)
                 while d < e:
                     n = min(e - d, 1 << 20)
                     buf = os.pread(fd, n, d)
@@ -104,7 +93,6 @@ def nonzero_pfns(path):
                         if page != zero[:len(page)]:
                             out.add((paddr + d - off + k) // 4096)
                     d += n
-                pos = e
     return out
 
 

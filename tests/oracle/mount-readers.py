@@ -17,6 +17,8 @@ import struct
 import sys
 import time
 
+import elfdata
+
 try:
     import drgn
 except ImportError:
@@ -63,38 +65,22 @@ def info_values(path):
 def data_pages(path, n, seed=1):
     """n random physical pages with data, by SEEK_DATA on the ELF."""
     with open(path, "rb") as f:
-        eh = f.read(64)
-        phoff, = struct.unpack_from("<Q", eh, 32)
-        phnum, = struct.unpack_from("<H", eh, 56)
-        f.seek(phoff)
-        phdrs = [struct.unpack("<IIQQQQQQ", f.read(56)) for _ in range(phnum)]
+        loads = elfdata.phys_loads(f)
         fd = f.fileno()
         pages = []
-        for typ, _, off, _, pa, filesz, _, _ in phdrs:
-            if typ != 1 or pa == 2**64 - 1:
-                continue
-            pos = off
-            while pos < off + filesz:
-                try:
-                    d = os.lseek(fd, pos, os.SEEK_DATA)
-                except OSError:
-                    break
-                if d >= off + filesz:
-                    break
-                h = min(os.lseek(fd, d, os.SEEK_HOLE), off + filesz)
+        for pa, off, filesz in loads:
+            for d, h in elfdata.data_runs(fd, off, off + filesz):
                 for p in range((d - off) // 4096, (h - off + 4095) // 4096):
                     pages.append(pa + p * 4096)
-                pos = h
     # A live kernel's dump holds the kernel image twice (its text segment
     # and RAM), read at different moments: its data pages may differ, and
     # a reader that keeps one copy per physical page may keep either.
     # Only pages with one copy in the reference are compared: the pages
     # where two PT_LOADs overlap are left out, not the whole segments.
-    loads = [(pa, pa + filesz) for typ, _, _, _, pa, filesz, _, _ in phdrs
-             if typ == 1 and pa != 2**64 - 1]
+    spans = [(pa, pa + filesz) for pa, _, filesz in loads]
     twice = [(max(lo, l2), min(hi, h2))
-             for i, (lo, hi) in enumerate(loads)
-             for l2, h2 in loads[i + 1:] if lo < h2 and l2 < hi]
+             for i, (lo, hi) in enumerate(spans)
+             for l2, h2 in spans[i + 1:] if lo < h2 and l2 < hi]
     pages = sorted({p for p in pages
                     if not any(lo <= p < hi for lo, hi in twice)})
     random.Random(seed).shuffle(pages)
