@@ -22,7 +22,6 @@ static void put_escaped(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 	while (i < len) {
 		unsigned char c = p[i];
-		size_t n = 0;
 
 		if (c == '"' || c == '\\') {
 			fputc('\\', f);
@@ -55,8 +54,8 @@ static void put_escaped(FILE *f, const char *s, size_t len)
 		/* Copy a valid UTF-8 sequence, escape a C1 control (never
 		 * raw on a terminal) and a stray byte. */
 		uint32_t cp;
+		size_t n = kcore_utf8_char((const char *)p + i, len - i, &cp);
 
-		n = kcore_utf8_char((const char *)p + i, len - i, &cp);
 		if (n && cp >= 0xa0)
 			fwrite(p + i, 1, n, f);
 		else
