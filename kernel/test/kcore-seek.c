@@ -2,7 +2,7 @@
 /*
  * kcore-seek: enumerate the SEEK_DATA/SEEK_HOLE extents of /proc/kcore.
  *
- *   kcore-seek [--file F] [--check-holes]
+ *   kcore-seek [--file F] [--check-holes] [--racy]
  *
  * Prints the PT_LOAD segments ("load OFFSET FILESZ VADDR") and every data
  * extent ("data START END VSTART VEND", file offsets, vaddrs through the
@@ -10,7 +10,12 @@
  * "time_us N extents N".  Reads of /proc/kcore past EOF are not done.
  * With --check-holes, samples each hole inside a PT_LOAD (first, middle and
  * last page, at most 3 pages each) and prints "hole-nonzero START" for a
- * sample that is not all zeros.  Exit 1 on errors (or non-zero holes).
+ * sample that is not all zeros.  With --racy (vmalloc areas are freed while
+ * it runs), SEEK_HOLE at the offset SEEK_DATA just returned may find that
+ * the data has vanished and return the offset itself: that is asked once
+ * more (SEEK_DATA, then SEEK_HOLE, from the same offset) and counted as
+ * "raced N" when the answer moved; an extent found empty twice in a row is
+ * an error.  Exit 1 on errors (or non-zero holes).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -59,7 +64,7 @@ static int check_zero(int fd, unsigned long long off)
 int main(int argc, char **argv)
 {
 	const char *path = "/proc/kcore";
-	int check = 0, bad = 0, extents = 0;
+	int check = 0, racy = 0, raced = 0, bad = 0, extents = 0;
 	Elf64_Ehdr eh;
 	struct timespec t0, t1;
 
@@ -68,8 +73,10 @@ int main(int argc, char **argv)
 			path = argv[++i];
 		else if (!strcmp(argv[i], "--check-holes"))
 			check = 1;
+		else if (!strcmp(argv[i], "--racy"))
+			racy = 1;
 		else {
-			fprintf(stderr, "usage: kcore-seek [--file F] [--check-holes]\n");
+			fprintf(stderr, "usage: kcore-seek [--file F] [--check-holes] [--racy]\n");
 			return 2;
 		}
 	}
@@ -113,6 +120,31 @@ int main(int argc, char **argv)
 			bad = 1;
 			break;
 		}
+		if (h == d && racy) {
+			/* The data at d vanished, or an empty extent? */
+			off_t d2 = lseek(fd, d, SEEK_DATA);
+
+			if (d2 < 0) {
+				if (errno != ENXIO) {
+					perror("SEEK_DATA");
+					bad = 1;
+				}
+				break;
+			}
+			if (d2 > d) {
+				raced++;
+				pos = d2;
+				continue;
+			}
+			h = lseek(fd, d, SEEK_HOLE);
+			if (h < 0) {
+				perror("SEEK_HOLE");
+				bad = 1;
+				break;
+			}
+			if (h > d)
+				raced++;
+		}
 		if (h <= d) {
 			printf("error: SEEK_HOLE(%#llx) = %#llx\n",
 			       (unsigned long long)d, (unsigned long long)h);
@@ -139,6 +171,8 @@ int main(int argc, char **argv)
 	printf("time_us %lld extents %d\n",
 	       (long long)((t1.tv_sec - t0.tv_sec) * 1000000LL +
 			   (t1.tv_nsec - t0.tv_nsec) / 1000), extents);
+	if (racy)
+		printf("raced %d\n", raced);
 
 	if (check) {
 		int holes = 0;
