@@ -1462,14 +1462,15 @@ bool kcore_istream_prefetch_fits(const struct kcore_istream *s)
 	       kcore_istream_data_frame_bytes(s) <= s->cache_limit;
 }
 
-bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame)
+bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame,
+				 bool all)
 {
 	if (s->cache_bytes >= s->cache_limit)
 		return false;
 	for (uint64_t i = *frame; i < s->nframes; i++) {
 		uint64_t d, e;
 
-		if (s->slot_of && s->slot_of[i])
+		if (!all && s->slot_of && s->slot_of[i])
 			continue;
 		kcore_istream_next_data(s, s->d_off[i], s->d_off[i + 1], &d,
 					&e);
@@ -1529,6 +1530,29 @@ bool kcore_istream_prefetch_insert(struct kcore_istream *s,
 	s->slot_of[i] = (uint32_t)(c - s->slots) + 1;
 	s->decoded++;
 	return true;
+}
+
+void kcore_istream_prefetch_publish(const struct kcore_istream *s,
+				    const struct kcore_prefetch *p,
+				    uint64_t frame, kcore_prefetch_fn *fn,
+				    void *arg)
+{
+	size_t pages = (p->len + PACK_PAGE - 1) / PACK_PAGE;
+
+	for (size_t i = 0; i < pages;) {
+		size_t j = i;
+
+		if (!p->dec.map[i]) {
+			i++;
+			continue;
+		}
+		while (j < pages && p->dec.map[j])
+			j++;
+		fn(arg, s->d_off[frame] + i * PACK_PAGE,
+		   p->dec.fbuf + i * PACK_PAGE,
+		   (j == pages ? p->len : j * PACK_PAGE) - i * PACK_PAGE);
+		i = j;
+	}
 }
 
 void kcore_istream_destroy(struct kcore_istream *s)

@@ -5,6 +5,9 @@
  * decodes each frame once; the reads after it decode nothing and return
  * the core's bytes.  With a cache too small for the frames it does
  * nothing, and a stop flag already set stops it before the first frame.
+ * With a callback (what the mount gives the kernel's page cache) it is
+ * given exactly the pages that are not all zeros, once each, with their
+ * bytes: frame 0, which opening decoded, too.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -15,6 +18,27 @@
 #include "kcoredump/view.h"
 #include "kernelcore.h"
 #include "tap.h"
+
+struct published {
+	const unsigned char *want;
+	size_t len;
+	unsigned char *seen; /* per page: times given */
+	bool wrong;	     /* bytes differ, or a run not of whole pages */
+};
+
+static void take(void *arg, uint64_t offset, const void *data, size_t len)
+{
+	struct published *p = arg;
+
+	if (offset % 4096 || offset + len > p->len ||
+	    (len % 4096 && offset + len != p->len) ||
+	    memcmp(p->want + offset, data, len)) {
+		p->wrong = true;
+		return;
+	}
+	for (uint64_t o = offset; o < offset + len; o += 4096)
+		p->seen[o / 4096]++;
+}
 
 static void compress(const char *in, const char *out)
 {
@@ -72,10 +96,10 @@ int main(void)
 		return tap_done();
 	/* Opening reads the ELF header and notes: frame 0. */
 	decoded = kcore_view_frames_decoded(v);
-	err = kcore_view_prefetch(v, &stop);
+	err = kcore_view_prefetch(v, &stop, NULL, NULL);
 	ok(!err && kcore_view_frames_decoded(v) == decoded,
 	   "a stop flag already set: no frame decoded");
-	err = kcore_view_prefetch(v, NULL);
+	err = kcore_view_prefetch(v, NULL, NULL, NULL);
 	decoded = kcore_view_frames_decoded(v);
 	ok(!err && decoded >= 8 && decoded <= 10,
 	   "prefetch decodes each frame once (%llu frames)",
@@ -86,11 +110,39 @@ int main(void)
 	   "then every byte reads back from the cache, nothing decoded");
 	kcore_view_destroy(v);
 
+	err = kcore_view_open(zst, NULL, &v);
+	if (!err) {
+		size_t pages = (len + 4095) / 4096, bad = 0, data = 0;
+		struct published pub = { .want = want,
+					 .len = len,
+					 .seen = calloc(pages, 1) };
+
+		if (!pub.seen)
+			tap_skip_all("out of memory");
+		err = kcore_view_prefetch(v, NULL, take, &pub);
+		for (size_t i = 0; i < pages; i++) {
+			size_t n =
+				len - i * 4096 < 4096 ? len - i * 4096 : 4096;
+			bool zero = true;
+
+			for (size_t k = 0; k < n && zero; k++)
+				zero = !want[i * 4096 + k];
+			data += !zero;
+			bad += pub.seen[i] != (zero ? 0 : 1);
+		}
+		ok(!err && !pub.wrong && !bad && data > 0,
+		   "with a callback: each of the %zu pages with data given "
+		   "once with its bytes, no page of zeros (%zu wrong)",
+		   data, bad);
+		free(pub.seen);
+		kcore_view_destroy(v);
+	}
+
 	err = kcore_view_open(zst, &small, &v);
 	ok(!err, "opened again with a 1 MiB cache");
 	if (!err) {
 		decoded = kcore_view_frames_decoded(v);
-		err = kcore_view_prefetch(v, NULL);
+		err = kcore_view_prefetch(v, NULL, NULL, NULL);
 		ok(!err && kcore_view_frames_decoded(v) == decoded,
 		   "the frames do not fit the cache: prefetch does nothing");
 		kcore_view_destroy(v);
