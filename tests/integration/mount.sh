@@ -11,6 +11,8 @@
 #    what it prints on the extracted core;
 #  - the 1 TiB sparse .zst: mounted, its vmcore has 1 TiB and a few KiB
 #    of blocks, its last data page reads right;
+#  - once the vmcore is opened its pages with data are in the page cache
+#    (fincore), not with --no-prefetch;
 #  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f);
 #    the file system is read-only;
 #  - a clear error without /dev/fuse (a private mount namespace whose /dev
@@ -152,6 +154,47 @@ if echo x 2> /dev/null > "$tmp/m-pzst/vmcore"; then
 	not_ok "the mount is writable"
 else
 	ok "the mount is read-only"
+fi
+
+# Once the file is opened, the prefetch gives the pages with data to the
+# kernel's page cache (reads of them then never reach kcoredump); with
+# --no-prefetch only what was read is there.  fincore counts the pages.
+x=$fixdir/pn-xnum.core
+if ! command -v fincore > /dev/null; then
+	skip "no fincore (util-linux) to count cached pages"
+elif "$kcoredump" dump -q -T 2 --frame-size 256K "$x" -o "$tmp/x.zst" &&
+	"$kcoredump" extract -q "$tmp/x.zst" -o "$tmp/x.elf" &&
+	mnt "$tmp/x.zst" "$tmp/m-xp" && mnt "$tmp/x.zst" "$tmp/m-xn" --no-prefetch; then
+	want=$(/usr/bin/python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(sum(1 for i in range(0, len(d), 4096) if d[i:i + 4096].strip(b"\0")))' "$tmp/x.elf")
+	head -c 4096 "$tmp/m-xp/vmcore" > /dev/null
+	head -c 4096 "$tmp/m-xn/vmcore" > /dev/null
+	got=0
+	for _ in $(seq 300); do
+		got=$(fincore --noheadings --output PAGES "$tmp/m-xp/vmcore" 2> /dev/null | tr -d ' ' || true)
+		got=${got:-0}
+		((got * 100 >= want * 99)) && break
+		sleep 0.1
+	done
+	no=$(fincore --noheadings --output PAGES "$tmp/m-xn/vmcore" 2> /dev/null | tr -d ' ' || true)
+	no=${no:--1}
+	if ((want > 1000 && got * 100 >= want * 99)); then
+		ok "prefetch: $got of the $want pages with data in the page cache after reading one"
+	else
+		not_ok "prefetch: $got of the $want pages with data in the page cache after reading one"
+	fi
+	if ((no >= 0 && no * 10 < want)); then
+		ok "--no-prefetch: $no pages in the page cache after reading one"
+	else
+		not_ok "--no-prefetch: $no pages in the page cache after reading one (of $want)"
+	fi
+	cmp "$tmp/m-xp/vmcore" "$tmp/x.elf" &&
+		ok "prefetch: the mounted vmcore (from the page cache) equals extract's output" ||
+		not_ok "prefetch: the mounted vmcore differs from extract's output"
+else
+	not_ok "dump, extract and mounts of $x"
 fi
 
 # The 1 TiB sparse process core.
