@@ -77,10 +77,12 @@ typedef void kcore_view_data_fn(void *arg, uint64_t offset, const void *data,
  * find their frames decoded.  Does nothing when those frames do not all
  * fit the cache (it never pushes out what readers touched), for other
  * formats (.xz included), or once *stop (may be NULL) is set.  With fn
- * (may be NULL), the frames readers decoded first are decoded too, and
- * fn gets each frame's runs of pages that are not all zeros, called
- * outside every lock of the view, from this thread; not for a kdump, LiME
- * or AVML inside the .zst (their view is rebuilt).
+ * (may be NULL), the frames are not put in the cache: fn gets each
+ * frame's runs of pages that are not all zeros instead (the frames
+ * readers decoded first too), called outside every lock of the view,
+ * from this thread, to keep them elsewhere (the kernel's page cache); not
+ * for a kdump, LiME or AVML inside the .zst (their view is rebuilt: then
+ * the frames are cached as without fn).
  */
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
 					volatile sig_atomic_t *stop,

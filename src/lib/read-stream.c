@@ -315,15 +315,17 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 		pthread_mutex_unlock(&z->lock);
 		if (!more)
 			break;
-		err = kcore_istream_prefetch_decode(z->is, p, frame);
+		err = kcore_istream_prefetch_decode(z->is, p, frame, !fn);
 		if (err)
 			break;
-		pthread_mutex_lock(&z->lock);
-		more = kcore_istream_prefetch_insert(z->is, p, frame);
-		pthread_mutex_unlock(&z->lock);
-		if (fn)
+		if (fn) {
 			kcore_istream_prefetch_publish(z->is, p, frame, fn,
 						       arg);
+		} else {
+			pthread_mutex_lock(&z->lock);
+			more = kcore_istream_prefetch_insert(z->is, p, frame);
+			pthread_mutex_unlock(&z->lock);
+		}
 		frame++;
 	}
 	kcore_prefetch_destroy(p);

@@ -73,8 +73,9 @@ typedef void kcore_prefetch_fn(void *arg, uint64_t offset, const void *data,
  * cache from another thread when they all fit in it, never pushing out a
  * frame; until *stop (may be NULL) is set.  The decoding is done outside
  * the source's lock, so reads go on meanwhile.  With fn, every frame with
- * data is decoded (those readers decoded first too) and fn gets its runs
- * of pages with data, outside every lock.  Other sources: nothing.
+ * data is decoded (those readers decoded first too) and, instead of being
+ * cached, gives fn its runs of pages with data, outside every lock (the
+ * caller keeps them).  Other sources: nothing.
  */
 struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 						 volatile sig_atomic_t *stop,
@@ -96,12 +97,13 @@ struct kcore_istream;
 bool kcore_istream_prefetch_fits(const struct kcore_istream *s);
 struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret);
 void kcore_prefetch_destroy(struct kcore_prefetch *p);
-/* all: frames already cached too. */
+/* all: frames already cached too, and while the cache is full. */
 bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame,
 				 bool all);
+/* keep: packed for prefetch_insert (else only for prefetch_publish). */
 struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 						  struct kcore_prefetch *p,
-						  uint64_t frame);
+						  uint64_t frame, bool keep);
 bool kcore_istream_prefetch_insert(struct kcore_istream *s,
 				   struct kcore_prefetch *p, uint64_t frame);
 /* The runs of pages with data of the frame prefetch_decode decoded last,

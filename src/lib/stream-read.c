@@ -1465,7 +1465,7 @@ bool kcore_istream_prefetch_fits(const struct kcore_istream *s)
 bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame,
 				 bool all)
 {
-	if (s->cache_bytes >= s->cache_limit)
+	if (!all && s->cache_bytes >= s->cache_limit)
 		return false;
 	for (uint64_t i = *frame; i < s->nframes; i++) {
 		uint64_t d, e;
@@ -1484,7 +1484,7 @@ bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame,
 
 struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 						  struct kcore_prefetch *p,
-						  uint64_t i)
+						  uint64_t i, bool keep)
 {
 	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]);
 	struct kcore_error *err = zstd_decode(s, &p->dec, i);
@@ -1495,11 +1495,13 @@ struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 		err = pack_plan(&p->dec, dsize, &p->packed_len);
 	if (err)
 		return err;
+	p->len = dsize;
+	if (!keep)
+		return NULL;
 	p->packed = malloc(p->packed_len ? p->packed_len : 1);
 	if (!p->packed)
 		return &kcore_error_nomem;
 	pack_copy(&p->dec, dsize, p->packed);
-	p->len = dsize;
 	return NULL;
 }
 

@@ -7,7 +7,8 @@
  * nothing, and a stop flag already set stops it before the first frame.
  * With a callback (what the mount gives the kernel's page cache) it is
  * given exactly the pages that are not all zeros, once each, with their
- * bytes: frame 0, which opening decoded, too.
+ * bytes (frame 0, which opening decoded, too), and the frame cache is
+ * left as it was.
  */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -119,6 +120,7 @@ int main(void)
 
 		if (!pub.seen)
 			tap_skip_all("out of memory");
+		decoded = kcore_view_frames_decoded(v);
 		err = kcore_view_prefetch(v, NULL, take, &pub);
 		for (size_t i = 0; i < pages; i++) {
 			size_t n =
@@ -134,6 +136,8 @@ int main(void)
 		   "with a callback: each of the %zu pages with data given "
 		   "once with its bytes, no page of zeros (%zu wrong)",
 		   data, bad);
+		ok(kcore_view_frames_decoded(v) == decoded,
+		   "and none of its frames kept in the frame cache");
 		free(pub.seen);
 		kcore_view_destroy(v);
 	}
