@@ -54,7 +54,10 @@ struct mount_state {
 	struct stat dump_st;
 	bool foreground;
 	/* Set at the first lookup of the file: the kernel has its inode,
-	 * so pages can be given to its page cache (notify_store). */
+	 * so pages can be given to its page cache (notify_store).  The
+	 * prefetch looks it up itself through file (the mount point's
+	 * absolute path + "/vmcore"). */
+	char *file;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool looked_up;
@@ -317,17 +320,21 @@ static void store_pages(void *arg, uint64_t offset, const void *data,
 }
 
 /*
- * Once the file is looked up, decodes the frames with data while the file
- * system serves reads, at a lower priority than the thread serving them,
- * and gives their pages to the page cache.  The store of a page a read
- * has locked waits for that read's answer, which never needs this thread.
+ * Once the file is looked up (by this thread, through the mount, else by
+ * the first reader), decodes the frames with data while the file system
+ * serves reads, at a lower priority than the thread serving them, and
+ * gives their pages to the page cache.  The store of a page a read has
+ * locked waits for that read's answer, which never needs this thread.
  */
 static void *prefetch(void *arg)
 {
 	struct mount_state *m = arg;
+	struct stat st;
 	bool go;
 
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
+	if (m->file)
+		(void)stat(m->file, &st);
 	pthread_mutex_lock(&m->lock);
 	while (!m->looked_up && !m->stop)
 		pthread_cond_wait(&m->cond, &m->lock);
@@ -420,6 +427,13 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		status = mount_error(ctx, dir, 0, "cannot start FUSE");
 		goto out;
 	}
+	{
+		char *abs = realpath(dir, NULL);
+
+		if (abs && asprintf(&m.file, "%s/" FILE_NAME, abs) < 0)
+			m.file = NULL;
+		free(abs);
+	}
 	if (fuse_session_mount(m.se, dir) != 0) {
 		status = mount_error(ctx, dir, 0,
 				     "cannot mount (is it already a mount "
@@ -459,6 +473,7 @@ out:
 	fuse_opt_free_args(&args);
 	kcore_view_destroy(m.view);
 	free(m.buf);
+	free(m.file);
 	pthread_cond_destroy(&m.cond);
 	pthread_mutex_destroy(&m.lock);
 	return status;
