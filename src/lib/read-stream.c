@@ -328,6 +328,8 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 		}
 		frame++;
 	}
+	if (!err && fn && !(stop && *stop))
+		kcore_istream_prefetch_flush(z->is, p, fn, arg);
 	kcore_prefetch_destroy(p);
 	return err;
 }

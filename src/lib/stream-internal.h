@@ -106,12 +106,18 @@ struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 						  uint64_t frame, bool keep);
 bool kcore_istream_prefetch_insert(struct kcore_istream *s,
 				   struct kcore_prefetch *p, uint64_t frame);
-/* The runs of pages with data of the frame prefetch_decode decoded last,
- * to fn (no lock needed). */
+/*
+ * The runs of pages with data of the frame prefetch_decode decoded last,
+ * to fn (no lock needed): whole pages of the system's page size at
+ * multiples of it (the page a frame's end cuts is given with the next
+ * frame published, or by prefetch_flush once the last one was).
+ */
 void kcore_istream_prefetch_publish(const struct kcore_istream *s,
-				    const struct kcore_prefetch *p,
-				    uint64_t frame, kcore_prefetch_fn *fn,
-				    void *arg);
+				    struct kcore_prefetch *p, uint64_t frame,
+				    kcore_prefetch_fn *fn, void *arg);
+void kcore_istream_prefetch_flush(const struct kcore_istream *s,
+				  struct kcore_prefetch *p,
+				  kcore_prefetch_fn *fn, void *arg);
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)
 {
