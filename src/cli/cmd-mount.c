@@ -353,6 +353,7 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	struct mount_state m = { 0 };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	const char *arg, *dump, *dir;
+	char *abs_dir = NULL;
 	struct kcore_error *err;
 	struct stat st;
 	uint64_t v;
@@ -427,14 +428,16 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		status = mount_error(ctx, dir, 0, "cannot start FUSE");
 		goto out;
 	}
-	{
-		char *abs = realpath(dir, NULL);
-
-		if (abs && asprintf(&m.file, "%s/" FILE_NAME, abs) < 0)
-			m.file = NULL;
-		free(abs);
+	/* fuse_daemonize changes to / (with -f too): libfuse unmounts by
+	 * the path it mounted, which must then still name the mount point. */
+	abs_dir = realpath(dir, NULL);
+	if (!abs_dir) {
+		status = mount_error(ctx, dir, errno, "no mount point");
+		goto destroy;
 	}
-	if (fuse_session_mount(m.se, dir) != 0) {
+	if (asprintf(&m.file, "%s/" FILE_NAME, abs_dir) < 0)
+		m.file = NULL;
+	if (fuse_session_mount(m.se, abs_dir) != 0) {
 		status = mount_error(ctx, dir, 0,
 				     "cannot mount (is it already a mount "
 				     "point, or not allowed?)");
@@ -474,6 +477,7 @@ out:
 	kcore_view_destroy(m.view);
 	free(m.buf);
 	free(m.file);
+	free(abs_dir);
 	pthread_cond_destroy(&m.cond);
 	pthread_mutex_destroy(&m.lock);
 	return status;

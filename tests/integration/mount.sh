@@ -13,7 +13,8 @@
 #    of blocks, its last data page reads right;
 #  - once mounted, the vmcore's pages with data are in the page cache
 #    (fincore) before anything reads them, not with --no-prefetch;
-#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f);
+#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f,
+#    a relative mount point: the daemon's working directory is /);
 #    the file system is read-only;
 #  - a clear error without /dev/fuse (a private mount namespace whose /dev
 #    lacks it) or without fusermount3 in PATH.
@@ -226,7 +227,8 @@ else
 fi
 mkdir -p "$tmp/m-f"
 mounts+=("$tmp/m-f")
-"$kcoredump" mount -f "$tmp/p.zst" "$tmp/m-f" 2> "$tmp/fg.err" &
+# A relative mount point: the daemon changes to / and still unmounts it.
+(cd "$tmp" && exec "$kcoredump" mount -f p.zst m-f) 2> "$tmp/fg.err" &
 pid=$!
 for _ in $(seq 100); do
 	mountpoint -q "$tmp/m-f" && break
@@ -237,9 +239,9 @@ kill -TERM "$pid"
 wait "$pid"
 st=$?
 if ! mountpoint -q "$tmp/m-f" && [[ $st == 0 ]]; then
-	ok "mount -f: SIGTERM unmounts, exit 0"
+	ok "mount -f (relative mount point): SIGTERM unmounts, exit 0"
 else
-	not_ok "mount -f: after SIGTERM: exit $st, $(mountpoint "$tmp/m-f")"
+	not_ok "mount -f (relative mount point): after SIGTERM: exit $st, $(mountpoint "$tmp/m-f"), $(cat "$tmp/fg.err")"
 fi
 
 # Missing pieces give one clear line.
