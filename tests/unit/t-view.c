@@ -43,30 +43,48 @@ static void take(void *arg, uint64_t offset, const void *data, size_t len)
 		p->seen[o / 4096]++;
 }
 
-static void compress(const char *in, const char *out)
+/* out: a .zst of 1 MiB frames holding head_len bytes of head, then zeros
+ * zero bytes written as a zero run (as the dump writer writes holes),
+ * then tail_len bytes of tail. */
+static void write_zst(const char *out, const unsigned char *head,
+		      size_t head_len, uint64_t zeros,
+		      const unsigned char *tail, size_t tail_len)
 {
 	struct kcore_ostream_opts o = { .method = KCORE_COMPRESS_ZSTD,
 					.threads = 1,
 					.frame_size = 1u << 20 };
-	size_t len = DATA_OFF + SEG_SIZE;
-	unsigned char *buf = malloc(len);
 	struct kcore_ostream *os = NULL;
-	struct kcore_error *err;
-	int ifd = open(in, O_RDONLY);
-	int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	struct kcore_error *err = NULL;
+	int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
-	if (!buf || ifd < 0 || ofd < 0 || read(ifd, buf, len) != (ssize_t)len)
-		tap_skip_all("cannot read the test core");
-	err = kcore_ostream_create(ofd, out, &o, &os);
+	if (fd < 0)
+		tap_skip_all("cannot create the .zst");
+	err = kcore_ostream_create(fd, out, &o, &os);
 	if (!err)
-		err = kcore_ostream_write(os, buf, len);
+		err = kcore_ostream_write(os, head, head_len);
+	if (!err && zeros)
+		err = kcore_ostream_write_zeros(os, zeros);
+	if (!err && tail_len)
+		err = kcore_ostream_write(os, tail, tail_len);
 	if (!err)
 		err = kcore_ostream_finish(os);
 	if (err)
 		tap_skip_all("cannot compress the test core");
 	kcore_ostream_destroy(os);
-	close(ifd);
-	close(ofd);
+	close(fd);
+}
+
+/* The test core as it is, in 1 MiB frames from byte 0. */
+static void compress(const char *in, const char *out)
+{
+	size_t len = DATA_OFF + SEG_SIZE;
+	unsigned char *buf = malloc(len);
+	int fd = open(in, O_RDONLY);
+
+	if (!buf || fd < 0 || read(fd, buf, len) != (ssize_t)len)
+		tap_skip_all("cannot read the test core");
+	close(fd);
+	write_zst(out, buf, len, 0, NULL, 0);
 	free(buf);
 }
 
@@ -125,22 +143,16 @@ static void check_published(const char *zst, const unsigned char *want,
 static unsigned char *compress_shifted(const char *core, const char *out,
 				       size_t *len)
 {
-	struct kcore_ostream_opts o = { .method = KCORE_COMPRESS_ZSTD,
-					.threads = 1,
-					.frame_size = 1u << 20 };
 	size_t n = DATA_OFF + GAP + SEG_SIZE;
 	unsigned char *img = calloc(1, n);
-	struct kcore_ostream *os = NULL;
-	struct kcore_error *err;
-	int ifd = open(core, O_RDONLY);
-	int ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	int fd = open(core, O_RDONLY);
 	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
 	Elf64_Phdr *ph;
 
-	if (!img || ifd < 0 || ofd < 0 ||
-	    read(ifd, img, DATA_OFF) != (ssize_t)DATA_OFF ||
-	    read(ifd, img + DATA_OFF + GAP, SEG_SIZE) != (ssize_t)SEG_SIZE)
+	if (!img || fd < 0 || read(fd, img, DATA_OFF) != (ssize_t)DATA_OFF ||
+	    read(fd, img + DATA_OFF + GAP, SEG_SIZE) != (ssize_t)SEG_SIZE)
 		tap_skip_all("cannot read the test core");
+	close(fd);
 	ph = (Elf64_Phdr *)(img + eh->e_phoff);
 	for (unsigned i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_LOAD)
@@ -148,20 +160,8 @@ static unsigned char *compress_shifted(const char *core, const char *out,
 	for (size_t i = HEAD; i < DATA_OFF; i++)
 		if (img[i])
 			tap_skip_all("the test core's header is longer");
-	err = kcore_ostream_create(ofd, out, &o, &os);
-	if (!err)
-		err = kcore_ostream_write(os, img, HEAD);
-	if (!err)
-		err = kcore_ostream_write_zeros(os, DATA_OFF + GAP - HEAD);
-	if (!err)
-		err = kcore_ostream_write(os, img + DATA_OFF + GAP, SEG_SIZE);
-	if (!err)
-		err = kcore_ostream_finish(os);
-	if (err)
-		tap_skip_all("cannot compress the test core");
-	kcore_ostream_destroy(os);
-	close(ifd);
-	close(ofd);
+	write_zst(out, img, HEAD, DATA_OFF + GAP - HEAD, img + DATA_OFF + GAP,
+		  SEG_SIZE);
 	*len = n;
 	return img;
 }
