@@ -7,8 +7,9 @@
 #    frames, the default, and 256K frames) and on the extracted ELF;
 #  - crash -s start-up (vmlinux, --kaslr=auto --no_modules, "exit");
 #  - the 1 TiB sparse .zst: mount, and crash --osrelease on its vmcore.
-# A new mount starts with a cold cache; the extracted file is in the page
-# cache (it was just written).  Medians of 3.  Writes
+# A new mount starts with a cold cache (its prefetch fills the page cache
+# beside the reader); the extracted file is in the page cache (it was just
+# written).  Medians of 3.  Writes
 # bench/results/mount.md.
 #   bench/mount.sh [BUILD_DIR] [REPS] [ELF] [VMLINUX]
 set -euo pipefail
@@ -32,6 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
+load_start=$(cut -d" " -f1 /proc/loadavg)
 "$K" dump -q -T 2 "$input" -o "$work/ram.zst"
 "$K" dump -q -T 2 --frame-size 256K "$input" -o "$work/ram256.zst"
 "$K" extract -q "$work/ram.zst" -o "$work/ram.elf"
@@ -91,7 +93,7 @@ ratio() { printf '%.2fx' "$(echo "$1 / $2" | bc -l)"; }
 {
 	echo "# kcoredump mount (bench/mount.sh)"
 	echo
-	echo "$(nproc) CPUs, $(date -u +%Y-%m-%d), medians of $reps. Input: $(basename "$input")"
+	echo "$(nproc) CPUs, $(date -u +%Y-%m-%d), medians of $reps, host load (1 min) $load_start at the start, $(cut -d" " -f1 /proc/loadavg) at the end. Input: $(basename "$input")"
 	echo "($(numfmt --to=iec "$(size "$work/ram.elf")") logical), .zst $(numfmt --to=iec "$(size "$work/ram.zst")") (4M frames),"
 	echo "$(numfmt --to=iec "$(size "$work/ram256.zst")") (256K frames). Each mount starts cold; the extracted file is in the page cache."
 	echo "vmlinux: ${vmlinux:-none (no task walk, no crash)}"

@@ -112,7 +112,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from extract; and not __fish_pr
 # mount
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l foreground -s f -d 'stay in the foreground (unmount on Ctrl-C)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l cache-size -x -d 'decoded .zst/.xz frames to keep in memory (default: every frame with data, 64M..1G)'
-complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l no-prefetch -d 'do not decode the .zst frames with data in the background after mounting'
+complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l no-prefetch -d 'do not decode the .zst frames with data in the background nor put their pages in the page cache'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount; and not __fish_prev_arg_in --cache-size; and not string match -q -- "-*" (commandline -ct)' -F
 

@@ -65,16 +65,28 @@ struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,
 struct kcore_error *kcore_view_next_data(struct kcore_view *v, uint64_t offset,
 					 uint64_t *data, uint64_t *data_end);
 
+/* Bytes with data at [offset, offset + len) of the view, whole pages of
+ * it (kcore_view_prefetch). */
+typedef void kcore_view_data_fn(void *arg, uint64_t offset, const void *data,
+				size_t len);
+
 /*
  * Decode every frame with data of a .zst dump into the frame cache, in
  * file order, beside the reads (the decoding holds no lock readers wait
  * on): for a thread started after opening, so that random reads later
  * find their frames decoded.  Does nothing when those frames do not all
  * fit the cache (it never pushes out what readers touched), for other
- * formats (.xz included), or once *stop (may be NULL) is set.
+ * formats (.xz included), or once *stop (may be NULL) is set.  With fn
+ * (may be NULL), the frames are not put in the cache: fn gets each
+ * frame's runs of pages that are not all zeros instead (the frames
+ * readers decoded first too), called outside every lock of the view,
+ * from this thread, to keep them elsewhere (the kernel's page cache); not
+ * for a kdump, LiME or AVML inside the .zst (their view is rebuilt: then
+ * the frames are cached as without fn).
  */
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
-					volatile sig_atomic_t *stop);
+					volatile sig_atomic_t *stop,
+					kcore_view_data_fn *fn, void *arg);
 
 /* Frames of a .zst/.xz decoded so far (cache misses); 0 for others. */
 uint64_t kcore_view_frames_decoded(const struct kcore_view *v);

@@ -8,11 +8,11 @@
  * holes, st_blocks counts its data, and the kernel keeps what was read in
  * its page cache.  Unmounted by fusermount3 -u, or on SIGINT/SIGTERM/SIGHUP.
  */
-#define FUSE_USE_VERSION 31
+#define FUSE_USE_VERSION 34
 
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -28,8 +28,11 @@
 #include "kcoredump/view.h"
 
 #define FILE_NAME	 "vmcore"
+#define FILE_INO	 2
 #define MOPT_CACHE	 3000
 #define MOPT_NO_PREFETCH 3001
+/* The file never changes: the kernel may keep names and attributes. */
+#define TIMEOUT 86400.0
 
 static const struct cli_option mount_options[] = {
 	{ "foreground", 'f', CLI_ARG_NONE, NULL,
@@ -40,52 +43,49 @@ static const struct cli_option mount_options[] = {
 	  NULL, MOPT_CACHE },
 	{ "no-prefetch", 0, CLI_ARG_NONE, NULL,
 	  "do not decode the .zst frames with data in the background "
-	  "after mounting",
+	  "nor put their pages in the page cache",
 	  NULL, MOPT_NO_PREFETCH },
 	{ 0 },
 };
 
 struct mount_state {
 	struct kcore_view *view;
+	struct fuse_session *se;
 	struct stat dump_st;
 	bool foreground;
+	/* Set at the first lookup of the file: the kernel has its inode,
+	 * so pages can be given to its page cache (notify_store).  The
+	 * prefetch looks it up itself through file (the mount point's
+	 * absolute path + "/vmcore"). */
+	char *file;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool looked_up;
+	volatile sig_atomic_t stop;
+	unsigned char *buf; /* reads (one thread serves requests) */
+	size_t buf_cap;
 };
 
-static struct mount_state *state(void)
+static struct mount_state *state(fuse_req_t req)
 {
-	return fuse_get_context()->private_data;
+	return fuse_req_userdata(req);
 }
 
-static void *mnt_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+static void fill_attr(const struct mount_state *m, fuse_ino_t ino,
+		      struct stat *st)
 {
-	(void)conn;
-	/* The file never changes: let the kernel cache pages and attributes. */
-	cfg->kernel_cache = 1;
-	cfg->entry_timeout = 86400;
-	cfg->attr_timeout = 86400;
-	cfg->negative_timeout = 86400;
-	return fuse_get_context()->private_data;
-}
-
-static int mnt_getattr(const char *path, struct stat *st,
-		       struct fuse_file_info *fi)
-{
-	struct mount_state *m = state();
-
-	(void)fi;
 	memset(st, 0, sizeof(*st));
+	st->st_ino = ino;
 	st->st_uid = m->dump_st.st_uid;
 	st->st_gid = m->dump_st.st_gid;
 	st->st_atim = m->dump_st.st_atim;
 	st->st_mtim = m->dump_st.st_mtim;
 	st->st_ctim = m->dump_st.st_ctim;
-	if (!strcmp(path, "/")) {
+	if (ino == FUSE_ROOT_ID) {
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
-		return 0;
+		return;
 	}
-	if (strcmp(path, "/" FILE_NAME))
-		return -ENOENT;
 	st->st_mode = S_IFREG | 0444;
 	st->st_nlink = 1;
 	st->st_size = (off_t)kcore_view_size(m->view);
@@ -93,103 +93,181 @@ static int mnt_getattr(const char *path, struct stat *st,
 	st->st_blocks =
 		(blkcnt_t)((kcore_view_data_bytes(m->view) + 511) / 512);
 	st->st_blksize = 4096;
-	return 0;
 }
 
-static int mnt_readdir(const char *path, void *buf, fuse_fill_dir_t fill,
-		       off_t off, struct fuse_file_info *fi,
-		       enum fuse_readdir_flags flags)
+static void mnt_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	(void)off;
+	struct mount_state *m = state(req);
+	struct fuse_entry_param e = { .ino = FILE_INO,
+				      .attr_timeout = TIMEOUT,
+				      .entry_timeout = TIMEOUT };
+
+	if (parent != FUSE_ROOT_ID || strcmp(name, FILE_NAME)) {
+		/* A negative entry the kernel may keep: ino 0. */
+		e.ino = 0;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	fill_attr(m, FILE_INO, &e.attr);
+	fuse_reply_entry(req, &e);
+	pthread_mutex_lock(&m->lock);
+	m->looked_up = true;
+	pthread_cond_broadcast(&m->cond);
+	pthread_mutex_unlock(&m->lock);
+}
+
+static void mnt_getattr(fuse_req_t req, fuse_ino_t ino,
+			struct fuse_file_info *fi)
+{
+	struct stat st;
+
 	(void)fi;
-	(void)flags;
-	if (strcmp(path, "/"))
-		return -ENOTDIR;
-	fill(buf, ".", NULL, 0, 0);
-	fill(buf, "..", NULL, 0, 0);
-	fill(buf, FILE_NAME, NULL, 0, 0);
-	return 0;
+	if (ino != FUSE_ROOT_ID && ino != FILE_INO) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fill_attr(state(req), ino, &st);
+	fuse_reply_attr(req, &st, TIMEOUT);
 }
 
-static int mnt_open(const char *path, struct fuse_file_info *fi)
+static void mnt_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
 {
-	if (strcmp(path, "/" FILE_NAME))
-		return -ENOENT;
-	if ((fi->flags & O_ACCMODE) != O_RDONLY)
-		return -EROFS;
+	static const char *const names[] = { ".", "..", FILE_NAME };
+	static const fuse_ino_t inos[] = { FUSE_ROOT_ID, FUSE_ROOT_ID,
+					   FILE_INO };
+	char buf[512];
+	size_t used = 0;
+
+	(void)fi;
+	if (ino != FUSE_ROOT_ID) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	/* Entry i is followed by offset i + 1. */
+	for (off_t i = off < 0 ? 0 : off; i < 3; i++) {
+		struct stat st = { .st_ino = inos[i],
+				   .st_mode = i == 2 ? S_IFREG : S_IFDIR };
+		size_t n =
+			fuse_add_direntry(req, buf + used, sizeof(buf) - used,
+					  names[i], &st, i + 1);
+
+		if (n > sizeof(buf) - used || used + n > size)
+			break;
+		used += n;
+	}
+	fuse_reply_buf(req, buf, used);
+}
+
+static void mnt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (ino != FILE_INO) {
+		fuse_reply_err(req, ino == FUSE_ROOT_ID ? EISDIR : ENOENT);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	/* What the kernel read stays in its page cache across opens. */
 	fi->keep_cache = 1;
-	return 0;
+	fuse_reply_open(req, fi);
 }
 
 /* Log a read error where someone can see it (foreground only). */
-static int io_error(struct kcore_error *err)
+static int io_error(const struct mount_state *m, struct kcore_error *err)
 {
-	if (state()->foreground) {
+	if (m->foreground) {
 		char *d = kcore_error_describe(err);
 
 		fprintf(stderr, "kcoredump: %s\n", d ? d : "read error");
 		free(d);
 	}
 	kcore_error_destroy(err);
-	return -EIO;
+	return EIO;
 }
 
-static int mnt_read(const char *path, char *buf, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+static void mnt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     struct fuse_file_info *fi)
 {
+	struct mount_state *m = state(req);
 	struct kcore_error *err;
 	size_t done = 0;
 
-	(void)path;
 	(void)fi;
-	if (off < 0)
-		return -EINVAL;
-	if (size > INT_MAX)
-		size = INT_MAX;
-	err = kcore_view_pread(state()->view, buf, size, (uint64_t)off, &done);
-	if (err && !done)
-		return io_error(err);
+	if (ino != FILE_INO) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (size > m->buf_cap) {
+		unsigned char *b = realloc(m->buf, size);
+
+		if (!b) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		m->buf = b;
+		m->buf_cap = size;
+	}
+	err = kcore_view_pread(m->view, m->buf, size, (uint64_t)off, &done);
+	if (err && !done) {
+		fuse_reply_err(req, io_error(m, err));
+		return;
+	}
 	kcore_error_destroy(err);
-	return (int)done;
+	fuse_reply_buf(req, (const char *)m->buf, done);
 }
 
-static off_t mnt_lseek(const char *path, off_t off, int whence,
-		       struct fuse_file_info *fi)
+static void mnt_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		      struct fuse_file_info *fi)
 {
-	struct kcore_view *v = state()->view;
-	uint64_t size = kcore_view_size(v), d, e;
+	struct mount_state *m = state(req);
+	uint64_t size = kcore_view_size(m->view), d, e;
 	struct kcore_error *err;
 
-	(void)path;
 	(void)fi;
-	if (whence != SEEK_DATA && whence != SEEK_HOLE)
-		return -EINVAL;
-	if (off < 0)
-		return -ENXIO;
-	if ((uint64_t)off >= size)
-		return -ENXIO;
-	err = kcore_view_next_data(v, (uint64_t)off, &d, &e);
-	if (err)
-		return io_error(err);
-	if (whence == SEEK_DATA)
-		return d >= size ? -ENXIO : (off_t)d;
-	return (off_t)(d > (uint64_t)off ? (uint64_t)off : e);
+	if (ino != FILE_INO || (whence != SEEK_DATA && whence != SEEK_HOLE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (off < 0 || (uint64_t)off >= size) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	err = kcore_view_next_data(m->view, (uint64_t)off, &d, &e);
+	if (err) {
+		fuse_reply_err(req, io_error(m, err));
+		return;
+	}
+	if (whence == SEEK_DATA && d >= size)
+		fuse_reply_err(req, ENXIO);
+	else if (whence == SEEK_DATA)
+		fuse_reply_lseek(req, (off_t)d);
+	else
+		fuse_reply_lseek(
+			req, (off_t)(d > (uint64_t)off ? (uint64_t)off : e));
 }
 
-static int mnt_statfs(const char *path, struct statvfs *sv)
+static void mnt_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	(void)path;
-	memset(sv, 0, sizeof(*sv));
-	sv->f_bsize = 4096;
-	sv->f_frsize = 512;
-	sv->f_blocks = (kcore_view_data_bytes(state()->view) + 511) / 512;
-	sv->f_files = 2;
-	sv->f_namemax = 255;
-	return 0;
+	struct statvfs sv;
+
+	(void)ino;
+	memset(&sv, 0, sizeof(sv));
+	sv.f_bsize = 4096;
+	sv.f_frsize = 512;
+	sv.f_blocks = (kcore_view_data_bytes(state(req)->view) + 511) / 512;
+	sv.f_files = 2;
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
 }
 
-static const struct fuse_operations mount_ops = {
-	.init = mnt_init,
+static const struct fuse_lowlevel_ops mount_ops = {
+	.lookup = mnt_lookup,
 	.getattr = mnt_getattr,
 	.readdir = mnt_readdir,
 	.open = mnt_open,
@@ -226,16 +304,45 @@ static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 						"%s", msg));
 }
 
-static volatile sig_atomic_t prefetch_stop;
+/* Pages with data the prefetch decoded: into the kernel's page cache, so
+ * that reads of them never come here (errors: the kernel keeps fewer). */
+static void store_pages(void *arg, uint64_t offset, const void *data,
+			size_t len)
+{
+	struct mount_state *m = arg;
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(len);
 
-/* Decodes the frames with data while the file system serves reads, at a
- * lower priority than the thread serving them. */
+	if (m->stop)
+		return;
+	bv.buf[0].mem = (void *)data;
+	(void)fuse_lowlevel_notify_store(m->se, FILE_INO, (off_t)offset, &bv,
+					 0);
+}
+
+/*
+ * Once the file is looked up (by this thread, through the mount, else by
+ * the first reader), decodes the frames with data while the file system
+ * serves reads, at a lower priority than the thread serving them, and
+ * gives their pages to the page cache.  The store of a page a read has
+ * locked waits for that read's answer, which never needs this thread.
+ */
 static void *prefetch(void *arg)
 {
-	struct kcore_view *v = arg;
+	struct mount_state *m = arg;
+	struct stat st;
+	bool go;
 
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	kcore_error_destroy(kcore_view_prefetch(v, &prefetch_stop));
+	if (m->file)
+		(void)stat(m->file, &st);
+	pthread_mutex_lock(&m->lock);
+	while (!m->looked_up && !m->stop)
+		pthread_cond_wait(&m->cond, &m->lock);
+	go = !m->stop;
+	pthread_mutex_unlock(&m->lock);
+	if (go)
+		kcore_error_destroy(
+			kcore_view_prefetch(m->view, &m->stop, store_pages, m));
 	return NULL;
 }
 
@@ -246,8 +353,8 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	struct mount_state m = { 0 };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	const char *arg, *dump, *dir;
+	char *abs_dir = NULL;
 	struct kcore_error *err;
-	struct fuse *f = NULL;
 	struct stat st;
 	uint64_t v;
 	bool want_prefetch = true, prefetching = false;
@@ -307,6 +414,8 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_view_open(dump, &vo, &m.view);
 	if (err)
 		return cli_fail(ctx, err);
+	pthread_mutex_init(&m.lock, NULL);
+	pthread_cond_init(&m.cond, NULL);
 	if (fuse_opt_add_arg(&args, "kcoredump") ||
 	    fuse_opt_add_arg(&args, "-o") ||
 	    fuse_opt_add_arg(&args, "ro,default_permissions,fsname=kcoredump,"
@@ -314,20 +423,27 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		status = cli_fail(ctx, &kcore_error_nomem);
 		goto out;
 	}
-	f = fuse_new(&args, &mount_ops, sizeof(mount_ops), &m);
-	if (!f) {
+	m.se = fuse_session_new(&args, &mount_ops, sizeof(mount_ops), &m);
+	if (!m.se) {
 		status = mount_error(ctx, dir, 0, "cannot start FUSE");
 		goto out;
 	}
-	if (fuse_mount(f, dir) != 0) {
+	/* fuse_daemonize changes to / (with -f too): libfuse unmounts by
+	 * the path it mounted, which must then still name the mount point. */
+	abs_dir = realpath(dir, NULL);
+	if (!abs_dir) {
+		status = mount_error(ctx, dir, errno, "no mount point");
+		goto destroy;
+	}
+	if (asprintf(&m.file, "%s/" FILE_NAME, abs_dir) < 0)
+		m.file = NULL;
+	if (fuse_session_mount(m.se, abs_dir) != 0) {
 		status = mount_error(ctx, dir, 0,
 				     "cannot mount (is it already a mount "
 				     "point, or not allowed?)");
-		fuse_destroy(f);
-		f = NULL;
-		goto out;
+		goto destroy;
 	}
-	if (fuse_set_signal_handlers(fuse_get_session(f)) != 0) {
+	if (fuse_set_signal_handlers(m.se) != 0) {
 		status = mount_error(ctx, dir, 0, "cannot set signal handlers");
 		goto unmount;
 	}
@@ -336,26 +452,34 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	if (fuse_daemonize(m.foreground) != 0) {
 		status =
 			mount_error(ctx, dir, 0, "cannot go to the background");
-		fuse_remove_signal_handlers(fuse_get_session(f));
+		fuse_remove_signal_handlers(m.se);
 		goto unmount;
 	}
 	/* After fuse_daemonize: a fork keeps no thread. */
-	prefetch_stop = 0;
 	prefetching = want_prefetch &&
-		      pthread_create(&prefetcher, NULL, prefetch, m.view) == 0;
-	/* fuse_loop: 0, or the signal that ended it (> 0); < 0 errors. */
-	status = fuse_loop(f) >= 0 ? EXIT_OK : EXIT_FAILURE_;
-	fuse_remove_signal_handlers(fuse_get_session(f));
+		      pthread_create(&prefetcher, NULL, prefetch, &m) == 0;
+	/* 0, or the signal that ended it (> 0); < 0 errors. */
+	status = fuse_session_loop(m.se) >= 0 ? EXIT_OK : EXIT_FAILURE_;
+	fuse_remove_signal_handlers(m.se);
 	if (prefetching) {
-		prefetch_stop = 1;
+		pthread_mutex_lock(&m.lock);
+		m.stop = 1;
+		pthread_cond_broadcast(&m.cond);
+		pthread_mutex_unlock(&m.lock);
 		pthread_join(prefetcher, NULL);
 	}
 unmount:
-	fuse_unmount(f);
-	fuse_destroy(f);
+	fuse_session_unmount(m.se);
+destroy:
+	fuse_session_destroy(m.se);
 out:
 	fuse_opt_free_args(&args);
 	kcore_view_destroy(m.view);
+	free(m.buf);
+	free(m.file);
+	free(abs_dir);
+	pthread_cond_destroy(&m.cond);
+	pthread_mutex_destroy(&m.lock);
 	return status;
 }
 

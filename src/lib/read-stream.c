@@ -291,7 +291,9 @@ uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src)
 }
 
 struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
-						 volatile sig_atomic_t *stop)
+						 volatile sig_atomic_t *stop,
+						 kcore_prefetch_fn *fn,
+						 void *arg)
 {
 	struct zstream *z = src->backend_data;
 	struct kcore_prefetch *p = NULL;
@@ -309,18 +311,25 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 	err = kcore_prefetch_create(&p);
 	while (!err && more && !(stop && *stop)) {
 		pthread_mutex_lock(&z->lock);
-		more = kcore_istream_prefetch_next(z->is, &frame);
+		more = kcore_istream_prefetch_next(z->is, &frame, fn != NULL);
 		pthread_mutex_unlock(&z->lock);
 		if (!more)
 			break;
-		err = kcore_istream_prefetch_decode(z->is, p, frame);
+		err = kcore_istream_prefetch_decode(z->is, p, frame, !fn);
 		if (err)
 			break;
-		pthread_mutex_lock(&z->lock);
-		more = kcore_istream_prefetch_insert(z->is, p, frame);
-		pthread_mutex_unlock(&z->lock);
+		if (fn) {
+			kcore_istream_prefetch_publish(z->is, p, frame, fn,
+						       arg);
+		} else {
+			pthread_mutex_lock(&z->lock);
+			more = kcore_istream_prefetch_insert(z->is, p, frame);
+			pthread_mutex_unlock(&z->lock);
+		}
 		frame++;
 	}
+	if (!err && fn && !(stop && *stop))
+		kcore_istream_prefetch_flush(z->is, p, fn, arg);
 	kcore_prefetch_destroy(p);
 	return err;
 }

@@ -64,14 +64,23 @@ uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
 /* Decompressed bytes of its frames that hold data (0: not a seekable
  * stream). */
 uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src);
+/* A run of pages with data just decoded: [offset, offset + len) of the
+ * decompressed stream (kcore_view_data_fn). */
+typedef void kcore_prefetch_fn(void *arg, uint64_t offset, const void *data,
+			       size_t len);
 /*
  * Decode the frames with data of a seekable .zst source into its frame
  * cache from another thread when they all fit in it, never pushing out a
  * frame; until *stop (may be NULL) is set.  The decoding is done outside
- * the source's lock, so reads go on meanwhile.  Other sources: nothing.
+ * the source's lock, so reads go on meanwhile.  With fn, every frame with
+ * data is decoded (those readers decoded first too) and, instead of being
+ * cached, gives fn its runs of pages with data, outside every lock (the
+ * caller keeps them).  Other sources: nothing.
  */
 struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
-						 volatile sig_atomic_t *stop);
+						 volatile sig_atomic_t *stop,
+						 kcore_prefetch_fn *fn,
+						 void *arg);
 
 /*
  * The parts of that prefetch (stream-read.c).  Under the caller's lock:
@@ -88,12 +97,27 @@ struct kcore_istream;
 bool kcore_istream_prefetch_fits(const struct kcore_istream *s);
 struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret);
 void kcore_prefetch_destroy(struct kcore_prefetch *p);
-bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame);
+/* all: frames already cached too, and while the cache is full. */
+bool kcore_istream_prefetch_next(struct kcore_istream *s, uint64_t *frame,
+				 bool all);
+/* keep: packed for prefetch_insert (else only for prefetch_publish). */
 struct kcore_error *kcore_istream_prefetch_decode(struct kcore_istream *s,
 						  struct kcore_prefetch *p,
-						  uint64_t frame);
+						  uint64_t frame, bool keep);
 bool kcore_istream_prefetch_insert(struct kcore_istream *s,
 				   struct kcore_prefetch *p, uint64_t frame);
+/*
+ * The runs of pages with data of the frame prefetch_decode decoded last,
+ * to fn (no lock needed): whole pages of the system's page size at
+ * multiples of it (the page a frame's end cuts is given with the next
+ * frame published, or by prefetch_flush once the last one was).
+ */
+void kcore_istream_prefetch_publish(const struct kcore_istream *s,
+				    struct kcore_prefetch *p, uint64_t frame,
+				    kcore_prefetch_fn *fn, void *arg);
+void kcore_istream_prefetch_flush(const struct kcore_istream *s,
+				  struct kcore_prefetch *p,
+				  kcore_prefetch_fn *fn, void *arg);
 
 static inline void stream_put_le32(unsigned char *p, uint32_t v)
 {

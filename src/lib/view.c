@@ -374,11 +374,14 @@ uint64_t kcore_view_frames_decoded(const struct kcore_view *v)
 }
 
 struct kcore_error *kcore_view_prefetch(struct kcore_view *v,
-					volatile sig_atomic_t *stop)
+					volatile sig_atomic_t *stop,
+					kcore_view_data_fn *fn, void *arg)
 {
 	/* The source's own lock guards its cache; the decoding runs beside
-	 * the reads, not under the view's lock. */
-	return kcore_stream_source_prefetch(v->src, stop);
+	 * the reads, not under the view's lock.  The stream's offsets are
+	 * the view's when the view is the stream's ELF as it is. */
+	return kcore_stream_source_prefetch(v->src, stop, v->header ? NULL : fn,
+					    arg);
 }
 
 struct kcore_error *kcore_view_pread(struct kcore_view *v, void *buf,

@@ -11,7 +11,10 @@
 #    what it prints on the extracted core;
 #  - the 1 TiB sparse .zst: mounted, its vmcore has 1 TiB and a few KiB
 #    of blocks, its last data page reads right;
-#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f);
+#  - once mounted, the vmcore's pages with data are in the page cache
+#    (fincore) before anything reads them, not with --no-prefetch;
+#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f,
+#    a relative mount point: the daemon's working directory is /);
 #    the file system is read-only;
 #  - a clear error without /dev/fuse (a private mount namespace whose /dev
 #    lacks it) or without fusermount3 in PATH.
@@ -154,6 +157,45 @@ else
 	ok "the mount is read-only"
 fi
 
+# Once mounted, the prefetch gives the pages with data to the kernel's
+# page cache (reads of them then never reach kcoredump), none read; with
+# --no-prefetch nothing is there.  fincore counts the pages.
+x=$fixdir/pn-xnum.core
+if ! command -v fincore > /dev/null; then
+	skip "no fincore (util-linux) to count cached pages"
+elif "$kcoredump" dump -q -T 2 --frame-size 256K "$x" -o "$tmp/x.zst" &&
+	"$kcoredump" extract -q "$tmp/x.zst" -o "$tmp/x.elf" &&
+	mnt "$tmp/x.zst" "$tmp/m-xp" && mnt "$tmp/x.zst" "$tmp/m-xn" --no-prefetch; then
+	want=$(/usr/bin/python3 -c '
+import sys
+d = open(sys.argv[1], "rb").read()
+print(sum(1 for i in range(0, len(d), 4096) if d[i:i + 4096].strip(b"\0")))' "$tmp/x.elf")
+	got=0
+	for _ in $(seq 300); do
+		got=$(fincore --noheadings --output PAGES "$tmp/m-xp/vmcore" 2> /dev/null | tr -d ' ' || true)
+		got=${got:-0}
+		((got * 100 >= want * 99)) && break
+		sleep 0.1
+	done
+	no=$(fincore --noheadings --output PAGES "$tmp/m-xn/vmcore" 2> /dev/null | tr -d ' ' || true)
+	no=${no:--1}
+	if ((want > 1000 && got * 100 >= want * 99)); then
+		ok "prefetch: $got of the $want pages with data in the page cache, none read"
+	else
+		not_ok "prefetch: $got of the $want pages with data in the page cache, none read"
+	fi
+	if ((no >= 0 && no * 10 < want)); then
+		ok "--no-prefetch: $no pages in the page cache"
+	else
+		not_ok "--no-prefetch: $no pages in the page cache (of $want)"
+	fi
+	cmp "$tmp/m-xp/vmcore" "$tmp/x.elf" &&
+		ok "prefetch: the mounted vmcore (from the page cache) equals extract's output" ||
+		not_ok "prefetch: the mounted vmcore differs from extract's output"
+else
+	not_ok "dump, extract and mounts of $x"
+fi
+
 # The 1 TiB sparse process core.
 "$kcoredump" dump -q -T 2 "$sparse" -o "$tmp/s.zst" || not_ok "dump of $sparse"
 if mnt "$tmp/s.zst" "$tmp/m-s"; then
@@ -185,7 +227,8 @@ else
 fi
 mkdir -p "$tmp/m-f"
 mounts+=("$tmp/m-f")
-"$kcoredump" mount -f "$tmp/p.zst" "$tmp/m-f" 2> "$tmp/fg.err" &
+# A relative mount point: the daemon changes to / and still unmounts it.
+(cd "$tmp" && exec "$kcoredump" mount -f p.zst m-f) 2> "$tmp/fg.err" &
 pid=$!
 for _ in $(seq 100); do
 	mountpoint -q "$tmp/m-f" && break
@@ -196,9 +239,9 @@ kill -TERM "$pid"
 wait "$pid"
 st=$?
 if ! mountpoint -q "$tmp/m-f" && [[ $st == 0 ]]; then
-	ok "mount -f: SIGTERM unmounts, exit 0"
+	ok "mount -f (relative mount point): SIGTERM unmounts, exit 0"
 else
-	not_ok "mount -f: after SIGTERM: exit $st, $(mountpoint "$tmp/m-f")"
+	not_ok "mount -f (relative mount point): after SIGTERM: exit $st, $(mountpoint "$tmp/m-f"), $(cat "$tmp/fg.err")"
 fi
 
 # Missing pieces give one clear line.

@@ -29,9 +29,7 @@ static const char vmcoreinfo[] = "OSRELEASE=4.14.0-old\nPAGESIZE=4096\n"
 static size_t build(unsigned char *img, size_t *note_len)
 {
 	Elf64_Phdr *ph = kc_elfcore_header(img, 2);
-	size_t data = 0x1000, namesz = sizeof("VMCOREINFO");
-	unsigned char *note = img + data + (NOTE_PADDR - RAM_PADDR);
-	uint32_t hdr[3] = { (uint32_t)namesz, sizeof(vmcoreinfo) - 1, 0 };
+	size_t data = 0x1000;
 
 	ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
 			      .p_flags = PF_R | PF_W | PF_X,
@@ -41,10 +39,9 @@ static size_t build(unsigned char *img, size_t *note_len)
 			      .p_filesz = RAM_SIZE / 2,
 			      .p_memsz = RAM_SIZE,
 			      .p_align = 4096 };
-	memcpy(note, hdr, sizeof(hdr));
-	memcpy(note + 12, "VMCOREINFO", namesz);
-	memcpy(note + 12 + 12, vmcoreinfo, sizeof(vmcoreinfo) - 1);
-	*note_len = 24 + sizeof(vmcoreinfo) - 1;
+	*note_len = kc_elfcore_vmcoreinfo(img + data +
+						  (NOTE_PADDR - RAM_PADDR),
+					  vmcoreinfo, sizeof(vmcoreinfo) - 1);
 	memset(img + data, 0xab, 16);
 	return data + RAM_SIZE / 2;
 }
