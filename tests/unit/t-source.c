@@ -39,8 +39,7 @@ static size_t build(unsigned char *img, size_t *note_len)
 			      .p_filesz = RAM_SIZE / 2,
 			      .p_memsz = RAM_SIZE,
 			      .p_align = 4096 };
-	*note_len = kc_elfcore_vmcoreinfo(img + data +
-						  (NOTE_PADDR - RAM_PADDR),
+	*note_len = kc_elfcore_vmcoreinfo(img + data + (NOTE_PADDR - RAM_PADDR),
 					  vmcoreinfo, sizeof(vmcoreinfo) - 1);
 	memset(img + data, 0xab, 16);
 	return data + RAM_SIZE / 2;
