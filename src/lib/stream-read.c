@@ -1438,8 +1438,8 @@ struct kcore_prefetch {
 	struct frame_dec dec;
 	unsigned char *packed; /* the frame decoded last, packed */
 	size_t packed_len, len;
-	/* publish: the page of the page cache (page bytes) a frame's end
-	 * cut, its bytes up to carry_end (0: none), for the frame after it. */
+	/* publish: the system's page size, and the page a frame's end cut,
+	 * its bytes up to carry_end (0: none), for the frame after it. */
 	size_t page;
 	unsigned char *carry;
 	uint64_t carry_page, carry_end;
@@ -1447,8 +1447,21 @@ struct kcore_prefetch {
 
 struct kcore_error *kcore_prefetch_create(struct kcore_prefetch **ret)
 {
-	*ret = calloc(1, sizeof(**ret));
-	return *ret ? NULL : &kcore_error_nomem;
+	struct kcore_prefetch *p = calloc(1, sizeof(*p));
+	long sz = sysconf(_SC_PAGESIZE);
+
+	*ret = NULL;
+	if (!p)
+		return &kcore_error_nomem;
+	p->page = sz >= (long)PACK_PAGE && sz <= (1l << 20) ? (size_t)sz
+							    : PACK_PAGE;
+	p->carry = malloc(p->page);
+	if (!p->carry) {
+		free(p);
+		return &kcore_error_nomem;
+	}
+	*ret = p;
+	return NULL;
 }
 
 void kcore_prefetch_destroy(struct kcore_prefetch *p)
@@ -1592,52 +1605,39 @@ void kcore_istream_prefetch_publish(const struct kcore_istream *s,
 				    kcore_prefetch_fn *fn, void *arg)
 {
 	const unsigned char *b = p->dec.fbuf;
-	uint64_t start = s->d_off[frame], end = start + p->len, pg, first, last;
+	uint64_t start = s->d_off[frame], end = start + p->len;
+	uint64_t pg = start / p->page * p->page;
+	uint64_t first = (start + p->page - 1) / p->page * p->page;
+	uint64_t last = end / p->page * p->page;
+	uint64_t head_end = end < first ? end : first;
 
 	/* The page cache takes whole pages of the file, and frames need not
 	 * start on one (a header frame of any length comes first): the page
-	 * a frame's start cuts is finished with the frame before it. */
-	if (!p->page) {
-		long sz = sysconf(_SC_PAGESIZE);
-
-		p->page = sz >= (long)PACK_PAGE && sz <= (1l << 20) ? (size_t)sz
-								    : PACK_PAGE;
-		p->carry = malloc(p->page);
-		if (!p->carry) {
-			p->page = 0;
-			return;
-		}
-	}
-	pg = start / p->page * p->page;
-	first = (start + p->page - 1) / p->page * p->page;
-	last = end / p->page * p->page;
+	 * a frame's start cuts is finished with the frame before it, the
+	 * page its end cuts with the frame after it. */
 	if (p->carry_end && p->carry_page != pg)
 		flush_carry(s, p, fn, arg); /* the rest of it: zeros */
-	if (end <= first) {		    /* the frame is within one page */
-		carry_add(p, pg, start, b, p->len);
-		if (end == first || end == s->total)
+	if (start < head_end) {
+		carry_add(p, pg, start, b, (size_t)(head_end - start));
+		if (head_end == first)
 			flush_carry(s, p, fn, arg);
-		return;
 	}
-	if (start < first) {
-		carry_add(p, pg, start, b, (size_t)(first - start));
+	if (end > first) {
+		publish_pages(b + (first - start), first, last, p->page, fn,
+			      arg);
+		if (last < end)
+			carry_add(p, last, last, b + (last - start),
+				  (size_t)(end - last));
+	}
+	if (end == s->total) /* the file's last page, short */
 		flush_carry(s, p, fn, arg);
-	}
-	publish_pages(b + (first - start), first, last, p->page, fn, arg);
-	if (last < end) {
-		carry_add(p, last, last, b + (last - start),
-			  (size_t)(end - last));
-		if (end == s->total)
-			flush_carry(s, p, fn, arg);
-	}
 }
 
 void kcore_istream_prefetch_flush(const struct kcore_istream *s,
 				  struct kcore_prefetch *p,
 				  kcore_prefetch_fn *fn, void *arg)
 {
-	if (p->page)
-		flush_carry(s, p, fn, arg);
+	flush_carry(s, p, fn, arg);
 }
 
 void kcore_istream_destroy(struct kcore_istream *s)
