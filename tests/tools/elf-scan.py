@@ -21,31 +21,22 @@ very last byte of any file; that byte is not held against the file.)
 Prints what is wrong, one line each, and exits 1 if anything is.
 """
 import bisect
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "oracle"))
+import elfdata  # noqa: E402  (tests/oracle/elfdata.py)
 
 PT_LOAD, PT_NOTE = 1, 4
 
 
 def phdrs(path):
     with open(path, "rb") as f:
-        eh = f.read(64)
-        if eh[:4] != b"\x7fELF" or eh[4] != 2:
-            sys.exit(f"{path}: not a 64-bit ELF file")
-        phoff, = struct.unpack_from("<Q", eh, 32)
-        phentsize, phnum = struct.unpack_from("<HH", eh, 54)
-        if phnum == 0xFFFF:  # PN_XNUM: section 0's sh_info
-            shoff, = struct.unpack_from("<Q", eh, 40)
-            f.seek(shoff + 44)
-            phnum, = struct.unpack("<I", f.read(4))
-        f.seek(phoff)
-        table = f.read(phnum * phentsize)
-    out = []
-    for i in range(phnum):
-        (p_type, _flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz,
-         _align) = struct.unpack_from("<IIQQQQQQ", table, i * phentsize)
-        out.append((p_type, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz))
-    return out
+        try:
+            return elfdata.phdrs(f)
+        except ValueError as e:
+            sys.exit(f"{path}: {e}")
 
 
 def check_order(ph):
