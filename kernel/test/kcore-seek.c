@@ -39,6 +39,25 @@ static unsigned long long vaddr_of(unsigned long long off)
 	return 0;
 }
 
+/* The extent at or after pos: 1 and [*d, *h), 0 past the last one
+ * (ENXIO), -1 on an error (printed). */
+static int extent_from(int fd, off_t pos, off_t *d, off_t *h)
+{
+	*d = lseek(fd, pos, SEEK_DATA);
+	if (*d < 0) {
+		if (errno == ENXIO)
+			return 0;
+		perror("SEEK_DATA");
+		return -1;
+	}
+	*h = lseek(fd, *d, SEEK_HOLE);
+	if (*h < 0) {
+		perror("SEEK_HOLE");
+		return -1;
+	}
+	return 1;
+}
+
 static int in_load(unsigned long long off)
 {
 	return vaddr_of(off) != 0;
@@ -106,44 +125,25 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		off_t d = lseek(fd, pos, SEEK_DATA);
-		if (d < 0) {
-			if (errno != ENXIO) {
-				perror("SEEK_DATA");
-				bad = 1;
-			}
-			break;
-		}
-		off_t h = lseek(fd, d, SEEK_HOLE);
-		if (h < 0) {
-			perror("SEEK_HOLE");
-			bad = 1;
-			break;
-		}
-		if (h == d && racy) {
-			/* The data at d vanished, or an empty extent? */
-			off_t d2 = lseek(fd, d, SEEK_DATA);
+		off_t d, h;
+		int r = extent_from(fd, pos, &d, &h);
 
-			if (d2 < 0) {
-				if (errno != ENXIO) {
-					perror("SEEK_DATA");
-					bad = 1;
-				}
-				break;
-			}
-			if (d2 > d) {
+		if (r > 0 && h == d && racy) {
+			/* The data at d vanished, or an empty extent? */
+			off_t d2;
+
+			r = extent_from(fd, d, &d2, &h);
+			if (r > 0 && d2 > d) {
 				raced++;
 				pos = d2;
 				continue;
 			}
-			h = lseek(fd, d, SEEK_HOLE);
-			if (h < 0) {
-				perror("SEEK_HOLE");
-				bad = 1;
-				break;
-			}
-			if (h > d)
+			if (r > 0 && h > d)
 				raced++;
+		}
+		if (r <= 0) {
+			bad |= r < 0;
+			break;
 		}
 		if (h <= d) {
 			printf("error: SEEK_HOLE(%#llx) = %#llx\n",
