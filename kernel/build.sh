@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
-# Build a test kernel from Debian's linux-source-6.12, stock or with the
-# kcoredump patch series (kernel/patches/*.patch) applied.
+# Build a test kernel from Debian's linux-source-6.12 or linux-source-7.3,
+# stock or with the kcoredump patch series for that base applied
+# (kernel/patches/*.patch on 6.12, the LTS backport; kernel/patches-7.3 on
+# 7.3, the series that is posted).
 #
-#   kernel/build.sh [--stock|--patched] [--upto N] [--out DIR] [--jobs N]
-#                   [--no-ccache] [--config-only] [--debug | --nommu]
-#                   [--patches DIR]
+#   kernel/build.sh [--base 6.12|7.3] [--stock|--patched] [--upto N]
+#                   [--out DIR] [--jobs N] [--no-ccache] [--config-only]
+#                   [--debug | --nommu] [--patches DIR]
 #
-# Sources: `apt-get download linux-source-6.12` (apt-get update only if the
-# package is unknown), the tarball unpacked once into
+# Sources (--base, default 6.12): `apt-get download linux-source-6.12`
+# (Debian 12; apt-get update only if the package is unknown), or
+# linux-source-7.3 from trixie-backports through the private apt
+# configuration of tests/lib/apt-download.sh; the tarball unpacked once into
 #   ${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/linux-source/<version>/src
 # as a git repository (one commit, tag "base": the pristine Debian source).
 # Each run resets that tree to "base" and, for --patched, `git am`s the
@@ -27,6 +31,9 @@
 # that the series builds and links for !CONFIG_MMU (O= directory
 # build-<variant>-nommu).
 #
+# The build's tools (flex, bison, bc, libelf-dev, libssl-dev, ...) are
+# installed with apt-get when missing (root; waits for the dpkg lock).
+#
 # Prints the bzImage (--nommu: vmlinux) path as the last line of stdout.
 # Everything else goes to stderr.
 set -euo pipefail
@@ -39,7 +46,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../tests/lib/shell.sh
 source "$here/../tests/lib/shell.sh"
 kcd_trap_errors
-pkg=linux-source-6.12
+# shellcheck source-path=SCRIPTDIR source=../tests/lib/apt-download.sh
+source "$here/../tests/lib/apt-download.sh"
+base=6.12
 cache=${KCOREDUMP_CACHE:-$HOME/.cache/kcoredump}/linux-source
 variant=stock
 out=
@@ -49,14 +58,15 @@ use_ccache=1
 config_only=0
 debug=0
 nommu=0
-patch_dir=$here/patches
+patch_dir=
 
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,38p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "build.sh: $*" >&2; exit 1; }
 log() { echo "build.sh: $*" >&2; }
 
 while [[ $# -gt 0 ]]; do
 	case "$1" in
+	--base) base=$2; shift 2 ;;
 	--stock) variant=stock; shift ;;
 	--patched) variant=patched; shift ;;
 	--upto) upto=$2; shift 2 ;;
@@ -72,9 +82,33 @@ while [[ $# -gt 0 ]]; do
 	esac
 done
 
-for t in git make gcc flex bison bc xz tar dpkg-deb flock; do
-	command -v "$t" >/dev/null || die "'$t' not found (apt-get install git make gcc flex bison bc xz-utils libelf-dev libssl-dev)"
+case "$base" in
+6.12) series_dir=$here/patches ;;
+7.3) series_dir=$here/patches-7.3 ;;
+*) die "--base must be 6.12 or 7.3, not '$base'" ;;
+esac
+pkg=linux-source-$base
+[[ -n "$patch_dir" ]] || patch_dir=$series_dir
+
+# --- build dependencies -------------------------------------------------------
+# tool:package; headers are checked by their path.
+need_pkgs=()
+for tp in git:git make:make gcc:gcc flex:flex bison:bison bc:bc xz:xz-utils \
+	tar:tar dpkg-deb:dpkg flock:util-linux perl:perl cpio:cpio; do
+	command -v "${tp%%:*}" >/dev/null || need_pkgs+=("${tp#*:}")
 done
+[[ -e /usr/include/libelf.h ]] || need_pkgs+=(libelf-dev)
+[[ -e /usr/include/openssl/ssl.h ]] || need_pkgs+=(libssl-dev)
+[[ -e /usr/include/zlib.h ]] || need_pkgs+=(zlib1g-dev)
+if ((${#need_pkgs[@]})); then
+	[[ $(id -u) -eq 0 ]] || die "missing build tools (${need_pkgs[*]}): apt-get install them (needs root)"
+	log "installing ${need_pkgs[*]}"
+	apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends "${need_pkgs[@]}" >&2 || {
+		log "apt-get install failed; running apt-get update and retrying"
+		apt-get -o DPkg::Lock::Timeout=900 update -qq >&2 || true
+		apt-get -o DPkg::Lock::Timeout=900 install -y --no-install-recommends "${need_pkgs[@]}" >&2
+	} || die "cannot install ${need_pkgs[*]}"
+fi
 
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
@@ -82,25 +116,20 @@ exec 9>"$cache/.lock"
 # --- source -----------------------------------------------------------------
 # Newest complete cached version, else download.
 find_cached() {
-	local d best=
-	for d in "$cache"/*/; do
-		[[ -e "$d/.complete" ]] || continue
-		best=$(basename "$d")
-	done
-	[[ -n "$best" ]] && echo "$best"
-	return 0
+	kcd_newest_entry "$cache" "^${base//./\\.}\\."
 }
 
 fetch_source() {
 	local tmp deb ver
 	tmp=$(mktemp -d "$cache/.dl.XXXXXX")
+	chmod 0755 "$tmp" # apt-get download drops privileges to _apt
 	log "downloading $pkg"
-	if ! (cd "$tmp" && apt-get download "$pkg" >&2 2>/dev/null); then
-		log "apt-get download failed; running apt-get update"
-		apt-get update >&2 || die "apt-get update failed (needs root)"
-		(cd "$tmp" && apt-get download "$pkg" >&2) || die "cannot download $pkg"
+	if [[ "$base" == 6.12 ]]; then
+		deb=$(apt_download_deb "$tmp" "$pkg") || die "cannot download $pkg"
+	else
+		deb=$(apt_private_download_deb "$tmp" "$pkg/trixie-backports") ||
+			die "cannot download $pkg from trixie-backports"
 	fi
-	deb=$(ls "$tmp"/*.deb)
 	ver=$(dpkg-deb -f "$deb" Version)
 	if [[ -e "$cache/$ver/.complete" ]]; then
 		rm -rf "$tmp"
@@ -109,7 +138,7 @@ fetch_source() {
 	fi
 	log "unpacking $pkg $ver"
 	mkdir -p "$tmp/src"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO ./usr/src/linux-source-6.12.tar.xz |
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$pkg.tar.xz" |
 		xz -dc -T0 | tar -x -C "$tmp/src" --strip-components=1
 	rm -f "$deb"
 	log "creating the git repository (one-time, about a minute)"
@@ -140,14 +169,21 @@ src=$vdir/src
 log "source: $pkg $ver ($src)"
 
 # --- tree for the variant ---------------------------------------------------
+# A series directory holds the patches (NNNN-*.patch, 0000 the cover
+# letter) or, as kernel/patches-7.3 does, one subdirectory per posting,
+# applied in the order of their names; --upto N counts the patches of all
+# postings in that order.
 patches=()
-for p in "$patch_dir"/[0-9][0-9][0-9][0-9]-*.patch; do
+k=0
+for p in "$patch_dir"/[0-9][0-9][0-9][0-9]-*.patch "$patch_dir"/*/[0-9][0-9][0-9][0-9]-*.patch; do
 	[[ -e "$p" ]] || continue
 	n=$(basename "$p"); n=${n%%-*}
 	[[ "$n" == 0000 ]] && continue            # cover letter
-	if [[ -n "$upto" ]] && ((10#$n > upto)); then continue; fi
+	k=$((k + 1))
+	if [[ -n "$upto" ]] && ((k > upto)); then continue; fi
 	patches+=("$p")
 done
+((${#patches[@]} > 0)) || [[ "$variant" == stock ]] || die "no patches in $patch_dir"
 
 # One source tree for both variants, switched under the lock (held until the
 # build is done): `git checkout` rewrites only the files the series touches,
@@ -187,7 +223,7 @@ dbg_suffix=
 ((debug == 0)) || dbg_suffix=-debug
 ((nommu == 0)) || dbg_suffix=-nommu
 series_suffix=
-[[ "$patch_dir" == "$here/patches" || "$variant" != patched ]] ||
+[[ "$patch_dir" == "$series_dir" || "$variant" != patched ]] ||
 	series_suffix=-$(basename "$patch_dir")
 [[ -n "$out" ]] || out=$vdir/build-$variant$series_suffix${upto:+-upto$upto}$dbg_suffix
 mkdir -p "$out"
@@ -218,6 +254,12 @@ mk=(make -C "$tree" O="$out" -j"$jobs"
 cc=gcc
 base_config=tinyconfig
 frags=("$here/kcoredump.config")
+if [[ "$base" == 7.3 ]]; then
+	# kernel/kcoredump-7.3.config names the options 7.3 no longer has
+	grep -v -e '^CONFIG_X86_5LEVEL=' -e '^CONFIG_PROC_SYSCTL=' "$here/kcoredump.config" \
+		> "$out/.kcoredump-base.config" || die "cannot filter kcoredump.config"
+	frags=("$out/.kcoredump-base.config" "$here/kcoredump-7.3.config")
+fi
 ((debug == 0)) || frags+=("$here/kasan.config")
 targets=(bzImage modules)
 image=arch/x86/boot/bzImage

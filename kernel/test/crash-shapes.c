@@ -61,6 +61,24 @@
 #error "build with -nostdlib -include tools/include/nolibc/nolibc.h"
 #endif
 
+/*
+ * nolibc's raw system call macros: my_syscallN in 6.12's tools/include,
+ * __nolibc_syscallN in 7.3's.
+ */
+#ifdef __nolibc_syscall0
+#define raw_syscall0 __nolibc_syscall0
+#define raw_syscall1 __nolibc_syscall1
+#define raw_syscall2 __nolibc_syscall2
+#define raw_syscall3 __nolibc_syscall3
+#define raw_syscall6 __nolibc_syscall6
+#else
+#define raw_syscall0 my_syscall0
+#define raw_syscall1 my_syscall1
+#define raw_syscall2 my_syscall2
+#define raw_syscall3 my_syscall3
+#define raw_syscall6 my_syscall6
+#endif
+
 #include <linux/userfaultfd.h>
 #include "shapes.h"
 
@@ -140,7 +158,7 @@ static void *map(unsigned long len, int flags, int fd)
 
 static void madv(void *p, unsigned long len, int advice)
 {
-	if (my_syscall3(__NR_madvise, p, len, advice))
+	if (raw_syscall3(__NR_madvise, p, len, advice))
 		die("madvise");
 }
 
@@ -193,21 +211,21 @@ static void __attribute__((noreturn, used)) sibling(void)
 {
 	unsigned long i;
 
-	for (i = 0; my_syscall0(__NR_getppid) == crashing; i++) {
+	for (i = 0; raw_syscall0(__NR_getppid) == crashing; i++) {
 		unsigned char *q = churn + (i % 16) * 2 * MiB;
 		long r;
 
-		r = my_syscall6(__NR_mmap, q, 2 * MiB, PROT_RW,
+		r = raw_syscall6(__NR_mmap, q, 2 * MiB, PROT_RW,
 				MAP_ANON_PRIVATE | MAP_FIXED, -1, 0);
 		if (r < 0)
 			break;
 		((volatile unsigned long *)q)[(i * 512) % (2 * MiB / 8)] = i;
 		if (i % 3 == 0)
-			my_syscall3(__NR_madvise, q, 2 * MiB, MADV_DONTNEED_);
+			raw_syscall3(__NR_madvise, q, 2 * MiB, MADV_DONTNEED_);
 		if (i % 5 == 0)
-			my_syscall2(__NR_munmap, q + MiB, MiB);
+			raw_syscall2(__NR_munmap, q + MiB, MiB);
 	}
-	my_syscall1(__NR_exit, 0);
+	raw_syscall1(__NR_exit, 0);
 	__builtin_unreachable();
 }
 
@@ -287,7 +305,7 @@ static void build(const char *shape)
 		int fd = open("/tmp/kc-shape-file", O_RDWR | O_CREAT | O_TRUNC,
 			      0600);
 
-		if (fd < 0 || my_syscall2(__NR_ftruncate, fd, 64 * MiB) < 0)
+		if (fd < 0 || raw_syscall2(__NR_ftruncate, fd, 64 * MiB) < 0)
 			die("file");
 		set_filter("0x7f");
 		p = map(64 * MiB, MAP_SHARED, fd);
@@ -332,7 +350,7 @@ static void build(const char *shape)
 		madv(p, 32 * MiB, MADV_NOHUGEPAGE_);
 		fill(p, 32 * MiB, 12);
 		madv(p, 32 * MiB, MADV_PAGEOUT_);
-		if (my_syscall3(__NR_mincore, p, 32 * MiB, vec))
+		if (raw_syscall3(__NR_mincore, p, 32 * MiB, vec))
 			die("mincore");
 		for (i = 0; i < sizeof(vec); i++)
 			out += !(vec[i] & 1);
@@ -342,12 +360,12 @@ static void build(const char *shape)
 			   MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
 		put_range("map", p, 64 * GiB);
 		madv(p, 64 * GiB, MADV_NOHUGEPAGE_);
-		if (my_syscall3(__NR_mprotect, p + 33 * GiB, 2 * MiB, PROT_RW) ||
-		    my_syscall3(__NR_mprotect, p + 40 * GiB, PAGE, PROT_RW))
+		if (raw_syscall3(__NR_mprotect, p + 33 * GiB, 2 * MiB, PROT_RW) ||
+		    raw_syscall3(__NR_mprotect, p + 40 * GiB, PAGE, PROT_RW))
 			die("mprotect");
 		fill(p + 33 * GiB, 2 * MiB, 13);
 		fill(p + 40 * GiB, PAGE, 14);
-		if (my_syscall3(__NR_mprotect, p + 40 * GiB, PAGE, PROT_NONE))
+		if (raw_syscall3(__NR_mprotect, p + 40 * GiB, PAGE, PROT_NONE))
 			die("mprotect");
 	} else if (!strcmp(shape, "dontneed")) {
 		p = map_sparse(1 * GiB);
@@ -356,7 +374,7 @@ static void build(const char *shape)
 			fill(p + i * 128 * MiB + 5 * PAGE, PAGE, 15 + i);
 	} else if (!strcmp(shape, "uffd")) {
 		struct uffdio_api api = { .api = UFFD_API };
-		int uffd = my_syscall1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		int uffd = raw_syscall1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
 		if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
 			die("userfaultfd");
@@ -405,9 +423,10 @@ static void build(const char *shape)
 
 static unsigned long now_us(void)
 {
-	struct timeval tv;
+	struct timeval tv = { 0 };
 
-	gettimeofday(&tv, NULL);
+	if (gettimeofday(&tv, NULL))
+		die("gettimeofday");
 	return tv.tv_sec * 1000000UL + tv.tv_usec;
 }
 
@@ -477,7 +496,7 @@ int main(int argc, char **argv)
 			die("child died before it was ready");
 		t0 = now_us();
 		/* a dump that never ends fails the run instead of hanging it */
-		my_syscall1(__NR_alarm, strcmp(shape, "kill") ? 1800 : 120);
+		raw_syscall1(__NR_alarm, strcmp(shape, "kill") ? 1800 : 120);
 		if (!strcmp(shape, "kill")) {
 			usleep(100000);
 			tk = now_us();
@@ -486,7 +505,7 @@ int main(int argc, char **argv)
 		if (waitpid(pid, &status, 0) != pid)
 			die("waitpid");
 		t1 = now_us();
-		my_syscall1(__NR_alarm, 0);
+		raw_syscall1(__NR_alarm, 0);
 		close(fds[0]);
 		if (tk)
 			printf("%s pid %d dump_us %lu status %d kill_us %lu\n",
