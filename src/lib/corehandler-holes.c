@@ -474,6 +474,11 @@ static const struct run *find_run(const struct ch_holes *h, uint64_t start)
 							   : NULL;
 }
 
+bool ch_holes_contains(const struct ch_holes *h, uint64_t pos)
+{
+	return h && pos >= h->guard && find_run(h, pos);
+}
+
 uint64_t ch_holes_run(const struct ch_holes *h, uint64_t start, uint64_t unit)
 {
 	const struct run *r;

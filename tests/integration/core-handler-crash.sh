@@ -4,7 +4,9 @@
 # (tests/vm/helpers/crash-sparse, built for the host): the page tables
 # are used (the zeros of a sparse crash are consumed unread) although
 # kcmp(2) is refused for some unrelated processes (PID 1 on some
-# machines), and are not used when another process shares the memory.
+# machines), and are not used when another process shares the memory; a
+# crash whose zeros take longer than --timeout to arrive is stored
+# complete, as the time limit counts the bytes with data.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock (other tests and helpers change it too), and
@@ -74,7 +76,7 @@ jqcheck() { # WHAT FILE FILTER
 	if jq -e "$3" "$2" >/dev/null; then
 		ok "$1"
 	else
-		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap}' "$2")"
+		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds}' "$2")"
 	fi
 }
 vm_check() { # WHAT CORE DESC ARGS...
@@ -109,8 +111,10 @@ if m=$(meta "$d" "$pid"); then
 		.pagemap.unread_bytes >= 0.99 * .stream_bytes'
 	vm_check "4 GiB sparse crash: the touched pages hold the pattern, untouched ones zeros" \
 		"${m%.json}" "$tmp/s1.desc" --sparse
+	rate=$(jq '.stream_bytes / (.stream_seconds + 0.001)' "$m")
 else
 	not_ok "4 GiB sparse crash: no metadata for pid $pid in $d"
+	rate=1073741824
 fi
 
 # --- 2. a process sharing the memory turns them off --------------------------
@@ -127,4 +131,27 @@ else
 	not_ok "CLONE_VM sharer: no metadata for pid $pid in $d"
 fi
 
+# --- 3. --timeout counts the bytes with data, not the zeros -------------------
+# The crash is sized so that its zeros take about 8 s to arrive at the
+# rate the first crash showed (more under load), with --timeout 2.
+gib=$("$PY" -c "import math; print(min(256, max(8, math.ceil(8 * $rate / 2**30))))")
+d=$tmp/s3
+install "$d" --timeout 2
+pid=$(crash "$tmp/s3.desc" "$gib")
+if m=$(meta "$d" "$pid"); then
+	el=$(jq .stream_seconds "$m")
+	counted=$(jq '.stream_seconds - .pagemap.hole_seconds | . * 1000 | round / 1000' "$m")
+	jqcheck "$gib GiB sparse crash, its stream in $el s with --timeout 2: complete, $(jq .pagemap.hole_seconds "$m") s of zeros not counted, $counted s counted" \
+		"$m" '.complete and .truncation_reason == "complete" and .pagemap.used
+		and .pagemap.hole_seconds > 2'
+	if jq -e '.stream_seconds > 4' "$m" >/dev/null; then
+		ok "the stream took longer than twice --timeout ($el s): the zeros would have exceeded it"
+	else
+		not_ok "the stream took $el s, not more than twice --timeout: it proves nothing"
+	fi
+	vm_check "$gib GiB sparse crash: the touched pages hold the pattern" \
+		"${m%.json}" "$tmp/s3.desc" --sparse
+else
+	not_ok "$gib GiB sparse crash: no metadata for pid $pid in $d"
+fi
 finish
