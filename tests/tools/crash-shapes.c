@@ -66,9 +66,9 @@ int main(int argc, char **argv)
 		long page = sysconf(_SC_PAGESIZE);
 
 		for (long i = 0; i < n; i++) {
-			char *p = mmap(NULL, (size_t)page,
-				       PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			char *p =
+				mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 			if (p == MAP_FAILED) {
 				perror("mmap");
