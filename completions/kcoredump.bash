@@ -244,7 +244,7 @@ _kcoredump()
 		;;
 	info)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --registers --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

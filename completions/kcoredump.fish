@@ -122,6 +122,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from info' -l segments-only -d 
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l notes-only -d 'show only the source summary and notes'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-holes -d 'do not count data and hole bytes with SEEK_DATA/SEEK_HOLE'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-modules -d 'do not list the modules of a process core (libdwfl)'
+complete -c kcoredump -n '__fish_seen_subcommand_from info' -l open-mapped-files -d 'let libdwfl open the files your own process core names'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l registers -d 'show every register of each NT_PRSTATUS in text output'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from info; and not string match -q -- "-*" (commandline -ct)' -F

@@ -86,7 +86,9 @@ struct kcore_ch_opts {
 	 * cores are removed first.
 	 */
 	uint64_t max_size, keep_free, max_use;
-	uint64_t timeout_ms; /* 0 = none */
+	/* Time for reading the stream, 0 = none; zeros the page tables
+	 * let us move out unread (see no_pagemap) take none of it. */
+	uint64_t timeout_ms;
 	/*
 	 * Let the crashing user read the core and metadata (an ACL entry,
 	 * in the directory user.UID) when the process ran with its own
@@ -145,10 +147,15 @@ struct kcore_ch_result {
 	unsigned removed; /* older cores removed for the limits */
 	unsigned char sha256[KCORE_DIGEST_LEN]; /* of the stored stream bytes */
 	double elapsed;				/* seconds */
+	double stream_elapsed; /* seconds until the stream's end (or cut) */
 	/* Zero bytes consumed unread because the page tables had nothing
 	 * there (within zero_bytes); why the page tables were not used
 	 * (NULL when they were); pagemap looks. */
 	uint64_t unread_bytes;
+	/* The time the stream spent in runs the page tables leave empty
+	 * (the kernel walking them, then writing zeros): not counted in
+	 * timeout_ms. */
+	uint64_t hole_ns;
 	char *pagemap_why;
 	uint64_t pagemap_scans;
 	/* Nothing was stored: every handler slot was taken (not an

@@ -238,7 +238,17 @@ struct kcore_module {
 	char *debug_file; /* separate debug file, or NULL */
 };
 
+/*
+ * By default libdwfl runs in a forked sandbox that can open nothing, so
+ * only what the core's memory holds is reported, and the files for the
+ * build IDs are looked up by build ID under /usr/lib/debug/.build-id.
+ * KCORE_MODULES_OPEN_FILES opens the files the core names (its link map,
+ * NT_FILE), as eu-unstrip does: only for a core that is the caller's own
+ * (file and process), else KCORE_ERR_ACCESS.
+ */
+enum { KCORE_MODULES_OPEN_FILES = 1u << 0 };
 struct kcore_error *kcore_source_modules(struct kcore_source *src,
+					 unsigned flags,
 					 struct kcore_module **ret,
 					 size_t *ret_count);
 void kcore_modules_free(struct kcore_module *mods, size_t count);

@@ -82,12 +82,12 @@
 #include <linux/userfaultfd.h>
 #include "shapes.h"
 
-#define KiB (1UL << 10)
-#define MiB (1UL << 20)
-#define GiB (1UL << 30)
+#define KiB  (1UL << 10)
+#define MiB  (1UL << 20)
+#define GiB  (1UL << 30)
 #define PAGE 4096UL
 
-#define PROT_RW (PROT_READ | PROT_WRITE)
+#define PROT_RW		 (PROT_READ | PROT_WRITE)
 #define MAP_ANON_PRIVATE (MAP_PRIVATE | MAP_ANONYMOUS)
 #ifndef MAP_NORESERVE
 #define MAP_NORESERVE 0x4000
@@ -95,14 +95,14 @@
 #ifndef MAP_FIXED
 #define MAP_FIXED 0x10
 #endif
-#define MADV_DONTNEED_ 4
-#define MADV_HUGEPAGE_ 14
+#define MADV_DONTNEED_	 4
+#define MADV_HUGEPAGE_	 14
 #define MADV_NOHUGEPAGE_ 15
-#define MADV_PAGEOUT_ 21
-#define RLIMIT_CORE_ 4
-#define CLONE_VM_ 0x100
-#define SIGCHLD_ 17
-#define SIGKILL_ 9
+#define MADV_PAGEOUT_	 21
+#define RLIMIT_CORE_	 4
+#define CLONE_VM_	 0x100
+#define SIGCHLD_	 17
+#define SIGKILL_	 9
 
 static int ready_fd = -1;
 static FILE *layout;
@@ -216,7 +216,7 @@ static void __attribute__((noreturn, used)) sibling(void)
 		long r;
 
 		r = raw_syscall6(__NR_mmap, q, 2 * MiB, PROT_RW,
-				MAP_ANON_PRIVATE | MAP_FIXED, -1, 0);
+				 MAP_ANON_PRIVATE | MAP_FIXED, -1, 0);
 		if (r < 0)
 			break;
 		((volatile unsigned long *)q)[(i * 512) % (2 * MiB / 8)] = i;
@@ -290,7 +290,8 @@ static void build(const char *shape)
 	} else if (!strcmp(shape, "strided")) {
 		p = map_sparse(16 * GiB);
 		for (i = 0; i < 16 * GiB; i += 16 * MiB)
-			fill(p + i + (i / (16 * MiB) % 512) * PAGE, PAGE, 4 + i);
+			fill(p + i + (i / (16 * MiB) % 512) * PAGE, PAGE,
+			     4 + i);
 		for (i = 3 * PAGE; i < 16 * GiB; i += 3 * GiB)
 			fill(p + i, PAGE, 5 + i);
 	} else if (!strcmp(shape, "thp")) {
@@ -360,7 +361,8 @@ static void build(const char *shape)
 			   MAP_ANON_PRIVATE | MAP_NORESERVE, -1);
 		put_range("map", p, 64 * GiB);
 		madv(p, 64 * GiB, MADV_NOHUGEPAGE_);
-		if (raw_syscall3(__NR_mprotect, p + 33 * GiB, 2 * MiB, PROT_RW) ||
+		if (raw_syscall3(__NR_mprotect, p + 33 * GiB, 2 * MiB,
+				 PROT_RW) ||
 		    raw_syscall3(__NR_mprotect, p + 40 * GiB, PAGE, PROT_RW))
 			die("mprotect");
 		fill(p + 33 * GiB, 2 * MiB, 13);
@@ -374,7 +376,8 @@ static void build(const char *shape)
 			fill(p + i * 128 * MiB + 5 * PAGE, PAGE, 15 + i);
 	} else if (!strcmp(shape, "uffd")) {
 		struct uffdio_api api = { .api = UFFD_API };
-		int uffd = raw_syscall1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+		int uffd =
+			raw_syscall1(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
 		if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
 			die("userfaultfd");
@@ -394,7 +397,8 @@ static void build(const char *shape)
 		fill(p, 16 * MiB, 50);
 		q = map_sparse(64 * GiB);
 		for (i = 0; i < 4; i++)
-			fill(q + i * 16 * GiB + 3 * GiB + i * PAGE, PAGE, 51 + i);
+			fill(q + i * 16 * GiB + 3 * GiB + i * PAGE, PAGE,
+			     51 + i);
 		churn = map_at(NULL, 32 * MiB, PROT_RW, MAP_ANON_PRIVATE, -1);
 		put_range("ignore", churn, 32 * MiB);
 		stack = map_at(NULL, 64 * KiB, PROT_RW, MAP_ANON_PRIVATE, -1);

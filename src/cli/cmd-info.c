@@ -9,7 +9,7 @@
 #include "info-model.h"
 
 static struct kcore_error *collect(struct info_model *m, bool holes,
-				   bool modules)
+				   bool modules, unsigned module_flags)
 {
 	size_t n = kcore_source_nsegments(m->src);
 
@@ -38,9 +38,14 @@ static struct kcore_error *collect(struct info_model *m, bool holes,
 	}
 	if (modules && m->info->kind == KCORE_SOURCE_PROCESS_CORE &&
 	    m->show_segments) {
-		struct kcore_error *err =
-			kcore_source_modules(m->src, &m->modules, &m->nmodules);
+		struct kcore_error *err = kcore_source_modules(
+			m->src, module_flags, &m->modules, &m->nmodules);
 
+		/* Asked to open the files a core names, in a core that is
+		 * not the caller's: refused, and said so. */
+		if (err && err->code == KCORE_ERR_ACCESS &&
+		    (module_flags & KCORE_MODULES_OPEN_FILES))
+			return err;
 		m->modules_listed = true;
 		if (err) {
 			/* Not fatal: the rest of the report stands. */
@@ -63,6 +68,9 @@ static const struct cli_option info_options[] = {
 	  1002 },
 	{ "no-modules", 0, CLI_ARG_NONE, NULL,
 	  "do not list the modules of a process core (libdwfl)", NULL, 1003 },
+	{ "open-mapped-files", 0, CLI_ARG_NONE, NULL,
+	  "let libdwfl open the files your own process core names", NULL,
+	  1005 },
 	{ "registers", 0, CLI_ARG_NONE, NULL,
 	  "show every register of each NT_PRSTATUS in text output", NULL, 'r' },
 	{ 0 },
@@ -74,6 +82,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct info_model m = { .show_segments = true, .show_notes = true };
 	bool holes = true, modules = true;
+	unsigned module_flags = 0;
 	const char *source = "/proc/kcore", *arg;
 	struct kcore_error *err;
 	int c, status = EXIT_OK;
@@ -100,6 +109,9 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 		case 1004:
 			m.all_registers = true;
 			break;
+		case 1005:
+			module_flags |= KCORE_MODULES_OPEN_FILES;
+			break;
 		}
 	}
 	int first, done = cli_parser_end(p, c, &first);
@@ -119,7 +131,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_source_open(source, NULL, &m.src);
 	if (err)
 		return cli_fail(ctx, err);
-	err = collect(&m, holes, modules);
+	err = collect(&m, holes, modules, module_flags);
 	if (err) {
 		status = cli_fail(ctx, err);
 	} else if (ctx->json) {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# --exclude (-d): the struct page classifier (src/lib/exclude.c), page by
+# --exclude (-d): the struct page classifier (src/lib/arch/exclude.c), page by
 # page, on tests/tools/mkpagemap.py's synthetic Linux 6.12 vmcore (64 MiB
 # of RAM, SPARSEMEM_EXTREME, one struct page per pfn; no VM needed):
 #  - for dump levels 0, 1, 2, 4, 8, 16, 24, 26, 31 (numbers and names) the
@@ -15,6 +15,9 @@
 #  - mkpagemap.py --extra's cases too: a file THP (its tails are not
 #    judged on their own), a misaligned compound head, a buddy head of too
 #    high an order, hwpoison on an anonymous page, unaccepted blocks;
+#  - Linux 7.3's VMCOREINFO (OFFSET(page.compound_info), PG_hwpoison 21,
+#    tails holding the vmemmap mask: mkpagemap.py --kernel 7.3) gives the
+#    same classes;
 #  - a kdump says its dump level in format_detail;
 #  - --dry-run --json shows the same counts and writes nothing;
 #  - verify DUMP SOURCE takes the level from an ELF dump's note, and from
@@ -534,6 +537,58 @@ else
 	diag "$tmp/err"
 fi
 CLASSES=$CLASSES_BASE PROBES=$PROBES_BASE fix=$tmp/pagemap.elf
+
+# ---- Linux 7.3's layout: OFFSET(page.compound_info), PG_hwpoison 21 ----
+# (mkpagemap.py --kernel 7.3 --extra: the same pages; tails carry the
+# HugeTLB vmemmap mask, not the head's address; pfn 5000 has bit 20, now
+# PG_mlocked, and is kept.)  Before 7.3 was known, --exclude refused
+# the file (exit 4, "no OFFSET(page.compound_head)").
+CLASSES="$CLASSES_BASE
+$CLASSES_EXTRA"
+PROBES="$PROBES_BASE $PROBES_EXTRA"
+fix=$tmp/pagemap-7.3.elf
+if python3 "$mkpagemap" "$fix" --extra --kernel 7.3 2>"$tmp/err" &&
+	k cat --raw --phys --addr 0 --len $((NPFNS * PAGE)) "$fix" >"$tmp/src.img" 2>"$tmp/err" &&
+	[ "$(wc -c <"$tmp/src.img")" = $((NPFNS * PAGE)) ]; then
+	ok "mkpagemap.py --kernel 7.3: written and read"
+	check "7.3 fixture: its VMCOREINFO has compound_info and PG_hwpoison 21, not compound_head" \
+		jqe '.vmcoreinfo.lines["OFFSET(page.compound_info)"] == "8" and
+			.vmcoreinfo.lines["NUMBER(PG_hwpoison)"] == "21" and
+			(.vmcoreinfo.lines | has("OFFSET(page.compound_head)") | not) and
+			.source.kernel_release == "7.3.0-synthetic"' \
+		<(k info --json "$fix" 2>/dev/null)
+	check_probes "fixture --kernel 7.3" "$fix" 0
+	while read -r level names; do
+		out=$tmp/7.3-$level.elf
+		if k convert "$fix" --format elf -d "$level" --json -o "$out" \
+			>"$tmp/out.json" 2>"$tmp/err"; then
+			check_counts "--kernel 7.3 -d $level" "$tmp/out.json" "$level" "$names"
+			check_output "--kernel 7.3 elf -d $level" "$out" "$level"
+		else
+			not_ok "--kernel 7.3: convert --format elf -d $level failed"
+			diag "$tmp/err"
+		fi
+		rm -f "$out"
+	done <<-'EOF'
+		31 zero,cache,cache-private,user,free
+		2 cache
+		8 user
+		16 free
+	EOF
+	if k convert "$fix" --format kdump -d 31 -q -o "$tmp/7.3.kdump" 2>"$tmp/err" &&
+		k convert "$tmp/7.3.kdump" --format elf -q -o "$tmp/7.3-back.elf" 2>"$tmp/err"; then
+		check_image "--kernel 7.3 kdump -d 31, read back" "$tmp/7.3-back.elf" 31
+	else
+		not_ok "--kernel 7.3: kdump -d 31 failed"
+		diag "$tmp/err"
+	fi
+	rm -f "$tmp/7.3.kdump" "$tmp/7.3-back.elf"
+else
+	not_ok "mkpagemap.py --kernel 7.3 failed"
+	diag "$tmp/err"
+fi
+CLASSES=$CLASSES_BASE PROBES=$PROBES_BASE fix=$tmp/pagemap.elf
+k cat --raw --phys --addr 0 --len $((NPFNS * PAGE)) "$fix" >"$tmp/src.img" 2>/dev/null
 
 # ---- errors ----
 # refused WHAT STATUS PATTERN ARGS...: exit STATUS, one line of error

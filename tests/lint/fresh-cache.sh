@@ -74,20 +74,64 @@ printf 'Package: %s\nVersion: 6.12.999-1\nArchitecture: amd64\nMaintainer: test 
 echo "fake bzImage" > "$work/deb/boot/vmlinuz-$ver"
 dpkg-deb --root-owner-group -b "$work/deb" "$work/fake.deb" > /dev/null
 mkdir "$work/bin"
-cat > "$work/bin/apt-cache" << EOF
+# Linux 7.x: three packages of one version (binary, modules, base), each
+# below usr/lib/modules/VER/, served through the private configuration.
+ver7=7.3.999+deb13-amd64
+v7=7.3.999-1~bpo13+1
+for part in binary-unsigned modules base; do
+	d=$work/deb7-$part
+	mkdir -p "$d/DEBIAN" "$d/usr/lib/modules/$ver7"
+	printf 'Package: linux-%s-%s\nVersion: %s\nArchitecture: amd64\nMaintainer: test <t@example.invalid>\nDescription: fake kernel part for lint-fresh-cache\n' \
+		"$part" "$ver7" "$v7" > "$d/DEBIAN/control"
+	case $part in
+	binary-unsigned) echo "fake bzImage 7" > "$d/usr/lib/modules/$ver7/vmlinuz.unsigned" ;;
+	modules) mkdir -p "$d/usr/lib/modules/$ver7/kernel/fs/9p"
+		echo "fake module" > "$d/usr/lib/modules/$ver7/kernel/fs/9p/9p.ko" ;;
+	base) echo "CONFIG_FAKE=y" > "$d/usr/lib/modules/$ver7/config"
+		echo "ffffffff81000000 T _text" > "$d/usr/lib/modules/$ver7/System.map" ;;
+	esac
+	dpkg-deb --root-owner-group -b "$d" "$work/fake7-$part.deb" > /dev/null
+done
+# The stand-ins log their arguments and drop apt's "-o KEY=VALUE" options
+# (the private configuration passes a dozen) before looking at the command.
+export FAKE_WORK=$work FAKE_PKG=$pkg FAKE_VER7=$ver7 FAKE_V7=$v7
+cat > "$work/bin/apt-cache" << 'EOF'
 #!/bin/bash
-# search --names-only RE: the fake package when RE asks for 6.12.
-echo "apt-cache \$*" >> "$work/apt.log"
-[[ "\$*" == *6\\\\.12* ]] && echo "$pkg - fake"
+echo "apt-cache $*" >> "$FAKE_WORK/apt.log"
+a=()
+while (($#)); do
+	if [[ $1 == -o ]]; then shift 2; else a+=("$1"); shift; fi
+done
+set -- "${a[@]}"
+case "$1" in
+# search --names-only RE: the fake package when RE asks for 6.12 or 7.3.
+search) [[ "$*" == *'6\.12'* ]] && echo "$FAKE_PKG - fake"
+	[[ "$*" == *'7\.3'* ]] && echo "linux-binary-unsigned-$FAKE_VER7 - fake" ;;
+show) [[ "$2" == *"$FAKE_VER7"* ]] && printf 'Package: %s\nVersion: %s\n\n' "${2%%:*}" "$FAKE_V7" ;;
+esac
 exit 0
 EOF
-cat > "$work/bin/apt-get" << EOF
+cat > "$work/bin/apt-get" << 'EOF'
 #!/bin/bash
-echo "apt-get \$*" >> "$work/apt.log"
-case "\$1 \${2:-}" in
+echo "apt-get $*" >> "$FAKE_WORK/apt.log"
+a=()
+while (($#)); do
+	if [[ $1 == -o ]]; then shift 2; else a+=("$1"); shift; fi
+done
+set -- "${a[@]}"
+case "$1 ${2:-}" in
 "update "*) exit 0 ;;
-"download "*|"download -q") [[ -e "$work/offline" ]] && exit 100
-	cp "$work/fake.deb" "./${pkg}_6.12.999-1_amd64.deb" ;;
+"download "*|"download -q") [[ -e "$FAKE_WORK/offline" ]] && exit 100
+	p=${*: -1}
+	case $p in
+	"$FAKE_PKG"*) cp "$FAKE_WORK/fake.deb" "./${FAKE_PKG}_6.12.999-1_amd64.deb" ;;
+	linux-*-"$FAKE_VER7:amd64=$FAKE_V7")
+		part=${p#linux-}
+		part=${part%%-"$FAKE_VER7"*}
+		[[ $part != "${KCD_FAKE_MISSING:-}" ]] || exit 100
+		cp "$FAKE_WORK/fake7-$part.deb" "./linux-$part-${FAKE_VER7}_7.3.999_amd64.deb" ;;
+	*) exit 100 ;;
+	esac ;;
 *) exit 100 ;;
 esac
 EOF
@@ -118,6 +162,50 @@ check "fetch-kernel.sh, download fails: says so (exit $rc: $(tr '\n' ' ' < "$wor
 	eval '[ "$rc" -ne 0 ] && grep -q '\''apt-get download'\'' "$work/err"'
 check "fetch-kernel.sh, download fails: no cache entry left behind" \
 	[ -z "$(find "$work/cache2/kernel" -mindepth 1 -maxdepth 1 ! -name .lock -print -quit 2> /dev/null)" ]
+
+# Linux 7.x through the private apt configuration: the three packages of
+# one version, laid out as a 6.x entry.
+rm -f "$work/offline"
+: > "$work/apt.log"
+out=$("$repo/tests/vm/fetch-kernel.sh" --series 7.3 2> "$work/err")
+rc=$?
+check "fetch-kernel.sh --series 7.3, empty cache: the three packages unpacked as a 6.x entry (exit $rc, '$out')" \
+	eval '[ "$rc" -eq 0 -a "$out" = "$KCOREDUMP_CACHE/kernel/$ver7" ] &&
+		[ "$(cat "$out/boot/vmlinuz-$ver7")" = "fake bzImage 7" ] &&
+		[ -f "$out/boot/config-$ver7" -a -f "$out/boot/System.map-$ver7" ] &&
+		[ -f "$out/lib/modules/$ver7/kernel/fs/9p/9p.ko" -a -f "$out/.complete" ] &&
+		[ "$(cat "$out/kernel-release")" = "$ver7" ]'
+[ "$rc" -eq 0 ] || diag "$work/err"
+parts_pinned() {
+	local p
+	for p in binary-unsigned modules base; do
+		grep -q "apt-private/lists.* download -q linux-$p-$ver7:amd64=$v7\$" "$work/apt.log" || return 1
+	done
+}
+check "fetch-kernel.sh --series 7.3: each part downloaded at the binary's version, with the private configuration" \
+	parts_pinned
+touch "$work/offline"
+: > "$work/apt.log"
+out=$("$repo/tests/vm/fetch-kernel.sh" --series 7.3 --print-vmlinuz 2> "$work/err")
+rc=$?
+check "fetch-kernel.sh --series 7.3, warm cache: reused without apt (exit $rc)" \
+	[ "$rc" -eq 0 -a "$out" = "$KCOREDUMP_CACHE/kernel/$ver7/boot/vmlinuz-$ver7" -a ! -s "$work/apt.log" ]
+out=$("$repo/tests/vm/fetch-kernel.sh" 2> "$work/err")
+check "fetch-kernel.sh: the default series is still 6.12 beside a cached 7.3 ('$out')" \
+	[ "$out" = "$KCOREDUMP_CACHE/kernel/$ver" ]
+rm -f "$work/offline"
+KCD_FAKE_MISSING=modules KCOREDUMP_CACHE=$work/cache5 \
+	"$repo/tests/vm/fetch-kernel.sh" --series 7.3 > /dev/null 2> "$work/err"
+rc=$?
+check "fetch-kernel.sh --series 7.3, a part cannot be downloaded: says which (exit $rc: $(tr '\n' ' ' < "$work/err" | head -c 300))" \
+	eval '[ "$rc" -ne 0 ] && grep -q "cannot download linux-modules-$ver7" "$work/err"'
+check "fetch-kernel.sh --series 7.3, a part cannot be downloaded: no cache entry left behind" \
+	[ -z "$(find "$work/cache5/kernel" -mindepth 1 -maxdepth 1 ! -name .lock -print -quit 2> /dev/null)" ]
+"$repo/tests/vm/fetch-kernel.sh" --series 7 > /dev/null 2> "$work/err"
+rc=$?
+check "fetch-kernel.sh --series 7: a usage error (exit $rc)" \
+	eval '[ "$rc" -eq 2 ] && grep -q "6.12, 6.1 or 7.N" "$work/err"'
+touch "$work/offline"
 
 KCOREDUMP_CACHE=$work/cache3 "$repo/tests/oracle/fetch-dbg.sh" > /dev/null 2> "$work/err"
 rc=$?

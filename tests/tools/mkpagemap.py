@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Write a small x86_64 ELF vmcore whose struct pages say what each page
-is, for the page classifier of --exclude (src/lib/exclude.c) to be
+is, for the page classifier of --exclude (src/lib/arch/exclude.c) to be
 checked page by page without a VM (tests/integration/exclude.sh).
 
 The file is an ET_CORE with a VMCOREINFO note (Linux 6.12's struct page
@@ -48,7 +48,15 @@ NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE) in VMCOREINFO):
                  1024 pages (with data; left out with free only)
   pfn 14337      unaccepted, misaligned: kept
 
-  mkpagemap.py OUT.elf [--extra] [--omit KEY]...
+With --kernel 7.3, Linux 7.3's VMCOREINFO and struct page as Debian
+builds it: OFFSET(page.compound_info) instead of OFFSET(page.compound_head)
+(bit 0 still marks a tail; with HugeTLB vmemmap optimization and a 64-byte
+struct page the rest of a tail's word is the mask that turns its address
+into its head's, no longer the head's address), PG_hwpoison at bit 21
+(bit 20 is now PG_mlocked: pfn 5000, an ordinary kernel page, has it and
+is kept), NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE) always.
+
+  mkpagemap.py OUT.elf [--extra] [--kernel 6.12|7.3] [--omit KEY]...
 
 --omit KEY leaves the VMCOREINFO line KEY=... out (e.g. SIZE(page)), for
 the error of a source that cannot be filtered.  Prints nothing."""
@@ -60,6 +68,7 @@ PAGE_OFFSET = 0xFFFF888000000000
 RAM_SIZE = 64 << 20
 NR_PFNS = RAM_SIZE // PAGE
 OSRELEASE = "6.12.0-synthetic"
+KERNEL = "6.12"
 
 ROOTS_PA = 0x80000  # struct mem_section *mem_section[4096]
 SECTIONS_PA = 0x90000  # root 0: 128 struct mem_section of 32 bytes
@@ -72,6 +81,7 @@ SECTION_PRESENT, SECTION_HAS_MAP = 0x1, 0x2
 # struct page (6.12, x86_64, no debug options)
 OFF_FLAGS, OFF_HEAD, OFF_MAPPING, OFF_PRIVATE, OFF_MAPCOUNT, OFF_REFCOUNT = 0, 8, 24, 40, 48, 52
 PG_LRU, PG_SWAPCACHE, PG_PRIVATE, PG_SWAPBACKED, PG_HWPOISON = 5, 10, 14, 17, 20
+PG_MLOCKED_7_3 = 20  # Linux 7.3: PG_hwpoison moved to 21
 PG_HEAD = 6
 PG_HEAD_MASK = 1 << PG_HEAD
 # page types in _mapcount (PGTY_x << 24), as unsigned 32-bit values
@@ -101,7 +111,7 @@ def vmcoreinfo(omit, extra):
         f"PAGESIZE={PAGE}",
         f"SIZE(page)={SIZE_PAGE}",
         f"OFFSET(page.flags)={OFF_FLAGS}",
-        f"OFFSET(page.compound_head)={OFF_HEAD}",
+        f"OFFSET(page.compound_info)={OFF_HEAD}" if KERNEL == "7.3" else f"OFFSET(page.compound_head)={OFF_HEAD}",
         f"OFFSET(page.lru)={OFF_HEAD}",
         f"OFFSET(page.mapping)={OFF_MAPPING}",
         f"OFFSET(page.private)={OFF_PRIVATE}",
@@ -125,7 +135,7 @@ def vmcoreinfo(omit, extra):
         f"NUMBER(PAGE_OFFLINE_MAPCOUNT_VALUE)={to_signed32(OFFLINE)}",
         "LENGTH(zone.free_area)=11",
     ]
-    if extra:
+    if extra or KERNEL == "7.3":
         lines.append(f"NUMBER(PAGE_UNACCEPTED_MAPCOUNT_VALUE)={to_signed32(UNACCEPTED)}")
     lines = [ln for ln in lines if ln.split("=", 1)[0] not in omit]
     return ("\n".join(lines) + "\n").encode()
@@ -157,11 +167,15 @@ class StructPages:
 
     def compound(self, head_pfn, order, flags, **kw):
         """A compound page: head flags (PG_head added), order in page[1]'s
-        flags, tails pointing at the head."""
+        flags, tails pointing at the head (7.3: the mask to it)."""
         self.set(head_pfn, flags=flags | PG_HEAD_MASK, **kw)
         self.set(head_pfn + 1, flags=order)
+        tail = page_va(head_pfn) | 1
+        if KERNEL == "7.3":
+            shift = order + (SIZE_PAGE.bit_length() - 1)
+            tail = ((1 << 64) - (1 << shift)) | 1
         for pfn in range(head_pfn + 1, head_pfn + (1 << order)):
-            self.set(pfn, head=page_va(head_pfn) | 1)
+            self.set(pfn, head=tail)
 
 
 def build(extra):
@@ -188,6 +202,8 @@ def build(extra):
     sp.set(4008, flags=1 << PG_SWAPCACHE | 1 << PG_SWAPBACKED, mapping=FILE_MAPPING)
     sp.set(4009, flags=1 << PG_SWAPCACHE)
     sp.set(4010, flags=1 << PG_LRU, mapping=ANON_MAPPING)
+    if KERNEL == "7.3":
+        sp.set(5000, flags=1 << PG_MLOCKED_7_3)
     data_pfns += [4000, 4001, 4002, 4004, 4005, 4006, 4007, 4008, 4009, 4010, 5000]
     if extra:
         sp.compound(6144, 2, 1 << PG_LRU, mapping=FILE_MAPPING)
@@ -258,9 +274,10 @@ def write_elf(path, mem, notes):
 
 def main(argv):
     if len(argv) < 2 or argv[1].startswith("-"):
-        sys.stderr.write("usage: mkpagemap.py OUT.elf [--extra | --tiny] [--omit KEY]...\n")
+        sys.stderr.write("usage: mkpagemap.py OUT.elf [--extra | --tiny] [--kernel 6.12|7.3] [--omit KEY]...\n")
         return 2
     global RAM_SIZE, NR_PFNS, ROOTS_PA, NR_ROOTS, MEM_MAP_PA, MAX_PHYSMEM_BITS
+    global KERNEL, OSRELEASE, PG_HWPOISON
     out, omit, extra, tiny, args = argv[1], set(), False, False, argv[2:]
     while args:
         if args[0] == "--tiny":
@@ -269,12 +286,17 @@ def main(argv):
         elif args[0] == "--extra":
             extra = True
             args = args[1:]
+        elif args[0] == "--kernel" and len(args) > 1 and args[1] in ("6.12", "7.3"):
+            KERNEL = args[1]
+            args = args[2:]
         elif args[0] == "--omit" and len(args) > 1:
             omit.add(args[1])
             args = args[2:]
         else:
             sys.stderr.write(f"mkpagemap.py: unknown argument {args[0]}\n")
             return 2
+    if KERNEL == "7.3":
+        OSRELEASE, PG_HWPOISON = "7.3.0-synthetic", 21
     if tiny:
         RAM_SIZE, ROOTS_PA, NR_ROOTS, MEM_MAP_PA, MAX_PHYSMEM_BITS = 12 * PAGE, 0x1000, 2, 0x2000, 28
         NR_PFNS = RAM_SIZE // PAGE

@@ -200,6 +200,22 @@ static void present(struct fakeproc *fp, uint64_t page)
 	pwrite(fp->pagemap_fd, &e, 8, (off_t)((PM_VADDR >> 12) + page) * 8);
 }
 
+/* Copy /proc/PID/NAME of a real process into the fake procfs dir. */
+static void copy_proc(const char *dir, int pid, const char *name)
+{
+	char path[128], text[8192];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
+	fd = open(path, O_RDONLY);
+	n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	put(dir, name, text);
+}
+
 static void fakeproc_init(struct fakeproc *fp, int dumping, uint64_t vaddr)
 {
 	char text[512];
@@ -214,6 +230,8 @@ static void fakeproc_init(struct fakeproc *fp, int dumping, uint64_t vaddr)
 		 "Name:\tt\nTgid:\t%d\nPid:\t%d\nCoreDumping:\t%d\n", fp->pid,
 		 fp->pid, dumping);
 	put(fp->dir, "status", text);
+	/* The memory layout the handler compares other processes with. */
+	copy_proc(fp->dir, fp->pid, "stat");
 	snprintf(text, sizeof(text),
 		 "%llx-%llx rw-p 00000000 00:00 0 \n"
 		 "Anonymous:          8 kB\n"
@@ -342,6 +360,49 @@ static void pagemap_tests(int dir_fd)
 	}
 	fakeproc_deinit(&fp);
 
+	/*
+	 * Other processes that do not share the memory do not turn the page
+	 * tables off: PID 1 (for which kcmp(2) is refused even to root on
+	 * some machines, and which procfs shows without its layout), a
+	 * kernel thread, and a fork child (the same layout, other memory).
+	 */
+	{
+		pid_t kid = fork();
+		char path[256];
+
+		if (kid == 0) {
+			for (;;)
+				pause();
+		}
+		fakeproc_init(&fp, 1, PM_VADDR);
+		for (int k = 0; k < 3; k++) {
+			int other = k == 0 ? 1 : k == 1 ? 2 : (int)kid;
+
+			snprintf(path, sizeof(path), "%s/%d", fp.root, other);
+			mkdir(path, 0700);
+			copy_proc(path, other, "stat");
+			copy_proc(path, other, "status");
+		}
+		f = (struct feed){ .buf = img, .len = len, .piece = 64 << 10 };
+		err = run_feed(&f, dir_fd, NULL, fp.root, fp.pid, false, &res);
+		ok(!err, "unrelated processes: stored");
+		if (!err) {
+			ok(!res.pagemap_why,
+			   "unrelated processes (pid 1, pid 2, a fork child): "
+			   "page tables used (%s)",
+			   res.pagemap_why ? res.pagemap_why : "");
+			ok(res.unread_bytes >= 4 * MIB,
+			   "unrelated processes: %llu bytes unread",
+			   (unsigned long long)res.unread_bytes);
+			unlinkat(dir_fd, res.core_name, 0);
+			unlinkat(dir_fd, res.meta_name, 0);
+			kcore_ch_result_deinit(&res);
+		}
+		kill(kid, SIGKILL);
+		waitpid(kid, NULL, 0);
+		fakeproc_deinit(&fp);
+	}
+
 	/* Cases where the page tables are not used: every byte is read. */
 	for (int c = 0; c < 4; c++) {
 		static const char *const what[] = {
@@ -360,6 +421,7 @@ static void pagemap_tests(int dir_fd)
 			snprintf(path, sizeof(path), "%s/%d", fp.root,
 				 (int)child);
 			mkdir(path, 0700);
+			copy_proc(path, (int)child, "stat");
 		}
 		f = (struct feed){ .buf = img, .len = len, .piece = 1 << 20 };
 		err = run_feed(&f, dir_fd, NULL, fp.root, fp.pid, c == 3, &res);

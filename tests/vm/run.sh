@@ -13,7 +13,8 @@
 #                    kcoredump default build-static-aarch64/kcoredump)
 #   --kernel PATH    bzImage/vmlinuz (default: Debian 6.12 from the cache,
 #                    downloaded by fetch-kernel.sh when missing)
-#   --series S       Debian's newest 6.12 (default) or 6.1 kernel
+#   --series S       Debian's newest 6.12 (default), 6.1 or 7.N (7.3:
+#                    trixie-backports through the private apt setup) kernel
 #   --modules-dir D  lib/modules/<release> for --kernel (9p modules come
 #                    from here; not needed when 9p is built in)
 #   --mem SIZE       guest memory (default 1G)
@@ -58,7 +59,7 @@ tool_srcs=()
 host_check=1
 host_kcoredump=
 
-usage() { sed -n '3,34p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 

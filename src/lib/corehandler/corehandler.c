@@ -294,6 +294,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (!err)
 		err = ch_store_copy(&ch);
 	close_input(&ch);
+	ret->stream_elapsed = (double)(ch_mono_ns() - t0) / 1e9;
 	if (err)
 		goto out;
 	if (ch.cut == UINT64_MAX && ret->stream_bytes < ch.expected)

@@ -29,12 +29,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <poll.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -259,96 +255,6 @@ void ch_priv_decide_access(struct ch *ch)
 	ch->user_access = true;
 }
 
-/* ---- the helper's sandbox ---- */
-
-#if defined(__x86_64__)
-#define SECCOMP_ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define SECCOMP_ARCH AUDIT_ARCH_AARCH64
-#endif
-
-#ifdef SECCOMP_ARCH
-#define ALLOW(nr)                                        \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
-#define DENY(nr, e)                                      \
-	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), \
-		BPF_STMT(BPF_RET | BPF_K,                \
-			 SECCOMP_RET_ERRNO | ((e)&SECCOMP_RET_DATA))
-
-/*
- * Reading the core and the mapped files, memory, the reply, dying: all
- * the helper may do.  open() and its kin fail with EACCES (libdwfl then
- * goes on without the file), everything else with EPERM.
- */
-static bool install_seccomp(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-#ifdef __x86_64__
-		/* No x32 system calls. */
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-#endif
-		ALLOW(__NR_read),
-		ALLOW(__NR_write),
-		ALLOW(__NR_pread64),
-		ALLOW(__NR_readv),
-		ALLOW(__NR_writev),
-		ALLOW(__NR_lseek),
-		ALLOW(__NR_close),
-		ALLOW(__NR_dup),
-		ALLOW(__NR_fstat),
-		ALLOW(__NR_newfstatat),
-		ALLOW(__NR_mmap),
-		ALLOW(__NR_munmap),
-		ALLOW(__NR_mremap),
-		ALLOW(__NR_mprotect),
-		ALLOW(__NR_madvise),
-		ALLOW(__NR_brk),
-		ALLOW(__NR_futex),
-		ALLOW(__NR_sendmsg),
-		ALLOW(__NR_recvmsg),
-		ALLOW(__NR_getpid),
-		ALLOW(__NR_gettid),
-		ALLOW(__NR_clock_gettime),
-		ALLOW(__NR_rt_sigreturn),
-		ALLOW(__NR_rt_sigprocmask),
-		ALLOW(__NR_tgkill),
-		ALLOW(__NR_sigaltstack),
-		ALLOW(__NR_sched_yield),
-		ALLOW(__NR_restart_syscall),
-		ALLOW(__NR_exit),
-		ALLOW(__NR_exit_group),
-#ifdef __NR_open
-		DENY(__NR_open, EACCES),
-#endif
-#ifdef __NR_creat
-		DENY(__NR_creat, EACCES),
-#endif
-		DENY(__NR_openat, EACCES),
-#ifdef __NR_openat2
-		DENY(__NR_openat2, EACCES),
-#endif
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]),
-				   .filter = f };
-
-	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0;
-}
-#else
-static bool install_seccomp(void)
-{
-	return false; /* no filter written for this architecture */
-}
-#endif
-
 /* Close every descriptor but the n in keep (sorted). */
 static void close_others(const int *keep, size_t n)
 {
@@ -561,7 +467,7 @@ static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 		ids.cap_eff = data[0].effective | (uint64_t)data[1].effective
 							  << 32;
 	ids.no_new_privs = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0;
-	ids.seccomp = ids.no_new_privs && install_seccomp();
+	ids.seccomp = ids.no_new_privs && kcore_sandbox_seccomp();
 	if (!ids.no_new_privs)
 		_exit(4);
 	in.core_fd = recv_fd(sock, &in.memory);

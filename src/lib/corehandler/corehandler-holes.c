@@ -13,19 +13,23 @@
  * That is only true while nobody changes the page tables.  The dumping
  * process's own threads are stopped for the dump; since Linux 5.16
  * (commit 0258b5fd7c71) other processes sharing its memory (CLONE_VM
- * without CLONE_THREAD) are not, so one such process (found with kcmp(2))
- * turns this off.  Anybody else can only add pages (a debugger's
- * process_vm_writev, a userfaultfd monitor's UFFDIO_COPY), never take one
- * away; taking one away needs a thread of the memory, or reclaim of a
- * MADV_FREE page, which was present before the first look.  So a page
- * with nothing at the first look (before the kernel reached it) and
- * nothing at a second look (after its bytes arrived, so after the kernel
- * decided) had nothing when the kernel decided: its bytes are zeros.
+ * without CLONE_THREAD) are not, so one such process turns this off.  It
+ * is found by its memory layout in /proc/PID/stat (the kernel's own
+ * mm fields), and only a process with the same layout is compared by
+ * kcmp(2): asking every process fails where kcmp is refused for some,
+ * even to root (PID 1 under some security modules).  Anybody else can only add
+ * pages (a debugger's process_vm_writev, a userfaultfd monitor's UFFDIO_COPY),
+ * never take one away; taking one away needs a thread of the memory, or reclaim
+ * of a MADV_FREE page, which was present before the first look.  So a page with
+ * nothing at the first look (before the kernel reached it) and nothing at a
+ * second look (after its bytes arrived, so after the kernel decided) had
+ * nothing when the kernel decided: its bytes are zeros.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <linux/kcmp.h>
 #include <stdio.h>
@@ -81,34 +85,178 @@ static long long status_field(const char *status, const char *name)
 	return -1;
 }
 
-/* The first process of procfs other than pid that uses pid's memory:
- * 0 if none, -1 (with *ret_why) if that cannot be known. */
-static long sharer(const char *procfs, pid_t pid, char **ret_why)
+/*
+ * The fields of /proc/PID/stat that belong to the memory itself, not to
+ * the process: mm->start_code, end_code, start_stack (fields 26-28) and
+ * start_data ... env_end (45-51, since Linux 3.3).  Processes that share
+ * a memory show the same values at any time (only exec, which gives a
+ * new memory, and prctl(PR_SET_MM), which needs CAP_SYS_RESOURCE, change
+ * them); processes with different memories almost never do (ASLR), and
+ * where they do (a fork child that did not exec), kcmp(2) decides.
+ */
+#define LAYOUT_FIELDS 10
+
+enum layout_kind {
+	LAYOUT_NONE,   /* no memory: a kernel thread or a zombie */
+	LAYOUT_HIDDEN, /* the kernel hides it from us (no ptrace access) */
+	LAYOUT_SHOWN,
+	LAYOUT_UNKNOWN /* unreadable or unparsable stat */
+};
+
+struct layout {
+	enum layout_kind kind;
+	uint64_t v[LAYOUT_FIELDS];
+};
+
+/* Parse a stat line: the fields after the comm's last ')'. */
+static void parse_layout(const char *stat, struct layout *ret)
 {
-	DIR *dir = opendir(procfs);
+	static const unsigned want[LAYOUT_FIELDS] = { 26, 27, 28, 45, 46,
+						      47, 48, 49, 50, 51 };
+	const char *p = strrchr(stat, ')');
+	unsigned field = 2, k = 0;
+
+	ret->kind = LAYOUT_UNKNOWN;
+	if (!p)
+		return;
+	p++;
+	while (k < LAYOUT_FIELDS) {
+		char *end;
+		unsigned long long v;
+
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '\n')
+			return;
+		field++;
+		v = strtoull(p, &end, 10);
+		if (end == p)
+			v = 0; /* the state letter */
+		if (field == want[k])
+			ret->v[k++] = v;
+		while (*end && *end != ' ' && *end != '\n')
+			end++;
+		p = end;
+	}
+	/* do_task_stat(): start_code and end_code read 1, start_stack 0
+	 * and the rest 0 without ptrace access; all 0 without a memory. */
+	if (!ret->v[0] && !ret->v[1])
+		ret->kind = LAYOUT_NONE;
+	else if (ret->v[0] == 1 && ret->v[1] == 1 && !ret->v[2])
+		ret->kind = LAYOUT_HIDDEN;
+	else
+		ret->kind = LAYOUT_SHOWN;
+}
+
+/* Read up to len - 1 bytes of procfs/pid/name; false when it cannot. */
+static bool read_small(int procfs_fd, const char *pid, const char *name,
+		       char *buf, size_t len)
+{
+	char path[NAME_MAX + 16];
+	ssize_t n;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", pid, name) >=
+	    sizeof(path))
+		return false;
+	fd = openat(procfs_fd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return true;
+}
+
+/*
+ * Whether process other (a name in procfs) may use pid's memory: 0 no,
+ * 1 yes, -1 cannot be known (with *ret_why).  Only a process whose
+ * memory layout is that of pid (or hidden from us, with the same text
+ * size in /proc/PID/status) is asked with kcmp(2); any other has other
+ * memory, whatever kcmp would say (and kcmp is refused even to root for
+ * some processes, e.g. PID 1 under some LSMs).
+ */
+static int shares(int procfs_fd, pid_t pid, const struct layout *mine,
+		  long long my_exe_kb, const char *other, char **ret_why)
+{
+	char buf[4096];
+	struct layout l;
+	long r;
+
+	if (!read_small(procfs_fd, other, "stat", buf, sizeof(buf)))
+		return 0; /* gone (a process that is there can be read) */
+	parse_layout(buf, &l);
+	if (l.kind == LAYOUT_NONE)
+		return 0;
+	if (l.kind == LAYOUT_SHOWN && memcmp(l.v, mine->v, sizeof(l.v)) != 0)
+		return 0;
+	if (l.kind == LAYOUT_HIDDEN) {
+		if (!read_small(procfs_fd, other, "status", buf, sizeof(buf)))
+			return 0;
+		if (status_field(buf, "VmExe") != my_exe_kb)
+			return 0;
+	}
+	/* LAYOUT_UNKNOWN falls through: ask. */
+	r = syscall(SYS_kcmp, pid, (pid_t)strtol(other, NULL, 10), KCMP_VM, 0,
+		    0);
+	if (r == 0)
+		return 1;
+	if (r > 0 || errno == ESRCH)
+		return 0;
+	*ret_why = why("cannot compare the memory of pid %d with pid %s, "
+		       "whose memory looks the same (kcmp: %s)",
+		       (int)pid, other, strerror(errno));
+	return -1;
+}
+
+/*
+ * The first process of procfs other than pid that uses pid's memory:
+ * 0 if none, -1 (with *ret_why) if that cannot be known.  pid's own
+ * threads are not processes of procfs (readdir lists thread groups).
+ */
+static long sharer(const char *procfs, struct kcore_process *p,
+		   const char *status, char **ret_why)
+{
+	pid_t pid = p->pid;
+	struct layout mine;
+	char *stat;
+	long long exe_kb = status_field(status, "VmExe");
 	struct dirent *de;
 	long found = 0;
+	int dfd;
+	DIR *dir;
 
+	stat = kcore_proc_slurp(p, "stat", NULL);
+	if (!stat) {
+		*ret_why = why("cannot read %s/%d/stat: %s", procfs, (int)pid,
+			       strerror(errno));
+		return -1;
+	}
+	parse_layout(stat, &mine);
+	free(stat);
+	if (mine.kind != LAYOUT_SHOWN) {
+		*ret_why = why("%s/%d/stat does not show the memory layout",
+			       procfs, (int)pid);
+		return -1;
+	}
+	dir = opendir(procfs);
 	if (!dir) {
 		*ret_why = why("cannot list %s: %s", procfs, strerror(errno));
 		return -1;
 	}
+	dfd = dirfd(dir);
 	while (!found && (de = readdir(dir))) {
 		char *end;
 		long other = strtol(de->d_name, &end, 10);
-		long r;
+		int r;
 
 		if (*end || other <= 0 || other == pid)
 			continue;
-		r = syscall(SYS_kcmp, pid, (pid_t)other, KCMP_VM, 0, 0);
-		if (r == 0)
-			found = other;
-		else if (r < 0 && errno != ESRCH) {
-			*ret_why = why("cannot compare the memory of pid %d "
-				       "with pid %ld (kcmp: %s)",
-				       (int)pid, other, strerror(errno));
-			found = -1;
-		}
+		r = shares(dfd, pid, &mine, exe_kb, de->d_name, ret_why);
+		if (r)
+			found = r > 0 ? other : -1;
 	}
 	closedir(dir);
 	if (found > 0)
@@ -223,9 +371,11 @@ static struct kcore_error *look(struct ch_holes *h, const char *procfs,
 		free(status);
 		return NULL;
 	}
-	free(status);
-	if (sharer(procfs, pid, ret_why))
+	if (sharer(procfs, p, status, ret_why)) {
+		free(status);
 		return NULL;
+	}
+	free(status);
 	err = kcore_proc_read_maps(p);
 	if (err && err != &kcore_error_nomem) {
 		*ret_why = kcore_error_describe(err);
@@ -322,6 +472,11 @@ static const struct run *find_run(const struct ch_holes *h, uint64_t start)
 	}
 	return lo < h->nruns && h->runs[lo].start <= start ? &h->runs[lo]
 							   : NULL;
+}
+
+bool ch_holes_contains(const struct ch_holes *h, uint64_t pos)
+{
+	return h && pos >= h->guard && find_run(h, pos);
 }
 
 uint64_t ch_holes_run(const struct ch_holes *h, uint64_t start, uint64_t unit)

@@ -151,8 +151,6 @@ static struct kcore_error *read_layout(struct kcore_source *src,
 		  offsetof(struct layout, off_mapping) },
 		{ "OFFSET(page.private)",
 		  offsetof(struct layout, off_private) },
-		{ "OFFSET(page.compound_head)",
-		  offsetof(struct layout, off_head) },
 		{ "NUMBER(PG_head_mask)", offsetof(struct layout, head_mask) },
 		{ "SYMBOL(mem_section)", offsetof(struct layout, ms_sym) },
 		{ "LENGTH(mem_section)", offsetof(struct layout, ms_length) },
@@ -172,6 +170,14 @@ static struct kcore_error *read_layout(struct kcore_source *src,
 		if (!vi(src, need[i].key,
 			(uint64_t *)((char *)l + need[i].off)))
 			return missing(src, need[i].key);
+	/* The word whose bit 0 marks a tail page.  Linux 7.3 calls it
+	 * page.compound_info (with HugeTLB vmemmap optimization a tail's
+	 * other bits are a mask that turns its address into the head's,
+	 * not the head's address; only bit 0 is read here). */
+	if (!vi(src, "OFFSET(page.compound_head)", &l->off_head) &&
+	    !vi(src, "OFFSET(page.compound_info)", &l->off_head))
+		return missing(src, "OFFSET(page.compound_head) or "
+				    "OFFSET(page.compound_info)");
 	if (!vi(src, "NUMBER(MAX_PHYSMEM_BITS)", &max_physmem))
 		return missing(src, "NUMBER(MAX_PHYSMEM_BITS)");
 	l->page_size = src->info.page_size ? src->info.page_size : 4096;

@@ -164,10 +164,12 @@ struct kcore_error *kcore_source_alloc(const char *path,
 				       struct kcore_source **ret);
 struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 				       const struct kcore_open_opts *opts);
-/* Modules (and build IDs) of a process core open as elf, via libdwfl. */
-struct kcore_error *kcore_elf_modules(Elf *elf, const char *path,
-				      struct kcore_module **ret,
-				      size_t *ret_count);
+/*
+ * Install the seccomp filter of a process forked to run libdwfl on
+ * hostile data (sandbox.c): no open(), only its own descriptors, memory
+ * and exiting.  Needs no-new-privileges first; false if not installed.
+ */
+bool kcore_sandbox_seccomp(void);
 /* An owned copy of label (classify.c); NULL when out of memory. */
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 

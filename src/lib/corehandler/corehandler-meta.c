@@ -188,8 +188,10 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		r->zero_bytes, r->allocated_bytes);
 	fprintf(f,
 		"  \"pagemap\": {\"used\": %s, \"unread_bytes\": %" PRIu64
-		", \"scans\": %" PRIu64 ", \"why_not\": ",
+		", \"hole_seconds\": %.3f, \"scans\": %" PRIu64
+		", \"why_not\": ",
 		r->pagemap_why ? "false" : "true", r->unread_bytes,
+		(double)r->hole_ns / 1e9,
 		r->pagemap_scans + ch_holes_scans(ch->holes));
 	ch_json_str(f, r->pagemap_why);
 	fputs("},\n", f);
@@ -224,7 +226,10 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 				(double)ru.ru_utime.tv_usec / 1e6,
 			(double)ru.ru_stime.tv_sec +
 				(double)ru.ru_stime.tv_usec / 1e6);
-	fprintf(f, "  \"elapsed_seconds\": %.3f\n}\n", r->elapsed);
+	fprintf(f,
+		"  \"stream_seconds\": %.3f,\n"
+		"  \"elapsed_seconds\": %.3f\n}\n",
+		r->stream_elapsed, r->elapsed);
 	if (fclose(f) != 0 || !text) {
 		free(text);
 		return &kcore_error_nomem;

@@ -53,11 +53,37 @@ static void batch_wait(struct ch *ch, uint64_t got)
 }
 
 /*
- * Wait until the stream has bytes to read (or has ended), at most until
- * the deadline: false when the handler stopped instead (ch->stopped), or
- * poll failed (*ret_err).
+ * The time limit is for the bytes that hold data.  Where the crashing
+ * process's page tables have nothing (a hole run of ch->holes), the
+ * kernel walks its page tables and then writes zeros, and that takes
+ * long for a large sparse process (a 64 GiB one took minutes on a loaded
+ * machine, for a few MiB of data): time spent waiting for or consuming
+ * such bytes is given back to the deadline (and counted in hole_ns).
+ * Inside a hole run the kernel does nothing but that: it faults nothing
+ * in (an empty page of a private anonymous mapping), so it cannot block
+ * there on I/O.
  */
-static bool wait_input(struct ch *ch, struct kcore_error **ret_err)
+static bool at_hole(const struct ch *ch)
+{
+	return ch_holes_contains(ch->holes, ch->res->stream_bytes);
+}
+
+static void credit_hole(struct ch *ch, uint64_t since)
+{
+	uint64_t t = ch_mono_ns() - since;
+
+	ch->res->hole_ns += t;
+	if (ch->deadline_ns)
+		ch->deadline_ns += t;
+}
+
+/*
+ * Wait until the stream has bytes to read (or has ended), at most until
+ * the deadline (without one while the next byte is in a hole run: zeros):
+ * false when the handler stopped instead (ch->stopped), or poll failed
+ * (*ret_err).
+ */
+static bool wait_input(struct ch *ch, bool zeros, struct kcore_error **ret_err)
 {
 	*ret_err = NULL;
 	while (!ch->stopped) {
@@ -70,7 +96,7 @@ static bool wait_input(struct ch *ch, struct kcore_error **ret_err)
 			ch->stop_reason = KCORE_CH_CANCELLED;
 			break;
 		}
-		if (ch->deadline_ns) {
+		if (ch->deadline_ns && !zeros) {
 			uint64_t now = ch_mono_ns();
 
 			if (now >= ch->deadline_ns) {
@@ -107,9 +133,13 @@ struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
 	size_t done = 0;
 
 	while (done < len && !ch->eof && !ch->stopped) {
+		bool zeros = at_hole(ch);
+		uint64_t start = ch_mono_ns();
 		ssize_t n;
 
-		if (!wait_input(ch, &err)) {
+		if (!wait_input(ch, zeros, &err)) {
+			if (zeros)
+				credit_hole(ch, start);
 			if (err)
 				return err;
 			break;
@@ -130,6 +160,8 @@ struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
 		ch->res->stream_bytes += (uint64_t)n;
 		if ((size_t)n < SMALL_READ && done < len)
 			batch_wait(ch, (uint64_t)n);
+		if (zeros)
+			credit_hole(ch, start);
 	}
 	*ret_done = done;
 	return NULL;
@@ -207,12 +239,13 @@ static long fill_pipe(struct ch *ch, size_t want)
  * there, at the end of the stream or when stopped; the caller reads the
  * rest.  Three quarters of the pipe at a time: fewer wake-ups, and the
  * kernel keeps writing meanwhile.
+ * The time it takes does not count for the deadline (at_hole()).
  */
 struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 			     uint64_t *ret_done)
 {
 	struct kcore_error *err = NULL;
-	uint64_t done = 0;
+	uint64_t done = 0, start = ch_mono_ns();
 
 	while (done < len && !ch->eof && !ch->stopped && ch->holes) {
 		size_t want = ch->pipe_size / 4 * 3, take;
@@ -220,7 +253,7 @@ struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 		bool empty;
 		ssize_t n;
 
-		if (!wait_input(ch, &err))
+		if (!wait_input(ch, true, &err))
 			break;
 		if (want > len - done)
 			want = (size_t)(len - done);
@@ -268,6 +301,7 @@ struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 		ch->res->unread_bytes += (uint64_t)n;
 		ch->last_read_ns = ch_mono_ns();
 	}
+	credit_hole(ch, start);
 	*ret_done = done;
 	return err;
 }

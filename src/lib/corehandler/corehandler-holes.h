@@ -40,6 +40,9 @@ void ch_holes_set_guard(struct ch_holes *h, uint64_t guard);
  * units; 0 when start is in none, or before the guard. */
 uint64_t ch_holes_run(const struct ch_holes *h, uint64_t start, uint64_t unit);
 
+/* Whether stream byte pos is in a hole run (after the guard). */
+bool ch_holes_contains(const struct ch_holes *h, uint64_t pos);
+
 /* Look at the page tables again: *ret_empty when the mapping behind
  * stream bytes [start, end) (inside one run) still has no page. */
 struct kcore_error *ch_holes_recheck(struct ch_holes *h, uint64_t start,

@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# kcoredump core-handler as this machine's core_pattern, on real crashes
+# (tests/vm/helpers/crash-sparse, built for the host): the page tables
+# are used (the zeros of a sparse crash are consumed unread) although
+# kcmp(2) is refused for some unrelated processes (PID 1 on some
+# machines), and are not used when another process shares the memory; a
+# crash whose zeros take longer than --timeout to arrive is stored
+# complete, as the time limit counts the bytes with data.
+#
+# Changes /proc/sys/kernel/core_pattern: only under the lock
+# /tmp/kcd-core-pattern.lock (other tests and helpers change it too), and
+# puts the old pattern back on every exit.  Needs root.
+#   core-handler-crash.sh KCOREDUMP CRASH_SPARSE VMCHECK_PY KCORE_READ
+set -uo pipefail
+kcoredump=$(readlink -f "$1") sparse=$(readlink -f "$2") vmcheck=$3
+kcore_read=$(readlink -f "$4")
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP needs root to set core_pattern"
+	exit 77
+fi
+for tool in jq flock; do
+	command -v $tool >/dev/null || {
+		echo "1..0 # SKIP $tool not installed"
+		exit 77
+	}
+done
+tmp=$(mktemp -d /tmp/kcd-chcrash.XXXXXX)
+chmod 711 "$tmp"
+exec 9>/tmp/kcd-core-pattern.lock
+flock 9
+old_pattern=$(cat /proc/sys/kernel/core_pattern)
+restore() {
+	printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern
+	rm -rf "$tmp"
+}
+trap restore EXIT
+if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
+	echo "1..0 # SKIP core_pattern is not writable here"
+	exit 77
+fi
+ulimit -c unlimited
+export PATH=$(dirname "$kcore_read"):$PATH
+
+# install DIR ARGS...: the handler as core_pattern, storing into DIR.
+install() {
+	local dir=$1
+	shift
+	mkdir -p -m 700 "$dir"
+	printf '|%s core-handler --dir %s --no-sync %s %%P %%u %%g %%s %%t %%e\n' \
+		"$kcoredump" "$dir" "$*" > /proc/sys/kernel/core_pattern
+}
+# meta DIR PID: the metadata of pid's core, once published (at most 120 s).
+meta() {
+	local i m
+	for ((i = 0; i < 1200; i++)); do
+		for m in "$1"/core.*."$2".*.json; do
+			[ -f "$m" ] && { echo "$m"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+# crash DESC ARGS...: run crash-sparse (it aborts), print its pid.
+crash() {
+	local desc=$1
+	shift
+	(cd "$tmp" && exec "$sparse" "$desc" "$@") >/dev/null 2>&1
+	awk '$1 == "pid" { print $2 }' "$desc"
+}
+jqcheck() { # WHAT FILE FILTER
+	if jq -e "$3" "$2" >/dev/null; then
+		ok "$1"
+	else
+		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds}' "$2")"
+	fi
+}
+vm_check() { # WHAT CORE DESC ARGS...
+	local what=$1 core=$2 desc=$3 out=$tmp/vmcheck.out
+	shift 3
+	if "$PY" "$vmcheck" core "$core" "$desc" "$@" > "$out" 2>&1; then
+		ok "$what ($(grep -c '^ok' "$out") checks)"
+	else
+		not_ok "$what"
+		grep -v '^ok' "$out" | diag
+	fi
+}
+
+# Whether kcmp(2) is refused for PID 1 here (the case the test is for).
+kcmp_pid1=$("$PY" - <<'PY'
+import ctypes, os, platform
+nr = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+libc = ctypes.CDLL(None, use_errno=True)
+r = libc.syscall(nr, os.getpid(), 1, 0, 0, 0) if nr else -2
+print("refused: " + os.strerror(ctypes.get_errno()) if r == -1 else "allowed")
+PY
+)
+echo "# kcmp(2) of this process with PID 1: $kcmp_pid1"
+
+# --- 1. the page tables, with processes kcmp is refused for ----------------
+d=$tmp/s1
+install "$d"
+pid=$(crash "$tmp/s1.desc" 4)
+if m=$(meta "$d" "$pid"); then
+	jqcheck "4 GiB sparse crash: complete, page tables used (kcmp of PID 1 $kcmp_pid1), $(jq .pagemap.unread_bytes "$m") of $(jq .stream_bytes "$m") bytes unread" \
+		"$m" '.complete and .pagemap.used and .pagemap.why_not == null and
+		.pagemap.unread_bytes >= 0.99 * .stream_bytes'
+	vm_check "4 GiB sparse crash: the touched pages hold the pattern, untouched ones zeros" \
+		"${m%.json}" "$tmp/s1.desc" --sparse
+	rate=$(jq '.stream_bytes / (.stream_seconds + 0.001)' "$m")
+else
+	not_ok "4 GiB sparse crash: no metadata for pid $pid in $d"
+	rate=1073741824
+fi
+
+# --- 2. a process sharing the memory turns them off --------------------------
+d=$tmp/s2
+install "$d"
+pid=$(crash "$tmp/s2.desc" 1 sharer)
+sharer=$(awk '$1 == "sharer" { print $2 }' "$tmp/s2.desc")
+[ -n "$sharer" ] && kill -KILL "$sharer" 2>/dev/null
+if m=$(meta "$d" "$pid"); then
+	jqcheck "CLONE_VM sharer $sharer: page tables not used, every byte read, complete" "$m" \
+		'.complete and (.pagemap.used | not) and .pagemap.unread_bytes == 0
+		and (.pagemap.why_not | test("pid [0-9]+ shares the memory"))'
+else
+	not_ok "CLONE_VM sharer: no metadata for pid $pid in $d"
+fi
+
+# --- 3. --timeout counts the bytes with data, not the zeros -------------------
+# The crash is sized so that its zeros take about 8 s to arrive at the
+# rate the first crash showed (more under load), with --timeout 2.
+gib=$("$PY" -c "import math; print(min(256, max(8, math.ceil(8 * $rate / 2**30))))")
+d=$tmp/s3
+install "$d" --timeout 2
+pid=$(crash "$tmp/s3.desc" "$gib")
+if m=$(meta "$d" "$pid"); then
+	el=$(jq .stream_seconds "$m")
+	counted=$(jq '.stream_seconds - .pagemap.hole_seconds | . * 1000 | round / 1000' "$m")
+	jqcheck "$gib GiB sparse crash, its stream in $el s with --timeout 2: complete, $(jq .pagemap.hole_seconds "$m") s of zeros not counted, $counted s counted" \
+		"$m" '.complete and .truncation_reason == "complete" and .pagemap.used
+		and .pagemap.hole_seconds > 2'
+	if jq -e '.stream_seconds > 4' "$m" >/dev/null; then
+		ok "the stream took longer than twice --timeout ($el s): the zeros would have exceeded it"
+	else
+		not_ok "the stream took $el s, not more than twice --timeout: it proves nothing"
+	fi
+	vm_check "$gib GiB sparse crash: the touched pages hold the pattern" \
+		"${m%.json}" "$tmp/s3.desc" --sparse
+else
+	not_ok "$gib GiB sparse crash: no metadata for pid $pid in $d"
+fi
+finish
