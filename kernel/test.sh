@@ -2,13 +2,17 @@
 # Build a test kernel (kernel/build.sh), the test module against it, and run
 # a kernel-* VM case on it.
 #
-#   kernel/test.sh [--stock|--patched] [--upto N] [--debug] [--patches DIR]
+#   kernel/test.sh [--base 6.12|7.3] [--stock|--patched] [--upto N] [--debug]
+#                  [--patches DIR]
 #                  [--5lvl] [--mem SIZE] [--append STR] [--results DIR]
 #                  [--timeout S]
 #                  [CASE [ARG...]]
 #
+# --base picks the kernel (build.sh --base; default 6.12 with
+# kernel/patches, 7.3 with kernel/patches-7.3).
 # CASE defaults to kernel-vmap-ram (others: kernel-vread, kernel-seek,
-# kernel-coredump, kernel-lock, or any tests/vm case such as info-kcore);
+# kernel-coredump, kernel-lock, kernel-kunit, or any tests/vm case such as
+# info-kcore);
 # ARGs go to the guest script.  --patches DIR builds the series in DIR
 # (build.sh --patches); --5lvl, --mem and --append (kernel command line,
 # repeatable; kernel-vread gets vsyscall=emulate) go to tests/vm/run.sh.
@@ -27,6 +31,7 @@ top=$(cd "$here/.." && pwd)
 source "$top/tests/lib/shell.sh"
 kcd_trap_errors
 variant=--stock
+base=(--base 6.12)
 upto=()
 debug=()
 patches=()
@@ -40,6 +45,7 @@ timeout_s=${KCOREDUMP_VM_TIMEOUT:-300}
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--stock|--patched) variant=$1; shift ;;
+	--base) base=(--base "$2"); shift 2 ;;
 	--upto) upto=(--upto "$2"); shift 2 ;;
 	--debug) debug=(--debug); shift ;;
 	--patches) patches=(--patches "$2"); shift 2 ;;
@@ -48,7 +54,7 @@ while [[ $# -gt 0 ]]; do
 	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac
@@ -62,7 +68,7 @@ if [[ ! -x "$kcd/kcoredump" || ! -x "$kcd/tests/tools/kcore-read" ]]; then
 	cmake --build "$kcd" -j2 --target kcoredump kcore-read >&2
 fi
 
-bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} \
+bz=$("$here/build.sh" "${base[@]}" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} \
 	${patches[@]+"${patches[@]}"} | tail -n 1)
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
