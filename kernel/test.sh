@@ -88,13 +88,41 @@ gcc -O2 -Wall -static -nostdlib -fno-stack-protector \
 # the host check's core checker (kernel-coredump)
 gcc -O2 -Wall -o "$mdir/corecheck" "$here/test/corecheck.c"
 tools=(--tool "$mdir/corecheck")
-# The series' selftest, from the tree just built (absent on stock)
+# The series' selftests, from the tree just built; on stock, from the
+# stock tree with the series' selftest hunks applied (to show them fail
+# there).
 st=$kdir/source/tools/testing/selftests
+if [[ "$variant" == --stock ]]; then
+	sdir=$mdir/selftests
+	rm -rf "$sdir"
+	mkdir -p "$sdir/tools/testing/selftests"
+	for f in kselftest_harness.h kselftest.h proc coredump; do
+		[[ ! -e "$st/$f" ]] || cp -r "$st/$f" "$sdir/tools/testing/selftests/"
+	done
+	git -C "$sdir" init -q
+	case "${base[1]}" in
+	7.3) sp=("$here"/patches-7.3/*/[0-9][0-9][0-9][1-9]-*.patch) ;;
+	*) sp=("$here"/patches/[0-9][0-9][0-9][1-9]-*.patch) ;;
+	esac
+	for p in "${sp[@]}"; do
+		(cd "$sdir" && git apply --include='tools/testing/selftests/*' "$p") ||
+			{ echo "test.sh: the selftest hunks of $p do not apply to stock" >&2; exit 1; }
+	done
+	st=$sdir/tools/testing/selftests
+fi
 if [[ -e "$st/proc/proc-kcore-seek.c" ]]; then
 	gcc -O2 -Wall -static -I "$st" -o "$mdir/proc-kcore-seek" "$st/proc/proc-kcore-seek.c"
 	tools+=(--tool "$mdir/proc-kcore-seek")
 else
 	rm -f "$mdir/proc-kcore-seek"
+fi
+# and the coredump selftest of 7.3's posting 3 (kernel-selftest)
+if [[ -e "$st/coredump/coredump_holes_test.c" ]]; then
+	gcc -O2 -Wall -static -I "$st" -o "$mdir/coredump_holes_test" \
+		"$st/coredump/coredump_holes_test.c"
+	tools+=(--tool "$mdir/coredump_holes_test")
+else
+	rm -f "$mdir/coredump_holes_test"
 fi
 
 # kernel-vread reads the vsyscall page after the module segment: it must be
