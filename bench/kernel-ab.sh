@@ -19,7 +19,9 @@
 # KCOREDUMP_BUILD (kcoredump build dir, see kernel/test.sh), UPTO (patches
 # 1..N for the patched kernel), KERNEL_AB_REPEAT (dump every shape N times
 # in the boot, medians reported; default 1), KERNEL_AB_WORK (results
-# directory; variants already there are reused).
+# directory; variants already there are reused), KERNEL_AB_VARIANTS (the
+# variants to boot, default "stock patched"; e.g. each with its own
+# KCOREDUMP_CACHE into one KERNEL_AB_WORK, the table once both are there).
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -51,7 +53,8 @@ for s in "${run_shapes[@]}"; do
 	[[ "$s" == sparse1t && "${STOCK_1T:-0}" != 1 ]] || stock_shapes+=("$s")
 done
 # A variant whose results are already in $KERNEL_AB_WORK is not run again.
-for v in stock patched; do
+for v in ${KERNEL_AB_VARIANTS:-stock patched}; do
+	[[ "$v" == stock || "$v" == patched ]] || { echo "kernel-ab: unknown variant '$v'" >&2; exit 2; }
 	[[ ! -s "$work/$v/digests" ]] || continue
 	cat /proc/loadavg > "$work/loadavg-$v-start"
 	if [[ $v == stock ]]; then
@@ -65,6 +68,10 @@ for v in stock patched; do
 	cat /proc/loadavg > "$work/loadavg-$v-end"
 done
 
+if [[ ! -s "$work/stock/digests" || ! -s "$work/patched/digests" ]]; then
+	echo "kernel-ab: $work has not both variants yet; no table" >&2
+	exit $rc
+fi
 /usr/bin/python3 - "$work" "$out" "$base" <<'PY' || rc=1
 import json, os, statistics, sys
 work, out, base = sys.argv[1], sys.argv[2], sys.argv[3]
