@@ -21,7 +21,9 @@
 # in the boot, medians reported; default 1), KERNEL_AB_WORK (results
 # directory; variants already there are reused), KERNEL_AB_VARIANTS (the
 # variants to boot, default "stock patched"; e.g. each with its own
-# KCOREDUMP_CACHE into one KERNEL_AB_WORK, the table once both are there).
+# KCOREDUMP_CACHE into one KERNEL_AB_WORK, the table once both are there),
+# KERNEL_AB_STOCK_KERNEL / KERNEL_AB_PATCHED_KERNEL (a bzImage build.sh
+# made before, for test.sh --kernel).
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -58,10 +60,12 @@ for v in ${KERNEL_AB_VARIANTS:-stock patched}; do
 	[[ ! -s "$work/$v/digests" ]] || continue
 	cat /proc/loadavg > "$work/loadavg-$v-start"
 	if [[ $v == stock ]]; then
-		"$top/kernel/test.sh" --base "$base" --stock --timeout 3600 --results "$work/stock" \
+		"$top/kernel/test.sh" --base "$base" --stock \
+			${KERNEL_AB_STOCK_KERNEL:+--kernel "$KERNEL_AB_STOCK_KERNEL"} --timeout 3600 --results "$work/stock" \
 			kernel-ab "${stock_shapes[@]}" || rc=1
 	else
 		KCD_REFERENCE=$work/stock "$top/kernel/test.sh" --base "$base" --patched \
+			${KERNEL_AB_PATCHED_KERNEL:+--kernel "$KERNEL_AB_PATCHED_KERNEL"} \
 			${upto[@]+"${upto[@]}"} --timeout 3600 --results "$work/patched" \
 			kernel-ab "${run_shapes[@]}" || rc=1
 	fi
