@@ -392,7 +392,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 	rootpid=$!
 	pids+=("$rootpid")
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$kcoredump" pid "$rootpid" -o /dev/null 2>"$tmp/perm.err"
+		"$kcoredump" pid "$rootpid" -o - >/dev/null 2>"$tmp/perm.err"
 	rc=$?
 	check "unprivileged against root's process: exit 5 (got $rc)" [ $rc -eq 5 ]
 	check "the message speaks of ptrace: $(head -1 "$tmp/perm.err")" \
