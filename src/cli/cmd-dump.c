@@ -48,7 +48,7 @@ static const struct cli_option dump_options[] = {
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
 	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
-	  "only vmalloc areas whose vmallocinfo caller contains SUBSTR", NULL,
+	  "only vmalloc areas whose caller or module text matches SUBSTR", NULL,
 	  DOPT_CALLER },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
 	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,

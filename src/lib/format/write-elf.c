@@ -95,6 +95,16 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 	return NULL;
 }
 
+/*
+ * What the final header may take beyond the first one, compressed: the
+ * metadata note's digests (64 hex digits, about 32 bytes compressed,
+ * zeros at first), its numbers and times, e_flags.
+ */
+static uint64_t header_room(const struct elf_writer *ew)
+{
+	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs;
+}
+
 /* PT_LOADs in ascending p_vaddr (the ELF ABI). */
 static struct kcore_error *elfw_plan(struct kcore_plan *plan, uint64_t page,
 				     size_t *dropped)
@@ -132,9 +142,9 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	if (!err)
 		err = build_header(ew);
 	if (!err && ew->rewritable) {
-		err = kcore_ostream_write_stored(ew->w.sink.os, ew->header,
-						 ew->header_len,
-						 &ew->header_out);
+		err = kcore_ostream_write_stored(
+			ew->w.sink.os, ew->header, ew->header_len,
+			header_room(ew), &ew->header_out);
 		ew->w.sink.pos = ew->header_len;
 	} else if (!err) {
 		err = kcore_sink_pwrite(&ew->w.sink, 0, ew->header,

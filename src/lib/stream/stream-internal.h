@@ -45,10 +45,17 @@
  * filter, so no block of ours holding data looks like one.
  */
 #define HOLE_MAP_SKIPPABLE_MAGIC 0x184D2A5Bu
-#define HOLE_MAP_MAGIC		 "KCDHOLE1"
-#define HOLE_MAP_HEAD		 24u /* magic, size, runs */
-#define HOLE_MAP_RUN		 16u
-#define XZ_HOLE_HEADER_SIZE	 64u
+/*
+ * The room after the compressed headers of a dump (the stored frame) that
+ * lets them be rewritten once known: zstd a skippable frame with this
+ * magic, listed in the seek table as a frame of 0 decompressed bytes; xz
+ * stream padding after the headers' own .xz stream.
+ */
+#define ROOM_SKIPPABLE_MAGIC 0x184D2A5Au
+#define HOLE_MAP_MAGIC	     "KCDHOLE1"
+#define HOLE_MAP_HEAD	     24u /* magic, size, runs */
+#define HOLE_MAP_RUN	     16u
+#define XZ_HOLE_HEADER_SIZE  64u
 
 /* The .xz stream header magic (6 bytes, the last one NUL). */
 #define XZ_MAGIC \
