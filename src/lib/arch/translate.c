@@ -55,181 +55,6 @@ static bool x86_text(const struct kcore_source *src, uint64_t vaddr,
 	return true;
 }
 
-static struct kcore_error *x86_walk(struct kcore_source *src, uint64_t vaddr,
-				    kcore_read_paddr_fn read_paddr,
-				    uint64_t *ret_paddr, uint64_t *ret_page)
-{
-	uint64_t root, table, l5 = 0, sme = 0, mask;
-	unsigned levels, bits;
-
-	if (!vi_u64(src, "SYMBOL(init_top_pgt)", &root) &&
-	    !vi_u64(src, "SYMBOL(swapper_pg_dir)", &root))
-		return unsupported(src, vaddr,
-				   "VMCOREINFO names no page table root "
-				   "(SYMBOL(init_top_pgt))");
-	if (!x86_text(src, root, &table))
-		return unsupported(src, vaddr,
-				   "VMCOREINFO lacks NUMBER(phys_base), so the "
-				   "page tables cannot be found");
-	vi_u64(src, "NUMBER(pgtable_l5_enabled)", &l5);
-	vi_u64(src, "NUMBER(sme_mask)", &sme);
-	levels = l5 ? 5 : 4;
-	bits = l5 ? 57 : 48;
-	mask = PTE_ADDR & ~sme;
-	/* Non-canonical addresses are never mapped. */
-	if ((uint64_t)((int64_t)(vaddr << (64 - bits)) >> (64 - bits)) != vaddr)
-		return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
-					  "virtual address 0x%" PRIx64
-					  " is not canonical",
-					  vaddr);
-	for (unsigned level = levels; level >= 1; level--) {
-		unsigned shift = 12 + 9 * (level - 1);
-		unsigned char e[8];
-		uint64_t entry;
-		struct kcore_error *err;
-
-		err = read_paddr(src, table + ((vaddr >> shift) & 511) * 8, e,
-				 8);
-		if (err) {
-			kcore_error_destroy(err);
-			return unsupported(src, vaddr,
-					   "a page table is not in the dump");
-		}
-		entry = kcore_load(e, 8, false);
-		if (!(entry & PTE_PRESENT))
-			return kcore_error_create(
-				KCORE_ERR_INVALID, 0, src->path,
-				"virtual address 0x%" PRIx64
-				" is not mapped in the kernel's page tables",
-				vaddr);
-		if (level == 1 || (level <= 3 && (entry & PTE_PSE))) {
-			uint64_t page = 1ull << shift;
-
-			*ret_paddr = ((entry & mask) & ~(page - 1)) |
-				     (vaddr & (page - 1));
-			*ret_page = page;
-			return NULL;
-		}
-		table = entry & mask;
-	}
-	return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
-				  "virtual address 0x%" PRIx64 " is not mapped",
-				  vaddr);
-}
-
-static struct kcore_error *arm64_walk(struct kcore_source *src, uint64_t vaddr,
-				      kcore_read_paddr_fn read_paddr,
-				      uint64_t *ret_paddr, uint64_t *ret_page)
-{
-	struct kcore_arm64_mmu m;
-	struct kcore_error *err = kcore_arm64_mmu(src, &m);
-	uint64_t table;
-
-	if (err)
-		return err;
-	/* Only the kernel half (TTBR1): the top va_bits..63 all ones. */
-	if ((vaddr | ((1ull << m.va_bits) - 1)) != ~0ull)
-		return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
-					  "virtual address 0x%" PRIx64
-					  " is not a %u-bit arm64 kernel "
-					  "address",
-					  vaddr, m.va_bits);
-	table = m.root - m.kimage_voffset;
-	for (unsigned level = m.levels; level >= 1; level--) {
-		unsigned char e[8];
-		uint64_t desc;
-
-		err = read_paddr(
-			src, table + kcore_arm64_index(&m, vaddr, level) * 8, e,
-			8);
-		if (err) {
-			kcore_error_destroy(err);
-			return unsupported(src, vaddr,
-					   "a page table is not in the dump");
-		}
-		desc = kcore_load(e, 8, false);
-		switch (kcore_arm64_desc(&m, desc, level)) {
-		case ARM64_INVALID:
-			return kcore_error_create(
-				KCORE_ERR_INVALID, 0, src->path,
-				"virtual address 0x%" PRIx64
-				" is not mapped in the kernel's page tables",
-				vaddr);
-		case ARM64_LEAF: {
-			uint64_t size = 1ull << kcore_arm64_shift(level);
-
-			*ret_paddr = (kcore_arm64_oa(&m, desc) & ~(size - 1)) |
-				     (vaddr & (size - 1));
-			*ret_page = size;
-			return NULL;
-		}
-		case ARM64_TABLE:
-			table = kcore_arm64_oa(&m, desc);
-			break;
-		}
-	}
-	return kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
-				  "virtual address 0x%" PRIx64 " is not mapped",
-				  vaddr);
-}
-
-struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
-				    kcore_read_paddr_fn read_paddr,
-				    uint64_t *ret_paddr, uint64_t *ret_len)
-{
-	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
-	uint64_t paddr = 0, len;
-	struct kcore_error *err;
-
-	if (!src->info.physical_only) {
-		for (size_t i = 0; i < src->nsegments; i++) {
-			const struct kcore_segment *s = &src->segments[i];
-
-			if (s->type != PT_LOAD || !s->has_paddr ||
-			    vaddr < s->vaddr || vaddr - s->vaddr >= s->memsz)
-				continue;
-			*ret_paddr = s->paddr + (vaddr - s->vaddr);
-			if (ret_len)
-				*ret_len = s->memsz - (vaddr - s->vaddr);
-			return NULL;
-		}
-	}
-	if (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64)
-		return unsupported(src, vaddr,
-				   src->info.physical_only
-					   ? "the dump holds physical memory "
-					     "only and gives no direct map base"
-					   : "no segment maps it");
-	if (!src->vmcoreinfo)
-		return unsupported(src, vaddr,
-				   src->info.physical_only
-					   ? "the dump holds physical memory "
-					     "only and has no VMCOREINFO"
-					   : "no segment maps it and there is "
-					     "no VMCOREINFO");
-	if (src->info.machine == EM_AARCH64) {
-		uint64_t size = page;
-
-		err = arm64_walk(src, vaddr, read_paddr, &paddr, &size);
-		if (err)
-			return err;
-		len = size - (vaddr & (size - 1));
-	} else if (x86_text(src, vaddr, &paddr)) {
-		len = page - (vaddr & (page - 1));
-	} else {
-		uint64_t size = page;
-
-		err = x86_walk(src, vaddr, read_paddr, &paddr, &size);
-		if (err)
-			return err;
-		len = size - (vaddr & (size - 1));
-	}
-	*ret_paddr = paddr;
-	if (ret_len)
-		*ret_len = len;
-	return NULL;
-}
-
 static struct kcore_error *novmap(struct kcore_source *src, const char *why)
 {
 	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
@@ -368,20 +193,20 @@ static unsigned level_shift(const struct walker *w, unsigned level)
 
 /*
  * The first leaf in the table at physical address table (level) that
- * maps an address in [va, end), where the table covers all of [va, end):
+ * maps an address in [va, last], where the table covers all of them:
  * *found, *ret_va (the leaf's first address, aligned to its size), *ret_pa
  * and *ret_size.  A table missing from the dump is UNSUPPORTED; more than
  * WALK_BUDGET entries read is FORMAT.
  */
 static struct kcore_error *scan(struct walker *w, uint64_t table,
-				unsigned level, uint64_t va, uint64_t end,
+				unsigned level, uint64_t va, uint64_t last,
 				bool *found, uint64_t *ret_va, uint64_t *ret_pa,
 				uint64_t *ret_size)
 {
 	unsigned shift = level_shift(w, level);
 	uint64_t size = 1ull << shift;
 
-	while (va < end) {
+	for (;;) {
 		uint64_t idx, e, lo = va & ~(size - 1), hi = lo + size;
 		unsigned char b[8];
 		struct kcore_error *err;
@@ -428,11 +253,11 @@ static struct kcore_error *scan(struct walker *w, uint64_t table,
 			uint64_t child = w->arm64 ? kcore_arm64_oa(&w->m, e)
 						  : e & w->mask;
 			/* The child's whole table: hi wraps at the top. */
-			bool whole = va == lo && hi != 0 && end >= hi;
+			bool whole = va == lo && last >= hi - 1;
 
 			if (!empty_has(w, child, level - 1)) {
 				err = scan(w, child, level - 1, va,
-					   hi && hi < end ? hi : end, found,
+					   last < hi - 1 ? last : hi - 1, found,
 					   ret_va, ret_pa, ret_size);
 				if (err || *found)
 					return err;
@@ -440,8 +265,8 @@ static struct kcore_error *scan(struct walker *w, uint64_t table,
 					empty_add(w, child, level - 1);
 			}
 		}
-		if (!hi)
-			break; /* the top of the address space */
+		if (last <= hi - 1)
+			break; /* hi - 1: the top of the address space */
 		va = hi;
 	}
 	return NULL;
@@ -453,8 +278,125 @@ static struct kcore_error *next_leaf(struct walker *w, uint64_t va,
 				     uint64_t *ret_size)
 {
 	*found = false;
-	return scan(w, w->root, w->levels, va, end, found, ret_va, ret_pa,
+	if (end <= va)
+		return NULL;
+	return scan(w, w->root, w->levels, va, end - 1, found, ret_va, ret_pa,
 		    ret_size);
+}
+
+/* One address through the page tables, as the page-table iterator sees
+ * it: [vaddr, vaddr]. */
+static struct kcore_error *walk_one(struct kcore_source *src, uint64_t vaddr,
+				    kcore_read_paddr_fn read_paddr,
+				    uint64_t *ret_paddr, uint64_t *ret_page)
+{
+	uint64_t root, va = 0, pa = 0, size = 0;
+	struct kcore_error *err;
+	struct walker w;
+	bool found;
+
+	if (src->info.machine == EM_X86_64) {
+		unsigned bits;
+		uint64_t l5 = 0;
+
+		if (!vi_u64(src, "SYMBOL(init_top_pgt)", &root) &&
+		    !vi_u64(src, "SYMBOL(swapper_pg_dir)", &root))
+			return unsupported(src, vaddr,
+					   "VMCOREINFO names no page table "
+					   "root (SYMBOL(init_top_pgt))");
+		if (!x86_text(src, root, &pa))
+			return unsupported(
+				src, vaddr,
+				"VMCOREINFO lacks NUMBER(phys_base), "
+				"so the page tables cannot be found");
+		vi_u64(src, "NUMBER(pgtable_l5_enabled)", &l5);
+		bits = l5 ? 57 : 48;
+		/* Non-canonical addresses are never mapped. */
+		if ((uint64_t)((int64_t)(vaddr << (64 - bits)) >>
+			       (64 - bits)) != vaddr)
+			return kcore_error_create(KCORE_ERR_INVALID, 0,
+						  src->path,
+						  "virtual address 0x%" PRIx64
+						  " is not canonical",
+						  vaddr);
+	}
+	err = walker_init(src, read_paddr, &w);
+	if (err)
+		return err;
+	/* arm64: only the kernel half (TTBR1), the top va_bits..63 ones. */
+	if (w.arm64 && (vaddr | ((1ull << w.m.va_bits) - 1)) != ~0ull)
+		err = kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
+					 "virtual address 0x%" PRIx64
+					 " is not a %u-bit arm64 kernel "
+					 "address",
+					 vaddr, w.m.va_bits);
+	if (!err) {
+		found = false;
+		err = scan(&w, w.root, w.levels, vaddr, vaddr, &found, &va, &pa,
+			   &size);
+	}
+	if (!err && !found)
+		err = kcore_error_create(
+			KCORE_ERR_INVALID, 0, src->path,
+			"virtual address 0x%" PRIx64
+			" is not mapped in the kernel's page tables",
+			vaddr);
+	walker_deinit(&w);
+	if (err)
+		return err;
+	*ret_paddr = pa + (vaddr - va);
+	*ret_page = size;
+	return NULL;
+}
+
+struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
+				    kcore_read_paddr_fn read_paddr,
+				    uint64_t *ret_paddr, uint64_t *ret_len)
+{
+	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
+	uint64_t paddr = 0, len;
+	struct kcore_error *err;
+
+	if (!src->info.physical_only) {
+		for (size_t i = 0; i < src->nsegments; i++) {
+			const struct kcore_segment *s = &src->segments[i];
+
+			if (s->type != PT_LOAD || !s->has_paddr ||
+			    vaddr < s->vaddr || vaddr - s->vaddr >= s->memsz)
+				continue;
+			*ret_paddr = s->paddr + (vaddr - s->vaddr);
+			if (ret_len)
+				*ret_len = s->memsz - (vaddr - s->vaddr);
+			return NULL;
+		}
+	}
+	if (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64)
+		return unsupported(src, vaddr,
+				   src->info.physical_only
+					   ? "the dump holds physical memory "
+					     "only and gives no direct map base"
+					   : "no segment maps it");
+	if (!src->vmcoreinfo)
+		return unsupported(src, vaddr,
+				   src->info.physical_only
+					   ? "the dump holds physical memory "
+					     "only and has no VMCOREINFO"
+					   : "no segment maps it and there is "
+					     "no VMCOREINFO");
+	if (src->info.machine == EM_X86_64 && x86_text(src, vaddr, &paddr)) {
+		len = page - (vaddr & (page - 1));
+	} else {
+		uint64_t size = page;
+
+		err = walk_one(src, vaddr, read_paddr, &paddr, &size);
+		if (err)
+			return err;
+		len = size - (vaddr & (size - 1));
+	}
+	*ret_paddr = paddr;
+	if (ret_len)
+		*ret_len = len;
+	return NULL;
 }
 
 /* The kernel image's and the direct map's place, from the page tables. */
