@@ -64,7 +64,7 @@
 #define XZ_MAGIC_LEN 6
 
 struct kcore_source;
-/* A .zst/.xz source (read-stream.c): its frame cache limit, and the frames
+/* A .zst/.xz source (stream-source.c): its frame cache limit, and the frames
  * decoded so far; other sources: nothing, 0. */
 void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes);
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
@@ -90,7 +90,7 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 						 void *arg);
 
 /*
- * The parts of that prefetch (stream-read.c).  Under the caller's lock:
+ * The parts of that prefetch (stream-reader.c).  Under the caller's lock:
  * prefetch_next (the next zstd frame from *frame on that has data and is
  * not cached, while the cache has room) and prefetch_insert (the frame
  * decoded into the cache unless a reader decoded it meanwhile: true;
