@@ -126,6 +126,17 @@ if [ -f "$x" ]; then
 	check "PN_XNUM truncated: eu-readelf -l reads it" quiet eu-readelf -l "$t"
 fi
 
+# --- a 32-bit (i386) core: its notes decoded for the metadata -----------------
+x=$fixdir/bad-elf32.core
+if [ -f "$x" ]; then
+	handler "$d" 100 0 0 11 1700000110 victim < "$x" 2>/dev/null
+	t=$d/core.victim.0.100.1700000110
+	check "i386: stored core is cmp-identical" cmp -s "$x" "$t"
+	check "i386: metadata has PRPSINFO's name and args, no note error" quiet jq -e \
+		'.prpsinfo_fname == "victim" and .prpsinfo_args == "./victim" and .threads == 1
+		and .note_error == null' "$t.json"
+fi
+
 # --- --max-size: truncated cleanly ------------------------------------------
 d=$tmp/d2
 mkdir -m 700 "$d"
