@@ -364,9 +364,21 @@ _kcoredump()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		--lines | --lines= | -n)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --help" -- "$cur"))
 		fi
 		;;
 	help)

@@ -173,6 +173,11 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l help -s h
 # list
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l dir -s d -x -a '(__fish_complete_directories)' -d 'list the cores in DIR (default /var/lib/kcoredump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l json -s j -d 'print one JSON document instead of text'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l since -s S -x -d 'only cores of crashes at or after TIME (@EPOCH, YYYY-MM-DD[ HH:MM[:SS]] UTC, today, yesterday, now)'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l until -s U -x -d 'only cores of crashes at or before TIME'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l newest -s 1 -d 'only the newest core'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l lines -s n -x -d 'only the N newest cores'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l reverse -s r -d 'newest first'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l help -s h -d 'show this help and exit'
 
 # help

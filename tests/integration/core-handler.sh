@@ -115,6 +115,31 @@ check "list --json: two cores, oldest first" quiet jq -e '(.cores | length) == 2
 	<("$kcoredump" list --dir "$d" --json)
 check "list: text names both" bash -c "'$kcoredump' list --dir '$d' | grep -c 'core.crashme' | grep -qx 2"
 
+# --- list: coredumpctl's matches and options --------------------------------
+dl=$tmp/dl
+mkdir -m 700 "$dl"
+handler "$dl" 4242 1000 1001 6 1700000000 crashme < "$fix" 2>/dev/null
+handler "$dl" 4243 1000 1002 11 1700086400 other < "$fix" 2>/dev/null
+handler "$dl" 4244 0 0 11 1700172800 third < "$fix" 2>/dev/null
+pids() { "$kcoredump" list --dir "$dl" --json "$@" 2>/dev/null | jq -c '[.cores[].pid]'; }
+check "list: all three, oldest first" [ "$(pids)" = "[4242,4243,4244]" ]
+check "list PID" [ "$(pids 4243)" = "[4243]" ]
+check "list COMM and COMM=: alternatives" [ "$(pids other COMM=third)" = "[4243,4244]" ]
+check "list SIGNAL=SIGSEGV UID=1000: both must hold" [ "$(pids SIGNAL=SIGSEGV UID=1000)" = "[4243]" ]
+check "list COREDUMP_GID=1001" [ "$(pids COREDUMP_GID=1001)" = "[4242]" ]
+check "list EXE path" [ "$(pids "$(jq -r .executable "$dl/core.crashme.1000.4242.1700000000.json")")" = "[4242,4243,4244]" ]
+check "list -S/-U" [ "$(pids -S 2023-11-15 -U '2023-11-15 23:59:59')" = "[4243]" ]
+check "list -S @EPOCH" [ "$(pids -S @1700086401)" = "[4244]" ]
+check "list -1" [ "$(pids -1)" = "[4244]" ]
+check "list -n 2 -r" [ "$(pids -n 2 -r)" = "[4244,4243]" ]
+check "list: nothing matches" [ "$(pids COMM=nope)" = "[]" ]
+"$kcoredump" list --dir "$dl" FOO=1 >/dev/null 2>&1
+check "list: an unknown field is a usage error" [ $? -eq 2 ]
+"$kcoredump" list --dir "$dl" -S yesterdayish >/dev/null 2>&1
+check "list: a bad time is a usage error" [ $? -eq 2 ]
+check "list: text has GID and EXE columns" bash -c "'$kcoredump' list --dir '$dl' 4243 |
+	awk 'NR == 1 { ok = \$4 == \"GID\" && \$NF == \"EXE\" } NR == 2 { ok = ok && \$4 == 1002 } END { exit !ok }'"
+
 # --- PN_XNUM (70003 program headers) ----------------------------------------
 x=$fixdir/pn-xnum.core
 if [ -f "$x" ]; then
