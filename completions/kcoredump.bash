@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -381,11 +381,30 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --help" -- "$cur"))
 		fi
 		;;
+	show)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --since --until --newest --help" -- "$cur"))
+		fi
+		;;
 	help)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show help version" -- "$cur"))
 		fi
 		;;
 	version)

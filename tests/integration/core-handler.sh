@@ -137,6 +137,17 @@ check "list: nothing matches" [ "$(pids COMM=nope)" = "[]" ]
 check "list: an unknown field is a usage error" [ $? -eq 2 ]
 "$kcoredump" list --dir "$dl" -S yesterdayish >/dev/null 2>&1
 check "list: a bad time is a usage error" [ $? -eq 2 ]
+"$kcoredump" show --dir "$dl" 4243 >"$tmp/show.out" 2>&1
+check "show PID: the record" bash -c "grep -qE '^ +PID: 4243 \(other\)$' '$tmp/show.out' &&
+	grep -qE '^ +GID: 1002$' '$tmp/show.out' && grep -qE '^ +Signal: 11 \(SIGSEGV\)$' '$tmp/show.out' &&
+	grep -qE '^ +Command Line: /usr/bin/crashme --table' '$tmp/show.out' &&
+	grep -qE '^ +Storage: $dl/core.other.1000.4243.1700086400 \(present\)$' '$tmp/show.out' &&
+	grep -qE '^ +Complete: true$' '$tmp/show.out'"
+check "show -1: the newest only" bash -c "'$kcoredump' show --dir '$dl' -1 | grep -cE '^ +PID: ' | grep -qx 1 &&
+	'$kcoredump' show --dir '$dl' -1 | grep -qE '^ +PID: 4244 '"
+check "show: every match" bash -c "'$kcoredump' show --dir '$dl' UID=1000 | grep -cE '^ +PID: ' | grep -qx 2"
+"$kcoredump" show --dir "$dl" COMM=nope >/dev/null 2>&1
+check "show: no match exits 1" [ $? -eq 1 ]
 check "list: text has GID and EXE columns" bash -c "'$kcoredump' list --dir '$dl' 4243 |
 	awk 'NR == 1 { ok = \$4 == \"GID\" && \$NF == \"EXE\" } NR == 2 { ok = ok && \$4 == 1002 } END { exit !ok }'"
 
