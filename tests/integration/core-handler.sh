@@ -148,6 +148,36 @@ check "show -1: the newest only" bash -c "'$kcoredump' show --dir '$dl' -1 | gre
 check "show: every match" bash -c "'$kcoredump' show --dir '$dl' UID=1000 | grep -cE '^ +PID: ' | grep -qx 2"
 "$kcoredump" show --dir "$dl" COMM=nope >/dev/null 2>&1
 check "show: no match exits 1" [ $? -eq 1 ]
+# debug: the debugger on the newest match; a .zst extracted privately.
+dd=$tmp/dd
+mkdir -m 700 "$dd"
+handler "$dd" 4250 1000 1000 6 1700000500 crashme < "$fix" 2>/dev/null
+handler "$dd" -c zstd 4251 1000 1000 6 1700000600 crashme < "$fix" 2>/dev/null
+cat >"$tmp/fakedbg" <<'SH'
+#!/bin/bash
+# Stands in for gdb: its arguments, and the core's first bytes.
+printf '%s\n' "$@" >"${0%/*}/fakedbg.args"
+head -c 4 "${@: -1}" | od -An -c | tr -d ' ' >"${0%/*}/fakedbg.magic"
+exit 3
+SH
+chmod +x "$tmp/fakedbg"
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" -A "-q --x 'a b'" crashme 2>/dev/null
+st=$?
+zcore=$(tail -1 "$tmp/fakedbg.args")
+check "debug: the debugger's exit status ($st)" [ $st -eq 3 ]
+check "debug: arguments, then -c and the newest match extracted" bash -c "
+	[ \"\$(head -3 '$tmp/fakedbg.args' | tr '\n' '|')\" = '-q|--x|a b|' ] &&
+	[ \"\$(tail -2 '$tmp/fakedbg.args' | head -1)\" = -c ] && [ '$zcore' != '$dd/core.crashme.1000.4251.1700000600.zst' ]"
+check "debug: the debugger saw a plain ELF core" [ "$(cat "$tmp/fakedbg.magic")" = '177ELF' ]
+check "debug: the extracted core and its directory are gone afterwards" \
+	bash -c "[ ! -e '$zcore' ] && [ ! -e '${zcore%/*}' ] && [ '${zcore%/*}' != '$dd' ]"
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" 4250 2>/dev/null
+check "debug PID: the plain core in place" [ "$(tail -1 "$tmp/fakedbg.args")" = "$dd/core.crashme.1000.4250.1700000500" ]
+"$kcoredump" debug --dir "$dd" -A "-batch -ex 'info threads'" 4251 >"$tmp/gdb.out" 2>&1
+check "debug with gdb: the .zst core's 3 threads" [ "$(grep -cE '^\*? +[0-9]+ +(Thread|LWP) ' "$tmp/gdb.out")" = 3 ]
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" COMM=nope 2>/dev/null
+check "debug: no match exits 1" [ $? -eq 1 ]
+
 check "list: text has GID and EXE columns" bash -c "'$kcoredump' list --dir '$dl' 4243 |
 	awk 'NR == 1 { ok = \$4 == \"GID\" && \$NF == \"EXE\" } NR == 2 { ok = ok && \$4 == 1002 } END { exit !ok }'"
 
