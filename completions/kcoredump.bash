@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show debug help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -364,16 +364,66 @@ _kcoredump()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		--lines | --lines= | -n)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --help" -- "$cur"))
+		fi
+		;;
+	show)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --since --until --newest --help" -- "$cur"))
+		fi
+		;;
+	debug)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--debugger | --debugger= | -D)
+			COMPREPLY=($(compgen -W "gdb lldb" -- "$cur"))
+			return
+			;;
+		--debugger-arguments | --debugger-arguments= | -A)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --help" -- "$cur"))
 		fi
 		;;
 	help)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show debug help version" -- "$cur"))
 		fi
 		;;
 	version)

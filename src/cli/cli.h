@@ -63,7 +63,7 @@ struct cli_command {
 extern const struct cli_command cli_cmd_dump, cli_cmd_pid, cli_cmd_convert,
 	cli_cmd_verify, cli_cmd_extract, cli_cmd_mount, cli_cmd_info,
 	cli_cmd_cat, cli_cmd_bench, cli_cmd_core_handler, cli_cmd_list,
-	cli_cmd_complete;
+	cli_cmd_show, cli_cmd_debug, cli_cmd_complete;
 /* The libfuse version kcoredump mount runs on (cmd-mount.c). */
 const char *cli_fuse_version(void);
 /* The command of that name in a NULL-terminated table, or NULL. */

@@ -24,11 +24,23 @@ static const struct cli_command version_command = {
 /* The commands, in the order help lists them.  Each is defined by its
  * own file (cmd-*.c); nothing here knows their options. */
 static const struct cli_command *const commands[] = {
-	&cli_cmd_dump,	       &cli_cmd_pid,	  &cli_cmd_convert,
-	&cli_cmd_verify,       &cli_cmd_extract,  &cli_cmd_mount,
-	&cli_cmd_info,	       &cli_cmd_cat,	  &cli_cmd_bench,
-	&cli_cmd_core_handler, &cli_cmd_list,	  &help_command,
-	&version_command,      &cli_cmd_complete, NULL,
+	&cli_cmd_dump,
+	&cli_cmd_pid,
+	&cli_cmd_convert,
+	&cli_cmd_verify,
+	&cli_cmd_extract,
+	&cli_cmd_mount,
+	&cli_cmd_info,
+	&cli_cmd_cat,
+	&cli_cmd_bench,
+	&cli_cmd_core_handler,
+	&cli_cmd_list,
+	&cli_cmd_show,
+	&cli_cmd_debug,
+	&help_command,
+	&version_command,
+	&cli_cmd_complete,
+	NULL,
 };
 
 static unsigned edit_distance(const char *a, const char *b)
