@@ -250,6 +250,11 @@ struct kcore_dump_opts {
 	uint64_t frame_size;
 	/* --hash none: no SHA-256 (digests are recorded as "none"). */
 	bool no_hash;
+	/* The file's SHA-256 is computed on the fly when its bytes go out in
+	 * order (streams, pipes), or read back from the file when it is
+	 * sparse; then only when its holes are at most as large as its data
+	 * (at least 64 MiB of them), unless file_sha256_always. */
+	bool file_sha256_always;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */
 	/* Set asynchronously (signal handler) to stop promptly. */
 	volatile sig_atomic_t *cancel;
@@ -270,7 +275,17 @@ struct kcore_dump_opts {
  */
 struct kcore_dump_result {
 	struct kcore_dump_stats stats;
-	unsigned char digest[KCORE_DIGEST_LEN]; /* whole dump */
+	/* The segment-digest root: SHA-256 of the segment digests, the same
+	 * for the same content in every format (not the file's hash). */
+	unsigned char digest[KCORE_DIGEST_LEN];
+	/* SHA-256 of the output file's bytes as written (sha256sum's),
+	 * when has_file_sha256: not with --hash none, nor for a device
+	 * written out of order. */
+	unsigned char file_sha256[KCORE_DIGEST_LEN];
+	bool has_file_sha256;
+	/* Not computed: the bytes of holes it would have hashed (a sparse
+	 * file, without file_sha256_always). */
+	uint64_t file_sha256_skipped;
 	struct kcore_read_error *errors;
 	size_t nerrors;
 	char *output_path;	 /* the published path, or NULL for stdout */
@@ -330,6 +345,25 @@ kcore_content_hasher_finish(struct kcore_content_hasher *c,
 			    unsigned char out[KCORE_DIGEST_LEN]);
 void kcore_content_hasher_destroy(struct kcore_content_hasher *c);
 void kcore_hex(const unsigned char *bytes, size_t len, char *out);
+
+/*
+ * The SHA-256 of a file's bytes, what sha256sum prints (unlike the digests
+ * above, which cover logical content whatever the format): a hasher fed in
+ * order, and the hash of size bytes of an open file, whose holes are
+ * hashed as zeros without being read (the cost of hashing them remains:
+ * SHA-256 has no shortcut for zeros).  cancel: as in kcore_dump_opts.
+ */
+struct kcore_file_hasher;
+struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret);
+void kcore_file_hasher_add(struct kcore_file_hasher *h, const void *data,
+			   size_t len);
+void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len);
+void kcore_file_hasher_finish(struct kcore_file_hasher *h,
+			      unsigned char out[KCORE_DIGEST_LEN]);
+void kcore_file_hasher_destroy(struct kcore_file_hasher *h);
+struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
+				      volatile sig_atomic_t *cancel,
+				      unsigned char out[KCORE_DIGEST_LEN]);
 
 #ifdef __cplusplus
 }

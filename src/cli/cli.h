@@ -143,6 +143,7 @@ enum {
 	DOPT_DRY_RUN,
 	DOPT_HASH,
 	DOPT_FRAME_SIZE,
+	DOPT_FILE_SHA256,
 };
 
 /*
@@ -181,6 +182,15 @@ char *cli_join_args(int argc, char **argv);
  */
 struct kcore_dump_result;
 struct json;
+/*
+ * The two hashes of a dump: the file's SHA-256 (sha256sum's) and the
+ * segment-digest root (the same content hashes alike in every format),
+ * with where the segment digests are kept (nostore: "LiME", "AVML", a
+ * format without notes; NULL otherwise).
+ */
+void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
+			  const char *nostore);
+void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
 void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			      const char *why);
 void cli_dump_incomplete_json(struct json *j,

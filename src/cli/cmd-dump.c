@@ -44,6 +44,10 @@ static const struct cli_option dump_options[] = {
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
 	  DOPT_HASH },
+	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
+	  "hash the file's bytes even when it is sparse (its holes are hashed "
+	  "as zeros: the cost of its logical size)",
+	  NULL, DOPT_FILE_SHA256 },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
@@ -345,12 +349,11 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	char a[32], b[32], c[32], d[32], hex[2 * KCORE_DIGEST_LEN + 1];
+	char a[32], b[32], c[32], d[32];
 	double ratio = st->bytes_written ? (double)st->bytes_total /
 						   (double)st->bytes_written
 					 : 0;
 
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	fprintf(f, "Dumped %zu segment%s to %s\n", plan->nsegs,
 		plan->nsegs == 1 ? "" : "s",
 		r->output_path ? r->output_path : "<stdout>");
@@ -412,14 +415,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
 	cli_dump_incomplete_text(f, r, NULL);
-	if (strcmp(r->digest_location, "none") == 0)
-		fprintf(f, "  sha256:       none (--hash none)\n");
-	else if (strcmp(r->digest_location, "summary") == 0)
-		fprintf(f, "  sha256:       %s (not stored: %s has no notes)\n",
-			hex, o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
-	else
-		fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
-			r->digest_location);
+	cli_dump_hashes_text(f, r,
+			     o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
@@ -427,18 +424,12 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	char hex[2 * KCORE_DIGEST_LEN + 1];
 	struct json j;
 
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	if (strcmp(r->digest_location, "none") == 0)
-		json_null(&j, "sha256");
-	else
-		json_string(&j, "sha256", hex);
-	json_string(&j, "digests", r->digest_location);
+	cli_dump_hashes_json(&j, r);
 	json_string(&j, "format", kcore_format_name(o->format));
 	if (o->format == KCORE_FORMAT_KDUMP) {
 		json_object_begin(&j, "kdump");
@@ -522,6 +513,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 					       "unknown compression '%s'", arg);
 		opts->compress = kcore_compress_from_name(arg);
 		*compress_set = true;
+		return 0;
+	case DOPT_FILE_SHA256:
+		opts->file_sha256_always = true;
 		return 0;
 	case DOPT_HASH:
 		if (strcmp(arg, "sha256") && strcmp(arg, "none"))

@@ -143,7 +143,7 @@ open_special(struct kcore_output *out, const char *path, const struct stat *lst)
 /* An unnamed file in dirfd, or -1 when the file system has none. */
 static int open_tmpfile(int dirfd)
 {
-	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 
 	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR &&
 	    errno != EINVAL && errno != ENOENT)
@@ -162,8 +162,8 @@ static int open_named_tmp(int dirfd, char *tmp)
 	for (unsigned tries = 0; tries < 100; tries++) {
 		randomize(tmp, tries);
 		fd = openat(dirfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC | O_NOCTTY,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+				    O_NOCTTY,
 			    0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
