@@ -31,7 +31,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l frame-size -x -d 
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l file-sha256 -d 'hash the file\'s bytes even when it is sparse (its holes are hashed as zeros: the cost of its logical size)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l vmalloc-range -d 'only the mapped vmalloc areas (optionally within START-END)'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose vmallocinfo caller contains SUBSTR'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose caller or module text matches SUBSTR'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'

@@ -453,8 +453,8 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		status = cli_dump_status(
 			&res, a.quiet && !ctx->json,
 			vanished_why(kcore_source_process_info(src)));
-		kcore_dump_result_deinit(&res);
 	}
+	kcore_dump_result_deinit(&res);
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;
