@@ -94,7 +94,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -198,7 +198,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --range --phys --segments --exclude --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --range --phys --segments --exclude --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -255,6 +255,12 @@ struct kcore_dump_opts {
 	 * sparse; then only when its holes are at most as large as its data
 	 * (at least 64 MiB of them), unless file_sha256_always. */
 	bool file_sha256_always;
+	/* Write a dump of the live kernel's memory (KCORE_SOURCE_LIVE_KCORE)
+	 * to a file system this machine keeps in RAM (tmpfs, ramfs, zram:
+	 * kcore_output_ram_medium()): refused otherwise, because the dump
+	 * would overwrite the free memory it images, and likely run out of
+	 * room before it ends. */
+	bool allow_ram_output;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */
 	/* Set asynchronously (signal handler) to stop promptly. */
 	volatile sig_atomic_t *cancel;
@@ -307,6 +313,14 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 /* Frees what *res holds: call it after every kcore_dump(), failed or not
  * (a failed dump may have recorded read errors). */
 void kcore_dump_result_deinit(struct kcore_dump_result *res);
+/*
+ * What kcore_dump() refuses of the output before it reads anything, for
+ * callers that do costly work first (--exclude's scan): a dump of the live
+ * kernel's memory to a file system in this machine's RAM, unless
+ * opts->allow_ram_output.
+ */
+struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
+					    const struct kcore_dump_opts *opts);
 /* Some of the dump's memory could not be read, now or when its source was
  * made (see above). */
 static inline bool kcore_dump_incomplete(const struct kcore_dump_result *res)

@@ -54,6 +54,10 @@ static const struct cli_option convert_options[] = {
 	  "free cache cache-private user zero all 31", 'd' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
+	{ "allow-ram-output", 0, CLI_ARG_NONE, NULL,
+	  "write a dump of live memory to a file system in this machine's "
+	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
+	  NULL, DOPT_ALLOW_RAM_OUTPUT },
 	{ "sync", 0, CLI_ARG_NONE, NULL,
 	  "fsync the result before publishing it", NULL, DOPT_SYNC },
 	{ "special-output", 0, CLI_ARG_NONE, NULL,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kcoredump/output.h"
 #include "json.h"
 #include "kcoredump/dump.h"
 
@@ -73,6 +74,10 @@ static const struct cli_option dump_options[] = {
 	  NULL, DOPT_MAPPING },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
+	{ "allow-ram-output", 0, CLI_ARG_NONE, NULL,
+	  "write a dump of live memory to a file system in this machine's "
+	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
+	  NULL, DOPT_ALLOW_RAM_OUTPUT },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
 	  NULL, DOPT_SYNC },
 	{ "special-output", 0, CLI_ARG_NONE, NULL,
@@ -344,6 +349,37 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_finish(&j);
 }
 
+/*
+ * A dump of live memory whose file system has less room than the memory
+ * it may hold: said before the dump starts rather than at ENOSPC.
+ */
+static void warn_free_space(const struct kcore_source *src,
+			    const struct kcore_plan *plan,
+			    const struct kcore_dump_opts *o)
+{
+	uint64_t avail, need = 0;
+	char a[32], b[32];
+
+	if (kcore_source_info(src)->kind != KCORE_SOURCE_LIVE_KCORE)
+		return;
+	kcore_output_ram_medium(o->output, o->output_fd, &avail);
+	for (size_t i = 0; i < plan->nsegs; i++)
+		if (plan->segs[i].cls == KCORE_CLASS_RAM)
+			need += plan->segs[i].size;
+	if (avail == UINT64_MAX || avail >= need)
+		return;
+	fprintf(stderr,
+		"kcoredump: warning: '%s' has %s free, less than the %s of "
+		"RAM this dump may hold%s\n",
+		strcmp(o->output, "-") ? o->output : "<stdout>",
+		cli_human_size(avail, a, sizeof(a)),
+		cli_human_size(need, b, sizeof(b)),
+		o->compress != KCORE_COMPRESS_NONE ||
+				o->format == KCORE_FORMAT_KDUMP
+			? " (compression and zero pages make it smaller)"
+			: " (zero pages are holes: it may still fit)");
+}
+
 static void summary_text(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_opts *o,
 			 const struct kcore_dump_result *r)
@@ -513,6 +549,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 					       "unknown compression '%s'", arg);
 		opts->compress = kcore_compress_from_name(arg);
 		*compress_set = true;
+		return 0;
+	case DOPT_ALLOW_RAM_OUTPUT:
+		opts->allow_ram_output = true;
 		return 0;
 	case DOPT_FILE_SHA256:
 		opts->file_sha256_always = true;
@@ -749,11 +788,16 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	err = kcore_source_open(source, NULL, &src);
 	if (err)
 		return cli_fail(ctx, err);
-	err = kcore_plan_create(src, &sel, &plan);
+	opts.output_fd = STDOUT_FILENO;
+	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
+	if (!err)
+		err = kcore_plan_create(src, &sel, &plan);
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
+	if (!dry_run && !quiet && !ctx->json)
+		warn_free_space(src, plan, &opts);
 	/* The plan as the format writes it (the dry run shows it). */
 	err = kcore_plan_for_format(plan, opts.format, page_size(src),
 				    &dropped_segments);

@@ -621,6 +621,29 @@ static void teardown(struct dump *d)
 	free(d->hashers);
 }
 
+struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
+					    const struct kcore_dump_opts *opts)
+{
+	if (src->info.kind == KCORE_SOURCE_LIVE_KCORE &&
+	    !opts->allow_ram_output) {
+		const char *medium = kcore_output_ram_medium(
+			opts->output, opts->output_fd, NULL);
+
+		if (medium)
+			return kcore_error_create(
+				KCORE_ERR_INVALID, 0,
+				strcmp(opts->output, "-") ? opts->output
+							  : "<stdout>",
+				"is on %s, in this machine's RAM: a dump of "
+				"live memory written there overwrites the free "
+				"memory it is taking an image of (and may run "
+				"out of room); write it to a disk or over the "
+				"network, or use --allow-ram-output",
+				medium);
+	}
+	return NULL;
+}
+
 /* What the format refuses, and the plan it can hold. */
 static struct kcore_error *check(struct dump *d, struct kcore_dump_result *ret)
 {
@@ -639,6 +662,9 @@ static struct kcore_error *check(struct dump *d, struct kcore_dump_result *ret)
 	if (!d->ops || (unsigned)opts->codec >= KCORE_CODEC_NUM)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "unknown output format or codec");
+	err = kcore_dump_output_check(src, opts);
+	if (err)
+		return err;
 	err = d->ops->check ? d->ops->check(opts, src, d->page) : NULL;
 	if (!err && d->ops->plan)
 		err = d->ops->plan(d->plan, d->page, &ret->dropped_segments);
