@@ -47,6 +47,9 @@ struct cli_ctx {
 	/* The command table (main.c), NULL-terminated: for help and the
 	 * completion helper. */
 	const struct cli_command *const *commands;
+	/* The command line as given, before getopt permutes argv (main.c),
+	 * for the metadata note; NULL when out of memory. */
+	const char *command_line;
 };
 
 struct cli_command {
@@ -170,8 +173,10 @@ struct cli_progress {
 	bool shown;
 };
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
-/* "kcoredump ARGS..." for the metadata note; malloc()ed. */
-char *cli_join_args(int argc, char **argv);
+/* "kcoredump CMD ARGS..." for the metadata note, argv[0] (the command,
+ * or the program for the no-command shorthand) replaced by CMD and
+ * arguments quoted as a shell needs them; malloc()ed. */
+char *cli_join_args(const char *cmd, int argc, char **argv);
 
 /*
  * A dump that is incomplete (kcore_dump_incomplete) says so: the summary's

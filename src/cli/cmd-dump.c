@@ -506,20 +506,38 @@ static uint64_t page_size(struct kcore_source *src)
 	return page ? page : 4096;
 }
 
-char *cli_join_args(int argc, char **argv)
+/* An argument as a shell would need it: as is, or in single quotes. */
+static void append_quoted(FILE *f, const char *a)
 {
-	size_t len = 16;
-	char *s;
+	if (*a && !a[strcspn(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~")]) {
+		fputs(a, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *a; a++)
+		if (*a == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*a, f);
+	fputc('\'', f);
+}
 
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = calloc(1, len);
-	if (!s)
+char *cli_join_args(const char *cmd, int argc, char **argv)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
 		return NULL;
-	strcpy(s, "kcoredump");
-	for (int i = 0; i < argc; i++) {
-		strcat(s, " ");
-		strcat(s, argv[i]);
+	fprintf(f, "kcoredump %s", cmd);
+	for (int i = 1; i < argc; i++) {
+		fputc(' ', f);
+		append_quoted(f, argv[i]);
+	}
+	if (fclose(f)) {
+		free(s);
+		return NULL;
 	}
 	return s;
 }
@@ -845,12 +863,11 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		opts.progress_arg = &ps;
 	}
 	opts.output_fd = STDOUT_FILENO;
-	opts.command_line = cli_join_args(argc, argv);
+	opts.command_line = ctx->command_line;
 	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
 	if (!err)
 		res.dropped_segments = dropped_segments;
-	free((char *)opts.command_line);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 	if (err) {

@@ -430,13 +430,12 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		a.opts.progress_arg = &ps;
 	}
 	a.opts.output_fd = STDOUT_FILENO;
-	a.opts.command_line = cli_join_args(argc, argv);
+	a.opts.command_line = ctx->command_line;
 	a.opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &a.opts, &res);
 	/* A process kept stopped runs again as soon as its memory is
 	 * copied, before the summary. */
 	kcore_process_resume(src);
-	free((char *)a.opts.command_line);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 	if (err) {

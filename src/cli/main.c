@@ -217,6 +217,7 @@ int main(int argc, char **argv)
 {
 	struct cli_ctx ctx = { .progname = "kcoredump", .commands = commands };
 	const struct cli_command *cmd;
+	char *cmdline;
 
 	if (argc < 2) {
 		cli_print_main_help(stderr, commands);
@@ -236,10 +237,18 @@ int main(int argc, char **argv)
 
 		if (status >= 0)
 			return status;
-		return cli_cmd_dump.run(&ctx, argc, argv);
+		cmdline = cli_join_args("dump", argc, argv);
+		ctx.command_line = cmdline;
+		status = cli_cmd_dump.run(&ctx, argc, argv);
+		free(cmdline);
+		return status;
 	}
 	cmd = cli_find_command(commands, argv[1]);
 	if (!cmd)
 		return unknown_command(argv[1]);
-	return cmd->run(&ctx, argc - 1, argv + 1);
+	cmdline = cli_join_args(cmd->name, argc - 1, argv + 1);
+	ctx.command_line = cmdline;
+	int status = cmd->run(&ctx, argc - 1, argv + 1);
+	free(cmdline);
+	return status;
 }
