@@ -31,6 +31,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l threads -s T -x -
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l block-size -x -d 'read size, a multiple of 1M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l frame-size -x -d '.zst/.xz: bytes per independent frame, 4K..64M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l file-sha256 -d 'hash the file\'s bytes even when it is sparse (its holes are hashed as zeros: the cost of its logical size)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l vmalloc-range -d 'only the mapped vmalloc areas (optionally within START-END)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose caller or module text matches SUBSTR'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
@@ -39,6 +40,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l segments -x -a 'r
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l mapping -x -d 'process cores: only mappings whose file matches PATTERN (repeatable)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l force -s f -d 'replace an existing output file'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l allow-ram-output -d 'write a dump of live memory to a file system in this machine\'s RAM (tmpfs, ramfs, zram), which is refused otherwise'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l sync -d 'fsync the dump before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l quiet -s q -d 'print no summary'
@@ -58,6 +60,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l threads -s T -x -d
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l block-size -x -d 'read size, a multiple of 1M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l frame-size -x -d '.zst/.xz: bytes per independent frame, 4K..64M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l file-sha256 -d 'hash the file\'s bytes even when it is sparse (its holes are hashed as zeros: the cost of its logical size)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l filter -x -d 'coredump filter bits to apply instead of /proc/PID/coredump_filter'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l all-mappings -d 'dump every mapping whole, VM_DONTDUMP ones too'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l stop -d 'keep the process stopped while its memory is copied (a consistent snapshot)'
@@ -82,11 +85,13 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l threads -s T -
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l block-size -x -d 'read size, a multiple of 1M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l frame-size -x -d '.zst/.xz: bytes per independent frame, 4K..64M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l file-sha256 -d 'hash the file\'s bytes even when it is sparse (its holes are hashed as zeros: the cost of its logical size)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l force -s f -d 'replace an existing output file'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l allow-ram-output -d 'write a dump of live memory to a file system in this machine\'s RAM (tmpfs, ramfs, zram), which is refused otherwise'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l sync -d 'fsync the result before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l quiet -s q -d 'print no summary'
@@ -101,8 +106,9 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_pr
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l json -s j -d 'print the result as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l quiet -s q -d 'print nothing; only the exit status tells'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l exclude -s d -x -a 'free cache cache-private user zero all' -d 'with SOURCE: DUMP was made without these pages (as dump --exclude; default: what its note says), not counted as differing'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l sha256 -x -d 'also check the file\'s bytes against this SHA-256 (dump\'s "file sha256", what sha256sum prints)'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not __fish_prev_arg_in --exclude -d; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not __fish_prev_arg_in --exclude -d --sha256; and not string match -q -- "-*" (commandline -ct)' -F
 
 # extract
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l output -s o -r -F -d 'write the sparse ELF dump to FILE'
