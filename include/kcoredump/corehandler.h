@@ -48,6 +48,7 @@ enum kcore_ch_reason {
 	KCORE_CH_TIMEOUT,   /* the time limit */
 	KCORE_CH_CANCELLED, /* a signal */
 	KCORE_CH_SHORT,	    /* the stream ended before its headers said */
+	KCORE_CH_NO_SPACE,  /* the file system filled up (ENOSPC, EDQUOT) */
 	KCORE_CH_REASON_NUM
 };
 
