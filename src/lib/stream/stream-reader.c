@@ -118,6 +118,11 @@ struct kcore_istream {
 	bool seq_end;
 	bool frame_open; /* zstd: inside a frame */
 	ZSTD_DStream *ds;
+	/* zstd on a file: frame starts the decoder passed, (compressed,
+	 * decompressed) offset pairs at least MARK_SPACING apart, so that a
+	 * read backwards restarts from the frame that holds it. */
+	uint64_t *marks;
+	size_t nmarks, marks_cap;
 	lzma_stream lz;
 	bool lz_ready;
 	unsigned char *scratch;
@@ -1346,6 +1351,60 @@ static struct kcore_error *refill(struct kcore_istream *s)
 	return NULL;
 }
 
+#define MARK_SPACING (1u << 20)
+#define MAX_MARKS    (1u << 20) /* 16 MiB of them */
+
+/* Frame boundary: the next frame starts at s->frame_at, decompressed
+ * offset d. */
+static void add_mark(struct kcore_istream *s, uint64_t d)
+{
+	if (!s->fd_seekable || s->nmarks == MAX_MARKS ||
+	    (s->nmarks && d < s->marks[2 * s->nmarks - 1] + MARK_SPACING) ||
+	    (!s->nmarks && d < MARK_SPACING))
+		return;
+	if (s->nmarks == s->marks_cap) {
+		size_t cap = s->marks_cap ? 2 * s->marks_cap : 64;
+		uint64_t *m = realloc(s->marks, cap * 2 * sizeof(*m));
+
+		if (!m)
+			return; /* marks only save time */
+		s->marks = m;
+		s->marks_cap = cap;
+	}
+	s->marks[2 * s->nmarks] = s->frame_at;
+	s->marks[2 * s->nmarks + 1] = d;
+	s->nmarks++;
+}
+
+/* Go back to the last frame start at or before offset (< s->pos), or
+ * false when there is none to go back to. */
+static bool zstd_seq_rewind(struct kcore_istream *s, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nmarks;
+
+	if (s->method != KCORE_COMPRESS_ZSTD || !s->ds || !s->fd_seekable)
+		return false;
+	while (lo < hi) { /* the first mark past offset */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->marks[2 * mid + 1] <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ZSTD_DCtx_reset(s->ds, ZSTD_reset_session_only);
+	s->ibuf_pos = s->ibuf_len = 0;
+	s->in_eof = s->seq_end = s->frame_open = false;
+	if (lo) {
+		s->in_read = s->in_used = s->frame_at = s->marks[2 * (lo - 1)];
+		s->pos = s->marks[2 * (lo - 1) + 1];
+	} else {
+		s->in_read = s->in_used = s->frame_at = 0;
+		s->pos = 0;
+	}
+	return true;
+}
+
 static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 					 size_t len, size_t *ret_done)
 {
@@ -1409,6 +1468,7 @@ static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 		if (progress && r == 0) {
 			s->frame_open = false;
 			s->frame_at = s->in_used;
+			add_mark(s, s->pos + out.pos);
 		} else if (progress) {
 			s->frame_open = true;
 		}
@@ -1542,7 +1602,7 @@ struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
 	if (s->seekable)
 		return seek_pread(s, buf, len, offset, ret_done);
 	*ret_done = 0;
-	if (offset < s->pos)
+	if (offset < s->pos && !zstd_seq_rewind(s, offset))
 		return kcore_error_create(
 			KCORE_ERR_UNSUPPORTED, 0, s->path,
 			"stream is not seekable%s%s%s: cannot go back to "
@@ -1901,6 +1961,7 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	ZSTD_freeDStream(s->ds);
 	dec_deinit(&s->dec);
 	free(s->scratch);
+	free(s->marks);
 	for (unsigned k = 0; k < s->nslots; k++)
 		free(s->slots[k].buf);
 	free(s->slots);
