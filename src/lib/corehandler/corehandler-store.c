@@ -368,8 +368,10 @@ static bool fits(const struct ch *ch, uint64_t pub, uint64_t res_others,
 
 	if (pub == UINT64_MAX)
 		return false; /* no total yet: look at the store */
-	if (o->max_use &&
-	    pub + res_others + ch->store.reserved + need > o->max_use)
+	/* Within the last eighth of --max-use, a full look: files may have
+	 * come and gone behind the handlers' backs. */
+	if (o->max_use && pub + res_others + ch->store.reserved + need >
+				  o->max_use - o->max_use / 8)
 		return false;
 	return !o->keep_free ||
 	       (avail != UINT64_MAX && avail >= o->keep_free + pend + need);
@@ -383,7 +385,6 @@ static bool fits(const struct ch *ch, uint64_t pub, uint64_t res_others,
 static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		    enum kcore_ch_reason *ret_reason)
 {
-	const struct kcore_ch_opts *o = ch->o;
 	struct ch_store *s = &ch->store;
 	uint64_t have = have_bytes(ch), need, fit, pub, res_others, pend_others,
 		 avail, pend, step;
@@ -406,7 +407,7 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 	if (!lock_store(ch)) {
 		ch_log(ch, KCORE_CH_LOG_WARNING,
 		       "the store lock stayed taken; storing no more");
-		why = o->max_use ? KCORE_CH_MAX_USE : KCORE_CH_KEEP_FREE;
+		why = KCORE_CH_LOCK_TIMEOUT;
 		fit = 0;
 	} else {
 		/* Quick: the published total the others keep up to date,
@@ -416,12 +417,12 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		avail = free_bytes(ch);
 		pend = pend_others +
 		       (s->reserved > have ? s->reserved - have : 0);
-		/* The first time, a full look: files may have come and gone
-		 * behind the handlers' backs. */
-		if (s->scanned && fits(ch, pub, res_others, avail, pend, step))
+		/* A full look (every file in the store) only when a limit
+		 * is near or the total is unknown: with many cores stored,
+		 * a scan under the lock is what made the others wait. */
+		if (fits(ch, pub, res_others, avail, pend, step))
 			fit = step;
-		else if (s->scanned &&
-			 fits(ch, pub, res_others, avail, pend, need))
+		else if (fits(ch, pub, res_others, avail, pend, need))
 			fit = need;
 		else
 			fit = make_room(ch, need, &why);
@@ -989,10 +990,15 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 			uint64_t more = have > ch->store.reserved
 						? have - ch->store.reserved
 						: 0;
-			uint64_t fit;
+			uint64_t fit, res_others, pend_others;
 
-			/* A full look, whatever the others wrote down. */
-			fit = make_room(ch, more, &why);
+			/* A full look only when a limit is near (fits()). */
+			others(ch, &res_others, &pend_others);
+			if (fits(ch, published(ch), res_others, free_bytes(ch),
+				 pend_others, more))
+				fit = more;
+			else
+				fit = make_room(ch, more, &why);
 			if (fit < more)
 				ch_log(ch, KCORE_CH_LOG_WARNING,
 				       "the core and its metadata take "
