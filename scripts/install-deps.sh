@@ -26,7 +26,7 @@ pkgs=(
 	liblzo2-dev libsnappy-dev libfuse3-dev
 	libssl-dev libcap-dev libacl1-dev
 	# tools the tests use
-	elfutils jq zstd xz-utils clang-format python3 gdb strace
+	elfutils jq zstd xz-utils clang-format python3 gdb
 	# kcoredump mount: fusermount3 mounts and unmounts
 	fuse3
 	# the real-kernel VM rig (tests/vm)

@@ -368,10 +368,8 @@ static bool fits(const struct ch *ch, uint64_t pub, uint64_t res_others,
 
 	if (pub == UINT64_MAX)
 		return false; /* no total yet: look at the store */
-	/* Within the last eighth of --max-use, a full look: files may have
-	 * come and gone behind the handlers' backs. */
-	if (o->max_use && pub + res_others + ch->store.reserved + need >
-				  o->max_use - o->max_use / 8)
+	if (o->max_use &&
+	    pub + res_others + ch->store.reserved + need > o->max_use)
 		return false;
 	return !o->keep_free ||
 	       (avail != UINT64_MAX && avail >= o->keep_free + pend + need);
@@ -417,12 +415,12 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		avail = free_bytes(ch);
 		pend = pend_others +
 		       (s->reserved > have ? s->reserved - have : 0);
-		/* A full look (every file in the store) only when a limit
-		 * is near or the total is unknown: with many cores stored,
-		 * a scan under the lock is what made the others wait. */
-		if (fits(ch, pub, res_others, avail, pend, step))
+		/* The first time, a full look: files may have come and gone
+		 * behind the handlers' backs. */
+		if (s->scanned && fits(ch, pub, res_others, avail, pend, step))
 			fit = step;
-		else if (fits(ch, pub, res_others, avail, pend, need))
+		else if (s->scanned &&
+			 fits(ch, pub, res_others, avail, pend, need))
 			fit = need;
 		else
 			fit = make_room(ch, need, &why);
@@ -990,15 +988,10 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 			uint64_t more = have > ch->store.reserved
 						? have - ch->store.reserved
 						: 0;
-			uint64_t fit, res_others, pend_others;
+			uint64_t fit;
 
-			/* A full look only when a limit is near (fits()). */
-			others(ch, &res_others, &pend_others);
-			if (fits(ch, published(ch), res_others, free_bytes(ch),
-				 pend_others, more))
-				fit = more;
-			else
-				fit = make_room(ch, more, &why);
+			/* A full look, whatever the others wrote down. */
+			fit = make_room(ch, more, &why);
 			if (fit < more)
 				ch_log(ch, KCORE_CH_LOG_WARNING,
 				       "the core and its metadata take "
