@@ -29,6 +29,9 @@ security tests check time and memory bounds on small ones.
                              2^(LOG2-3) bytes each) in 24 KB of records:
                              the headers, the first page of each bitmap
                              with pfn 1 set, one descriptor and its page
+  hostile.py zst-hole-map IN OUT
+                             IN (a .zst dump of ours) with a hole map,
+                             CRC valid, that calls every byte a hole
 """
 import struct
 import sys
@@ -184,6 +187,29 @@ def flat_kdump(log2, out):
         f.write(struct.pack(">qq", -1, -1))
 
 
+def zst_hole_map(src, out):
+    """src (a .zst dump with our seek table and hole map), its map
+    rewritten, with a valid CRC, to call every byte a hole."""
+    import zlib
+    d = open(src, "rb").read()
+    n, desc, magic = struct.unpack("<IBI", d[-9:])
+    assert magic == 0x8F92EAB1, "no seek table"
+    esize = 12 if desc & 0x80 else 8
+    tstart = len(d) - (8 + n * esize + 9)
+    ents = [list(struct.unpack_from("<II", d, tstart + 8 + i * esize)) for i in range(n)]
+    total = sum(e[1] for e in ents)
+    mstart = sum(e[0] for e in ents[:-1])
+    assert ents[-1][1] == 0 and d[mstart:mstart + 4] == struct.pack("<I", 0x184D2A5B), "no hole map"
+    body = b"KCDHOLE1" + struct.pack("<QQ", total, 1) + struct.pack("<QQ", 0, total)
+    body += struct.pack("<I", zlib.crc32(body))
+    frame = struct.pack("<II", 0x184D2A5B, len(body)) + body
+    ents[-1][0] = len(frame)
+    table = b"".join(struct.pack("<II", c, u) + (d[tstart + 8 + i * esize + 8:tstart + 8 + i * esize + 12] if esize == 12 else b"")
+                     for i, (c, u) in enumerate(ents))
+    seek = struct.pack("<II", 0x184D2A5E, len(table) + 9) + table + d[-9:]
+    open(out, "wb").write(d[:mstart] + frame + seek)
+
+
 def lime(n, out):
     rec = bytearray()
     with open(out, "wb") as f:
@@ -197,7 +223,11 @@ def lime(n, out):
 
 
 def main():
-    kind, arg, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+    kind, out = sys.argv[1], sys.argv[3]
+    if kind == "zst-hole-map":
+        zst_hole_map(sys.argv[2], out)
+        return
+    arg = int(sys.argv[2])
     if kind == "elf":
         elf(arg, out)
     elif kind == "kdump":

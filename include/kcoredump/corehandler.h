@@ -42,12 +42,14 @@ extern "C" {
 /* Why a stored core is incomplete. */
 enum kcore_ch_reason {
 	KCORE_CH_COMPLETE,
-	KCORE_CH_MAX_SIZE,  /* the per-core size limit */
-	KCORE_CH_KEEP_FREE, /* the file system's free-space reserve */
-	KCORE_CH_MAX_USE,   /* the directory's total limit */
-	KCORE_CH_TIMEOUT,   /* the time limit */
-	KCORE_CH_CANCELLED, /* a signal */
-	KCORE_CH_SHORT,	    /* the stream ended before its headers said */
+	KCORE_CH_MAX_SIZE,     /* the per-core size limit */
+	KCORE_CH_KEEP_FREE,    /* the file system's free-space reserve */
+	KCORE_CH_MAX_USE,      /* the directory's total limit */
+	KCORE_CH_TIMEOUT,      /* the time limit */
+	KCORE_CH_CANCELLED,    /* a signal */
+	KCORE_CH_SHORT,	       /* the stream ended before its headers said */
+	KCORE_CH_NO_SPACE,     /* the file system filled up (ENOSPC, EDQUOT) */
+	KCORE_CH_LOCK_TIMEOUT, /* the store lock stayed taken */
 	KCORE_CH_REASON_NUM
 };
 

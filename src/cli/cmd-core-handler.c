@@ -9,10 +9,10 @@
  *
  * Options come before the kernel's arguments; %e, the task's comm, is
  * whatever the process named itself (PR_SET_NAME), "--dir=/etc" too, so
- * nothing from the first positional argument on is read as an option,
- * but what follows %e (the layout earlier versions installed).  Linux
- * 5.3 and later split the pattern at spaces before expanding it: %e is
- * one argument.
+ * nothing from the first positional argument on is read as an option.
+ * Linux 5.3 and later split the pattern at spaces before expanding it:
+ * %e is one argument; before, a name with spaces arrives as several
+ * words after %t, which are joined back into the name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -503,6 +503,7 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_error *err;
 	struct timespec ts;
 	int first, rest, dir_fd, status, npos;
+	char *comm = NULL;
 	int64_t v;
 
 	/* First: a file we open must not become fd 1 or 2. */
@@ -559,40 +560,42 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		return cli_usage_error(ctx, "core-handler",
 				       "PID UID GID SIGNAL TIME must be "
 				       "numbers");
-	/* %e is one argument, whatever it holds. */
-	if (npos > 5)
+	/* %e is last in the pattern, and whatever the task named itself:
+	 * words after it are its name too (a kernel before 5.3 splits the
+	 * expanded pattern at spaces), never options. */
+	if (npos == 6) {
 		o->crash.comm = argv[first + 5];
-	/* Options after %e: the layout earlier versions installed. */
-	if (npos > 6) {
-		char **sub = calloc((size_t)(npos - 5) + 1, sizeof(*sub));
+	} else if (npos > 6) {
+		size_t len = 0;
 
-		if (!sub)
+		for (int i = 5; i < npos; i++)
+			len += strlen(argv[first + i]) + 1;
+		comm = malloc(len);
+		if (!comm)
 			return fail(&kcore_error_nomem);
-		sub[0] = argv[0];
-		for (int i = 6; i < npos; i++)
-			sub[i - 5] = argv[first + i];
-		status = parse_options(ctx, &st, npos - 5, sub, &rest);
-		if (status < 0 && rest < npos - 5)
-			status = cli_usage_error(ctx, "core-handler",
-						 "unexpected argument '%s' "
-						 "after COMM",
-						 cli_esc(sub[rest]));
-		free(sub);
-		if (status >= 0)
-			return status;
+		comm[0] = '\0';
+		for (int i = 5; i < npos; i++) {
+			if (i > 5)
+				strcat(comm, " ");
+			strcat(comm, argv[first + i]);
+		}
+		o->crash.comm = comm;
 	}
 	o->cancel = cli_catch_signals();
 	/* A last resort if a write blocks past the timeout. */
 	if (o->timeout_ms)
 		alarm((unsigned)(o->timeout_ms / 1000) + 60);
 	err = kcore_coredir_open(st.dir, true, &dir_fd);
-	if (err)
+	if (err) {
+		free(comm);
 		return fail(err);
+	}
 	o->dir_fd = dir_fd;
 	o->dir = st.dir;
 	default_limits(dir_fd, o, st.pa.max_use, st.pa.keep_free);
 	err = kcore_core_handle(o, &res);
 	close(dir_fd);
+	free(comm);
 	if (err)
 		return fail(err);
 	kcore_ch_result_deinit(&res);

@@ -613,6 +613,17 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	}
 }
 
+/* A signal while opening or planning: stop there, publish nothing. */
+static struct kcore_error *planning_cancelled(const struct kcore_dump_opts *o,
+					      struct kcore_error *err)
+{
+	if (err || !*o->cancel)
+		return err;
+	return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, o->output,
+				  "interrupted while planning; nothing was "
+				  "written");
+}
+
 int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		 char **argv)
 {
@@ -803,13 +814,19 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		opts.compress = kcore_compress_from_suffix(opts.output);
 	}
 
-	err = kcore_source_open(source, NULL, &src);
-	if (err)
+	/* Signals are caught from here on: opening and planning a hostile
+	 * file may take a while, and SIGTERM must still stop it. */
+	opts.cancel = cli_catch_signals();
+	err = planning_cancelled(&opts, kcore_source_open(source, NULL, &src));
+	if (err) {
+		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
+	}
 	opts.output_fd = STDOUT_FILENO;
 	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
 	if (!err)
-		err = kcore_plan_create(src, &sel, &plan);
+		err = planning_cancelled(&opts,
+					 kcore_plan_create(src, &sel, &plan));
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
@@ -817,8 +834,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	if (!dry_run && !quiet && !ctx->json)
 		warn_free_space(src, plan, &opts);
 	/* The plan as the format writes it (the dry run shows it). */
-	err = kcore_plan_for_format(plan, opts.format, page_size(src),
-				    &dropped_segments);
+	err = planning_cancelled(
+		&opts, kcore_plan_for_format(plan, opts.format, page_size(src),
+					     &dropped_segments));
 	if (err) {
 		kcore_plan_destroy(plan);
 		kcore_source_destroy(src);
@@ -835,9 +853,10 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	ps.tty = isatty(STDERR_FILENO);
 	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
 	if (exclude) {
-		err = kcore_plan_exclude_progress(
-			src, plan, (unsigned)exclude,
-			show ? exclude_progress : NULL, &ps);
+		err = planning_cancelled(
+			&opts, kcore_plan_exclude_progress(
+				       src, plan, (unsigned)exclude,
+				       show ? exclude_progress : NULL, &ps));
 		if (ps.shown && ps.tty)
 			fputc('\n', stderr);
 		ps.shown = false;
@@ -864,7 +883,6 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	}
 	opts.output_fd = STDOUT_FILENO;
 	opts.command_line = ctx->command_line;
-	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
 	if (!err)
 		res.dropped_segments = dropped_segments;

@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -50,6 +51,7 @@ static const struct cli_option mount_options[] = {
 
 struct mount_state {
 	struct kcore_view *view;
+	const char *dump;
 	struct fuse_session *se;
 	struct stat dump_st;
 	bool foreground;
@@ -174,15 +176,17 @@ static void mnt_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
-/* Log a read error where someone can see it (foreground only). */
+/* Log a read error where someone can see it: stderr in the foreground,
+ * else syslog (the daemon's stderr is /dev/null). */
 static int io_error(const struct mount_state *m, struct kcore_error *err)
 {
-	if (m->foreground) {
-		char *d = kcore_error_describe(err);
+	char *d = kcore_error_describe(err);
 
+	if (m->foreground)
 		fprintf(stderr, "kcoredump: %s\n", d ? d : "read error");
-		free(d);
-	}
+	else
+		syslog(LOG_ERR, "%s", d ? d : "read error");
+	free(d);
 	kcore_error_destroy(err);
 	return EIO;
 }
@@ -214,11 +218,17 @@ static void mnt_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		m->buf_cap = size;
 	}
 	err = kcore_view_pread(m->view, m->buf, size, (uint64_t)off, &done);
-	if (err && !done) {
+	/* Any failed part fails the request: FUSE takes a short reply for
+	 * the end of the file (and shrinks it). */
+	if (!err && done < size &&
+	    (uint64_t)off + done < kcore_view_size(m->view))
+		err = kcore_error_create_at(KCORE_ERR_OS, EIO, m->dump,
+					    (uint64_t)off + done,
+					    "the view ended early");
+	if (err) {
 		fuse_reply_err(req, io_error(m, err));
 		return;
 	}
-	kcore_error_destroy(err);
 	fuse_reply_buf(req, (const char *)m->buf, done);
 }
 
@@ -388,6 +398,7 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		return cli_usage_error(ctx, "mount",
 				       "needs DUMP and MOUNTPOINT");
 	dump = argv[first];
+	m.dump = dump;
 	dir = argv[first + 1];
 	if (access("/dev/fuse", R_OK | W_OK) != 0)
 		return mount_error(ctx, "/dev/fuse", errno,

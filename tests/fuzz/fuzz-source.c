@@ -343,13 +343,14 @@ static void check_exclude(struct kcore_source *src)
 /*
  * The ELF `kcoredump mount` serves of it (for a kdump with exact virtual
  * addresses, rebuilt from its page tables): its data runs in order, and
- * up to 64 KiB read at the start of the first 256, including the header.
+ * up to 64 KiB read at the start of the first 256, including the header;
+ * then 64 bytes of the last run read and of the header, backwards.
  */
 static void check_view(void)
 {
 	struct kcore_view *v;
 	struct kcore_error *err = kcore_view_open(memfd_path, NULL, &v);
-	uint64_t pos = 0, size, d, e;
+	uint64_t pos = 0, size, d, e, last = 0;
 	size_t done;
 
 	if (err) {
@@ -371,7 +372,18 @@ static void check_view(void)
 				       d, &done);
 		if (err)
 			consume_error(err);
+		last = d;
 		pos = e;
+	}
+	/* Backwards, as crash and drgn read through the mount: the last run
+	 * again, then the header (a sequential .zst restarts from a frame
+	 * start, kcore_istream_pread). */
+	for (unsigned k = 0; k < 2; k++) {
+		err = kcore_view_pread(v, read_buf, 64, k ? 0 : last, &done);
+		if (err)
+			consume_error(err);
+		if (done > 64)
+			abort();
 	}
 	kcore_view_destroy(v);
 }

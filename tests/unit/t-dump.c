@@ -66,7 +66,7 @@ static unsigned leftovers(const char *dir)
 	return n;
 }
 
-static volatile sig_atomic_t cancel_flag;
+static volatile sig_atomic_t cancel_flag, cancel_at_start;
 static unsigned progress_calls;
 static struct kcore_dump_stats last_progress;
 
@@ -99,7 +99,7 @@ static struct kcore_error *run(const char *core, const char *out,
 	struct kcore_plan *plan;
 	struct kcore_error *err;
 
-	cancel_flag = 0;
+	cancel_flag = cancel_at_start;
 	progress_calls = 0;
 	opts.progress = cancel ? cancel_on_progress : count_progress;
 	err = kcore_source_open(core, &oo, &src);
@@ -224,6 +224,45 @@ int main(void)
 	ok(access(out, F_OK) != 0 && leftovers(dir) == 0,
 	   "no output and no temporary file remain");
 	kcore_error_destroy(err);
+
+	/* Cancel during a dump of holes only (issue 27 item 4: a plan of
+	 * holes never looked at the flag, then published and exited 0). */
+	{
+		char holes[256];
+		int hfd;
+
+		snprintf(holes, sizeof(holes), "%s/holes", dir);
+		hfd = open(holes, O_RDWR | O_CREAT | O_TRUNC, 0600);
+		{
+			static unsigned char hdr[DATA_OFF];
+			Elf64_Phdr *ph = kc_elfcore_header(hdr, 2);
+
+			ph[1] = (Elf64_Phdr){ .p_type = PT_LOAD,
+					      .p_flags = PF_R,
+					      .p_offset = DATA_OFF,
+					      .p_vaddr = VADDR,
+					      .p_filesz = SEG_SIZE,
+					      .p_memsz = SEG_SIZE,
+					      .p_align = 4096 };
+			if (hfd < 0 ||
+			    write(hfd, hdr, sizeof(hdr)) != sizeof(hdr) ||
+			    ftruncate(hfd, DATA_OFF + SEG_SIZE) != 0)
+				tap_skip_all("cannot write the sparse core");
+			close(hfd);
+		}
+		cancel_at_start = 1;
+		err = run(holes, out, &f, KCORE_COMPRESS_NONE, false, &res);
+		cancel_at_start = 0;
+		ok(err && err->code == KCORE_ERR_INTERRUPTED,
+		   "a cancel stops a dump of holes only");
+		ok(access(out, F_OK) != 0 && leftovers(dir) == 0,
+		   "and publishes nothing");
+		if (!err)
+			kcore_dump_result_deinit(&res);
+		kcore_error_destroy(err);
+		unlink(out);
+		unlink(holes);
+	}
 
 	/* An existing output is not replaced without force. */
 	int fd = open(out, O_WRONLY | O_CREAT, 0644);

@@ -4,13 +4,15 @@
  * that is not ours, on hostile data: the core handler's build-ID helper
  * and info's module listing (modules.c).  Both are forked for it alone
  * and may read and write the descriptors they were given, manage
- * memory, signal themselves and exit; nothing else.
+ * memory, signal themselves (tgkill of their own pid only) and exit;
+ * nothing else.
  */
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -62,8 +64,14 @@ void kcore_sandbox_rlimits(unsigned cpu_seconds)
  * the process may do.  open() and its kin fail with EACCES (libdwfl then
  * goes on without the file), everything else with EPERM.
  */
+/* The two halves of seccomp_data.args[0] (both architectures are little
+ * endian). */
+#define ARG0_LO offsetof(struct seccomp_data, args[0])
+#define ARG0_HI (offsetof(struct seccomp_data, args[0]) + 4)
+
 bool kcore_sandbox_seccomp(void)
 {
+	const uint32_t self = (uint32_t)getpid();
 	struct sock_filter f[] = {
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 			 offsetof(struct seccomp_data, arch)),
@@ -100,7 +108,16 @@ bool kcore_sandbox_seccomp(void)
 		ALLOW(__NR_clock_gettime),
 		ALLOW(__NR_rt_sigreturn),
 		ALLOW(__NR_rt_sigprocmask),
-		ALLOW(__NR_tgkill),
+		/* tgkill(tgid, ...) for our own tgid only (abort() and
+		 * raise() signal the caller): the helper runs as nobody, and
+		 * others running as nobody are not its to signal. */
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_tgkill, 0, 6),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_LO),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, self, 0, 2),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_HI),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 		ALLOW(__NR_sigaltstack),
 		ALLOW(__NR_sched_yield),
 		ALLOW(__NR_restart_syscall),

@@ -11,10 +11,15 @@
 #include "corehandler-internal.h"
 
 static const char *const reason_names[KCORE_CH_REASON_NUM] = {
-	[KCORE_CH_COMPLETE] = "complete",   [KCORE_CH_MAX_SIZE] = "max-size",
-	[KCORE_CH_KEEP_FREE] = "keep-free", [KCORE_CH_MAX_USE] = "max-use",
-	[KCORE_CH_TIMEOUT] = "timeout",	    [KCORE_CH_CANCELLED] = "cancelled",
+	[KCORE_CH_COMPLETE] = "complete",
+	[KCORE_CH_MAX_SIZE] = "max-size",
+	[KCORE_CH_KEEP_FREE] = "keep-free",
+	[KCORE_CH_MAX_USE] = "max-use",
+	[KCORE_CH_TIMEOUT] = "timeout",
+	[KCORE_CH_CANCELLED] = "cancelled",
 	[KCORE_CH_SHORT] = "short-stream",
+	[KCORE_CH_NO_SPACE] = "no-space",
+	[KCORE_CH_LOCK_TIMEOUT] = "lock-timeout",
 };
 
 const char *kcore_ch_reason_name(enum kcore_ch_reason r)

@@ -383,7 +383,6 @@ static bool fits(const struct ch *ch, uint64_t pub, uint64_t res_others,
 static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		    enum kcore_ch_reason *ret_reason)
 {
-	const struct kcore_ch_opts *o = ch->o;
 	struct ch_store *s = &ch->store;
 	uint64_t have = have_bytes(ch), need, fit, pub, res_others, pend_others,
 		 avail, pend, step;
@@ -406,7 +405,7 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 	if (!lock_store(ch)) {
 		ch_log(ch, KCORE_CH_LOG_WARNING,
 		       "the store lock stayed taken; storing no more");
-		why = o->max_use ? KCORE_CH_MAX_USE : KCORE_CH_KEEP_FREE;
+		why = KCORE_CH_LOCK_TIMEOUT;
 		fit = 0;
 	} else {
 		/* Quick: the published total the others keep up to date,
@@ -524,6 +523,30 @@ void ch_store_set_cut(struct ch *ch, uint64_t off, enum kcore_ch_reason why)
 	ch->res->reason = why;
 }
 
+/*
+ * The file system filled up writing at run (in the block at bstart),
+ * limits or not: the core is cut and published like one a limit stopped,
+ * the headers and notes always kept.  The cut leaves room for the
+ * metadata (which is written next): NO_SPACE_ROOM before run in this
+ * block, or, when run starts the block, the whole block before it too
+ * (its digest record dropped: the digest then ends at a block boundary).
+ */
+#define NO_SPACE_ROOM (64u << 10)
+static void no_space(struct ch *ch, uint64_t bstart, uint64_t run)
+{
+	uint64_t at =
+		run - bstart >= NO_SPACE_ROOM ? run - NO_SPACE_ROOM : bstart;
+
+	if (at == bstart && bstart >= BLOCK &&
+	    bstart - BLOCK >= ch->prefix_len) {
+		at = bstart - BLOCK;
+		while (ch->nrecs && kcore_load(ch->recs + 40 * (ch->nrecs - 1),
+					       8, false) >= at / BLOCK)
+			ch->nrecs--;
+	}
+	ch_store_set_cut(ch, at, KCORE_CH_NO_SPACE);
+}
+
 /* Write the non-zero pages of block [bstart, bstart + n) past the headers. */
 static struct kcore_error *store_block(struct ch *ch, const unsigned char *buf,
 				       uint64_t bstart, size_t n)
@@ -563,6 +586,13 @@ static struct kcore_error *store_block(struct ch *ch, const unsigned char *buf,
 			if (allow)
 				err = write_at(ch, run, buf + (run - bstart),
 					       (size_t)allow);
+			if (err && !ch->os &&
+			    (err->errnum == ENOSPC || err->errnum == EDQUOT)) {
+				kcore_error_destroy(err);
+				no_space(ch, bstart, run);
+				ch->res->data_bytes -= run_len;
+				return NULL;
+			}
 			if (err)
 				return err;
 			if (allow < run_len) {
@@ -747,9 +777,9 @@ struct kcore_error *ch_store_copy(struct ch *ch)
 		if (err)
 			break;
 		capture(ch, buf, bstart, n);
-		keep = ch->cut != UINT64_MAX && ch->cut < bstart + n
-			       ? ch->cut - bstart
-			       : n;
+		keep = ch->cut == UINT64_MAX || ch->cut >= bstart + n ? n
+		       : ch->cut > bstart ? ch->cut - bstart
+					  : 0;
 		err = add_record(ch, bstart / BLOCK, buf, (size_t)keep);
 		if (err || ch->cut != UINT64_MAX)
 			break;

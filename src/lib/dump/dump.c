@@ -477,6 +477,10 @@ static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 	d->res->stats.bytes_done += len;
 	if (!len)
 		return NULL;
+	/* A dump of holes only must still see a signal. */
+	err = check_cancel(d);
+	if (err)
+		return err;
 	if (j && j->gap && j->b.seg == si && j->b.off + j->b.len == off) {
 		j->b.len += len;
 		return NULL;
@@ -773,7 +777,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				  : st->bytes_hole;
 	stop_workers(&d);
 	st->end_ns = now_ns(CLOCK_REALTIME);
-	err = digests(&d);
+	err = check_cancel(&d);
+	if (!err)
+		err = digests(&d);
 	if (!err)
 		err = d.ops->finish(d.w, ret);
 	if (err)

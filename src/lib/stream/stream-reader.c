@@ -94,9 +94,15 @@ struct kcore_istream {
 	uint64_t clock;
 	struct cache_slot *cur; /* the slot being filled */
 	uint64_t decoded;	/* frames decoded (cache misses) */
-	/* The hole map: sorted, disjoint zero runs (start, end pairs). */
+	/* The hole map: sorted, disjoint zero runs (start, end pairs), what
+	 * next_data answers.  zholes: its whole frames (blocks) checked to
+	 * hold zeros, which reads return without decoding; the rest of a
+	 * run is read from its frame, decoded anyway for its data, and a
+	 * frame that holds data where the map says hole drops the map. */
 	uint64_t *holes;
 	size_t nholes;
+	uint64_t *zholes;
+	size_t nzholes;
 	const char *hole_map_problem;
 	struct frame_dec dec;
 
@@ -112,6 +118,11 @@ struct kcore_istream {
 	bool seq_end;
 	bool frame_open; /* zstd: inside a frame */
 	ZSTD_DStream *ds;
+	/* zstd on a file: frame starts the decoder passed, (compressed,
+	 * decompressed) offset pairs at least MARK_SPACING apart, so that a
+	 * read backwards restarts from the frame that holds it. */
+	uint64_t *marks;
+	size_t nmarks, marks_cap;
 	lzma_stream lz;
 	bool lz_ready;
 	unsigned char *scratch;
@@ -163,35 +174,230 @@ static struct kcore_error *file_read(const struct kcore_istream *s, void *buf,
 
 /* ---- the hole map ---- */
 
-/* Append the zero run [start, end), merging it with the last one. */
-static struct kcore_error *add_hole(struct kcore_istream *s, size_t *cap,
-				    uint64_t start, uint64_t end)
+/* Append the zero run [start, end) to runs, merging it with the last. */
+static struct kcore_error *add_run(uint64_t **runs, size_t *n, size_t *cap,
+				   uint64_t start, uint64_t end)
 {
-	if (s->nholes && s->holes[2 * s->nholes - 1] == start) {
-		s->holes[2 * s->nholes - 1] = end;
+	if (*n && (*runs)[2 * *n - 1] == start) {
+		(*runs)[2 * *n - 1] = end;
 		return NULL;
 	}
-	if (s->nholes == *cap) {
+	if (*n == *cap) {
 		size_t ncap = *cap ? 2 * *cap : 64;
-		uint64_t *h = realloc(s->holes, ncap * 2 * sizeof(*h));
+		uint64_t *h = realloc(*runs, ncap * 2 * sizeof(*h));
 
 		if (!h)
 			return &kcore_error_nomem;
-		s->holes = h;
+		*runs = h;
 		*cap = ncap;
 	}
-	s->holes[2 * s->nholes] = start;
-	s->holes[2 * s->nholes + 1] = end;
-	s->nholes++;
+	(*runs)[2 * *n] = start;
+	(*runs)[2 * *n + 1] = end;
+	(*n)++;
 	return NULL;
+}
+
+static struct kcore_error *add_hole(struct kcore_istream *s, size_t *cap,
+				    uint64_t start, uint64_t end)
+{
+	return add_run(&s->holes, &s->nholes, cap, start, end);
 }
 
 static void drop_holes(struct kcore_istream *s, const char *why)
 {
 	free(s->holes);
-	s->holes = NULL;
-	s->nholes = 0;
+	free(s->zholes);
+	s->holes = s->zholes = NULL;
+	s->nholes = s->nzholes = 0;
 	s->hole_map_problem = why;
+}
+
+/* zholes, the map's runs trusted without decoding: a copy of the map. */
+static struct kcore_error *copy_holes(struct kcore_istream *s)
+{
+	free(s->zholes);
+	s->zholes = NULL;
+	s->nzholes = 0;
+	if (!s->nholes)
+		return NULL;
+	s->zholes = malloc(s->nholes * 2 * sizeof(*s->zholes));
+	if (!s->zholes)
+		return &kcore_error_nomem;
+	memcpy(s->zholes, s->holes, s->nholes * 2 * sizeof(*s->zholes));
+	s->nzholes = s->nholes;
+	return NULL;
+}
+
+static uint64_t zstd_find_frame(const struct kcore_istream *s, uint64_t offset);
+static size_t run_after(const uint64_t *runs, size_t n, uint64_t offset);
+
+/* A whole frame the hole map calls zeros compresses to almost nothing
+ * (our writer reuses one precompressed zero frame); a few distinct ones
+ * are decoded to check them, the others compared with those. */
+#define HOLE_FRAME_MAX_CSIZE (64u << 10)
+#define HOLE_FRAME_KINDS     4u
+#define HOLE_CHECK_BUDGET    (256ull << 20) /* decoded bytes at most */
+
+#define HOLE_READ_SIZE (1u << 20)
+
+struct zero_frames {
+	unsigned char *known[HOLE_FRAME_KINDS];
+	size_t known_len[HOLE_FRAME_KINDS];
+	unsigned nknown;
+	uint64_t decoded;
+	unsigned char *cbuf, *obuf;
+	/* The file's bytes [win_at, win_at + win_len), read ahead: the
+	 * frames of a run follow each other. */
+	unsigned char *win;
+	uint64_t win_at;
+	size_t win_len;
+	ZSTD_DCtx *dctx;
+};
+
+/* The csize (<= HOLE_FRAME_MAX_CSIZE) bytes at file offset at. */
+static struct kcore_error *hole_bytes(const struct kcore_istream *s,
+				      struct zero_frames *z, uint64_t at,
+				      size_t csize, const unsigned char **ret)
+{
+	struct kcore_error *err;
+	uint64_t left;
+
+	if (at < z->win_at || at + csize > z->win_at + z->win_len) {
+		left = s->file_size - at;
+		z->win_len =
+			left < HOLE_READ_SIZE ? (size_t)left : HOLE_READ_SIZE;
+		z->win_at = at;
+		if (z->win_len < csize) {
+			z->win_len = 0;
+			return format_error(s, at,
+					    "zstd frame extends past the end "
+					    "of the file");
+		}
+		err = file_read(s, z->win, z->win_len, at);
+		if (err) {
+			z->win_len = 0;
+			return err;
+		}
+	}
+	*ret = z->win + (at - z->win_at);
+	return NULL;
+}
+
+/* Whether the csize bytes in z->cbuf are a zstd frame of dsize zeros. */
+static bool decodes_to_zeros(struct zero_frames *z, size_t csize,
+			     uint64_t dsize)
+{
+	ZSTD_inBuffer in = { z->cbuf, csize, 0 };
+	uint64_t got = 0;
+	size_t r = 1;
+
+	if (!z->dctx) {
+		z->dctx = ZSTD_createDCtx();
+		if (!z->dctx)
+			return false;
+		ZSTD_DCtx_setParameter(z->dctx, ZSTD_d_windowLogMax,
+				       KCORE_STREAM_MAX_WINDOW_LOG);
+	}
+	ZSTD_DCtx_reset(z->dctx, ZSTD_reset_session_only);
+	while (r) {
+		ZSTD_outBuffer out = { z->obuf, ZSTD_BLOCKSIZE_MAX, 0 };
+
+		r = ZSTD_decompressStream(z->dctx, &out, &in);
+		if (ZSTD_isError(r) || !kcore_is_zero(z->obuf, out.pos))
+			return false;
+		got += out.pos;
+		z->decoded += out.pos;
+		if (got > dsize || z->decoded > HOLE_CHECK_BUDGET ||
+		    (r && !out.pos && in.pos == in.size))
+			return false;
+	}
+	return in.pos == in.size && got == dsize;
+}
+
+/* Whether frame i, which the hole map covers whole, holds zeros. */
+static struct kcore_error *zero_frame_ok(const struct kcore_istream *s,
+					 struct zero_frames *z, uint64_t i,
+					 bool *ok)
+{
+	uint64_t at = s->c_off[i], csize = s->c_off[i + 1] - at;
+	uint64_t dsize = s->d_off[i + 1] - s->d_off[i];
+	const unsigned char *bytes = NULL;
+	struct kcore_error *err;
+
+	*ok = false;
+	if (csize > HOLE_FRAME_MAX_CSIZE)
+		return NULL;
+	err = hole_bytes(s, z, at, (size_t)csize, &bytes);
+	if (err)
+		return err;
+	for (unsigned k = 0; k < z->nknown; k++)
+		if (z->known_len[k] == csize &&
+		    !memcmp(z->known[k], bytes, (size_t)csize)) {
+			/* The same bytes decode to as many zeros as before,
+			 * and the seek table says how many. */
+			*ok = true;
+			return NULL;
+		}
+	memcpy(z->cbuf, bytes, (size_t)csize);
+	if (!decodes_to_zeros(z, (size_t)csize, dsize))
+		return NULL;
+	*ok = true;
+	if (z->nknown < HOLE_FRAME_KINDS) {
+		z->known[z->nknown] = malloc((size_t)csize);
+		if (!z->known[z->nknown])
+			return &kcore_error_nomem;
+		memcpy(z->known[z->nknown], z->cbuf, (size_t)csize);
+		z->known_len[z->nknown++] = (size_t)csize;
+	}
+	return NULL;
+}
+
+/*
+ * The map is trusted by reads for whole frames only, and only for frames
+ * that decode to zeros (zholes): a run's parts in frames that also hold
+ * data are read from those frames (decoded anyway), so the map never
+ * overrides what a frame holds.  A map that calls data a hole is dropped.
+ */
+static struct kcore_error *zstd_check_holes(struct kcore_istream *s)
+{
+	struct zero_frames z = { 0 };
+	const uint64_t *runs = s->holes;
+	size_t nruns = s->nholes, cap = 0;
+	struct kcore_error *err = NULL;
+	bool ok = true;
+
+	z.cbuf = malloc(HOLE_FRAME_MAX_CSIZE);
+	z.obuf = malloc(ZSTD_BLOCKSIZE_MAX);
+	z.win = malloc(HOLE_READ_SIZE);
+	if (!z.cbuf || !z.obuf || !z.win)
+		err = &kcore_error_nomem;
+	for (size_t r = 0; !err && ok && r < nruns; r++) {
+		uint64_t a = runs[2 * r], b = runs[2 * r + 1];
+		uint64_t i = zstd_find_frame(s, a);
+
+		if (i < s->nframes && s->d_off[i] < a)
+			i++; /* a frame with data before the run */
+		for (; !err && ok && i < s->nframes && s->d_off[i + 1] <= b;
+		     i++) {
+			if (s->d_off[i] == s->d_off[i + 1])
+				continue;
+			err = zero_frame_ok(s, &z, i, &ok);
+			if (!err && ok)
+				err = add_run(&s->zholes, &s->nzholes, &cap,
+					      s->d_off[i], s->d_off[i + 1]);
+		}
+	}
+	for (unsigned k = 0; k < z.nknown; k++)
+		free(z.known[k]);
+	free(z.cbuf);
+	free(z.obuf);
+	free(z.win);
+	ZSTD_freeDCtx(z.dctx);
+	if (err || !ok)
+		drop_holes(s, err ? NULL
+				  : "hole map calls data a hole (or a frame "
+				    "it covers could not be checked)");
+	return err;
 }
 
 /*
@@ -261,6 +467,8 @@ static struct kcore_error *zstd_read_hole_map(struct kcore_istream *s)
 	free(body);
 	if (err)
 		drop_holes(s, NULL);
+	else if (s->nholes)
+		err = zstd_check_holes(s);
 	return err;
 }
 
@@ -706,12 +914,49 @@ static struct kcore_error *zstd_decode(const struct kcore_istream *s,
 	return NULL;
 }
 
+/*
+ * Frame i, just decoded into fbuf: where the map calls part of it a hole,
+ * it must hold zeros, or the map is dropped (next_data then answers from
+ * the whole frames checked at open, which reads trust too).
+ */
+static void check_frame_runs(struct kcore_istream *s, uint64_t i,
+			     const unsigned char *fbuf)
+{
+	uint64_t lo = s->d_off[i], hi = s->d_off[i + 1];
+
+	for (size_t r = run_after(s->holes, s->nholes, lo);
+	     r < s->nholes && s->holes[2 * r] < hi; r++) {
+		uint64_t a = s->holes[2 * r] > lo ? s->holes[2 * r] : lo;
+		uint64_t b =
+			s->holes[2 * r + 1] < hi ? s->holes[2 * r + 1] : hi;
+
+		if (kcore_is_zero(fbuf + (a - lo), (size_t)(b - a)))
+			continue;
+		free(s->holes);
+		s->holes = NULL;
+		s->nholes = 0;
+		s->hole_map_problem = "hole map calls data a hole";
+		if (!s->nzholes)
+			return;
+		s->holes = malloc(s->nzholes * 2 * sizeof(*s->holes));
+		if (!s->holes) {
+			drop_holes(s, s->hole_map_problem);
+			return;
+		}
+		memcpy(s->holes, s->zholes, s->nzholes * 2 * sizeof(*s->holes));
+		s->nholes = s->nzholes;
+		return;
+	}
+}
+
 static struct kcore_error *zstd_decode_frame(struct kcore_istream *s,
 					     uint64_t i)
 {
 	size_t dsize = (size_t)(s->d_off[i + 1] - s->d_off[i]);
 	struct kcore_error *err = zstd_decode(s, &s->dec, i);
 
+	if (!err && s->holes)
+		check_frame_runs(s, i, s->dec.fbuf);
 	if (!err)
 		err = pack_frame(s, dsize);
 	if (err)
@@ -748,6 +993,8 @@ static struct kcore_error *xz_find_holes(struct kcore_istream *s)
 				       iter.block.uncompressed_file_offset +
 					       iter.block.uncompressed_size);
 	}
+	if (!err)
+		err = copy_holes(s); /* whole blocks, by their headers */
 	if (err)
 		drop_holes(s, NULL);
 	return err;
@@ -912,14 +1159,14 @@ static struct kcore_error *xz_decode_block(struct kcore_istream *s,
  * The first hole run that ends after offset: its index, or nholes.  Runs
  * are sorted and disjoint, so their ends ascend too.
  */
-static size_t hole_after(const struct kcore_istream *s, uint64_t offset)
+static size_t run_after(const uint64_t *runs, size_t n, uint64_t offset)
 {
-	size_t lo = 0, hi = s->nholes;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (s->holes[2 * mid + 1] <= offset)
+		if (runs[2 * mid + 1] <= offset)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -980,8 +1227,10 @@ void kcore_istream_set_cache_limit(struct kcore_istream *s, size_t bytes)
 	s->cache_limit = bytes ? bytes : KCORE_STREAM_CACHE_DEFAULT;
 }
 
-void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
-			     uint64_t end, uint64_t *data, uint64_t *data_end)
+/* next_data over the zero runs given. */
+static void runs_next_data(const struct kcore_istream *s, const uint64_t *runs,
+			   size_t n, uint64_t offset, uint64_t end,
+			   uint64_t *data, uint64_t *data_end)
 {
 	size_t i;
 
@@ -990,20 +1239,26 @@ void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
 	*data = *data_end = end;
 	if (offset >= end)
 		return;
-	if (!kcore_istream_has_hole_map(s)) {
+	if (!s->seekable || !runs) {
 		*data = offset;
 		return;
 	}
-	i = hole_after(s, offset);
-	if (i < s->nholes && s->holes[2 * i] <= offset) {
-		offset = s->holes[2 * i + 1];
+	i = run_after(runs, n, offset);
+	if (i < n && runs[2 * i] <= offset) {
+		offset = runs[2 * i + 1];
 		i++;
 	}
 	if (offset >= end)
 		return;
 	*data = offset;
-	if (i < s->nholes && s->holes[2 * i] < end)
-		*data_end = s->holes[2 * i];
+	if (i < n && runs[2 * i] < end)
+		*data_end = runs[2 * i];
+}
+
+void kcore_istream_next_data(const struct kcore_istream *s, uint64_t offset,
+			     uint64_t end, uint64_t *data, uint64_t *data_end)
+{
+	runs_next_data(s, s->holes, s->nholes, offset, end, data, data_end);
 }
 
 static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
@@ -1019,9 +1274,9 @@ static struct kcore_error *seek_pread(struct kcore_istream *s, void *buf,
 		uint64_t ds, de;
 		size_t n;
 
-		/* Zero runs of the hole map cost no decoding. */
-		kcore_istream_next_data(s, offset, offset + (len - done), &ds,
-					&de);
+		/* Whole zero frames of the hole map cost no decoding. */
+		runs_next_data(s, s->zholes, s->nzholes, offset,
+			       offset + (len - done), &ds, &de);
 		if (ds > offset) {
 			n = (size_t)(ds - offset);
 			memset(p + done, 0, n);
@@ -1096,6 +1351,60 @@ static struct kcore_error *refill(struct kcore_istream *s)
 	return NULL;
 }
 
+#define MARK_SPACING (1u << 20)
+#define MAX_MARKS    (1u << 20) /* 16 MiB of them */
+
+/* Frame boundary: the next frame starts at s->frame_at, decompressed
+ * offset d. */
+static void add_mark(struct kcore_istream *s, uint64_t d)
+{
+	if (!s->fd_seekable || s->nmarks == MAX_MARKS ||
+	    (s->nmarks && d < s->marks[2 * s->nmarks - 1] + MARK_SPACING) ||
+	    (!s->nmarks && d < MARK_SPACING))
+		return;
+	if (s->nmarks == s->marks_cap) {
+		size_t cap = s->marks_cap ? 2 * s->marks_cap : 64;
+		uint64_t *m = realloc(s->marks, cap * 2 * sizeof(*m));
+
+		if (!m)
+			return; /* marks only save time */
+		s->marks = m;
+		s->marks_cap = cap;
+	}
+	s->marks[2 * s->nmarks] = s->frame_at;
+	s->marks[2 * s->nmarks + 1] = d;
+	s->nmarks++;
+}
+
+/* Go back to the last frame start at or before offset (< s->pos), or
+ * false when there is none to go back to. */
+static bool zstd_seq_rewind(struct kcore_istream *s, uint64_t offset)
+{
+	size_t lo = 0, hi = s->nmarks;
+
+	if (s->method != KCORE_COMPRESS_ZSTD || !s->ds || !s->fd_seekable)
+		return false;
+	while (lo < hi) { /* the first mark past offset */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->marks[2 * mid + 1] <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ZSTD_DCtx_reset(s->ds, ZSTD_reset_session_only);
+	s->ibuf_pos = s->ibuf_len = 0;
+	s->in_eof = s->seq_end = s->frame_open = false;
+	if (lo) {
+		s->in_read = s->in_used = s->frame_at = s->marks[2 * (lo - 1)];
+		s->pos = s->marks[2 * (lo - 1) + 1];
+	} else {
+		s->in_read = s->in_used = s->frame_at = 0;
+		s->pos = 0;
+	}
+	return true;
+}
+
 static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 					 size_t len, size_t *ret_done)
 {
@@ -1159,6 +1468,7 @@ static struct kcore_error *zstd_seq_read(struct kcore_istream *s, void *buf,
 		if (progress && r == 0) {
 			s->frame_open = false;
 			s->frame_at = s->in_used;
+			add_mark(s, s->pos + out.pos);
 		} else if (progress) {
 			s->frame_open = true;
 		}
@@ -1292,7 +1602,7 @@ struct kcore_error *kcore_istream_pread(struct kcore_istream *s, void *buf,
 	if (s->seekable)
 		return seek_pread(s, buf, len, offset, ret_done);
 	*ret_done = 0;
-	if (offset < s->pos)
+	if (offset < s->pos && !zstd_seq_rewind(s, offset))
 		return kcore_error_create(
 			KCORE_ERR_UNSUPPORTED, 0, s->path,
 			"stream is not seekable%s%s%s: cannot go back to "
@@ -1651,11 +1961,13 @@ void kcore_istream_destroy(struct kcore_istream *s)
 	ZSTD_freeDStream(s->ds);
 	dec_deinit(&s->dec);
 	free(s->scratch);
+	free(s->marks);
 	for (unsigned k = 0; k < s->nslots; k++)
 		free(s->slots[k].buf);
 	free(s->slots);
 	free(s->slot_of);
 	free(s->holes);
+	free(s->zholes);
 	free(s->ibuf);
 	free(s->c_off);
 	free(s->d_off);

@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Issue 27 item 10: a .zst hole map must not override the data.  A map
+# with a valid CRC that called every byte a hole made extract write zeros
+# (exit 0) and cat return nothing where zstd -d gives the bytes.  Now the
+# map counts only for whole frames that decode to zeros (checked at open,
+# one decode per distinct frame); a map that calls data a hole is dropped.
+# t-stream checks that our own maps still spare the decoding.
+#   stream-holemap.sh KCOREDUMP HOSTILE-PY
+set -uo pipefail
+kcoredump=$1 gen=$2
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+command -v zstd >/dev/null || { echo "1..0 # SKIP zstd(1) is not installed"; exit 77; }
+"$PY" "$gen" flat-kdump 15 "$tmp/f"
+"$kcoredump" convert "$tmp/f" --format elf -o "$tmp/e.zst" --frame-size 4K >/dev/null
+"$PY" "$gen" zst-hole-map "$tmp/e.zst" "$tmp/h.zst"
+zstd -dcq "$tmp/h.zst" >"$tmp/ref"
+check "zstd -d of the rewritten stream gives the dump" cmp -s "$tmp/ref" <(zstd -dcq "$tmp/e.zst")
+"$kcoredump" extract -q "$tmp/h.zst" -o "$tmp/x"
+check "extract gives what zstd -d gives" cmp "$tmp/x" "$tmp/ref"
+check "cat reads the page" \
+	bash -c "[ \"\$('$kcoredump' cat --phys --addr 4096 --len 16 --raw '$tmp/h.zst')\" = BBBBBBBBBBBBBBBB ]"
+"$kcoredump" convert "$tmp/h.zst" --format elf -o "$tmp/c.elf" >/dev/null 2>"$tmp/err"
+check "convert exits 0" [ $? -eq 0 ]
+check "and its output holds the page" \
+	bash -c "[ \"\$('$kcoredump' cat --phys --addr 4096 --len 16 --raw '$tmp/c.elf')\" = BBBBBBBBBBBBBBBB ]"
+finish
