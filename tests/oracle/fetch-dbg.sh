@@ -35,7 +35,13 @@ if [[ ! -f "$dir/.complete" ]]; then
 	chmod 0755 "$tmp" # apt-get download drops privileges to _apt
 	trap 'rm -rf "$tmp"' EXIT
 	log "downloading $pkg (about 1 GB)"
-	deb=$(apt_download_deb "$tmp" "$pkg") || exit 1
+	# Debian 12's own kernels come from the machine's sources; newer ones
+	# (7.x from trixie-backports) through the private configuration.
+	if [[ $ver == *+deb12-* ]]; then
+		deb=$(apt_download_deb "$tmp" "$pkg") || exit 1
+	else
+		deb=$(apt_private_download_deb "$tmp" "$pkg") || exit 1
+	fi
 	log "unpacking vmlinux from $(basename "$deb")"
 	mkdir "$tmp/root"
 	dpkg-deb --fsys-tarfile "$deb" |
