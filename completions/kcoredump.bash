@@ -26,7 +26,7 @@ _kcoredump()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version --help --version" -- "$cur"))
+		COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show debug help version --help --version" -- "$cur"))
 		return
 	fi
 	case "$cmd" in
@@ -94,7 +94,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -143,7 +143,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --file-sha256 --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		fi
 		;;
 	convert)
@@ -198,7 +198,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --range --phys --segments --exclude --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --range --phys --segments --exclude --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -209,9 +209,13 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "free cache cache-private user zero all" -- "$cur"))
 			return
 			;;
+		--sha256 | --sha256=)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --quiet --exclude --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --quiet --exclude --sha256 --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -364,16 +368,66 @@ _kcoredump()
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		--lines | --lines= | -n)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --help" -- "$cur"))
+		fi
+		;;
+	show)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--since | --since= | -S)
+			COMPREPLY=()
+			return
+			;;
+		--until | --until= | -U)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --since --until --newest --help" -- "$cur"))
+		fi
+		;;
+	debug)
+		case "$prev" in
+		--dir | --dir= | -d)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--debugger | --debugger= | -D)
+			COMPREPLY=($(compgen -W "gdb lldb" -- "$cur"))
+			return
+			;;
+		--debugger-arguments | --debugger-arguments= | -A)
+			COMPREPLY=()
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --help" -- "$cur"))
 		fi
 		;;
 	help)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--help" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list help version" -- "$cur"))
+			COMPREPLY=($(compgen -W "dump pid convert verify extract mount info cat bench core-handler list show debug help version" -- "$cur"))
 		fi
 		;;
 	version)

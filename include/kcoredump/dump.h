@@ -250,6 +250,17 @@ struct kcore_dump_opts {
 	uint64_t frame_size;
 	/* --hash none: no SHA-256 (digests are recorded as "none"). */
 	bool no_hash;
+	/* The file's SHA-256 is computed on the fly when its bytes go out in
+	 * order (streams, pipes), or read back from the file when it is
+	 * sparse; then only when its holes are at most as large as its data
+	 * (at least 64 MiB of them), unless file_sha256_always. */
+	bool file_sha256_always;
+	/* Write a dump of the live kernel's memory (KCORE_SOURCE_LIVE_KCORE)
+	 * to a file system this machine keeps in RAM (tmpfs, ramfs, zram:
+	 * kcore_output_ram_medium()): refused otherwise, because the dump
+	 * would overwrite the free memory it images, and likely run out of
+	 * room before it ends. */
+	bool allow_ram_output;
 	const struct kcore_io_ops *out_io; /* NULL = system calls */
 	/* Set asynchronously (signal handler) to stop promptly. */
 	volatile sig_atomic_t *cancel;
@@ -270,7 +281,17 @@ struct kcore_dump_opts {
  */
 struct kcore_dump_result {
 	struct kcore_dump_stats stats;
-	unsigned char digest[KCORE_DIGEST_LEN]; /* whole dump */
+	/* The segment-digest root: SHA-256 of the segment digests, the same
+	 * for the same content in every format (not the file's hash). */
+	unsigned char digest[KCORE_DIGEST_LEN];
+	/* SHA-256 of the output file's bytes as written (sha256sum's),
+	 * when has_file_sha256: not with --hash none, nor for a device
+	 * written out of order. */
+	unsigned char file_sha256[KCORE_DIGEST_LEN];
+	bool has_file_sha256;
+	/* Not computed: the bytes of holes it would have hashed (a sparse
+	 * file, without file_sha256_always). */
+	uint64_t file_sha256_skipped;
 	struct kcore_read_error *errors;
 	size_t nerrors;
 	char *output_path;	 /* the published path, or NULL for stdout */
@@ -292,6 +313,14 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 /* Frees what *res holds: call it after every kcore_dump(), failed or not
  * (a failed dump may have recorded read errors). */
 void kcore_dump_result_deinit(struct kcore_dump_result *res);
+/*
+ * What kcore_dump() refuses of the output before it reads anything, for
+ * callers that do costly work first (--exclude's scan): a dump of the live
+ * kernel's memory to a file system in this machine's RAM, unless
+ * opts->allow_ram_output.
+ */
+struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
+					    const struct kcore_dump_opts *opts);
 /* Some of the dump's memory could not be read, now or when its source was
  * made (see above). */
 static inline bool kcore_dump_incomplete(const struct kcore_dump_result *res)
@@ -332,6 +361,25 @@ kcore_content_hasher_finish(struct kcore_content_hasher *c,
 			    unsigned char out[KCORE_DIGEST_LEN]);
 void kcore_content_hasher_destroy(struct kcore_content_hasher *c);
 void kcore_hex(const unsigned char *bytes, size_t len, char *out);
+
+/*
+ * The SHA-256 of a file's bytes, what sha256sum prints (unlike the digests
+ * above, which cover logical content whatever the format): a hasher fed in
+ * order, and the hash of size bytes of an open file, whose holes are
+ * hashed as zeros without being read (the cost of hashing them remains:
+ * SHA-256 has no shortcut for zeros).  cancel: as in kcore_dump_opts.
+ */
+struct kcore_file_hasher;
+struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret);
+void kcore_file_hasher_add(struct kcore_file_hasher *h, const void *data,
+			   size_t len);
+void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len);
+void kcore_file_hasher_finish(struct kcore_file_hasher *h,
+			      unsigned char out[KCORE_DIGEST_LEN]);
+void kcore_file_hasher_destroy(struct kcore_file_hasher *h);
+struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
+				      volatile sig_atomic_t *cancel,
+				      unsigned char out[KCORE_DIGEST_LEN]);
 
 #ifdef __cplusplus
 }

@@ -82,4 +82,19 @@ void kcore_output_destroy(struct kcore_output *out);
  */
 bool kcore_output_orphan(int dirfd, const char *name, uint64_t *ret_size);
 
+/*
+ * Whether the output named path (or, for "-" or NULL, open as fd) would be
+ * kept in this machine's RAM: "tmpfs", "ramfs" (by statfs f_type: /tmp on
+ * many systems, /dev/shm, /run), "zram" or "a RAM disk (brd)" (by the
+ * block device behind the file system, from sysfs); NULL when not, or not
+ * known.  A dump of live memory written there overwrites the free memory it
+ * images.  *ret_free (when not NULL): the bytes free there for us
+ * (UINT64_MAX when not known).
+ */
+const char *kcore_output_ram_medium(const char *path, int fd,
+				    uint64_t *ret_free);
+/* The decision itself, from a statfs f_type and a block device's name
+ * ("zram0", "sda"; NULL for none): for tests. */
+const char *kcore_ram_medium_from(unsigned long f_type, const char *blockdev);
+
 #endif

@@ -47,6 +47,9 @@ struct cli_ctx {
 	/* The command table (main.c), NULL-terminated: for help and the
 	 * completion helper. */
 	const struct cli_command *const *commands;
+	/* The command line as given, before getopt permutes argv (main.c),
+	 * for the metadata note; NULL when out of memory. */
+	const char *command_line;
 };
 
 struct cli_command {
@@ -63,7 +66,7 @@ struct cli_command {
 extern const struct cli_command cli_cmd_dump, cli_cmd_pid, cli_cmd_convert,
 	cli_cmd_verify, cli_cmd_extract, cli_cmd_mount, cli_cmd_info,
 	cli_cmd_cat, cli_cmd_bench, cli_cmd_core_handler, cli_cmd_list,
-	cli_cmd_complete;
+	cli_cmd_show, cli_cmd_debug, cli_cmd_complete;
 /* The libfuse version kcoredump mount runs on (cmd-mount.c). */
 const char *cli_fuse_version(void);
 /* The command of that name in a NULL-terminated table, or NULL. */
@@ -143,6 +146,8 @@ enum {
 	DOPT_DRY_RUN,
 	DOPT_HASH,
 	DOPT_FRAME_SIZE,
+	DOPT_FILE_SHA256,
+	DOPT_ALLOW_RAM_OUTPUT,
 };
 
 /*
@@ -168,8 +173,10 @@ struct cli_progress {
 	bool shown;
 };
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
-/* "kcoredump ARGS..." for the metadata note; malloc()ed. */
-char *cli_join_args(int argc, char **argv);
+/* "kcoredump CMD ARGS..." for the metadata note, argv[0] (the command,
+ * or the program for the no-command shorthand) replaced by CMD and
+ * arguments quoted as a shell needs them; malloc()ed. */
+char *cli_join_args(const char *cmd, int argc, char **argv);
 
 /*
  * A dump that is incomplete (kcore_dump_incomplete) says so: the summary's
@@ -181,6 +188,15 @@ char *cli_join_args(int argc, char **argv);
  */
 struct kcore_dump_result;
 struct json;
+/*
+ * The two hashes of a dump: the file's SHA-256 (sha256sum's) and the
+ * segment-digest root (the same content hashes alike in every format),
+ * with where the segment digests are kept (nostore: "LiME", "AVML", a
+ * format without notes; NULL otherwise).
+ */
+void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
+			  const char *nostore);
+void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
 void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			      const char *why);
 void cli_dump_incomplete_json(struct json *j,

@@ -35,6 +35,10 @@ static const struct cli_option convert_options[] = {
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
 	  DOPT_HASH },
+	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
+	  "hash the file's bytes even when it is sparse (its holes are hashed "
+	  "as zeros: the cost of its logical size)",
+	  NULL, DOPT_FILE_SHA256 },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
 	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
 	  'r' },
@@ -50,6 +54,10 @@ static const struct cli_option convert_options[] = {
 	  "free cache cache-private user zero all 31", 'd' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
+	{ "allow-ram-output", 0, CLI_ARG_NONE, NULL,
+	  "write a dump of live memory to a file system in this machine's "
+	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
+	  NULL, DOPT_ALLOW_RAM_OUTPUT },
 	{ "sync", 0, CLI_ARG_NONE, NULL,
 	  "fsync the result before publishing it", NULL, DOPT_SYNC },
 	{ "special-output", 0, CLI_ARG_NONE, NULL,

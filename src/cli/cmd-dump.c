@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "kcoredump/output.h"
 #include "json.h"
 #include "kcoredump/dump.h"
 
@@ -44,6 +45,10 @@ static const struct cli_option dump_options[] = {
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
 	  DOPT_HASH },
+	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
+	  "hash the file's bytes even when it is sparse (its holes are hashed "
+	  "as zeros: the cost of its logical size)",
+	  NULL, DOPT_FILE_SHA256 },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
@@ -69,6 +74,10 @@ static const struct cli_option dump_options[] = {
 	  NULL, DOPT_MAPPING },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
+	{ "allow-ram-output", 0, CLI_ARG_NONE, NULL,
+	  "write a dump of live memory to a file system in this machine's "
+	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
+	  NULL, DOPT_ALLOW_RAM_OUTPUT },
 	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
 	  NULL, DOPT_SYNC },
 	{ "special-output", 0, CLI_ARG_NONE, NULL,
@@ -340,17 +349,47 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_finish(&j);
 }
 
+/*
+ * A dump of live memory whose file system has less room than the memory
+ * it may hold: said before the dump starts rather than at ENOSPC.
+ */
+static void warn_free_space(const struct kcore_source *src,
+			    const struct kcore_plan *plan,
+			    const struct kcore_dump_opts *o)
+{
+	uint64_t avail, need = 0;
+	char a[32], b[32];
+
+	if (kcore_source_info(src)->kind != KCORE_SOURCE_LIVE_KCORE)
+		return;
+	kcore_output_ram_medium(o->output, o->output_fd, &avail);
+	for (size_t i = 0; i < plan->nsegs; i++)
+		if (plan->segs[i].cls == KCORE_CLASS_RAM)
+			need += plan->segs[i].size;
+	if (avail == UINT64_MAX || avail >= need)
+		return;
+	fprintf(stderr,
+		"kcoredump: warning: '%s' has %s free, less than the %s of "
+		"RAM this dump may hold%s\n",
+		strcmp(o->output, "-") ? o->output : "<stdout>",
+		cli_human_size(avail, a, sizeof(a)),
+		cli_human_size(need, b, sizeof(b)),
+		o->compress != KCORE_COMPRESS_NONE ||
+				o->format == KCORE_FORMAT_KDUMP
+			? " (compression and zero pages make it smaller)"
+			: " (zero pages are holes: it may still fit)");
+}
+
 static void summary_text(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_opts *o,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	char a[32], b[32], c[32], d[32], hex[2 * KCORE_DIGEST_LEN + 1];
+	char a[32], b[32], c[32], d[32];
 	double ratio = st->bytes_written ? (double)st->bytes_total /
 						   (double)st->bytes_written
 					 : 0;
 
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	fprintf(f, "Dumped %zu segment%s to %s\n", plan->nsegs,
 		plan->nsegs == 1 ? "" : "s",
 		r->output_path ? r->output_path : "<stdout>");
@@ -412,14 +451,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
 	cli_dump_incomplete_text(f, r, NULL);
-	if (strcmp(r->digest_location, "none") == 0)
-		fprintf(f, "  sha256:       none (--hash none)\n");
-	else if (strcmp(r->digest_location, "summary") == 0)
-		fprintf(f, "  sha256:       %s (not stored: %s has no notes)\n",
-			hex, o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
-	else
-		fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
-			r->digest_location);
+	cli_dump_hashes_text(f, r,
+			     o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
@@ -427,18 +460,12 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	char hex[2 * KCORE_DIGEST_LEN + 1];
 	struct json j;
 
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	if (strcmp(r->digest_location, "none") == 0)
-		json_null(&j, "sha256");
-	else
-		json_string(&j, "sha256", hex);
-	json_string(&j, "digests", r->digest_location);
+	cli_dump_hashes_json(&j, r);
 	json_string(&j, "format", kcore_format_name(o->format));
 	if (o->format == KCORE_FORMAT_KDUMP) {
 		json_object_begin(&j, "kdump");
@@ -479,20 +506,38 @@ static uint64_t page_size(struct kcore_source *src)
 	return page ? page : 4096;
 }
 
-char *cli_join_args(int argc, char **argv)
+/* An argument as a shell would need it: as is, or in single quotes. */
+static void append_quoted(FILE *f, const char *a)
 {
-	size_t len = 16;
-	char *s;
+	if (*a && !a[strcspn(a, " \t\n'\"\\$`!*?[]{}()<>|&;#~")]) {
+		fputs(a, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *a; a++)
+		if (*a == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*a, f);
+	fputc('\'', f);
+}
 
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	s = calloc(1, len);
-	if (!s)
+char *cli_join_args(const char *cmd, int argc, char **argv)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!f)
 		return NULL;
-	strcpy(s, "kcoredump");
-	for (int i = 0; i < argc; i++) {
-		strcat(s, " ");
-		strcat(s, argv[i]);
+	fprintf(f, "kcoredump %s", cmd);
+	for (int i = 1; i < argc; i++) {
+		fputc(' ', f);
+		append_quoted(f, argv[i]);
+	}
+	if (fclose(f)) {
+		free(s);
+		return NULL;
 	}
 	return s;
 }
@@ -522,6 +567,12 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 					       "unknown compression '%s'", arg);
 		opts->compress = kcore_compress_from_name(arg);
 		*compress_set = true;
+		return 0;
+	case DOPT_ALLOW_RAM_OUTPUT:
+		opts->allow_ram_output = true;
+		return 0;
+	case DOPT_FILE_SHA256:
+		opts->file_sha256_always = true;
 		return 0;
 	case DOPT_HASH:
 		if (strcmp(arg, "sha256") && strcmp(arg, "none"))
@@ -755,11 +806,16 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	err = kcore_source_open(source, NULL, &src);
 	if (err)
 		return cli_fail(ctx, err);
-	err = kcore_plan_create(src, &sel, &plan);
+	opts.output_fd = STDOUT_FILENO;
+	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
+	if (!err)
+		err = kcore_plan_create(src, &sel, &plan);
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
+	if (!dry_run && !quiet && !ctx->json)
+		warn_free_space(src, plan, &opts);
 	/* The plan as the format writes it (the dry run shows it). */
 	err = kcore_plan_for_format(plan, opts.format, page_size(src),
 				    &dropped_segments);
@@ -807,12 +863,11 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		opts.progress_arg = &ps;
 	}
 	opts.output_fd = STDOUT_FILENO;
-	opts.command_line = cli_join_args(argc, argv);
+	opts.command_line = ctx->command_line;
 	opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &opts, &res);
 	if (!err)
 		res.dropped_segments = dropped_segments;
-	free((char *)opts.command_line);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 	if (err) {

@@ -44,6 +44,10 @@ static const struct cli_option pid_options[] = {
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "integrity digests: sha256 (default) or none", "sha256 none",
 	  DOPT_HASH },
+	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
+	  "hash the file's bytes even when it is sparse (its holes are hashed "
+	  "as zeros: the cost of its logical size)",
+	  NULL, DOPT_FILE_SHA256 },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
@@ -281,9 +285,7 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	json_string(&j, "sha256", no_hash ? NULL : hex);
-	json_string(&j, "digests", r->digest_location);
+	cli_dump_hashes_json(&j, r);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
 	json_object_begin(&j, "stats");
@@ -329,7 +331,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	const struct kcore_process_info *pi = kcore_source_process_info(src);
 	const struct kcore_source_info *si = kcore_source_info(src);
 	const struct kcore_dump_stats *st = &r->stats;
-	char a[32], b[32], hex[2 * KCORE_DIGEST_LEN + 1];
+	char a[32], b[32];
 	size_t elf_headers = 0;
 
 	for (size_t i = 0; i < pi->nmappings; i++)
@@ -363,13 +365,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  read errors:  %s in %zu range%s\n",
 		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
 		r->nerrors == 1 ? "" : "s");
-	if (no_hash) {
-		fprintf(f, "  sha256:       none (--hash none)\n");
-		return;
-	}
-	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	fprintf(f, "  sha256:       %s (digests in the %s)\n", hex,
-		r->digest_location);
+	cli_dump_hashes_text(f, r, NULL);
 }
 
 static int dry_run(struct cli_ctx *ctx, const struct kcore_source *src)
@@ -434,13 +430,12 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		a.opts.progress_arg = &ps;
 	}
 	a.opts.output_fd = STDOUT_FILENO;
-	a.opts.command_line = cli_join_args(argc, argv);
+	a.opts.command_line = ctx->command_line;
 	a.opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &a.opts, &res);
 	/* A process kept stopped runs again as soon as its memory is
 	 * copied, before the summary. */
 	kcore_process_resume(src);
-	free((char *)a.opts.command_line);
 	if (ps.shown && ps.tty)
 		fputc('\n', stderr);
 	if (err) {

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* kcoredump verify and extract. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "json.h"
@@ -17,7 +22,18 @@ static const struct cli_option verify_options[] = {
 	  "with SOURCE: DUMP was made without these pages (as dump "
 	  "--exclude; default: what its note says), not counted as differing",
 	  "free cache cache-private user zero all", 'd' },
+	{ "sha256", 0, CLI_ARG_REQUIRED, "HEX",
+	  "also check the file's bytes against this SHA-256 (dump's \"file "
+	  "sha256\", what sha256sum prints)",
+	  NULL, 's' },
 	{ 0 },
+};
+
+/* The file's SHA-256, when --sha256 asked for it. */
+struct file_check {
+	const char *expected; /* lowercase hex, or NULL: not asked */
+	char actual[2 * KCORE_DIGEST_LEN + 1];
+	bool match;
 };
 
 static const struct cli_option extract_options[] = {
@@ -61,7 +77,8 @@ static const char *digest_origin(const char *dump,
 }
 
 static void render_verify_text(const char *dump,
-			       const struct kcore_verify_result *r)
+			       const struct kcore_verify_result *r,
+			       const struct file_check *fc)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
@@ -85,7 +102,12 @@ static void render_verify_text(const char *dump,
 		printf("\n");
 	}
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
-	printf("  sha256: %s\n", hex);
+	printf("  segment root: %s (SHA-256 of the segment digests)\n", hex);
+	if (fc->expected && fc->match)
+		printf("  file sha256:  %s (matches)\n", fc->actual);
+	else if (fc->expected)
+		printf("  file sha256:  %s: MISMATCH, expected %s\n",
+		       fc->actual, fc->expected);
 	if (r->incomplete && r->unreadable_bytes)
 		printf("  INCOMPLETE: %" PRIu64 " bytes in %" PRIu64
 		       " range%s could not be read when the dump was made: "
@@ -108,7 +130,8 @@ static void render_verify_text(const char *dump,
 }
 
 static void render_verify_json(const char *dump,
-			       const struct kcore_verify_result *r)
+			       const struct kcore_verify_result *r,
+			       const struct file_check *fc)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
 	struct json j;
@@ -118,7 +141,7 @@ static void render_verify_json(const char *dump,
 	json_string(&j, "dump", dump);
 	json_bool(&j, "ok",
 		  r->match && (!r->compared || !r->differ_bytes) &&
-			  !r->incomplete);
+			  !r->incomplete && (!fc->expected || fc->match));
 	json_bool(&j, "digests_match", r->match);
 	json_bool(&j, "complete", !r->incomplete);
 	if (r->incomplete) {
@@ -134,7 +157,14 @@ static void render_verify_json(const char *dump,
 	json_string(&j, "digest_location", r->digest_location);
 	json_string(&j, "digests", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
-	json_string(&j, "sha256", hex);
+	json_string(&j, "segment_digest_root", hex);
+	if (fc->expected) {
+		json_string(&j, "file_sha256", fc->actual);
+		json_string(&j, "file_sha256_expected", fc->expected);
+		json_bool(&j, "file_sha256_match", fc->match);
+	} else {
+		json_null(&j, "file_sha256");
+	}
 	if (r->compared) {
 		json_u64(&j, "source_bytes_checked", r->bytes_checked);
 		json_u64(&j, "source_bytes_differ", r->differ_bytes);
@@ -166,8 +196,46 @@ static void render_verify_json(const char *dump,
 	json_finish(&j);
 }
 
+/* The SHA-256 of the file's bytes against --sha256's. */
+static struct kcore_error *check_file(const char *path, struct file_check *fc)
+{
+	unsigned char d[KCORE_DIGEST_LEN];
+	struct kcore_error *err;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return kcore_error_create(errno == EACCES ? KCORE_ERR_ACCESS
+					  : errno == ENOENT
+						  ? KCORE_ERR_NOT_FOUND
+						  : KCORE_ERR_OS,
+					  errno, path, "cannot open");
+	if (fstat(fd, &st)) {
+		err = kcore_error_create(KCORE_ERR_OS, errno, path,
+					 "cannot stat");
+	} else {
+		err = kcore_file_sha256(fd, path, (uint64_t)st.st_size,
+					cli_catch_signals(), d);
+	}
+	close(fd);
+	if (err)
+		return err;
+	kcore_hex(d, KCORE_DIGEST_LEN, fc->actual);
+	fc->match = strcmp(fc->actual, fc->expected) == 0;
+	return NULL;
+}
+
+static bool is_sha256_hex(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+	return n == 2 * KCORE_DIGEST_LEN && !s[n];
+}
+
 static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 {
+	struct file_check fc = { 0 };
+	char want[2 * KCORE_DIGEST_LEN + 1];
 	struct cli_parser *p = cli_parser_create(&cli_cmd_verify, argc, argv);
 	struct kcore_verify_result r;
 	struct kcore_error *err;
@@ -182,7 +250,20 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			ctx->json = true;
 		else if (c == 'q')
 			quiet = true;
-		else if (c == 'd' && (exclude = kcore_exclude_parse(arg)) < 0) {
+		else if (c == 's') {
+			if (!is_sha256_hex(arg)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(
+					ctx, "verify",
+					"--sha256 takes 64 hexadecimal "
+					"digits: '%s'",
+					arg);
+			}
+			for (size_t i = 0; i <= 2 * KCORE_DIGEST_LEN; i++)
+				want[i] = (char)tolower((unsigned char)arg[i]);
+			fc.expected = want;
+		} else if (c == 'd' &&
+			   (exclude = kcore_exclude_parse(arg)) < 0) {
 			cli_parser_destroy(p);
 			return cli_bad_exclude(ctx, "verify", arg);
 		}
@@ -201,16 +282,24 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_verify(argv[first],
 			   argc - first == 2 ? argv[first + 1] : NULL, exclude,
 			   cli_catch_signals(), &r);
+	if (!err && fc.expected) {
+		err = check_file(argv[first], &fc);
+		if (err)
+			kcore_verify_result_deinit(&r);
+	}
 	if (err)
 		return cli_fail(ctx, err);
 	if (ctx->json)
-		render_verify_json(argv[first], &r);
+		render_verify_json(argv[first], &r, &fc);
 	else if (!quiet)
-		render_verify_text(argv[first], &r);
-	int status = !r.match || (r.compared && r.differ_bytes) ? EXIT_MISMATCH
+		render_verify_text(argv[first], &r, &fc);
+	int status = !r.match || (r.compared && r.differ_bytes) ||
+				     (fc.expected && !fc.match)
+			     ? EXIT_MISMATCH
 		     : r.incomplete ? EXIT_INCOMPLETE
 				    : EXIT_OK;
-	if (!r.has_expected && status == EXIT_OK && !r.compared) {
+	if (!r.has_expected && status == EXIT_OK && !r.compared &&
+	    !fc.expected) {
 		if (!quiet)
 			fprintf(stderr, "kcoredump: '%s': %s\n", argv[first],
 				digest_origin(argv[first], &r));

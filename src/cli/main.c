@@ -24,11 +24,23 @@ static const struct cli_command version_command = {
 /* The commands, in the order help lists them.  Each is defined by its
  * own file (cmd-*.c); nothing here knows their options. */
 static const struct cli_command *const commands[] = {
-	&cli_cmd_dump,	       &cli_cmd_pid,	  &cli_cmd_convert,
-	&cli_cmd_verify,       &cli_cmd_extract,  &cli_cmd_mount,
-	&cli_cmd_info,	       &cli_cmd_cat,	  &cli_cmd_bench,
-	&cli_cmd_core_handler, &cli_cmd_list,	  &help_command,
-	&version_command,      &cli_cmd_complete, NULL,
+	&cli_cmd_dump,
+	&cli_cmd_pid,
+	&cli_cmd_convert,
+	&cli_cmd_verify,
+	&cli_cmd_extract,
+	&cli_cmd_mount,
+	&cli_cmd_info,
+	&cli_cmd_cat,
+	&cli_cmd_bench,
+	&cli_cmd_core_handler,
+	&cli_cmd_list,
+	&cli_cmd_show,
+	&cli_cmd_debug,
+	&help_command,
+	&version_command,
+	&cli_cmd_complete,
+	NULL,
 };
 
 static unsigned edit_distance(const char *a, const char *b)
@@ -146,10 +158,78 @@ static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+static const struct cli_option help_option = { "help", 'h',  CLI_ARG_NONE, NULL,
+					       NULL,   NULL, 'h' };
+
+/* dump's option arg names (-o, --output, --output=FILE), or NULL. */
+static const struct cli_option *dump_option(const char *arg)
+{
+	const struct cli_option *o;
+
+	if (arg[0] != '-' || !arg[1])
+		return NULL;
+	for (o = cli_cmd_dump.options; o->name; o++) {
+		size_t n = strlen(o->name);
+
+		if (arg[1] == '-' && !strncmp(arg + 2, o->name, n) &&
+		    (!arg[2 + n] || arg[2 + n] == '='))
+			return o;
+		if (arg[1] != '-' && o->short_name && arg[1] == o->short_name)
+			return o;
+	}
+	if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
+		return &help_option;
+	return NULL;
+}
+
+/*
+ * Without a command, kcoredump means dump, but only for an argument list
+ * that starts with an option dump knows (or a path): "kcoredump -v" is not
+ * "dump: unknown option", and "kcoredump --json info core" put the
+ * options before the command.  -1 to run dump, else the exit status.
+ */
+static int check_shorthand(int argc, char **argv)
+{
+	const struct cli_option *o = NULL;
+
+	if (argv[1][0] == '-' && !dump_option(argv[1])) {
+		fprintf(stderr,
+			"kcoredump: '%s' is not a command, and not an option "
+			"of dump (what kcoredump does without a command).\n"
+			"Run 'kcoredump --help' for the commands and "
+			"'kcoredump dump --help' for dump's options.\n",
+			argv[1]);
+		return EXIT_USAGE;
+	}
+	for (int i = 1; i < argc; i++) {
+		bool takes_arg = o && o->arg == CLI_ARG_REQUIRED &&
+				 !strchr(argv[i - 1], '=') &&
+				 (argv[i - 1][1] == '-' || !argv[i - 1][2]);
+		const struct cli_command *c;
+
+		if (!strcmp(argv[i], "--"))
+			break;
+		o = argv[i][0] == '-' ? dump_option(argv[i]) : NULL;
+		if (takes_arg || argv[i][0] == '-')
+			continue;
+		c = cli_find_command(commands, argv[i]);
+		if (c && !c->hidden && c != &cli_cmd_dump) {
+			fprintf(stderr,
+				"kcoredump: options go after the command: "
+				"'kcoredump %s %s ...' (a source named '%s' "
+				"is written './%s')\n",
+				c->name, argv[1], argv[i], argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli_ctx ctx = { .progname = "kcoredump", .commands = commands };
 	const struct cli_command *cmd;
+	char *cmdline;
 
 	if (argc < 2) {
 		cli_print_main_help(stderr, commands);
@@ -163,11 +243,24 @@ int main(int argc, char **argv)
 		print_version();
 		return EXIT_OK;
 	}
-	/* Options or a path without a command mean "dump". */
-	if (argv[1][0] == '-' || strchr(argv[1], '/'))
-		return cli_cmd_dump.run(&ctx, argc, argv);
+	/* Options of dump's, or a path, without a command mean "dump". */
+	if (argv[1][0] == '-' || strchr(argv[1], '/')) {
+		int status = check_shorthand(argc, argv);
+
+		if (status >= 0)
+			return status;
+		cmdline = cli_join_args("dump", argc, argv);
+		ctx.command_line = cmdline;
+		status = cli_cmd_dump.run(&ctx, argc, argv);
+		free(cmdline);
+		return status;
+	}
 	cmd = cli_find_command(commands, argv[1]);
 	if (!cmd)
 		return unknown_command(argv[1]);
-	return cmd->run(&ctx, argc - 1, argv + 1);
+	cmdline = cli_join_args(cmd->name, argc - 1, argv + 1);
+	ctx.command_line = cmdline;
+	int status = cmd->run(&ctx, argc - 1, argv + 1);
+	free(cmdline);
+	return status;
 }

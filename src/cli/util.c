@@ -356,3 +356,62 @@ const char *cli_esc(const char *s)
 	next = (next + 1) % 16;
 	return e;
 }
+
+void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
+			  const char *nostore)
+{
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+
+	if (r->digest_location && strcmp(r->digest_location, "none") == 0) {
+		fprintf(f, "  file sha256:  none (--hash none)\n");
+		return;
+	}
+	if (r->has_file_sha256) {
+		kcore_hex(r->file_sha256, KCORE_DIGEST_LEN, hex);
+		fprintf(f,
+			"  file sha256:  %s (the file's bytes, as sha256sum "
+			"gives)\n",
+			hex);
+	} else if (r->file_sha256_skipped) {
+		char s[32];
+
+		fprintf(f,
+			"  file sha256:  not computed: the file is sparse "
+			"(--file-sha256 hashes its %s of holes too)\n",
+			cli_human_size(r->file_sha256_skipped, s, sizeof(s)));
+	} else {
+		fprintf(f, "  file sha256:  unknown (a device written out of "
+			   "order)\n");
+	}
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	if (nostore && r->digest_location &&
+	    strcmp(r->digest_location, "summary") == 0)
+		fprintf(f, "  segment root: %s (not stored: %s has no notes)\n",
+			hex, nostore);
+	else
+		fprintf(f, "  segment root: %s (digests in the %s)\n", hex,
+			r->digest_location ? r->digest_location : "-");
+}
+
+void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
+{
+	char hex[2 * KCORE_DIGEST_LEN + 1];
+	bool none =
+		r->digest_location && strcmp(r->digest_location, "none") == 0;
+
+	if (!none && r->has_file_sha256) {
+		kcore_hex(r->file_sha256, KCORE_DIGEST_LEN, hex);
+		json_string(j, "file_sha256", hex);
+	} else {
+		json_null(j, "file_sha256");
+		if (r->file_sha256_skipped)
+			json_u64(j, "file_sha256_skipped_hole_bytes",
+				 r->file_sha256_skipped);
+	}
+	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
+	if (none)
+		json_null(j, "segment_digest_root");
+	else
+		json_string(j, "segment_digest_root", hex);
+	json_string(j, "digests", r->digest_location);
+}

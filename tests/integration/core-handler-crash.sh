@@ -154,4 +154,36 @@ if m=$(meta "$d" "$pid"); then
 else
 	not_ok "$gib GiB sparse crash: no metadata for pid $pid in $d"
 fi
+
+# --- 4. a crash in a PID namespace: the kernel's namespace ids kept ----------
+# A shell is the namespace's pid 1 and crash-sparse its child (pid 2):
+# the stored core has the ids the kernel wrote (the namespace's), the
+# metadata the host's pid (%P).
+d=$tmp/s4
+if unshare -pf --mount-proc true 2>/dev/null; then
+	install "$d"
+	(cd "$tmp" && exec unshare -pf --mount-proc sh -c "'$sparse' '$tmp/s4.desc' 1; :") >/dev/null 2>&1
+	nspid=$(awk '$1 == "pid" { print $2 }' "$tmp/s4.desc")
+	m='' i=0
+	while [ -z "$m" ] && [ $((i++)) -lt 1200 ]; do
+		for f in "$d"/core.*.json; do
+			[ -f "$f" ] && m=$f
+		done
+		[ -n "$m" ] || sleep 0.1
+	done
+	if [ -n "$m" ]; then
+		"$kcoredump" info --json "${m%.json}" >"$tmp/s4.info" 2>/dev/null
+		host=$(jq .pid "$m")
+		jqcheck "namespace crash: metadata has the host pid $host, not $nspid" "$m" \
+			".pid == $host and .pid != ${nspid:-0}"
+		jqcheck "namespace crash: the core's PRPSINFO/PRSTATUS have the namespace's pid $nspid" \
+			"$tmp/s4.info" "[.notes[] | .prpsinfo // empty][0].pid == ${nspid:-0} and
+			[.notes[] | .prstatus // empty][0].pid == ${nspid:-0} and
+			[.notes[] | .prpsinfo // empty][0].ppid == 1"
+	else
+		not_ok "namespace crash: no metadata in $d"
+	fi
+else
+	skip "namespace crash: unshare -p is not allowed here"
+fi
 finish

@@ -115,6 +115,72 @@ check "list --json: two cores, oldest first" quiet jq -e '(.cores | length) == 2
 	<("$kcoredump" list --dir "$d" --json)
 check "list: text names both" bash -c "'$kcoredump' list --dir '$d' | grep -c 'core.crashme' | grep -qx 2"
 
+# --- list: coredumpctl's matches and options --------------------------------
+dl=$tmp/dl
+mkdir -m 700 "$dl"
+handler "$dl" 4242 1000 1001 6 1700000000 crashme < "$fix" 2>/dev/null
+handler "$dl" 4243 1000 1002 11 1700086400 other < "$fix" 2>/dev/null
+handler "$dl" 4244 0 0 11 1700172800 third < "$fix" 2>/dev/null
+pids() { "$kcoredump" list --dir "$dl" --json "$@" 2>/dev/null | jq -c '[.cores[].pid]'; }
+check "list: all three, oldest first" [ "$(pids)" = "[4242,4243,4244]" ]
+check "list PID" [ "$(pids 4243)" = "[4243]" ]
+check "list COMM and COMM=: alternatives" [ "$(pids other COMM=third)" = "[4243,4244]" ]
+check "list SIGNAL=SIGSEGV UID=1000: both must hold" [ "$(pids SIGNAL=SIGSEGV UID=1000)" = "[4243]" ]
+check "list COREDUMP_GID=1001" [ "$(pids COREDUMP_GID=1001)" = "[4242]" ]
+check "list EXE path" [ "$(pids "$(jq -r .executable "$dl/core.crashme.1000.4242.1700000000.json")")" = "[4242,4243,4244]" ]
+check "list -S/-U" [ "$(pids -S 2023-11-15 -U '2023-11-15 23:59:59')" = "[4243]" ]
+check "list -S @EPOCH" [ "$(pids -S @1700086401)" = "[4244]" ]
+check "list -1" [ "$(pids -1)" = "[4244]" ]
+check "list -n 2 -r" [ "$(pids -n 2 -r)" = "[4244,4243]" ]
+check "list: nothing matches" [ "$(pids COMM=nope)" = "[]" ]
+"$kcoredump" list --dir "$dl" FOO=1 >/dev/null 2>&1
+check "list: an unknown field is a usage error" [ $? -eq 2 ]
+"$kcoredump" list --dir "$dl" -S yesterdayish >/dev/null 2>&1
+check "list: a bad time is a usage error" [ $? -eq 2 ]
+"$kcoredump" show --dir "$dl" 4243 >"$tmp/show.out" 2>&1
+check "show PID: the record" bash -c "grep -qE '^ +PID: 4243 \(other\)$' '$tmp/show.out' &&
+	grep -qE '^ +GID: 1002$' '$tmp/show.out' && grep -qE '^ +Signal: 11 \(SIGSEGV\)$' '$tmp/show.out' &&
+	grep -qE '^ +Command Line: /usr/bin/crashme --table' '$tmp/show.out' &&
+	grep -qE '^ +Storage: $dl/core.other.1000.4243.1700086400 \(present\)$' '$tmp/show.out' &&
+	grep -qE '^ +Complete: true$' '$tmp/show.out'"
+check "show -1: the newest only" bash -c "'$kcoredump' show --dir '$dl' -1 | grep -cE '^ +PID: ' | grep -qx 1 &&
+	'$kcoredump' show --dir '$dl' -1 | grep -qE '^ +PID: 4244 '"
+check "show: every match" bash -c "'$kcoredump' show --dir '$dl' UID=1000 | grep -cE '^ +PID: ' | grep -qx 2"
+"$kcoredump" show --dir "$dl" COMM=nope >/dev/null 2>&1
+check "show: no match exits 1" [ $? -eq 1 ]
+# debug: the debugger on the newest match; a .zst extracted privately.
+dd=$tmp/dd
+mkdir -m 700 "$dd"
+handler "$dd" 4250 1000 1000 6 1700000500 crashme < "$fix" 2>/dev/null
+handler "$dd" -c zstd 4251 1000 1000 6 1700000600 crashme < "$fix" 2>/dev/null
+cat >"$tmp/fakedbg" <<'SH'
+#!/bin/bash
+# Stands in for gdb: its arguments, and the core's first bytes.
+printf '%s\n' "$@" >"${0%/*}/fakedbg.args"
+head -c 4 "${@: -1}" | od -An -c | tr -d ' ' >"${0%/*}/fakedbg.magic"
+exit 3
+SH
+chmod +x "$tmp/fakedbg"
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" -A "-q --x 'a b'" crashme 2>/dev/null
+st=$?
+zcore=$(tail -1 "$tmp/fakedbg.args")
+check "debug: the debugger's exit status ($st)" [ $st -eq 3 ]
+check "debug: arguments, then -c and the newest match extracted" bash -c "
+	[ \"\$(head -3 '$tmp/fakedbg.args' | tr '\n' '|')\" = '-q|--x|a b|' ] &&
+	[ \"\$(tail -2 '$tmp/fakedbg.args' | head -1)\" = -c ] && [ '$zcore' != '$dd/core.crashme.1000.4251.1700000600.zst' ]"
+check "debug: the debugger saw a plain ELF core" [ "$(cat "$tmp/fakedbg.magic")" = '177ELF' ]
+check "debug: the extracted core and its directory are gone afterwards" \
+	bash -c "[ ! -e '$zcore' ] && [ ! -e '${zcore%/*}' ] && [ '${zcore%/*}' != '$dd' ]"
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" 4250 2>/dev/null
+check "debug PID: the plain core in place" [ "$(tail -1 "$tmp/fakedbg.args")" = "$dd/core.crashme.1000.4250.1700000500" ]
+"$kcoredump" debug --dir "$dd" -A "-batch -ex 'info threads'" 4251 >"$tmp/gdb.out" 2>&1
+check "debug with gdb: the .zst core's 3 threads" [ "$(grep -cE '^\*? +[0-9]+ +(Thread|LWP) ' "$tmp/gdb.out")" = 3 ]
+"$kcoredump" debug --dir "$dd" --debugger "$tmp/fakedbg" COMM=nope 2>/dev/null
+check "debug: no match exits 1" [ $? -eq 1 ]
+
+check "list: text has GID and EXE columns" bash -c "'$kcoredump' list --dir '$dl' 4243 |
+	awk 'NR == 1 { ok = \$4 == \"GID\" && \$NF == \"EXE\" } NR == 2 { ok = ok && \$4 == 1002 } END { exit !ok }'"
+
 # --- PN_XNUM (70003 program headers) ----------------------------------------
 x=$fixdir/pn-xnum.core
 if [ -f "$x" ]; then
@@ -124,6 +190,17 @@ if [ -f "$x" ]; then
 	t=$d/core.manymaps.0.6000.1700000101
 	check "PN_XNUM truncated: every segment inside the file" inside "$t"
 	check "PN_XNUM truncated: eu-readelf -l reads it" quiet eu-readelf -l "$t"
+fi
+
+# --- a 32-bit (i386) core: its notes decoded for the metadata -----------------
+x=$fixdir/bad-elf32.core
+if [ -f "$x" ]; then
+	handler "$d" 100 0 0 11 1700000110 victim < "$x" 2>/dev/null
+	t=$d/core.victim.0.100.1700000110
+	check "i386: stored core is cmp-identical" cmp -s "$x" "$t"
+	check "i386: metadata has PRPSINFO's name and args, no note error" quiet jq -e \
+		'.prpsinfo_fname == "victim" and .prpsinfo_args == "./victim" and .threads == 1
+		and .note_error == null' "$t.json"
 fi
 
 # --- --max-size: truncated cleanly ------------------------------------------

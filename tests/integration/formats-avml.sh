@@ -43,8 +43,8 @@ for f in mem pad; do
 		not_ok "$f.avml -> LiME differs from the LiME file"
 	fi
 done
-s1=$(k convert -q --json --format elf "$lime" -o "$tmp/l.elf" | jq -r .sha256)
-s2=$(k convert -q --json --format elf -T 2 "$avml" -o "$tmp/a.elf" | jq -r .sha256)
+s1=$(k convert -q --json --format elf "$lime" -o "$tmp/l.elf" | jq -r .segment_digest_root)
+s2=$(k convert -q --json --format elf -T 2 "$avml" -o "$tmp/a.elf" | jq -r .segment_digest_root)
 [[ -n $s1 && $s1 == "$s2" ]] && ok "-> ELF: the LiME's digest ($s1)" ||
 	not_ok "-> ELF: digest $s2, the LiME's $s1"
 loads() { k info --json "$1" | jq -c '[.segments[] | select(.type == "LOAD")]'; }

@@ -77,17 +77,17 @@ fi
 k convert -q --format avml -T 1 "${sel[@]}" "$src" -o - | cmp -s - "$tmp/sel.avml" &&
 	ok "AVML through a pipe with one thread equals the file written with all" ||
 	not_ok "AVML through a pipe (-T 1) differs from the file"
-a=$(k convert -q --json --format elf "$tmp/sel.lime" -o "$tmp/sel-l.elf" | jq -r .sha256)
-b=$(k convert -q --json --format elf "$tmp/sel.avml" -o "$tmp/sel-a.elf" | jq -r .sha256)
+a=$(k convert -q --json --format elf "$tmp/sel.lime" -o "$tmp/sel-l.elf" | jq -r .segment_digest_root)
+b=$(k convert -q --json --format elf "$tmp/sel.avml" -o "$tmp/sel-a.elf" | jq -r .segment_digest_root)
 [[ -n $a && $a == "$b" ]] && ok "round trip sel.avml -> ELF: the LiME's digest ($a)" ||
 	not_ok "round trip sel.avml -> ELF: digest $b, the LiME's $a"
 out=$(k convert --format kdump "$src" -o "$tmp/s.kdump" 2>&1)
 grep -q "7 segments without physical memory dropped" <<< "$out" &&
 	ok "the summary warns about the 7 dropped virtual segments" ||
 	not_ok "no drop warning: $out"
-a=$(k dump -q --json --segments ram "$src" -o "$tmp/d.elf" | jq -r .sha256)
+a=$(k dump -q --json --segments ram "$src" -o "$tmp/d.elf" | jq -r .segment_digest_root)
 b=$(k convert --json --format kdump "$src" -o "$tmp/d.kdump" |
-	jq -r '.sha256, .kdump.pages_dumped, .kdump.pages_zero, .kdump.pages_excluded, .dropped_segments' | tr '\n' ' ')
+	jq -r '.segment_digest_root, .kdump.pages_dumped, .kdump.pages_zero, .kdump.pages_excluded, .dropped_segments' | tr '\n' ' ')
 # Every page of the RAM segments is dumped, as makedumpfile -d 1 does:
 # the 4 zero pages of the fixture's data and every page of its holes
 # point at the shared zero page; none is excluded (crash would call it
@@ -128,10 +128,10 @@ else
 fi
 
 # Round trips (dump -> convert back to ELF -> the same segment content).
-ram_sha=$(k dump -q --json --segments ram "$tmp/ram.elf" -o "$tmp/again.elf" | jq -r .sha256)
+ram_sha=$(k dump -q --json --segments ram "$tmp/ram.elf" -o "$tmp/again.elf" | jq -r .segment_digest_root)
 rm -f "$tmp/again.elf"
 for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump flat ram.lime; do
-	back=$(k convert -q --json --format elf "$tmp/$f" -o "$tmp/back.elf" | jq -r .sha256)
+	back=$(k convert -q --json --format elf "$tmp/$f" -o "$tmp/back.elf" | jq -r .segment_digest_root)
 	[[ -n $back && $back == "$ram_sha" ]] &&
 		ok "round trip $f -> ELF: the same content digest as the ELF dump" ||
 		not_ok "round trip $f -> ELF: digest $back, the ELF dump's $ram_sha"
@@ -141,7 +141,7 @@ done
 # verify: our kdump files carry the digests in their metadata note.
 for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump flat; do
 	out=$(k verify --json "$tmp/$f" 2>&1)
-	if jq -e --arg s "$ram_sha" '.ok and .digests_match and .digest_location == "note" and .sha256 == $s' <<< "$out" > /dev/null; then
+	if jq -e --arg s "$ram_sha" '.ok and .digests_match and .digest_location == "note" and .segment_digest_root == $s' <<< "$out" > /dev/null; then
 		ok "verify $f: OK against the digests of its note"
 	else
 		not_ok "verify $f: $(head -c 300 <<< "$out")"
@@ -232,8 +232,8 @@ for f in two.kdump two.lime; do
 		ok "$f: the image's copy of its pages" ||
 		not_ok "$f: the copy of the kernel image pages"
 done
-[[ $(k dump -q --json --segments ram "$two" -o "$tmp/two-2.elf" | jq -r .sha256) == \
-	"$(k convert -q --json --format kdump "$two" -o "$tmp/two-2.kdump" | jq -r .sha256)" ]] &&
+[[ $(k dump -q --json --segments ram "$two" -o "$tmp/two-2.elf" | jq -r .segment_digest_root) == \
+	"$(k convert -q --json --format kdump "$two" -o "$tmp/two-2.kdump" | jq -r .segment_digest_root)" ]] &&
 	ok "vmcore-twocopies: the RAM ELF dump and the kdump have one digest" ||
 	not_ok "vmcore-twocopies: the RAM ELF dump and the kdump digests differ"
 

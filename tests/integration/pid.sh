@@ -289,7 +289,7 @@ done
 "$kcoredump" pid "$spid" -o "$tmp/nohash.core" --hash none --json \
 	>"$tmp/nohash.json"
 check "--hash none: no digest in the summary" \
-	[ "$(jq -r .sha256 "$tmp/nohash.json")" = null ]
+	[ "$(jq -r .segment_digest_root "$tmp/nohash.json")" = null ]
 gdb -batch -ex 'thread apply all bt' "$target" "$tmp/nohash.core" \
 	>"$tmp/bt.nohash" 2>&1
 check "--hash none: gdb reads the core" grep -q kc_worker_outer "$tmp/bt.nohash"

@@ -121,8 +121,8 @@ done
 	run "drgn reads ram.elf by direct-map vaddr" /usr/bin/python3 "$here/drgn-compare.py" "${virt[@]}" "$tmp/ram.elf" "$tmp/ram.elf"
 
 # The digests: kdump and LiME hash the same logical content as the ELF.
-a=$("$kcoredump" dump -q --json -T 2 --segments ram "$source" -o "$tmp/d.elf" -f | jq -r .sha256)
-b=$("$kcoredump" convert --json -T 2 --format kdump "$source" -o "$tmp/d.kdump" | jq -r .sha256)
+a=$("$kcoredump" dump -q --json -T 2 --segments ram "$source" -o "$tmp/d.elf" -f | jq -r .segment_digest_root)
+b=$("$kcoredump" convert --json -T 2 --format kdump "$source" -o "$tmp/d.kdump" | jq -r .segment_digest_root)
 if [[ -n $a && $a == "$b" ]]; then
 	ok "the kdump's sha256 equals the ELF dump's ($a)"
 else

@@ -12,9 +12,12 @@
  * Block digests are computed on the worker threads; only the 40-byte
  * records pass through the ordered combination.
  */
+#include <errno.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "kcoredump/dump.h"
 
@@ -281,4 +284,121 @@ void kcore_content_hasher_destroy(struct kcore_content_hasher *c)
 	kcore_seg_hasher_destroy(c->h);
 	free(c->blk);
 	free(c);
+}
+
+/* ---- the SHA-256 of a file's bytes (what sha256sum prints) ---- */
+
+struct kcore_file_hasher {
+	EVP_MD_CTX *ctx;
+};
+
+struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret)
+{
+	struct kcore_file_hasher *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return &kcore_error_nomem;
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+		kcore_file_hasher_destroy(h);
+		return &kcore_error_nomem;
+	}
+	*ret = h;
+	return NULL;
+}
+
+void kcore_file_hasher_add(struct kcore_file_hasher *h, const void *data,
+			   size_t len)
+{
+	EVP_DigestUpdate(h->ctx, data, len);
+}
+
+void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len)
+{
+	static const unsigned char zeros[64 * 1024];
+
+	while (len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		EVP_DigestUpdate(h->ctx, zeros, n);
+		len -= n;
+	}
+}
+
+void kcore_file_hasher_finish(struct kcore_file_hasher *h,
+			      unsigned char out[KCORE_DIGEST_LEN])
+{
+	unsigned len = KCORE_DIGEST_LEN;
+
+	EVP_DigestFinal_ex(h->ctx, out, &len);
+}
+
+void kcore_file_hasher_destroy(struct kcore_file_hasher *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
+				      volatile sig_atomic_t *cancel,
+				      unsigned char out[KCORE_DIGEST_LEN])
+{
+	struct kcore_file_hasher *h;
+	struct kcore_error *err = kcore_file_hasher_create(&h);
+	size_t cap = 4u << 20;
+	unsigned char *buf = err ? NULL : malloc(cap);
+	uint64_t off = 0, end = size;
+	struct stat st;
+
+	if (!err && !buf)
+		err = &kcore_error_nomem;
+	/* What lies past the end of the file (a sparse tail not yet
+	 * truncated to its length) is zeros. */
+	if (!err && fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
+		end = (uint64_t)st.st_size;
+	while (!err && off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		off_t hole;
+
+		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
+		if (data < 0)
+			data = errno == ENXIO ? (off_t)end : (off_t)off;
+		if ((uint64_t)data > end)
+			data = (off_t)end;
+		kcore_file_hasher_add_zeros(h, (uint64_t)data - off);
+		off = (uint64_t)data;
+		if (off >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end || hole <= data)
+			hole = (off_t)end;
+		while (!err && off < (uint64_t)hole) {
+			size_t want = (uint64_t)hole - off < cap
+					      ? (size_t)((uint64_t)hole - off)
+					      : cap;
+
+			if (cancel && *cancel) {
+				err = kcore_error_create(KCORE_ERR_INTERRUPTED,
+							 0, path,
+							 "interrupted while "
+							 "hashing");
+				break;
+			}
+			err = kcore_pread_all(NULL, fd, path, buf, want, off,
+					      NULL);
+			if (!err)
+				kcore_file_hasher_add(h, buf, want);
+			off += want;
+		}
+	}
+	if (!err)
+		kcore_file_hasher_add_zeros(h,
+					    size - (off < size ? off : size));
+	if (!err)
+		kcore_file_hasher_finish(h, out);
+	free(buf);
+	kcore_file_hasher_destroy(h);
+	return err;
 }

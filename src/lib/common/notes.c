@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Note decoders.  Layouts are the Linux ones for 64-bit targets
- * (include/uapi/linux/elfcore.h, the arch's user_regs_struct); every read
- * is bounds-checked against the note's descriptor size.
+ * Note decoders.  Layouts are the Linux ones (include/uapi/linux/elfcore.h,
+ * the arch's user_regs_struct) for 64-bit targets and for 32-bit i386 and
+ * arm (also what x86_64 and arm64 write for their compat tasks:
+ * compat_elf_prstatus, compat_siginfo); every read is bounds-checked
+ * against the note's descriptor size.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -30,6 +32,22 @@ static const char *const aarch64_regs[] = {
 	"x27", "x28", "x29", "x30", "sp",  "pc",  "pstate",
 };
 
+/* i386 user_regs_struct (also x86_64's user_regs_struct32). */
+static const char *const i386_regs[] = {
+	"ebx", "ecx", "edx",	  "esi", "edi", "ebp",	  "eax", "ds", "es",
+	"fs",  "gs",  "orig_eax", "eip", "cs",	"eflags", "esp", "ss",
+};
+
+/* arm's 18 words of elf_gregset_t (also arm64's compat_elf_gregset_t). */
+static const char *const arm_regs[] = {
+	"r0", "r1",  "r2", "r3", "r4", "r5", "r6", "r7",   "r8",
+	"r9", "r10", "fp", "ip", "sp", "lr", "pc", "cpsr", "orig_r0",
+};
+
+_Static_assert(sizeof(i386_regs) / sizeof(i386_regs[0]) == 17,
+	       "i386 user_regs_struct has 17 registers");
+_Static_assert(sizeof(arm_regs) / sizeof(arm_regs[0]) == 18,
+	       "arm elf_gregset_t has 18 registers");
 _Static_assert(sizeof(x86_64_regs) / sizeof(x86_64_regs[0]) == 27,
 	       "x86_64 user_regs_struct has 27 registers");
 _Static_assert(sizeof(aarch64_regs) / sizeof(aarch64_regs[0]) == 34,
@@ -99,18 +117,70 @@ static struct kcore_error *too_small(const struct kcore_source *src,
 		what, note->offset, note->descsz, need);
 }
 
-static struct kcore_error *need_64bit(const struct kcore_source *src,
+/*
+ * The layout of the notes: 64-bit, or the 32-bit one of i386 and arm
+ * (the only 32-bit machines whose cores the kernels we read write).
+ */
+static struct kcore_error *need_known(const struct kcore_source *src,
 				      const struct kcore_note *note,
 				      const char *what)
 {
-	if (src->info.elf_class == 64)
+	if (src->info.elf_class == 64 || src->info.machine == EM_386 ||
+	    src->info.machine == EM_ARM)
 		return NULL;
 	return kcore_error_create_at(
 		KCORE_ERR_UNSUPPORTED, 0, src->path, note->offset,
-		"%s layout of 32-bit cores is not decoded", what);
+		"%s layout of 32-bit cores of this machine is not decoded",
+		what);
 }
 
 #define LD(p, size) kcore_load((p), (size), src->info.big_endian)
+
+/*
+ * The 32-bit elf_prstatus: the siginfo head, cursig at 12, 32-bit sigpend
+ * and sighold at 16, the ids at 24, four 32-bit timevals at 40, the
+ * registers at 72, then pr_fpvalid (i386: 144 bytes, arm: 148).
+ */
+static struct kcore_error *prstatus32(const struct kcore_source *src,
+				      const struct kcore_note *note,
+				      struct kcore_prstatus *ret)
+{
+	const unsigned char *d = note->desc;
+	struct kcore_prstatus st = { 0 };
+	size_t need = 72;
+
+	if (src->info.machine == EM_386) {
+		st.nregs = 17;
+		st.reg_names = i386_regs;
+	} else {
+		st.nregs = 18;
+		st.reg_names = arm_regs;
+	}
+	if (note->descsz < need + 4 * st.nregs)
+		return too_small(src, note, "NT_PRSTATUS", need + 4 * st.nregs);
+	st.signo = (int32_t)LD(d, 4);
+	st.code = (int32_t)LD(d + 4, 4);
+	st.err = (int32_t)LD(d + 8, 4);
+	st.cursig = (int16_t)LD(d + 12, 2);
+	st.sigpend = LD(d + 16, 4);
+	st.sighold = LD(d + 20, 4);
+	st.pid = (int32_t)LD(d + 24, 4);
+	st.ppid = (int32_t)LD(d + 28, 4);
+	st.pgrp = (int32_t)LD(d + 32, 4);
+	st.sid = (int32_t)LD(d + 36, 4);
+	struct kcore_timeval *tv[] = { &st.utime, &st.stime, &st.cutime,
+				       &st.cstime };
+	for (unsigned i = 0; i < 4; i++) {
+		tv[i]->sec = (int32_t)LD(d + 40 + 8 * i, 4);
+		tv[i]->usec = (int32_t)LD(d + 44 + 8 * i, 4);
+	}
+	for (unsigned i = 0; i < st.nregs; i++)
+		st.regs[i] = LD(d + 72 + 4 * i, 4);
+	if (note->descsz >= 72 + 4 * st.nregs + 4)
+		st.fpvalid = (int32_t)LD(d + 72 + 4 * st.nregs, 4);
+	*ret = st;
+	return NULL;
+}
 
 struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
 					const struct kcore_note *note,
@@ -118,11 +188,13 @@ struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
 {
 	const unsigned char *d = note->desc;
 	struct kcore_prstatus st = { 0 };
-	struct kcore_error *err = need_64bit(src, note, "NT_PRSTATUS");
+	struct kcore_error *err = need_known(src, note, "NT_PRSTATUS");
 	size_t need = 112;
 
 	if (err)
 		return err;
+	if (src->info.elf_class != 64)
+		return prstatus32(src, note, ret);
 	if (src->info.machine == EM_X86_64) {
 		st.nregs = 27;
 		st.reg_names = x86_64_regs;
@@ -170,10 +242,30 @@ struct kcore_error *kcore_note_prpsinfo(const struct kcore_source *src,
 {
 	const unsigned char *d = note->desc;
 	struct kcore_prpsinfo ps = { 0 };
-	struct kcore_error *err = need_64bit(src, note, "NT_PRPSINFO");
+	struct kcore_error *err = need_known(src, note, "NT_PRPSINFO");
 
 	if (err)
 		return err;
+	if (src->info.elf_class != 64) {
+		/* i386 and arm: a 32-bit pr_flag, 16-bit ids; 124 bytes. */
+		if (note->descsz < 124)
+			return too_small(src, note, "NT_PRPSINFO", 124);
+		ps.state = (char)d[0];
+		ps.sname = (char)d[1];
+		ps.zomb = (char)d[2];
+		ps.nice = (int8_t)d[3];
+		ps.flag = LD(d + 4, 4);
+		ps.uid = (uint32_t)LD(d + 8, 2);
+		ps.gid = (uint32_t)LD(d + 10, 2);
+		ps.pid = (int32_t)LD(d + 12, 4);
+		ps.ppid = (int32_t)LD(d + 16, 4);
+		ps.pgrp = (int32_t)LD(d + 20, 4);
+		ps.sid = (int32_t)LD(d + 24, 4);
+		copy_cstr(ps.fname, d + 28, 16);
+		copy_cstr(ps.psargs, d + 44, 80);
+		*ret = ps;
+		return NULL;
+	}
 	if (note->descsz < 136)
 		return too_small(src, note, "NT_PRPSINFO", 136);
 	ps.state = (char)d[0];
@@ -199,7 +291,7 @@ struct kcore_error *kcore_note_siginfo(const struct kcore_source *src,
 {
 	const unsigned char *d = note->desc;
 	struct kcore_siginfo si = { 0 };
-	struct kcore_error *err = need_64bit(src, note, "NT_SIGINFO");
+	struct kcore_error *err = need_known(src, note, "NT_SIGINFO");
 
 	if (err)
 		return err;
@@ -208,6 +300,9 @@ struct kcore_error *kcore_note_siginfo(const struct kcore_source *src,
 	si.signo = (int32_t)LD(d, 4);
 	si.err = (int32_t)LD(d + 4, 4);
 	si.code = (int32_t)LD(d + 8, 4);
+	/* The union follows at 16 (64-bit: aligned to 8) or 12 (32-bit). */
+	const unsigned char *u = d + (src->info.elf_class == 64 ? 16 : 12);
+	unsigned word = src->info.elf_class == 64 ? 8 : 4;
 	switch (si.signo) {
 	case SIGSEGV:
 	case SIGBUS:
@@ -216,15 +311,15 @@ struct kcore_error *kcore_note_siginfo(const struct kcore_source *src,
 	case SIGTRAP:
 		if (si.code > 0) { /* raised by the kernel: a fault */
 			si.has_addr = true;
-			si.addr = LD(d + 16, 8);
+			si.addr = LD(u, word);
 		}
 		break;
 	}
 	if (!si.has_addr && (si.code == SI_USER || si.code == SI_TKILL ||
 			     si.code == SI_QUEUE)) {
 		si.has_sender = true;
-		si.pid = (int32_t)LD(d + 16, 4);
-		si.uid = (uint32_t)LD(d + 20, 4);
+		si.pid = (int32_t)LD(u, 4);
+		si.uid = (uint32_t)LD(u + 4, 4);
 	}
 	*ret = si;
 	return NULL;

@@ -15,6 +15,9 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "kcoredump/output.h"
@@ -560,4 +563,84 @@ bool kcore_output_orphan(int dirfd, const char *name, uint64_t *ret_size)
 		*ret_size = (uint64_t)st.st_blocks * 512;
 	close(fd);
 	return orphan;
+}
+
+/* ---- file systems that keep their data in this machine's RAM ---- */
+
+#ifndef TMPFS_MAGIC
+#define TMPFS_MAGIC 0x01021994
+#endif
+#ifndef RAMFS_MAGIC
+#define RAMFS_MAGIC 0x858458f6
+#endif
+
+const char *kcore_ram_medium_from(unsigned long f_type, const char *blockdev)
+{
+	if (f_type == TMPFS_MAGIC)
+		return "tmpfs";
+	if (f_type == RAMFS_MAGIC)
+		return "ramfs";
+	if (blockdev && strncmp(blockdev, "zram", 4) == 0)
+		return "zram";
+	/* brd, the RAM disk driver: /dev/ram0... */
+	if (blockdev && strncmp(blockdev, "ram", 3) == 0 &&
+	    blockdev[3] >= '0' && blockdev[3] <= '9')
+		return "a RAM disk (brd)";
+	return NULL;
+}
+
+/* The name of the block device (or of the disk of the partition) dev
+ * is, from sysfs: "zram0", "sda"; into buf, or NULL. */
+static const char *block_device_name(dev_t dev, char *buf, size_t len)
+{
+	char link[64], *real, *name;
+
+	if (!major(dev))
+		return NULL; /* anonymous: no block device */
+	snprintf(link, sizeof(link), "/sys/dev/block/%u:%u", major(dev),
+		 minor(dev));
+	real = realpath(link, NULL);
+	if (!real)
+		return NULL;
+	/* .../block/zram0 or .../block/sda/sda1: the disk is what says. */
+	name = strstr(real, "/block/");
+	if (name) {
+		name += 7;
+		name[strcspn(name, "/")] = 0;
+		snprintf(buf, len, "%s", name);
+	}
+	free(real);
+	return name ? buf : NULL;
+}
+
+const char *kcore_output_ram_medium(const char *path, int fd,
+				    uint64_t *ret_free)
+{
+	struct statfs sfs;
+	struct statvfs svfs;
+	struct stat st;
+	char *dcopy = NULL, dev[64];
+	const char *dir = NULL, *medium;
+	int r;
+
+	if (ret_free)
+		*ret_free = UINT64_MAX;
+	if (path && strcmp(path, "-") != 0) {
+		dcopy = strdup(path);
+		if (!dcopy)
+			return NULL;
+		dir = dirname(dcopy);
+	}
+	r = dir ? statfs(dir, &sfs) : fstatfs(fd, &sfs);
+	if (r == 0 && ret_free &&
+	    (dir ? statvfs(dir, &svfs) : fstatvfs(fd, &svfs)) == 0)
+		*ret_free = (uint64_t)svfs.f_bavail * svfs.f_frsize;
+	if (r == 0 && (dir ? stat(dir, &st) : fstat(fd, &st)) == 0)
+		medium = kcore_ram_medium_from(
+			(unsigned long)sfs.f_type,
+			block_device_name(st.st_dev, dev, sizeof(dev)));
+	else
+		medium = NULL;
+	free(dcopy);
+	return medium;
 }

@@ -60,7 +60,93 @@ struct dump {
 	size_t errors_cap;
 	uint64_t last_progress;
 	uint64_t t0;
+	/* The file's SHA-256, computed from the bytes as they are written
+	 * while they go out in order (a pipe, a stream on stdout). */
+	struct kcore_dump_opts wopts; /* opts, with out_io = &hash_io */
+	struct kcore_io_ops hash_io;
+	const struct kcore_io_ops *inner_io;
+	struct kcore_file_hasher *fh;
+	uint64_t hashed;   /* bytes hashed, in order, from offset 0 */
+	bool out_of_order; /* a write elsewhere: hash the file at the end */
 };
+
+/* ---- the output's SHA-256, on the fly ---- */
+
+static void hash_written(struct dump *d, uint64_t offset, const void *buf,
+			 ssize_t n)
+{
+	if (n <= 0)
+		return;
+	if (d->out_of_order || offset != d->hashed) {
+		d->out_of_order = true;
+		return;
+	}
+	kcore_file_hasher_add(d->fh, buf, (size_t)n);
+	d->hashed += (uint64_t)n;
+}
+
+static ssize_t hash_pread(void *ctx, int fd, void *buf, size_t len,
+			  uint64_t offset)
+{
+	struct dump *d = ctx;
+
+	return d->inner_io->pread(d->inner_io->ctx, fd, buf, len, offset);
+}
+
+static ssize_t hash_pwrite(void *ctx, int fd, const void *buf, size_t len,
+			   uint64_t offset)
+{
+	struct dump *d = ctx;
+	ssize_t n = d->inner_io->pwrite(d->inner_io->ctx, fd, buf, len, offset);
+
+	if (fd == d->out->fd)
+		hash_written(d, offset, buf, n);
+	return n;
+}
+
+static ssize_t hash_write(void *ctx, int fd, const void *buf, size_t len)
+{
+	struct dump *d = ctx;
+	ssize_t n = d->inner_io->write(d->inner_io->ctx, fd, buf, len);
+
+	if (fd == d->out->fd)
+		hash_written(d, d->hashed, buf, n);
+	return n;
+}
+
+/*
+ * The file's SHA-256 once it is complete, before it is published: the
+ * bytes hashed as they were written, when they went out in order and
+ * cover the file; otherwise (a sparse file, headers written last) read
+ * back from the file, holes hashed as zeros without being read.
+ */
+static struct kcore_error *file_digest(struct dump *d, uint64_t size)
+{
+	struct kcore_error *err;
+
+	if (d->opts->no_hash)
+		return NULL;
+	if (!d->out_of_order && d->hashed == size) {
+		kcore_file_hasher_finish(d->fh, d->res->file_sha256);
+		d->res->has_file_sha256 = true;
+		return NULL;
+	}
+	if (!d->out->seekable)
+		return NULL; /* a device written out of order: unknown */
+	if (!d->opts->file_sha256_always && !d->w->sink.os) {
+		uint64_t data = d->w->sink.written, holes;
+
+		holes = size > data ? size - data : 0;
+		if (holes > (data > (64u << 20) ? data : (64u << 20))) {
+			d->res->file_sha256_skipped = holes;
+			return NULL;
+		}
+	}
+	err = kcore_file_sha256(d->out->fd, d->out->tmp, size, d->opts->cancel,
+				d->res->file_sha256);
+	d->res->has_file_sha256 = !err;
+	return err;
+}
 
 static uint64_t now_ns(clockid_t clock)
 {
@@ -535,6 +621,29 @@ static void teardown(struct dump *d)
 	free(d->hashers);
 }
 
+struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
+					    const struct kcore_dump_opts *opts)
+{
+	if (src->info.kind == KCORE_SOURCE_LIVE_KCORE &&
+	    !opts->allow_ram_output) {
+		const char *medium = kcore_output_ram_medium(
+			opts->output, opts->output_fd, NULL);
+
+		if (medium)
+			return kcore_error_create(
+				KCORE_ERR_INVALID, 0,
+				strcmp(opts->output, "-") ? opts->output
+							  : "<stdout>",
+				"is on %s, in this machine's RAM: a dump of "
+				"live memory written there overwrites the free "
+				"memory it is taking an image of (and may run "
+				"out of room); write it to a disk or over the "
+				"network, or use --allow-ram-output",
+				medium);
+	}
+	return NULL;
+}
+
 /* What the format refuses, and the plan it can hold. */
 static struct kcore_error *check(struct dump *d, struct kcore_dump_result *ret)
 {
@@ -553,6 +662,9 @@ static struct kcore_error *check(struct dump *d, struct kcore_dump_result *ret)
 	if (!d->ops || (unsigned)opts->codec >= KCORE_CODEC_NUM)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "unknown output format or codec");
+	err = kcore_dump_output_check(src, opts);
+	if (err)
+		return err;
 	err = d->ops->check ? d->ops->check(opts, src, d->page) : NULL;
 	if (!err && d->ops->plan)
 		err = d->ops->plan(d->plan, d->page, &ret->dropped_segments);
@@ -615,11 +727,25 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				&d.out);
 	if (err)
 		goto out;
+	d.wopts = *opts;
+	d.inner_io = opts->out_io ? opts->out_io : &kcore_io_default;
+	d.hash_io = (struct kcore_io_ops){
+		.pread = hash_pread,
+		.pwrite = hash_pwrite,
+		.write = hash_write,
+		.ctx = &d,
+	};
+	if (!opts->no_hash) {
+		d.wopts.out_io = &d.hash_io;
+		err = kcore_file_hasher_create(&d.fh);
+		if (err)
+			goto out;
+	}
 	err = setup(&d, threads);
 	d.ws = (struct kcore_write_setup){
 		.src = src,
 		.plan = plan,
-		.opts = opts,
+		.opts = &d.wopts,
 		.out = d.out,
 		.page = d.page,
 		.block = d.block,
@@ -653,6 +779,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		goto out;
 	st->bytes_written = kcore_sink_bytes_out(&d.w->sink);
+	err = file_digest(&d,
+			  d.w->sink.os ? st->bytes_written : d.w->sink.size);
+	if (err)
+		goto out;
 	/* Copied before the commit, so that running out of memory here
 	 * publishes nothing rather than a result without them. */
 	ret->digest_location = strdup(d.w->digest_location);
@@ -670,6 +800,7 @@ out:
 	if (err && d.out)
 		kcore_output_abort(d.out);
 	kcore_output_destroy(d.out);
+	kcore_file_hasher_destroy(d.fh);
 	if (!err)
 		report_progress(&d, true);
 	return err;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -267,6 +268,83 @@ static uint64_t status_field(const char *text, const char *key, int base)
 	const char *s = strstr(text, key);
 
 	return s ? strtoull(s + strlen(key), NULL, base) : 0;
+}
+
+/*
+ * The ids the kernel writes in a core are those of the crashing task's
+ * own PID namespace (fill_prstatus(), fill_psinfo(): task_pid_vnr() and
+ * its cousins), where /proc/PID/stat shows those of the namespace of this
+ * /proc.  The "NSpid:", "NSpgid:" and "NSsid:" lines of status (Linux 4.1,
+ * commit e4bc33245124) list an id in every namespace from this /proc's
+ * down to the task's: the last one is what the kernel writes.  *ret_depth
+ * is how many there are (0 without the line: then fallback is returned).
+ */
+static int32_t ns_id(const char *text, const char *key, int32_t fallback,
+		     unsigned *ret_depth)
+{
+	const char *s = text ? strstr(text, key) : NULL;
+	unsigned depth = 0;
+	int32_t last = fallback;
+
+	if (s) {
+		s += strlen(key);
+		for (;;) {
+			char *end;
+			long v = strtol(s, &end, 10);
+
+			if (end == s || v < 0 || v > INT32_MAX)
+				break;
+			last = (int32_t)v;
+			depth++;
+			s = end;
+			if (*s == '\n' || !*s)
+				break;
+		}
+	}
+	if (ret_depth)
+		*ret_depth = depth;
+	return depth ? last : fallback;
+}
+
+/*
+ * The parent's pid as the task sees it: the parent's id at the task's
+ * depth (the parent is in the task's namespace or an outer one: an outer
+ * one lists fewer ids, and the kernel writes 0 for a parent it cannot see).
+ */
+static int32_t ns_parent(const struct kcore_process *p, int32_t ppid,
+			 unsigned depth)
+{
+	char path[PATH_MAX], buf[2048];
+	const char *s;
+	unsigned k = 0;
+	ssize_t n;
+	int fd;
+
+	if (depth <= 1 || ppid <= 0)
+		return ppid;
+	snprintf(path, sizeof(path), "%s/%d/status", p->procfs, (int)ppid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	s = strstr(buf, "\nNSpid:");
+	if (!s)
+		return 0;
+	s += strlen("\nNSpid:");
+	for (;;) {
+		char *end;
+		long v = strtol(s, &end, 10);
+
+		if (end == s)
+			return 0;
+		if (++k == depth)
+			return v > 0 && v <= INT32_MAX ? (int32_t)v : 0;
+		s = end;
+	}
 }
 
 static void ticks_to_timeval(unsigned long long ticks, int64_t tv[2])
@@ -644,11 +722,12 @@ static struct kcore_error *fill_psinfo(struct kcore_process *p)
 	ps.zomb = ps.sname == 'Z';
 	ps.nice = (int8_t)st.nice;
 	ps.flag = st.flags;
-	ps.pid = p->pid;
-	ps.ppid = st.ppid;
-	ps.pgrp = st.pgrp;
-	ps.sid = st.sid;
 	status = kcore_proc_slurp(p, "status", NULL);
+	ps.pid = ns_id(status, "\nNSpid:", p->pid, &p->ns_depth);
+	p->ns_pid = ps.pid;
+	ps.ppid = ns_parent(p, st.ppid, p->ns_depth);
+	ps.pgrp = ns_id(status, "\nNSpgid:", st.pgrp, NULL);
+	ps.sid = ns_id(status, "\nNSsid:", st.sid, NULL);
 	if (status) {
 		ps.uid = (uint32_t)status_field(status, "\nUid:", 10);
 		ps.gid = (uint32_t)status_field(status, "\nGid:", 10);
@@ -790,7 +869,6 @@ static void thread_prstatus(struct kcore_process *p,
 		pr->si_signo = t->inject_sig;
 		pr->cursig = (int16_t)t->inject_sig;
 	}
-	pr->pid = t->tid;
 	/* The leader's record shows the whole group's times, as the
 	 * kernel's; /proc/PID/stat has exactly those. */
 	if (t->tid == p->pid)
@@ -808,6 +886,11 @@ static void thread_prstatus(struct kcore_process *p,
 	}
 	snprintf(name, sizeof(name), "task/%d/status", (int)t->tid);
 	status = kcore_proc_slurp(p, name, NULL);
+	/* The ids of the task's own namespace, as the kernel writes them. */
+	pr->pid = ns_id(status, "\nNSpid:", t->tid, NULL);
+	pr->ppid = ns_parent(p, pr->ppid, p->ns_depth);
+	pr->pgrp = ns_id(status, "\nNSpgid:", pr->pgrp, NULL);
+	pr->sid = ns_id(status, "\nNSsid:", pr->sid, NULL);
 	if (status) {
 		pr->sigpend = status_field(status, "\nSigPnd:", 16);
 		pr->sighold = status_field(status, "\nSigBlk:", 16);

@@ -63,6 +63,10 @@ struct kcore_proc_vma {
 struct kcore_process {
 	pid_t pid;
 	pid_t mm_tid; /* a live thread: the leader, unless it exited */
+	/* Its pid in its own PID namespace (the host's when none), and how
+	 * many namespaces deep it is as this /proc sees it (0: unknown). */
+	int32_t ns_pid;
+	unsigned ns_depth;
 	struct kcore_process_opts opts;
 	char procfs[256];
 	/* The process itself, not its number: /proc/PID opened once (the

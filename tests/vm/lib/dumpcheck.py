@@ -169,15 +169,15 @@ def check_digests(name, elf, loads, segs, j=None):
           f"{len(bad)} differ, first {bad[0]}" if bad else "")
     if j is not None:
         total = hashlib.sha256(b"".join(bytes.fromhex(x) for x in digests)).hexdigest()
-        check(total == j.get("sha256"), f"{name}: dump sha256 = SHA-256 of the segment digests",
-              f"{total} vs {j.get('sha256')}")
+        check(total == j.get("segment_digest_root"), f"{name}: dump sha256 = SHA-256 of the segment digests",
+              f"{total} vs {j.get('segment_digest_root')}")
     if md is None:
         return
     if md.get("digests") == "note" or (j is not None and j.get("digests") == "note"):
         ms = [x.get("sha256") for x in md["segment"]]
         check(ms == [s.get("sha256") for s in segs], f"{name}: metadata note segment sha256 = JSON",
               f"{ms[:2]}...")
-        check(j is None or md.get("dump_sha256") == j.get("sha256"), f"{name}: metadata note dump_sha256 = JSON",
+        check(j is None or md.get("dump_sha256") == j.get("segment_digest_root"), f"{name}: metadata note dump_sha256 = JSON",
               f"{md.get('dump_sha256')}")
 
 

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kcoredump show: the crash record of the stored cores that match (as
+ * coredumpctl info), from the metadata core-handler wrote: who crashed,
+ * how, when, where the core is, how complete it is, its build IDs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "kcoredump/corehandler.h"
+#include "kcoredump/notes.h"
+#include "store-match.h"
+
+static const struct cli_option show_options[] = {
+	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
+	  "the store (default /var/lib/kcoredump)", "@dir", 'd' },
+	{ "since", 'S', CLI_ARG_REQUIRED, "TIME",
+	  "only cores of crashes at or after TIME (as for list)", NULL, 'S' },
+	{ "until", 'U', CLI_ARG_REQUIRED, "TIME",
+	  "only cores of crashes at or before TIME", NULL, 'U' },
+	{ "newest", '1', CLI_ARG_NONE, NULL, "only the newest matching core",
+	  NULL, '1' },
+	{ 0 },
+};
+
+/*
+ * The raw value of a top-level key of the metadata (the handler writes
+ * one key per line, two spaces in), up to the end of its line without the
+ * comma; NULL if absent.  Strings keep their quotes and escapes.
+ */
+static char *field(const char *json, const char *key)
+{
+	size_t klen = strlen(key);
+
+	for (const char *line = json; line && *line;) {
+		const char *next = strchr(line, '\n');
+		size_t len = next ? (size_t)(next - line) : strlen(line);
+
+		if (len > klen + 6 && strncmp(line, "  \"", 3) == 0 &&
+		    strncmp(line + 3, key, klen) == 0 &&
+		    strncmp(line + 3 + klen, "\": ", 3) == 0) {
+			const char *v = line + 6 + klen;
+			size_t vlen = len - 6 - klen;
+
+			if (vlen && v[vlen - 1] == ',')
+				vlen--;
+			return strndup(v, vlen);
+		}
+		line = next ? next + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* A field for the text: strings without their quotes (escapes kept, as
+ * JSON wrote them: never raw control bytes), "-" when absent or null. */
+static void row(const char *label, const char *json, const char *key)
+{
+	char *v = field(json, key);
+	const char *s = v && strcmp(v, "null") != 0 ? v : "-";
+	size_t len = strlen(s);
+
+	if (len >= 2 && s[0] == '"' && s[len - 1] == '"')
+		printf("%16s: %.*s\n", label, (int)(len - 2), s + 1);
+	else
+		printf("%16s: %s\n", label, cli_esc(s));
+	free(v);
+}
+
+static void show_one(const char *dir, const struct kcore_stored_core *c)
+{
+	const char *sig = kcore_signal_name((int)c->signal);
+	char when[32] = "-", s1[32], s2[32];
+	time_t t = (time_t)c->time;
+	struct tm tm;
+
+	if (c->time >= 0 && gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	printf("%16s: %" PRId64 " (%s)\n", "PID", c->pid,
+	       cli_esc(c->comm ? c->comm : "?"));
+	printf("%16s: %" PRId64 "\n", "UID", c->uid);
+	printf("%16s: %" PRId64 "\n", "GID", c->gid);
+	printf("%16s: %" PRId64 " (%s)\n", "Signal", c->signal,
+	       sig ? sig : "?");
+	printf("%16s: %s\n", "Timestamp", when);
+	row("Command Line", c->json, "prpsinfo_args");
+	printf("%16s: %s\n", "Executable",
+	       cli_esc(c->exe	 ? c->exe
+		       : c->comm ? c->comm
+				 : "-"));
+	row("Threads", c->json, "threads");
+	row("Access", c->json, "access");
+	printf("%16s: %s/%s%s%s (%s)\n", "Storage", cli_esc(dir),
+	       c->subdir ? cli_esc(c->subdir) : "", c->subdir ? "/" : "",
+	       cli_esc(c->core_name ? c->core_name : c->meta_name),
+	       c->core_present ? "present" : "missing");
+	printf("%16s: %s stream, %s stored\n", "Size",
+	       cli_human_size(c->stream_bytes, s1, sizeof(s1)),
+	       c->core_present
+		       ? cli_human_size(c->allocated_bytes, s2, sizeof(s2))
+		       : "-");
+	row("Complete", c->json, "complete");
+	row("Truncation", c->json, "truncation_reason");
+	row("SHA256", c->json, "sha256");
+	row("Build IDs", c->json, "build_ids");
+	row("Build IDs from", c->json, "build_ids_from");
+}
+
+static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
+{
+	const struct cli_command *cmd = &cli_cmd_show;
+	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
+	const char *dir = "/var/lib/kcoredump", *arg;
+	int64_t since = INT64_MIN, until = INT64_MAX;
+	struct kcore_stored_core *cores;
+	struct match *m = NULL;
+	struct kcore_error *err;
+	bool newest = false;
+	size_t n, nm = 0, shown = 0, last = SIZE_MAX;
+	int c, first, done, fd, status = EXIT_OK;
+
+	if (!p)
+		return cli_fail(ctx, &kcore_error_nomem);
+	while ((c = cli_parser_next(p, &arg)) >= 0) {
+		if (c == 'd') {
+			dir = arg;
+		} else if (c == 'S' || c == 'U') {
+			if (!store_parse_time(arg, c == 'U',
+					      c == 'S' ? &since : &until))
+				return cli_usage_error(
+					ctx, "show",
+					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
+					"HH:MM[:SS]], today, yesterday, now)",
+					arg);
+		} else if (c == '1') {
+			newest = true;
+		}
+	}
+	done = cli_parser_end(p, c, &first);
+	if (done >= 0)
+		return done;
+	if (argc > first) {
+		m = calloc((size_t)(argc - first), sizeof(*m));
+		if (!m)
+			return cli_fail(ctx, &kcore_error_nomem);
+	}
+	for (int i = first; i < argc; i++) {
+		if (!store_parse_match(argv[i], &m[nm])) {
+			free(m);
+			return cli_usage_error(
+				ctx, "show",
+				"bad match '%s' (PID, COMM, /path/of/exe or "
+				"FIELD=VALUE with FIELD one of PID UID GID "
+				"SIGNAL COMM EXE)",
+				argv[i]);
+		}
+		nm++;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == EACCES) {
+		/* Not root: the cores we may read, if any. */
+		char *mine = NULL;
+
+		if (asprintf(&mine, "%s/user.%u", dir, (unsigned)getuid()) > 0)
+			fd = open(mine, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(mine);
+		if (fd < 0)
+			errno = EACCES;
+	}
+	if (fd < 0) {
+		free(m);
+		return cli_fail(
+			ctx, kcore_error_create(
+				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
+				     : errno == EACCES ? KCORE_ERR_ACCESS
+						       : KCORE_ERR_OS,
+				     errno, dir, "cannot open the directory"));
+	}
+	err = kcore_coredir_list(fd, &cores, &n);
+	close(fd);
+	if (err) {
+		free(m);
+		return cli_fail(ctx, err);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (cores[i].time < since || cores[i].time > until ||
+		    !store_matches(&cores[i], m, nm))
+			continue;
+		last = i;
+		if (newest)
+			continue;
+		if (shown++)
+			putchar('\n');
+		show_one(dir, &cores[i]);
+	}
+	if (newest && last != SIZE_MAX) {
+		show_one(dir, &cores[last]);
+		shown = 1;
+	}
+	if (!shown) {
+		fprintf(stderr, "kcoredump show: no stored core matches\n");
+		status = EXIT_FAILURE_;
+	}
+	if (fflush(stdout) != 0)
+		status = cli_fail(ctx, kcore_error_create(KCORE_ERR_OS, errno,
+							  "<stdout>",
+							  "write failed"));
+	free(m);
+	kcore_stored_cores_free(cores, n);
+	return status;
+}
+
+const struct cli_command cli_cmd_show = {
+	"show",	      cmd_show,
+	show_options, "[MATCH...]",
+	NULL,	      "the crash record of stored cores (as coredumpctl info)",
+	false
+};

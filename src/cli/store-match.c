@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Matches on the stored cores' metadata, shared by list and show (see
+ * store-match.h): as coredumpctl's, matches of one field are
+ * alternatives, of several fields all must hold.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "kcoredump/notes.h"
+#include "store-match.h"
+
+static const char *const field_names[F_NUM] = { "PID",	  "UID",  "GID",
+						"SIGNAL", "COMM", "EXE" };
+
+bool store_parse_i64(const char *s, int64_t *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (!*s || *end || errno)
+		return false;
+	*ret = v;
+	return true;
+}
+
+/* SIGSEGV or SEGV: its number, else 0. */
+static int signal_number(const char *s)
+{
+	for (int sig = 1; sig < 65; sig++) {
+		const char *name = kcore_signal_name(sig);
+
+		if (name &&
+		    (strcmp(name, s) == 0 || (strncmp(name, "SIG", 3) == 0 &&
+					      strcmp(name + 3, s) == 0)))
+			return sig;
+	}
+	return 0;
+}
+
+/* One MATCH: a number is a PID, a path (with a slash) an executable, a
+ * FIELD=VALUE a field, anything else a COMM.  false if it is bad. */
+bool store_parse_match(const char *arg, struct match *m)
+{
+	const char *eq = strchr(arg, '=');
+
+	if (eq) {
+		const char *name = arg;
+		size_t len = (size_t)(eq - arg);
+
+		if (len > 9 && strncmp(name, "COREDUMP_", 9) == 0) {
+			name += 9;
+			len -= 9;
+		}
+		for (int f = 0; f < F_NUM; f++) {
+			if (strlen(field_names[f]) == len &&
+			    strncmp(name, field_names[f], len) == 0) {
+				m->field = (enum store_field)f;
+				m->value = eq + 1;
+				if (f == F_SIGNAL &&
+				    !isdigit((unsigned char)eq[1])) {
+					int sig = signal_number(eq + 1);
+
+					m->num = sig;
+					return sig > 0;
+				}
+				return f >= F_COMM ||
+				       store_parse_i64(eq + 1, &m->num);
+			}
+		}
+		return false;
+	}
+	m->value = arg;
+	if (store_parse_i64(arg, &m->num)) {
+		m->field = F_PID;
+		return m->num > 0;
+	}
+	m->field = strchr(arg, '/') ? F_EXE : F_COMM;
+	return *arg != '\0';
+}
+
+static bool match_one(const struct kcore_stored_core *c, const struct match *m)
+{
+	switch (m->field) {
+	case F_PID:
+		return c->pid == m->num;
+	case F_UID:
+		return c->uid == m->num;
+	case F_GID:
+		return c->gid == m->num;
+	case F_SIGNAL:
+		return c->signal == m->num;
+	case F_COMM:
+		return c->comm && strcmp(c->comm, m->value) == 0;
+	case F_EXE:
+		return c->exe && strcmp(c->exe, m->value) == 0;
+	default:
+		return false;
+	}
+}
+
+/* Every field named holds for one of its matches. */
+bool store_matches(const struct kcore_stored_core *c, const struct match *m,
+		   size_t n)
+{
+	for (int f = 0; f < F_NUM; f++) {
+		bool named = false, hit = false;
+
+		for (size_t i = 0; i < n; i++) {
+			if (m[i].field != (enum store_field)f)
+				continue;
+			named = true;
+			hit = hit || match_one(c, &m[i]);
+		}
+		if (named && !hit)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * TIME for -S/-U, in seconds since the epoch: @EPOCH, now, today,
+ * yesterday (midnight UTC), YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS] (also with
+ * a T, and a trailing Z): UTC, as the table shows.  until: a date alone
+ * means its end.
+ */
+bool store_parse_time(const char *s, bool until, int64_t *ret)
+{
+	time_t now = time(NULL);
+	int y, mo, d, h = 0, mi = 0, sec = 0, n = 0;
+	struct tm tm = { 0 };
+	char sep = 0;
+	bool date_only;
+
+	if (s[0] == '@')
+		return store_parse_i64(s + 1, ret);
+	if (strcmp(s, "now") == 0) {
+		*ret = (int64_t)now;
+		return true;
+	}
+	if (strcmp(s, "today") == 0 || strcmp(s, "yesterday") == 0) {
+		int64_t day = (int64_t)now - (int64_t)now % 86400;
+
+		if (s[0] == 'y')
+			day -= 86400;
+		*ret = until ? day + 86399 : day;
+		return true;
+	}
+	if (sscanf(s, "%4d-%2d-%2d%n", &y, &mo, &d, &n) != 3)
+		return false;
+	date_only = s[n] == '\0';
+	if (!date_only) {
+		int m2 = 0;
+
+		sep = s[n];
+		if ((sep != ' ' && sep != 'T') ||
+		    sscanf(s + n + 1, "%2d:%2d%n", &h, &mi, &m2) != 2)
+			return false;
+		n += 1 + m2;
+		if (s[n] == ':') {
+			int m3 = 0;
+
+			if (sscanf(s + n + 1, "%2d%n", &sec, &m3) != 1)
+				return false;
+			n += 1 + m3;
+		}
+		if (s[n] == 'Z')
+			n++;
+		if (s[n])
+			return false;
+	}
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60 || h < 0 || mi < 0 || sec < 0)
+		return false;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*ret = (int64_t)timegm(&tm);
+	if (date_only && until)
+		*ret += 86399;
+	return true;
+}

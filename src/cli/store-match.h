@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Matches on the stored cores' metadata, shared by list and show:
+ * coredumpctl's MATCH arguments and -S/-U times.
+ */
+#ifndef KCOREDUMP_CLI_STORE_MATCH_H
+#define KCOREDUMP_CLI_STORE_MATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kcoredump/corehandler.h"
+
+/* The fields a match can name (coredumpctl's, with or without the
+ * journal's COREDUMP_ prefix). */
+enum store_field { F_PID, F_UID, F_GID, F_SIGNAL, F_COMM, F_EXE, F_NUM };
+struct match {
+	enum store_field field;
+	const char *value;
+	int64_t num; /* PID, UID, GID, SIGNAL */
+};
+
+bool store_parse_i64(const char *s, int64_t *ret);
+/* One MATCH: a number is a PID, a path (with a slash) an executable, a
+ * FIELD=VALUE a field, anything else a COMM.  false if it is bad. */
+bool store_parse_match(const char *arg, struct match *m);
+/* Every field named holds for one of its matches. */
+bool store_matches(const struct kcore_stored_core *c, const struct match *m,
+		   size_t n);
+/* TIME of -S (until false) or -U (until true), seconds since the epoch. */
+bool store_parse_time(const char *s, bool until, int64_t *ret);
+
+#endif
