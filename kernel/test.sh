@@ -101,9 +101,10 @@ gcc -O2 -Wall -o "$mdir/corecheck" "$here/test/corecheck.c"
 tools=(--tool "$mdir/corecheck")
 # The series' selftests, from the tree just built; on stock, from the
 # stock tree with the series' selftest hunks applied (to show them fail
-# there).
+# there); with --kernel, from the tree with those of the hunks applied that
+# it lacks (the tree may be in another state than the kernel was built in).
 st=$kdir/source/tools/testing/selftests
-if [[ "$variant" == --stock ]]; then
+if [[ "$variant" == --stock || -n "$prebuilt" ]]; then
 	sdir=$mdir/selftests
 	rm -rf "$sdir"
 	mkdir -p "$sdir/tools/testing/selftests"
@@ -115,8 +116,7 @@ if [[ "$variant" == --stock ]]; then
 	7.3) sp=("$here"/patches-7.3/*/[0-9][0-9][0-9][1-9]-*.patch) ;;
 	*) sp=("$here"/patches/[0-9][0-9][0-9][1-9]-*.patch) ;;
 	esac
-	# (the tree may be at the series when a prebuilt stock --kernel runs:
-	# hunks already there are left as they are)
+	# (hunks already there are left as they are)
 	for p in "${sp[@]}"; do
 		inc=(--include='tools/testing/selftests/*')
 		if (cd "$sdir" && git apply "${inc[@]}" --check "$p") 2>/dev/null; then

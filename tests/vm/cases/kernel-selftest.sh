@@ -5,6 +5,8 @@
 #
 #   kernel-selftest NAME...      (e.g. proc-kcore-seek coredump_holes_test)
 #
+# A NAME kunit:SUITE checks the KUnit suite SUITE (kernel-kunit.sh) in the
+# same boot.
 # Each must exist and exit 0; a skip (exit 4, KSFT_SKIP) counts as a
 # failure here, since the rig provides what they need (root, tmpfs /tmp).
 set -eu
@@ -12,6 +14,13 @@ set -eu
 uname -r > "$OUT/uname"
 fail=0
 for t in "$@"; do
+	case "$t" in
+	kunit:*)
+		mkdir -p "$OUT/kunit"
+		if OUT=$OUT/kunit sh /cases/kernel-kunit.sh "${t#kunit:}"; then :; else fail=1; fi
+		continue
+		;;
+	esac
 	if [ ! -x "/tools/$t" ]; then
 		echo "not ok - $t: not built (is it in this kernel tree?)"
 		fail=1
