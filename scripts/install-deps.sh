@@ -33,6 +33,9 @@ pkgs=(
 	qemu-system-x86 busybox-static cpio libc6-dev
 	# independent readers of our outputs
 	python3-drgn crash makedumpfile python3-snappy python3-crcmod
+	# the newest readers (Debian sid) run in a root mmdebstrap makes
+	# (tests/oracle/sid-root.sh)
+	mmdebstrap
 )
 ((main_only)) || pkgs+=(
 	# the static binary (libdw.a needs libbz2.a) and the Debian package

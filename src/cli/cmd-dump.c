@@ -827,8 +827,8 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		else if (!quiet)
 			summary_text(f, plan, &opts, &res);
 		status = cli_dump_status(&res, quiet && !ctx->json, NULL);
-		kcore_dump_result_deinit(&res);
 	}
+	kcore_dump_result_deinit(&res);
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;

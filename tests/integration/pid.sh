@@ -258,6 +258,8 @@ spid=$pid
 "$kcoredump" pid "$spid" -o "$tmp/small.zst" -q
 check "zst core written" [ -s "$tmp/small.zst" ]
 check "zst core verifies" "$kcoredump" verify "$tmp/small.zst" -q
+check "zst core: the headers and notes are compressed ($(first_frame "$tmp/small.zst"))" \
+	compressed_headers "$tmp/small.zst"
 zstd -q -d "$tmp/small.zst" -o "$tmp/small.core"
 gdb -batch -ex 'thread apply all bt' "$target" "$tmp/small.core" \
 	>"$tmp/bt.small" 2>&1
@@ -266,6 +268,8 @@ check "gdb reads the decompressed .zst core" \
 # info lists the same modules and build IDs for the .zst and .xz cores as
 # for the plain one (issue 19 item 7: "Modules (0, via libdwfl)" before).
 "$kcoredump" pid "$spid" -o "$tmp/small.xz" -q
+check "xz core: the headers and notes are compressed ($(first_frame "$tmp/small.xz"))" \
+	compressed_headers "$tmp/small.xz"
 mods()
 {
 	"$kcoredump" info --json "$1" |
@@ -388,7 +392,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 	rootpid=$!
 	pids+=("$rootpid")
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
-		"$kcoredump" pid "$rootpid" -o /dev/null 2>"$tmp/perm.err"
+		"$kcoredump" pid "$rootpid" -o - >/dev/null 2>"$tmp/perm.err"
 	rc=$?
 	check "unprivileged against root's process: exit 5 (got $rc)" [ $rc -eq 5 ]
 	check "the message speaks of ptrace: $(head -1 "$tmp/perm.err")" \
