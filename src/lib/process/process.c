@@ -98,6 +98,28 @@ static struct kcore_error *proc_pread(struct kcore_source *src, void *buf,
 		got += r > 0 ? (size_t)r : 0;
 		if ((size_t)(r > 0 ? r : 0) < n) {
 			int e = errno ? errno : EIO;
+			uint64_t at = addr + (uint64_t)(r > 0 ? r : 0);
+			size_t page = (size_t)(b->proc.page_size
+						       ? b->proc.page_size
+						       : 4096),
+			       skip = page - (size_t)(at % page);
+
+			/* A page of a special mapping that refuses remote
+			 * readers reads as zeros, and the mapping counts as
+			 * complete: Linux 7.3's [vvar] (the vDSO data store,
+			 * VM_MIXEDMAP) fails faults with FAULT_FLAG_REMOTE,
+			 * so /proc/PID/mem says EIO for its pages that are
+			 * not mapped yet.  Only the kernel's own core can
+			 * hold them (it faults them in as the process). */
+			if ((e == EIO || e == EFAULT) && l->m->reason &&
+			    strcmp(l->m->reason, "special") == 0) {
+				if (skip > n - (size_t)(r > 0 ? r : 0))
+					skip = n - (size_t)(r > 0 ? r : 0);
+				memset(out + got, 0, skip);
+				got += skip;
+				errno = 0;
+				continue;
+			}
 
 			if (done)
 				*done = got;

@@ -34,7 +34,13 @@ else
 	not_ok "pid: notes differ from the kernel's"
 	diff "$d/kn" "$d/on" | sed 's/^/# /'
 fi
-if /usr/bin/python3 "$tools/core-compare.py" "$d/kernel.core" "$d/ours.core" > "$d/cmp"; then
+# Linux 7.3's [vvar] refuses remote readers: kcoredump pid writes zeros
+# where the kernel's core has the vDSO data.
+zok=()
+for va in $(jq -r '.process.mappings[] | select(.name == "[vvar]") | .start' "$d/pid.json"); do
+	zok+=(--zeros-ok "$va")
+done
+if /usr/bin/python3 "$tools/core-compare.py" "$d/kernel.core" "$d/ours.core" "${zok[@]}" > "$d/cmp"; then
 	ok "pid: same segments and bytes as the kernel's core"
 else
 	not_ok "pid: segments differ from the kernel's core"
