@@ -16,6 +16,12 @@ security tests check time and memory bounds on small ones.
                              a kdump whose two bitmaps fill GIB GiB
                              (file holes but for the one page dumped):
                              GIB GiB apparent, a few KB on disk
+  hostile.py flat-kdump LOG2 OUT
+                             a flattened kdump (makedumpfile -F) whose
+                             header declares 2^LOG2 pfns (bitmaps of
+                             2^(LOG2-3) bytes each) in 24 KB of records:
+                             the headers, the first page of each bitmap
+                             with pfn 1 set, one descriptor and its page
 """
 import struct
 import sys
@@ -99,6 +105,35 @@ def kdump(n, out, dumped=(), mapnr=None, sparse=False):
         f.truncate(max(data_off + PAGE, desc_off))
 
 
+def flat_kdump(log2, out):
+    """A flattened kdump: 2^log2 pfns declared, pfn 1 dumped, ~24 KB."""
+    mapnr = 1 << log2
+    bitmap_len = max(PAGE, mapnr // 8)
+    sub = struct.pack("<QiiQQ", 0, 1, 0, 0, 0)
+    sub += struct.pack("<QQQQQQ", 0, 0, 0, 0, 0, 0)
+    sub += struct.pack("<QQQ", 0, mapnr, mapnr)
+    uts = b"".join(f.ljust(65, b"\0") for f in [b"Linux", b"hostile", b"6.12.0", b"#1", b"x86_64", b""])
+    hdr = b"KDUMP   " + struct.pack("<i", 6) + uts + bytes(6)
+    hdr += struct.pack("<qq", 1700000000, 0)
+    hdr += struct.pack("<IiiIIIIIIi", 0, PAGE, 1, 2 * bitmap_len // PAGE,
+                       mapnr & 0xFFFFFFFF, 1, 0, 1, 0, 1)
+    bm1 = 2 * PAGE
+    bm2 = bm1 + bitmap_len
+    desc = bm2 + bitmap_len
+    data = desc + PAGE
+    first = bytes([0x02]) + bytes(PAGE - 1)  # pfn 1
+    recs = [(0, hdr.ljust(PAGE, b"\0")), (PAGE, sub.ljust(PAGE, b"\0")),
+            (bm1, first), (bm2, first),
+            (desc, struct.pack("<QIIQ", data, PAGE, 0, 0)),
+            (data, b"\x42" * PAGE)]
+    with open(out, "wb") as f:
+        f.write(b"makedumpfile".ljust(16, b"\0") + struct.pack(">qq", 1, 1))
+        f.write(bytes(4096 - 32))
+        for off, b in recs:
+            f.write(struct.pack(">qq", off, len(b)) + b)
+        f.write(struct.pack(">qq", -1, -1))
+
+
 def lime(n, out):
     rec = bytearray()
     with open(out, "wb") as f:
@@ -119,6 +154,8 @@ def main():
         kdump(arg, out)
     elif kind == "lime":
         lime(arg, out)
+    elif kind == "flat-kdump":
+        flat_kdump(arg, out)
     elif kind == "sparse-kdump":
         kdump(0, out, dumped=(12345,), mapnr=arg << 32, sparse=True)
     else:

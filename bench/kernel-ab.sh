@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Stock vs patched Linux 6.12 (kernel/build.sh, the same config), side by
-# side in the VM rig (one boot each, tests/vm/cases/kernel-ab.sh):
+# Stock vs patched Linux 6.12 or 7.3 (kernel/build.sh --base, the same
+# config for both variants; KERNEL_AB_BASE=7.3 for 7.3), side by side in
+# the VM rig (one boot each, tests/vm/cases/kernel-ab.sh):
 #   - /proc/kcore vmalloc reads in 1 MiB preads: a mapped 16 MiB area, an
 #     unmapped 1 GiB window, the first 1 GiB of the segment (medians of 3;
 #     the bytes of each must hash the same on both kernels)
@@ -13,12 +14,16 @@
 # Usage: bench/kernel-ab.sh [SHAPE...]  (default: the list below; sparse1t,
 # which takes minutes on the stock kernel under TCG, only on the patched one
 # unless STOCK_1T=1)
-# Writes bench/results/kernel-ab.{md,json}; the raw results stay in the
+# Writes bench/results/kernel-ab.{md,json} (7.3: kernel-ab-7.3.*); the raw results stay in the
 # printed directory.  Environment: KERNEL_AB_OUT (instead of bench/results),
 # KCOREDUMP_BUILD (kcoredump build dir, see kernel/test.sh), UPTO (patches
 # 1..N for the patched kernel), KERNEL_AB_REPEAT (dump every shape N times
 # in the boot, medians reported; default 1), KERNEL_AB_WORK (results
-# directory; variants already there are reused).
+# directory; variants already there are reused), KERNEL_AB_VARIANTS (the
+# variants to boot, default "stock patched"; e.g. each with its own
+# KCOREDUMP_CACHE into one KERNEL_AB_WORK, the table once both are there),
+# KERNEL_AB_STOCK_KERNEL / KERNEL_AB_PATCHED_KERNEL (a bzImage build.sh
+# made before, for test.sh --kernel).
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -37,6 +42,8 @@ out=${KERNEL_AB_OUT:-$here/results}
 mkdir -p "$out" "$work"
 echo "kernel-ab: results in $work" >&2
 
+base=${KERNEL_AB_BASE:-6.12}
+case "$base" in 6.12|7.3) ;; *) echo "kernel-ab: KERNEL_AB_BASE must be 6.12 or 7.3, not '$base'" >&2; exit 2 ;; esac
 upto=()
 [[ -z "${UPTO:-}" ]] || upto=(--upto "$UPTO")
 rc=0
@@ -48,23 +55,30 @@ for s in "${run_shapes[@]}"; do
 	[[ "$s" == sparse1t && "${STOCK_1T:-0}" != 1 ]] || stock_shapes+=("$s")
 done
 # A variant whose results are already in $KERNEL_AB_WORK is not run again.
-for v in stock patched; do
+for v in ${KERNEL_AB_VARIANTS:-stock patched}; do
+	[[ "$v" == stock || "$v" == patched ]] || { echo "kernel-ab: unknown variant '$v'" >&2; exit 2; }
 	[[ ! -s "$work/$v/digests" ]] || continue
 	cat /proc/loadavg > "$work/loadavg-$v-start"
 	if [[ $v == stock ]]; then
-		"$top/kernel/test.sh" --stock --timeout 3600 --results "$work/stock" \
+		"$top/kernel/test.sh" --base "$base" --stock \
+			${KERNEL_AB_STOCK_KERNEL:+--kernel "$KERNEL_AB_STOCK_KERNEL"} --timeout 3600 --results "$work/stock" \
 			kernel-ab "${stock_shapes[@]}" || rc=1
 	else
-		KCD_REFERENCE=$work/stock "$top/kernel/test.sh" --patched \
+		KCD_REFERENCE=$work/stock "$top/kernel/test.sh" --base "$base" --patched \
+			${KERNEL_AB_PATCHED_KERNEL:+--kernel "$KERNEL_AB_PATCHED_KERNEL"} \
 			${upto[@]+"${upto[@]}"} --timeout 3600 --results "$work/patched" \
 			kernel-ab "${run_shapes[@]}" || rc=1
 	fi
 	cat /proc/loadavg > "$work/loadavg-$v-end"
 done
 
-/usr/bin/python3 - "$work" "$out" <<'PY' || rc=1
+if [[ ! -s "$work/stock/digests" || ! -s "$work/patched/digests" ]]; then
+	echo "kernel-ab: $work has not both variants yet; no table" >&2
+	exit $rc
+fi
+/usr/bin/python3 - "$work" "$out" "$base" <<'PY' || rc=1
 import json, os, statistics, sys
-work, out = sys.argv[1], sys.argv[2]
+work, out, base = sys.argv[1], sys.argv[2], sys.argv[3]
 med = statistics.median
 res = {}
 for v in ("stock", "patched"):
@@ -118,7 +132,7 @@ for shape, us in p["dump_us"].items():
             same[shape] = s["digests"].get(shape) == p["digests"].get(shape)
     else:
         rows.append((f"coredump: {shape} (not run on stock)", float("nan"), b, float("nan")))
-lines = ["| measurement | stock 6.12 | patched | stock/patched |",
+lines = [f"| measurement | stock {base} | patched | stock/patched |",
          "|---|---:|---:|---:|"]
 def fmt(x, spec, unit):
     return "-" if x != x else f"{x:{spec}}{unit}"
@@ -134,8 +148,9 @@ lines.append("cores identical outside the notes (stock vs patched): " +
 lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; kcore reads and SEEK: medians of 3 in one boot; coredumps: medians of the runs in one boot)")
 lines.append(f"host load average (1 min) at the start and end of each boot: stock {' -> '.join(s['loadavg'])}, patched {' -> '.join(p['loadavg'])} (2 CPUs)")
 md = "\n".join(lines) + "\n"
-open(os.path.join(out, "kernel-ab.md"), "w").write(md)
-json.dump(res, open(os.path.join(out, "kernel-ab.json"), "w"), indent=1)
+sfx = "" if base == "6.12" else "-" + base
+open(os.path.join(out, f"kernel-ab{sfx}.md"), "w").write(md)
+json.dump(res, open(os.path.join(out, f"kernel-ab{sfx}.json"), "w"), indent=1)
 print(md)
 sys.exit(0 if all(same.values()) and all(v for k, v in same_bytes.items() if k != "window") else 1)
 PY

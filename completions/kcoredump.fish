@@ -30,7 +30,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l block-size -x -d 
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l frame-size -x -d '.zst/.xz: bytes per independent frame, 4K..64M (default 4M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l hash -x -a 'sha256 none' -d 'integrity digests: sha256 (default) or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l vmalloc-range -d 'only the mapped vmalloc areas (optionally within START-END)'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose vmallocinfo caller contains SUBSTR'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose caller or module text matches SUBSTR'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'

@@ -2,13 +2,20 @@
 # Build a test kernel (kernel/build.sh), the test module against it, and run
 # a kernel-* VM case on it.
 #
-#   kernel/test.sh [--stock|--patched] [--upto N] [--debug] [--patches DIR]
+#   kernel/test.sh [--base 6.12|7.3] [--stock|--patched] [--upto N] [--debug]
+#                  [--patches DIR]
 #                  [--5lvl] [--mem SIZE] [--append STR] [--results DIR]
-#                  [--timeout S]
+#                  [--timeout S] [--kernel BZIMAGE]
 #                  [CASE [ARG...]]
 #
+# --base picks the kernel (build.sh --base; default 6.12 with
+# kernel/patches, 7.3 with kernel/patches-7.3).  --kernel takes a bzImage
+# that build.sh made before (in its O= directory, which the module is built
+# against) instead of running build.sh; --stock/--patched must say which
+# it is.
 # CASE defaults to kernel-vmap-ram (others: kernel-vread, kernel-seek,
-# kernel-coredump, kernel-lock, or any tests/vm case such as info-kcore);
+# kernel-coredump, kernel-lock, kernel-kunit, or any tests/vm case such as
+# info-kcore);
 # ARGs go to the guest script.  --patches DIR builds the series in DIR
 # (build.sh --patches); --5lvl, --mem and --append (kernel command line,
 # repeatable; kernel-vread gets vsyscall=emulate) go to tests/vm/run.sh.
@@ -27,6 +34,8 @@ top=$(cd "$here/.." && pwd)
 source "$top/tests/lib/shell.sh"
 kcd_trap_errors
 variant=--stock
+base=(--base 6.12)
+prebuilt=
 upto=()
 debug=()
 patches=()
@@ -40,6 +49,8 @@ timeout_s=${KCOREDUMP_VM_TIMEOUT:-300}
 while [[ $# -gt 0 ]]; do
 	case "$1" in
 	--stock|--patched) variant=$1; shift ;;
+	--base) base=(--base "$2"); shift 2 ;;
+	--kernel) prebuilt=$2; shift 2 ;;
 	--upto) upto=(--upto "$2"); shift 2 ;;
 	--debug) debug=(--debug); shift ;;
 	--patches) patches=(--patches "$2"); shift 2 ;;
@@ -48,7 +59,7 @@ while [[ $# -gt 0 ]]; do
 	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac
@@ -62,8 +73,14 @@ if [[ ! -x "$kcd/kcoredump" || ! -x "$kcd/tests/tools/kcore-read" ]]; then
 	cmake --build "$kcd" -j2 --target kcoredump kcore-read >&2
 fi
 
-bz=$("$here/build.sh" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} \
-	${patches[@]+"${patches[@]}"} | tail -n 1)
+if [[ -n "$prebuilt" ]]; then
+	[[ -f "$prebuilt" && -e "$(dirname "$prebuilt")/../../../.config" ]] ||
+		{ echo "test.sh: --kernel $prebuilt is not a bzImage in a build.sh O= directory" >&2; exit 2; }
+	bz=$(cd "$(dirname "$prebuilt")" && pwd)/$(basename "$prebuilt")
+else
+	bz=$("$here/build.sh" "${base[@]}" "$variant" ${upto[@]+"${upto[@]}"} ${debug[@]+"${debug[@]}"} \
+		${patches[@]+"${patches[@]}"} | tail -n 1)
+fi
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
 # The module, built out of tree into a per-kernel copy of kernel/test.
@@ -82,13 +99,48 @@ gcc -O2 -Wall -static -nostdlib -fno-stack-protector \
 # the host check's core checker (kernel-coredump)
 gcc -O2 -Wall -o "$mdir/corecheck" "$here/test/corecheck.c"
 tools=(--tool "$mdir/corecheck")
-# The series' selftest, from the tree just built (absent on stock)
+# The series' selftests, from the tree just built; on stock, from the
+# stock tree with the series' selftest hunks applied (to show them fail
+# there).
 st=$kdir/source/tools/testing/selftests
+if [[ "$variant" == --stock ]]; then
+	sdir=$mdir/selftests
+	rm -rf "$sdir"
+	mkdir -p "$sdir/tools/testing/selftests"
+	for f in kselftest_harness.h kselftest.h proc coredump; do
+		[[ ! -e "$st/$f" ]] || cp -r "$st/$f" "$sdir/tools/testing/selftests/"
+	done
+	git -C "$sdir" init -q
+	case "${base[1]}" in
+	7.3) sp=("$here"/patches-7.3/*/[0-9][0-9][0-9][1-9]-*.patch) ;;
+	*) sp=("$here"/patches/[0-9][0-9][0-9][1-9]-*.patch) ;;
+	esac
+	# (the tree may be at the series when a prebuilt stock --kernel runs:
+	# hunks already there are left as they are)
+	for p in "${sp[@]}"; do
+		inc=(--include='tools/testing/selftests/*')
+		if (cd "$sdir" && git apply "${inc[@]}" --check "$p") 2>/dev/null; then
+			(cd "$sdir" && git apply "${inc[@]}" "$p")
+		elif ! (cd "$sdir" && git apply "${inc[@]}" -R --check "$p") 2>/dev/null; then
+			echo "test.sh: the selftest hunks of $p do not apply to stock" >&2
+			exit 1
+		fi
+	done
+	st=$sdir/tools/testing/selftests
+fi
 if [[ -e "$st/proc/proc-kcore-seek.c" ]]; then
 	gcc -O2 -Wall -static -I "$st" -o "$mdir/proc-kcore-seek" "$st/proc/proc-kcore-seek.c"
 	tools+=(--tool "$mdir/proc-kcore-seek")
 else
 	rm -f "$mdir/proc-kcore-seek"
+fi
+# and the coredump selftest of 7.3's posting 3 (kernel-selftest)
+if [[ -e "$st/coredump/coredump_holes_test.c" ]]; then
+	gcc -O2 -Wall -static -I "$st" -o "$mdir/coredump_holes_test" \
+		"$st/coredump/coredump_holes_test.c"
+	tools+=(--tool "$mdir/coredump_holes_test")
+else
+	rm -f "$mdir/coredump_holes_test"
 fi
 
 # kernel-vread reads the vsyscall page after the module segment: it must be

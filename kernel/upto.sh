@@ -5,7 +5,10 @@
 # --patched --upto N with the cases below (one boot each; each prefix has its
 # own O= directory, build-patched-uptoN, built with ccache).
 #
-#   kernel/upto.sh [RESULTS_DIR] [N...]      (default: every N)
+#   kernel/upto.sh [--base 6.12|7.3] [RESULTS_DIR] [N...]  (default: 6.12, every N)
+#
+# On 7.3 N counts the patches of kernel/patches-7.3's postings in order
+# (1-3 the fixes and their KUnit test, 4-7 kcore, 8 the coredump walk).
 #
 # Prints "upto N CASE: pass|FAIL" per boot and a summary; exit 1 if any
 # failed, 77 if qemu is missing.
@@ -15,11 +18,23 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../tests/lib/shell.sh"
 kcd_trap_errors
 
+base=6.12
+if [[ "${1:-}" == --base ]]; then
+	base=${2:-}
+	shift 2 || { echo "upto.sh: --base needs 6.12 or 7.3" >&2; exit 2; }
+fi
+case "$base" in
+6.12) series=("$here"/patches/[0-9][0-9][0-9][0-9]-*.patch) ;;
+7.3) series=("$here"/patches-7.3/*/[0-9][0-9][0-9][0-9]-*.patch) ;;
+*) echo "upto.sh: --base must be 6.12 or 7.3, not '$base'" >&2; exit 2 ;;
+esac
 out=${1:-$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-upto.XXXXXX")}
 shift || true
 mkdir -p "$out"
-series=("$here"/patches/[0-9][0-9][0-9][0-9]-*.patch)
-total=$((${#series[@]} - 1))   # without the cover letter
+total=0                        # without the cover letters
+for p in "${series[@]}"; do
+	[[ "$(basename "$p")" == 0000-* ]] || total=$((total + 1))
+done
 ns=("$@")
 [[ ${#ns[@]} -gt 0 ]] || mapfile -t ns < <(seq 1 "$total")
 command -v qemu-system-x86_64 > /dev/null || { echo "upto.sh: no qemu-system-x86_64, skipping" >&2; exit 77; }
@@ -28,6 +43,16 @@ command -v qemu-system-x86_64 > /dev/null || { echo "upto.sh: no qemu-system-x86
 # (see kernel/README.md for the series).
 cases_for() {
 	local n=$1
+	if [[ "$base" == 7.3 ]]; then
+		# 7.3 has 6.12's 0003 and 0004 (killable dumps) already
+		echo "kernel-vmap-ram"                              # 1
+		echo "kernel-coredump none dense sparse64g kill"
+		((n < 2)) || echo "kernel-vread"                   # 2 (and 6, 7)
+		((n < 3)) || echo "kernel-kunit vread"             # 3
+		((n < 5)) || echo "kernel-seek"                    # 5
+		((n < 8)) || echo "kernel-coredump dense sparse64g sparse1t strided zeropage protnone dontneed uffd"
+		return
+	fi
 	echo "kernel-vmap-ram"                       # 0001
 	((n < 2)) || echo "kernel-vread"            # 0002 (and 0007, 0008)
 	if ((n >= 4)); then                         # 0003, 0004: killable dumps
@@ -46,7 +71,7 @@ for n in "${ns[@]}"; do
 		name=upto$n-$c
 		[[ -z "$args" ]] || name+=-$(echo "$args" | cut -d" " -f1-2 | tr ' ' '-')
 		# shellcheck disable=SC2086 # args are words
-		if "$here/test.sh" --patched --upto "$n" --timeout 1200 \
+		if "$here/test.sh" --base "$base" --patched --upto "$n" --timeout 1200 \
 			--results "$out/$name" "$c" $args > "$out/$name.log" 2>&1; then
 			echo "upto $n $c $args: pass"
 		else
@@ -55,5 +80,5 @@ for n in "${ns[@]}"; do
 		fi
 	done < <(cases_for "$n")
 done
-echo "upto.sh: ${#ns[@]} prefixes, $fails failed boots; results in $out"
+echo "upto.sh: $base, ${#ns[@]} prefixes, $fails failed boots; results in $out"
 ((fails == 0))

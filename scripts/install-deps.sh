@@ -68,9 +68,34 @@ for p in "${pkgs[@]}"; do
 	[[ $p != *:* ]] || want=" ${p#*:}"
 	[[ $st =~ (^|$'\n')"install ok installed"$want($'\n'|$) ]] || missing+=("$p")
 done
+# removals PKG...: the packages apt would remove to install PKG... (its
+# simulation's "Remv NAME [VERSION]" lines), each followed by a space.
+removals() {
+	local out
+	out=$(LC_ALL=C apt-get -s install --no-install-recommends "$@" 2>&1) || {
+		echo "install-deps: apt-get cannot install $*:" >&2
+		printf '%s\n' "$out" | tail -n 20 >&2
+		exit 1
+	}
+	printf '%s\n' "$out" | awk '$1 == "Remv" { printf "%s ", $2 }'
+}
 if ((${#missing[@]})); then
 	echo "installing: ${missing[*]}"
 	$sudo apt-get update -qq
+	# Never let apt remove a package to make room: in Debian 12
+	# gcc-multilib conflicts with gcc-aarch64-linux-gnu (the arm64 cross
+	# compiler), and "apt-get install -y" of one silently removes the other,
+	# so the static aarch64 build or the 32-bit builds fail much later.
+	removed=$(removals "${missing[@]}") || exit 1
+	if [[ -n $removed ]]; then
+		for p in "${missing[@]}"; do
+			r=$(removals "$p") || exit 1
+			[[ -z $r ]] ||
+				echo "install-deps: installing $p would remove ${r}(it conflicts with $p or with what $p needs)" >&2
+		done
+		echo "install-deps: not removing ${removed}for kcoredump's packages; remove the conflicting package yourself (apt-get remove PACKAGE) if you do not need it, or install only what README command (1) needs with --main" >&2
+		exit 1
+	fi
 	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
 		--no-install-recommends "${missing[@]}"
 fi

@@ -299,6 +299,8 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			       struct kcore_plan *plan,
 			       const struct kcore_dump_opts *opts,
 			       struct kcore_dump_result *ret);
+/* Frees what *res holds: call it after every kcore_dump(), failed or not
+ * (a failed dump may have recorded read errors). */
 void kcore_dump_result_deinit(struct kcore_dump_result *res);
 /* Some of the dump's memory could not be read, now or when its source was
  * made (see above). */

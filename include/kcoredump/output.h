@@ -60,6 +60,13 @@ struct kcore_error *kcore_output_open(const char *path,
  */
 struct kcore_error *kcore_output_openat(int dirfd, const char *name, bool sync,
 					struct kcore_output **ret);
+/*
+ * The checks kcore_output_open() makes that can fail, without creating
+ * anything: for callers that must refuse before costly or intrusive work
+ * (pid stops its target).  NULL when path looks writable.
+ */
+struct kcore_error *kcore_output_check(const char *path,
+				       const struct kcore_output_opts *opts);
 /* Set the final size (sparse tail), fsync if asked, publish. */
 struct kcore_error *kcore_output_commit(struct kcore_output *out,
 					uint64_t size);

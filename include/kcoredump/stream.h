@@ -105,19 +105,25 @@ struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s);
 void kcore_ostream_destroy(struct kcore_ostream *s);
 
 /*
- * A stored frame: data written uncompressed (a zstd frame of raw blocks,
- * an xz block of uncompressed LZMA2 chunks) whose encoded size depends
- * only on its length, so that once the stream is finished it can be
- * rewritten in place with other bytes of the same length (on a seekable
- * fd).  Must be written when nothing is pending (e.g. first).  For NONE it
- * is plain data.  *ret_offset is where it starts in the output.
+ * A stored frame: the dump's headers, written first and rewritten once
+ * the stream is finished (on a seekable fd that can be read back), with
+ * other bytes of the same length.  Compressed like the rest (zstd: a
+ * frame at a level of at least 3; xz: an .xz stream of its own before the
+ * main one), followed by room for spare more compressed bytes (zstd: a
+ * skippable frame; xz: stream padding) that a rewrite may take.  A
+ * rewrite that does not fit there moves everything after it (a copy of
+ * the file's rest).  For NONE it is plain data.  *ret_offset is where it
+ * starts in the output (0 for zstd and xz).
  */
 struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 					       const void *buf, size_t len,
+					       uint64_t spare,
 					       uint64_t *ret_offset);
 struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 						 uint64_t offset,
 						 const void *buf, size_t len);
+/* Bytes a rewrite that did not fit its room moved the rest by. */
+uint64_t kcore_ostream_room_grown(const struct kcore_ostream *s);
 uint64_t kcore_ostream_bytes_in(const struct kcore_ostream *s);
 /* Bytes handed to the fd so far (all of them after finish). */
 uint64_t kcore_ostream_bytes_out(const struct kcore_ostream *s);

@@ -53,7 +53,8 @@ struct kcore_verify_result {
 /*
  * exclude_level: the --exclude level the dump was made with, for
  * comparing with source (its note's level otherwise): < 0 to take it from
- * the note, which LiME, AVML and other tools' dumps do not have.
+ * the note, which LiME, AVML and other tools' dumps do not have.  On
+ * error *ret holds nothing (deinit is not needed, and harmless).
  */
 struct kcore_error *kcore_verify(const char *dump, const char *source,
 				 int exclude_level,

@@ -48,7 +48,7 @@ static const struct cli_option dump_options[] = {
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
 	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
-	  "only vmalloc areas whose vmallocinfo caller contains SUBSTR", NULL,
+	  "only vmalloc areas whose caller or module text matches SUBSTR", NULL,
 	  DOPT_CALLER },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
 	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
@@ -830,8 +830,8 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		else if (!quiet)
 			summary_text(f, plan, &opts, &res);
 		status = cli_dump_status(&res, quiet && !ctx->json, NULL);
-		kcore_dump_result_deinit(&res);
 	}
+	kcore_dump_result_deinit(&res);
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;

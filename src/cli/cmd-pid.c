@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "json.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/output.h"
 #include "kcoredump/process.h"
 
 /* pid's own options; the ones it shares with dump are DOPT_* (cli.h). */
@@ -402,6 +403,17 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 
 	if (status >= 0)
 		return status;
+	/* Everything that can refuse the dump is checked before the target
+	 * is attached and stopped. */
+	if (!a.dry_run) {
+		err = kcore_output_check(
+			a.opts.output, &(struct kcore_output_opts){
+					       .force = a.opts.force,
+					       .special = a.opts.special_output,
+				       });
+		if (err)
+			return cli_fail(ctx, err);
+	}
 	err = kcore_source_open_process(a.pid, &a.popts, &src);
 	if (err)
 		return cli_fail(ctx, err);
@@ -445,8 +457,8 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		status = cli_dump_status(
 			&res, a.quiet && !ctx->json,
 			vanished_why(kcore_source_process_info(src)));
-		kcore_dump_result_deinit(&res);
 	}
+	kcore_dump_result_deinit(&res);
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);
 	return status;

@@ -14,57 +14,6 @@ void json_init(struct json *j, FILE *f)
 	j->need_comma[0] = false;
 }
 
-static void put_escaped(FILE *f, const char *s, size_t len)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
-
-	fputc('"', f);
-	while (i < len) {
-		unsigned char c = p[i];
-
-		if (c == '"' || c == '\\') {
-			fputc('\\', f);
-			fputc(c, f);
-			i++;
-			continue;
-		}
-		if (c < 0x20 || c == 0x7f) {
-			switch (c) {
-			case '\n':
-				fputs("\\n", f);
-				break;
-			case '\t':
-				fputs("\\t", f);
-				break;
-			case '\r':
-				fputs("\\r", f);
-				break;
-			default:
-				fprintf(f, "\\u%04x", c);
-			}
-			i++;
-			continue;
-		}
-		if (c < 0x80) {
-			fputc(c, f);
-			i++;
-			continue;
-		}
-		/* Copy a valid UTF-8 sequence, escape a C1 control (never
-		 * raw on a terminal) and a stray byte. */
-		uint32_t cp;
-		size_t n = kcore_utf8_char((const char *)p + i, len - i, &cp);
-
-		if (n && cp >= 0xa0)
-			fwrite(p + i, 1, n, f);
-		else
-			fprintf(f, "\\u%04x", n ? (unsigned)cp : c);
-		i += n ? n : 1;
-	}
-	fputc('"', f);
-}
-
 static void begin_value(struct json *j, const char *key)
 {
 	if (j->need_comma[j->depth])
@@ -76,7 +25,7 @@ static void begin_value(struct json *j, const char *key)
 			fputs("  ", j->f);
 	}
 	if (key) {
-		put_escaped(j->f, key, strlen(key));
+		kcore_json_string(j->f, key, strlen(key));
 		fputs(": ", j->f);
 	}
 }
@@ -137,7 +86,7 @@ void json_string_len(struct json *j, const char *key, const char *value,
 		     size_t len)
 {
 	begin_value(j, key);
-	put_escaped(j->f, value, len);
+	kcore_json_string(j->f, value, len);
 }
 
 void json_u64(struct json *j, const char *key, uint64_t value)

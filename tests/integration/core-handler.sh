@@ -101,6 +101,14 @@ z=$d/core.crashme.1000.4242.1700000001.zst
 check "zstd: zstd -d gives the stream" bash -c "zstd -qdc '$z' | cmp -s - '$fix'"
 "$kcoredump" extract -q "$z" -o "$tmp/x.core"
 check "zstd: kcoredump extract gives the stream" cmp -s "$tmp/x.core" "$fix"
+check "zstd: the headers and notes are compressed ($(first_frame "$z"))" compressed_headers "$z"
+check "zstd: kcoredump info reads it" quiet "$kcoredump" info "$z"
+mkdir -m 700 "$tmp/dxz"
+handler "$tmp/dxz" -c xz 4242 1000 1001 6 1700000001 crashme < "$fix" 2>/dev/null
+xzc=$tmp/dxz/core.crashme.1000.4242.1700000001.xz
+check "xz: xz -d gives the stream" bash -c "xz -qdc '$xzc' | cmp -s - '$fix'"
+check "xz: the headers and notes are compressed ($(first_frame "$xzc"))" compressed_headers "$xzc"
+check "xz: kcoredump info reads it" quiet "$kcoredump" info "$xzc"
 check "list --json: two cores, oldest first" quiet jq -e '(.cores | length) == 2 and
 	.cores[0].time == 1700000000 and .cores[1].core == "core.crashme.1000.4242.1700000001.zst"
 	and all(.cores[]; .status == "complete" and .core_present)' \
@@ -172,6 +180,18 @@ t=$d/core.crashme.1000.4242.1700000300
 check "keep-free: reason keep-free, headers only" quiet jq -e '.truncation_reason == "keep-free"
 	and .segments_cut > 0' "$t.json"
 check "keep-free: still a readable ELF" quiet eu-readelf -l "$t"
+# The cut rewrites the headers: compressed, they are rewritten in their
+# frame (or the rest moves), and give the same core.
+for c in zstd xz; do
+	dk=$tmp/dk$c
+	mkdir -m 700 "$dk"
+	handler "$dk" -c $c --keep-free $((1 << 60)) 4242 1000 1000 6 1700000300 crashme < "$fix" 2>/dev/null
+	zk=$(echo "$dk"/core.crashme.1000.4242.1700000300.*[tz])
+	check "keep-free $c: $c -d gives the plain cut core" bash -c "$c -qdc '$zk' | cmp -s - '$t'"
+	"$kcoredump" extract -q "$zk" -o "$dk/x.core"
+	check "keep-free $c: kcoredump extract gives it" cmp -s "$dk/x.core" "$t"
+	check "keep-free $c: the rewritten headers are compressed" compressed_headers "$zk"
+done
 
 # --- --max-use: the oldest cores go first -------------------------------------
 d=$tmp/d3

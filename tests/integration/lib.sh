@@ -40,3 +40,38 @@ make_real_core()
 	done
 	return 1
 }
+
+# first_frame FILE: "COMPRESSED DECOMPRESSED" bytes of the first frame of
+# a .zst (from its seek table) or the first block of an .xz (xz -lvv):
+# where our dumps keep the ELF header, program headers and notes.
+first_frame()
+{
+	case $1 in
+	*.xz)
+		xz --robot -lvv "$1" 2>/dev/null |
+			awk -F'\t' '$1 == "block" { print $7, $8; exit }'
+		;;
+	*)
+		python3 - "$1" <<'PY'
+import struct, sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(-9, 2)
+    n, desc, magic = struct.unpack("<IBI", f.read(9))
+    if magic != 0x8F92EAB1 or n == 0:
+        sys.exit("no seek table")
+    esize = 12 if desc & 0x80 else 8
+    f.seek(-(9 + n * esize), 2)
+    print(*struct.unpack("<II", f.read(8)))
+PY
+		;;
+	esac
+}
+
+# compressed_headers FILE: the first frame (headers, notes) is at most
+# half its size compressed (a frame of raw blocks is larger than its data).
+compressed_headers()
+{
+	local c d
+	read -r c d < <(first_frame "$1") || return 1
+	[ -n "$c" ] && [ -n "$d" ] && [ "$c" -gt 0 ] && [ $((2 * c)) -le "$d" ]
+}

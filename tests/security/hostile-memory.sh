@@ -5,7 +5,7 @@
 # file of a few KB) made info allocate 2.1 GB and read 4 GiB of holes.
 # Now bitmap 2 is kept as the chunks with bits set and holes are skipped:
 # peak RSS under 200 MB, seconds.  (The .zst frame that claims 1 GiB is
-# issue 17's, stream-read.c.)
+# issue 17's, src/lib/stream/stream-reader.c.)
 #   hostile-memory.sh KCOREDUMP HOSTILE-PY
 set -uo pipefail
 kcoredump=$1 gen=$2

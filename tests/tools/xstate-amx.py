@@ -9,6 +9,11 @@ gdb 13 warns "Unexpected size of section '.reg-xstate/TID'" on such a core
 care.  Only the note segment changes: PT_LOADs are moved by the growth.
 
   xstate-amx.py IN OUT
+
+Exit 0 when the notes were grown; 3 when every NT_X86_XSTATE note of IN
+already has the AMX size (IN comes from a CPU with AMX: its own notes are
+the ones to check, and OUT is not written); 1 on any other problem (no
+XSTATE note at all, not a core).
 """
 import os
 import struct
@@ -38,7 +43,7 @@ def main():
     data = bytearray(src.read(first_load))
     note = next(p for p in phdrs if p[0] == 4)
     off, size = note[2], note[5]
-    out, pos, grown = bytearray(), off, 0
+    out, pos, grown, amx_sized = bytearray(), off, 0, 0
     while pos < off + size:
         namesz, descsz, ntype = struct.unpack_from("<III", data, pos)
         name = data[pos + 12:pos + 12 + namesz]
@@ -49,10 +54,16 @@ def main():
             struct.pack_into("<Q", desc, XCR0_OFF, xcr0 | AMX_BITS)
             desc += bytes(AMX_SIZE - descsz)
             grown += 1
+        elif ntype == NT_X86_XSTATE:
+            amx_sized += 1
         out += struct.pack("<III", namesz, len(desc), ntype)
         out += name + bytes(align4(namesz) - namesz)
         out += desc + bytes(align4(len(desc)) - len(desc))
         pos = dpos + align4(descsz)
+    if not grown and amx_sized:
+        print("%d NT_X86_XSTATE notes already have %d bytes or more (a CPU "
+              "with AMX)" % (amx_sized, AMX_SIZE))
+        sys.exit(3)
     if not grown:
         sys.exit("no NT_X86_XSTATE note to grow")
     # Keep the loads page aligned after the grown notes.

@@ -580,6 +580,133 @@ out:
 	free(buf);
 }
 
+/*
+ * The stored frame (a dump's headers, rewritten once the stream is
+ * finished) is compressed; a rewrite that fits its room stays in place, one
+ * that does not moves the rest of the file; the hole map, the seek table or
+ * index and the zstd/xz tools see the new bytes either way.
+ */
+static bool stored_reads_back(enum kcore_compress method, const char *path,
+			      const unsigned char *data, size_t len,
+			      const char *what)
+{
+	const char *name = kcore_compress_name(method);
+	const char *orig = tmp_path("stored.raw");
+	struct kcore_istream *is;
+	bool good;
+	int fd;
+
+	is = open_in(path, &fd);
+	good = ok(is && kcore_istream_seekable(is) &&
+			  kcore_istream_size(is) == len &&
+			  kcore_istream_has_hole_map(is),
+		  "%s %s: seekable, size right, hole map found", name, what);
+	if (good) {
+		ok(preads_match(is, data, len, FS), "%s %s: preads match", name,
+		   what);
+		ok(read_all_matches(is, data, len),
+		   "%s %s: sequential read matches", name, what);
+	}
+	kcore_istream_destroy(is);
+	close(fd);
+	write_file(orig, data, len);
+	if ((method == KCORE_COMPRESS_ZSTD && have_zstd) ||
+	    (method == KCORE_COMPRESS_XZ && have_xz))
+		ok(cli_matches(name, path, orig), "%s %s: %s -d restores it",
+		   name, what, name);
+	return good;
+}
+
+static void test_stored(enum kcore_compress method)
+{
+	const char *name = kcore_compress_name(method);
+	const char *path = tmp_path("stored.out");
+	const size_t head = 256u << 10, mid = FS / 2, zeros = 8 * FS;
+	const size_t total = head + zeros + mid;
+	struct kcore_ostream_opts opts = { .method = method,
+					   .threads = 2,
+					   .frame_size = FS };
+	unsigned char *data = calloc(1, total);
+	struct kcore_ostream *os = NULL;
+	struct kcore_error *err;
+	uint64_t off = 1, size1, grown;
+	struct stat st;
+	int fd;
+
+	fill(data, head, MIX_TEXT);
+	fill(data + head + zeros, mid, MIX_RANDOM);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	err = kcore_ostream_create(fd, path, &opts, &os);
+	if (!err)
+		err = kcore_ostream_write_stored(os, data, head, 64, &off);
+	if (!err)
+		err = kcore_ostream_write_zeros(os, zeros);
+	if (!err)
+		err = kcore_ostream_write(os, data + head + zeros, mid);
+	if (!err)
+		err = kcore_ostream_finish(os);
+	report(err);
+	ok(!err && off == 0, "%s stored: written at offset 0", name);
+	kcore_error_destroy(err);
+	size1 = os ? kcore_ostream_bytes_out(os) : 0;
+	/* 256 KiB of text and 32 KiB of random bytes: the text must shrink
+	 * (stored raw it alone would take more than the whole file). */
+	ok(size1 && size1 < head / 4 + mid + 4096,
+	   "%s stored: the headers are compressed (%" PRIu64
+	   " bytes for %zu of text and %zu random)",
+	   name, size1, head, mid);
+
+	/* A few bytes changed: the rewrite fits the room. */
+	memcpy(data + 1000, "rewritten", 9);
+	err = os ? kcore_ostream_rewrite_stored(os, 0, data, head)
+		 : &kcore_error_nomem;
+	report(err);
+	ok(!err && kcore_ostream_room_grown(os) == 0 &&
+		   kcore_ostream_bytes_out(os) == size1 && !fstat(fd, &st) &&
+		   (uint64_t)st.st_size == size1,
+	   "%s stored: a small change is rewritten in place", name);
+	kcore_error_destroy(err);
+	stored_reads_back(method, path, data, total, "rewritten in place");
+
+	/* Random bytes: far more than the room, the rest moves. */
+	fill(data, head, MIX_RANDOM);
+	err = os ? kcore_ostream_rewrite_stored(os, 0, data, head)
+		 : &kcore_error_nomem;
+	report(err);
+	grown = os ? kcore_ostream_room_grown(os) : 0;
+	ok(!err && grown > head / 2 &&
+		   kcore_ostream_bytes_out(os) == size1 + grown &&
+		   !fstat(fd, &st) && (uint64_t)st.st_size == size1 + grown,
+	   "%s stored: a rewrite larger than the room moves the rest by "
+	   "%" PRIu64 " bytes",
+	   name, grown);
+	kcore_error_destroy(err);
+	stored_reads_back(method, path, data, total, "after the move");
+
+	/* Another length, or a second stored frame: refused. */
+	err = os ? kcore_ostream_rewrite_stored(os, 0, data, head - 1)
+		 : &kcore_error_nomem;
+	ok(err != NULL, "%s stored: a rewrite of another length is refused",
+	   name);
+	kcore_error_destroy(err);
+	kcore_ostream_destroy(os);
+	close(fd);
+	os = NULL;
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	err = kcore_ostream_create(fd, path, &opts, &os);
+	if (!err)
+		err = kcore_ostream_write(os, data, 100);
+	kcore_error_destroy(err);
+	err = os ? kcore_ostream_write_stored(os, data, head, 0, &off)
+		 : &kcore_error_nomem;
+	ok(err != NULL, "%s stored: a stored frame after data is refused",
+	   name);
+	kcore_error_destroy(err);
+	kcore_ostream_destroy(os);
+	close(fd);
+	free(data);
+}
+
 static bool copy_file(const char *from, const char *to, off_t len)
 {
 	char cmd[1024];
@@ -1009,6 +1136,7 @@ int main(void)
 		test_round_trips((enum kcore_compress)m);
 		test_zero_run((enum kcore_compress)m);
 		test_hole_map((enum kcore_compress)m);
+		test_stored((enum kcore_compress)m);
 		test_packed_cache((enum kcore_compress)m);
 		test_damage((enum kcore_compress)m);
 		test_pipe((enum kcore_compress)m);

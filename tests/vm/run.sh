@@ -22,7 +22,14 @@
 #   --accel A        tcg (default) or kvm
 #   --5lvl           boot with 5-level paging (default: no5lvl; amd64)
 #   --append STR     extra kernel command line
-#   --timeout S      bound the whole VM run (default 300)
+#   --timeout S      bound the whole VM run (default: 600 s plus 600 s per
+#                    GiB of --mem, twice that for arm64: the cases read
+#                    the guest's RAM several times, and TCG on a loaded
+#                    machine is several times slower than on a quiet one)
+#   --case-timeout S the guest's own limit for the case (default: what is
+#                    left of --timeout after the boot, less 20 s); a case
+#                    that runs out of it fails with "case timed out after
+#                    S s", the commands it was running and its last output
 #   --results DIR    where results land (default: a new /tmp/kcoredump-vm.*)
 #   --kcoredump PATH kcoredump binary (default $KCOREDUMP_BIN, build/kcoredump)
 #   --host-kcoredump PATH  kcoredump for the host check (default: the
@@ -51,7 +58,8 @@ cpus=2
 accel=tcg
 five_level=0
 append=
-timeout_s=300
+timeout_s=
+case_timeout=
 results=
 kcoredump="${KCOREDUMP_BIN:-}"
 tools=()
@@ -59,7 +67,7 @@ tool_srcs=()
 host_check=1
 host_kcoredump=
 
-usage() { sed -n '3,35p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,42p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
@@ -75,6 +83,7 @@ while [[ $# -gt 0 ]]; do
 	--5lvl) five_level=1; shift ;;
 	--append) append=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
+	--case-timeout) case_timeout=$2; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--kcoredump) kcoredump=$2; shift 2 ;;
 	--host-kcoredump) host_kcoredump=$2; shift 2 ;;
@@ -98,6 +107,19 @@ arm64|aarch64) arch=arm64 qemu_bin=qemu-system-aarch64 elf_machine=aarch64
 	cc=${CROSS_CC_ARM64:-aarch64-linux-gnu-gcc} ;;
 *) echo "vm: --arch must be amd64 or arm64" >&2; exit 2 ;;
 esac
+for v in "$timeout_s" "$case_timeout"; do
+	[[ -z $v || $v =~ ^[1-9][0-9]*$ ]] ||
+		{ echo "vm: --timeout and --case-timeout take whole seconds, not '$v'" >&2; exit 2; }
+done
+if [[ -z $timeout_s ]]; then
+	case $mem in
+	*[Gg]) mem_mib=$((${mem%[Gg]} * 1024)) ;;
+	*[Mm]) mem_mib=${mem%[Mm]} ;;
+	*) mem_mib=1024 ;;
+	esac
+	timeout_s=$((600 + 600 * ((mem_mib + 1023) / 1024)))
+	[[ $arch == amd64 ]] || timeout_s=$((2 * timeout_s))
+fi
 if [[ -z "$kcoredump" ]]; then
 	if [[ $arch == arm64 ]]; then
 		kcoredump=$repo/build-static-aarch64/kcoredump
@@ -290,6 +312,7 @@ fi
 {
 	printf 'VM_CASE=%q\n' "$case_name"
 	printf 'VM_TIMEOUT=%q\n' "$timeout_s"
+	[[ -z $case_timeout ]] || printf 'VM_CASE_TIMEOUT=%q\n' "$case_timeout"
 	printf 'VM_ARCH=%q\n' "$arch"
 	printf 'set --'
 	printf ' %q' "$@"
@@ -355,7 +378,15 @@ done
 [[ -n "$t_boot" || ! -e "$results/started" ]] || t_boot=$t_vm
 
 status=$(cat "$results/status" 2>/dev/null || echo "FAIL no status")
-[[ $qemu_rc -ne 124 && $qemu_rc -ne 137 ]] || status="FAIL timeout after ${timeout_s}s ($status)"
+if [[ $qemu_rc -eq 124 || $qemu_rc -eq 137 ]]; then
+	# The VM as a whole ran out of time: say what the guest was doing.
+	if [[ ! -e "$results/started" ]]; then
+		doing="still booting (no case started)"
+	else
+		doing="case $case_name still running; its last output: $(grep . "$results/guest.log" 2>/dev/null | tail -n 1 || true)"
+	fi
+	status="FAIL VM timed out after ${timeout_s} s: $doing"
+fi
 
 rc=0
 if [[ "$status" != "0" ]]; then

@@ -170,6 +170,13 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
  * and exiting.  Needs no-new-privileges first; false if not installed.
  */
 bool kcore_sandbox_seccomp(void);
+/*
+ * The resource limits of such a process: cpu_seconds of CPU, no files
+ * written, no processes, 1 GiB of address space (not under ASan).
+ */
+void kcore_sandbox_rlimits(unsigned cpu_seconds);
+/* The unprivileged user the sandboxed helpers run as by default. */
+#define KCORE_NOBODY 65534u
 /* An owned copy of label (classify.c); NULL when out of memory. */
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 

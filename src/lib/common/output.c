@@ -143,7 +143,7 @@ open_special(struct kcore_output *out, const char *path, const struct stat *lst)
 /* An unnamed file in dirfd, or -1 when the file system has none. */
 static int open_tmpfile(int dirfd)
 {
-	int fd = openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 
 	if (fd < 0 && errno != EOPNOTSUPP && errno != EISDIR &&
 	    errno != EINVAL && errno != ENOENT)
@@ -162,8 +162,8 @@ static int open_named_tmp(int dirfd, char *tmp)
 	for (unsigned tries = 0; tries < 100; tries++) {
 		randomize(tmp, tries);
 		fd = openat(dirfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC | O_NOCTTY,
+			    O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+				    O_NOCTTY,
 			    0600);
 		if (fd >= 0 || errno != EEXIST)
 			break;
@@ -202,6 +202,75 @@ static struct kcore_error *create_file(struct kcore_output *out,
 	return NULL;
 }
 
+/*
+ * What kcore_output_open() refuses of an existing destination: a
+ * directory, a FIFO or device unless special, a file or link unless force.
+ * *ret_exists and *st: what lstat() found.
+ */
+static struct kcore_error *
+check_destination(const char *path, const struct kcore_output_opts *opts,
+		  struct stat *st, bool *ret_exists)
+{
+	bool exists = lstat(path, st) == 0;
+
+	*ret_exists = exists;
+	if (exists && S_ISDIR(st->st_mode))
+		return kcore_error_create(KCORE_ERR_INVALID, EISDIR, path,
+					  "cannot write the dump");
+	if (exists && !S_ISREG(st->st_mode) && !S_ISLNK(st->st_mode)) {
+		if (!opts->special)
+			return kcore_error_create(
+				KCORE_ERR_EXISTS, 0, path,
+				"is %s; not opened unless asked for with "
+				"--special-output (or write to stdout with "
+				"-o -)",
+				kind_name(st->st_mode));
+		return NULL;
+	}
+	if (exists && !opts->force)
+		/* A regular file, or a link we would not follow anyway. */
+		return kcore_error_create(KCORE_ERR_EXISTS, 0, path,
+					  S_ISLNK(st->st_mode)
+						  ? "is a symbolic link; not "
+						    "followed (--force "
+						    "replaces the link itself)"
+						  : "already exists; use "
+						    "--force to replace it");
+	return NULL;
+}
+
+struct kcore_error *kcore_output_check(const char *path,
+				       const struct kcore_output_opts *opts)
+{
+	char *dcopy;
+	struct stat st;
+	struct kcore_error *err;
+	bool exists;
+	int e = 0;
+
+	if (strcmp(path, "-") == 0)
+		return isatty(STDOUT_FILENO)
+			       ? kcore_error_create(
+					 KCORE_ERR_INVALID, 0, "<stdout>",
+					 "refusing to write a binary "
+					 "dump to a terminal; "
+					 "redirect it or use -o FILE")
+			       : NULL;
+	err = check_destination(path, opts, &st, &exists);
+	if (err || (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)))
+		return err;
+	dcopy = strdup(path);
+	if (!dcopy)
+		return &kcore_error_nomem;
+	/* The file is created in its directory: we must be able to write
+	 * there (EACCES, EROFS, ENOENT are found now, not after the work). */
+	if (faccessat(AT_FDCWD, dirname(dcopy), W_OK | X_OK, AT_EACCESS))
+		e = errno;
+	free(dcopy);
+	return e ? os_error(e, path, "cannot create the dump in its directory")
+		 : NULL;
+}
+
 struct kcore_error *kcore_output_open(const char *path,
 				      const struct kcore_output_opts *opts,
 				      struct kcore_output **ret)
@@ -227,37 +296,19 @@ struct kcore_error *kcore_output_open(const char *path,
 		*ret = out;
 		return NULL;
 	}
-	exists = lstat(path, &st) == 0;
+	err = check_destination(path, opts, &st, &exists);
+	if (err) {
+		free(out);
+		return err;
+	}
 	if (exists && !S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
-		if (S_ISDIR(st.st_mode))
-			err = kcore_error_create(KCORE_ERR_INVALID, EISDIR,
-						 path, "cannot write the dump");
-		else if (!opts->special)
-			err = kcore_error_create(
-				KCORE_ERR_EXISTS, 0, path,
-				"is %s; not opened unless asked for with "
-				"--special-output (or write to stdout with "
-				"-o -)",
-				kind_name(st.st_mode));
-		else
-			err = open_special(out, path, &st);
+		err = open_special(out, path, &st);
 		if (err) {
 			free(out);
 			return err;
 		}
 		*ret = out;
 		return NULL;
-	}
-	if (exists && !opts->force) {
-		/* A regular file, or a link we would not follow anyway. */
-		free(out);
-		return kcore_error_create(KCORE_ERR_EXISTS, 0, path,
-					  S_ISLNK(st.st_mode)
-						  ? "is a symbolic link; not "
-						    "followed (--force "
-						    "replaces the link itself)"
-						  : "already exists; use "
-						    "--force to replace it");
 	}
 	out->path = strdup(path);
 	dcopy = strdup(path);

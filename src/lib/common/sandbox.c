@@ -12,10 +12,35 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+void kcore_sandbox_rlimits(unsigned cpu_seconds)
+{
+	struct rlimit rl;
+
+	rl.rlim_cur = rl.rlim_max = cpu_seconds;
+	setrlimit(RLIMIT_CPU, &rl);
+	rl.rlim_cur = rl.rlim_max = 0;
+	setrlimit(RLIMIT_FSIZE, &rl);
+	setrlimit(RLIMIT_NPROC, &rl);
+#ifndef UNDER_ASAN
+	/* ASan reserves terabytes of address space for its shadow. */
+	rl.rlim_cur = rl.rlim_max = 1ull << 30;
+	setrlimit(RLIMIT_AS, &rl);
+#endif
+}
 
 #if defined(__x86_64__)
 #define SECCOMP_ARCH AUDIT_ARCH_X86_64

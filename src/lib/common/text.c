@@ -26,3 +26,44 @@ size_t kcore_utf8_char(const char *s, size_t len, uint32_t *cp)
 		*cp = c;
 	return n;
 }
+
+void kcore_json_string(FILE *f, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	while (i < len) {
+		unsigned char c = p[i];
+		uint32_t cp;
+		size_t n;
+
+		if (c >= 0x80) {
+			n = kcore_utf8_char(s + i, len - i, &cp);
+			if (!n) /* bytes, not always UTF-8 */
+				fputs("\\ufffd", f);
+			else if (cp < 0xa0) /* C1: never raw on a terminal */
+				fprintf(f, "\\u%04x", (unsigned)cp);
+			else
+				fwrite(p + i, 1, n, f);
+			i += n ? n : 1;
+			continue;
+		}
+		if (c == '"' || c == '\\') {
+			fputc('\\', f);
+			fputc(c, f);
+		} else if (c == '\n') {
+			fputs("\\n", f);
+		} else if (c == '\t') {
+			fputs("\\t", f);
+		} else if (c == '\r') {
+			fputs("\\r", f);
+		} else if (c < 0x20 || c == 0x7f) {
+			fprintf(f, "\\u%04x", c);
+		} else {
+			fputc(c, f);
+		}
+		i++;
+	}
+	fputc('"', f);
+}

@@ -37,6 +37,9 @@
 #define CH_MAX_PREFIX (256u << 20)
 /* First pages kept for the build IDs of a compressed core. */
 #define CH_MAX_CAPTURE (64u << 20)
+/* Room for the compressed headers of a .zst/.xz core to grow by when a
+ * cut rewrites them (more moves the rest of the file). */
+#define CH_HEADER_ROOM 4096u
 /* Handler slots, at most. */
 #define CH_MAX_HANDLERS 256
 /* File mappings the handler opens for the build-ID step, at most. */

@@ -21,33 +21,7 @@ void ch_json_str(FILE *f, const char *s)
 		fputs("null", f);
 		return;
 	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		uint32_t c;
-		size_t n = kcore_utf8_char((const char *)p, SIZE_MAX, &c);
-
-		if (n && c < 0xa0) {
-			/* C1 controls: never raw, even in JSON. */
-			fprintf(f, "\\u%04x", (unsigned)c);
-			p += n - 1;
-		} else if (n) {
-			fwrite(p, 1, n, f);
-			p += n - 1;
-		} else if (*p >= 0x80) {
-			/* Names from the core are bytes, not always UTF-8. */
-			fputs("\\ufffd", f);
-		} else if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	kcore_json_string(f, s, strlen(s));
 }
 
 static const char *format_name(enum kcore_compress c)

@@ -48,18 +48,9 @@
 
 #include "corehandler-internal.h"
 
-#define NOBODY 65534u
 /* The helper's reply, at most. */
 #define MAX_REPLY   (4u << 20)
 #define REPLY_MAGIC 0x4b434249u /* "KCBI" */
-
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
 
 struct ch_helper {
 	pid_t reaper;
@@ -246,7 +237,7 @@ void ch_priv_decide_access(struct ch *ch)
 			 c->uid, c->gid, o->crash.uid, o->crash.gid);
 		return;
 	}
-	if (o->crash.uid == 0 || o->crash.uid == NOBODY) {
+	if (o->crash.uid == 0 || o->crash.uid == KCORE_NOBODY) {
 		snprintf(w, n, "uid %" PRIu32 " gets no access of its own",
 			 o->crash.uid);
 		return;
@@ -394,8 +385,8 @@ static int send_fd(int sock, int fd, bool memory)
 static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 {
 	const struct kcore_ch_opts *o = ch->o;
-	uid_t uid = o->helper_uid ? o->helper_uid : NOBODY;
-	gid_t gid = o->helper_gid ? o->helper_gid : NOBODY;
+	uid_t uid = o->helper_uid ? o->helper_uid : KCORE_NOBODY;
+	gid_t gid = o->helper_gid ? o->helper_gid : KCORE_NOBODY;
 	struct ch_buildids ids = { .uid = -1, .gid = -1 };
 	struct ch_buildid_input in = { .maps = ch->maps, .nmaps = ch->nmaps };
 	int keep[CH_MAX_MAPS + 2], nkeep = 0, procfd;
@@ -450,17 +441,9 @@ static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 	keep[nkeep++] = sock;
 	qsort(keep, (size_t)nkeep, sizeof(int), cmp_int);
 	close_others(keep, (size_t)nkeep);
-	rl.rlim_cur = rl.rlim_max = o->build_id_timeout_ms / 1000 + 2;
-	setrlimit(RLIMIT_CPU, &rl);
-	rl.rlim_cur = rl.rlim_max = 0;
-	setrlimit(RLIMIT_FSIZE, &rl);
-	setrlimit(RLIMIT_NPROC, &rl);
+	kcore_sandbox_rlimits(o->build_id_timeout_ms / 1000 + 2);
 	rl.rlim_cur = rl.rlim_max = (rlim_t)nkeep + 16;
 	setrlimit(RLIMIT_NOFILE, &rl);
-#ifndef UNDER_ASAN
-	rl.rlim_cur = rl.rlim_max = 1ull << 30;
-	setrlimit(RLIMIT_AS, &rl);
-#endif
 	ids.uid = getuid();
 	ids.gid = getgid();
 	if (syscall(SYS_capget, &hdr, data) == 0)

@@ -281,10 +281,13 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (err)
 		goto out;
 	/* The headers and notes are always stored: without them the rest
-	 * means nothing.  A .zst keeps them in a frame we can rewrite. */
+	 * means nothing.  A .zst keeps them in a frame we can rewrite, with
+	 * room for what a cut changes (ch_cut_headers(): program headers
+	 * that point to the cut, our note of a few hundred bytes). */
 	if (ch.os) {
-		err = kcore_ostream_write_stored(
-			ch.os, ch.prefix, ch.prefix_len, &ch.stored_header_off);
+		err = kcore_ostream_write_stored(ch.os, ch.prefix,
+						 ch.prefix_len, CH_HEADER_ROOM,
+						 &ch.stored_header_off);
 		ch.zpos = ch.prefix_len;
 	} else {
 		err = kcore_pwrite_all(NULL, ch.out->fd, ch.out->tmp, ch.prefix,

@@ -730,13 +730,17 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		goto out;
 	st->bytes_written = kcore_sink_bytes_out(&d.w->sink);
-	err = kcore_output_commit(d.out, d.w->sink.os ? st->bytes_written
-						      : d.w->sink.size);
-	if (err)
-		goto out;
+	/* Copied before the commit, so that running out of memory here
+	 * publishes nothing rather than a result without them. */
 	ret->digest_location = strdup(d.w->digest_location);
 	if (d.out->path)
 		ret->output_path = strdup(d.out->path);
+	if (!ret->digest_location || (d.out->path && !ret->output_path)) {
+		err = &kcore_error_nomem;
+		goto out;
+	}
+	err = kcore_output_commit(d.out, d.w->sink.os ? st->bytes_written
+						      : d.w->sink.size);
 out:
 	st->elapsed = (double)(now_ns(CLOCK_MONOTONIC) - d.t0) / 1e9;
 	teardown(&d);

@@ -116,8 +116,98 @@ static struct kcore_error *add_piece(struct plan_builder *b,
 
 struct vmalloc_area {
 	uint64_t start, end;
+	uint64_t area_end; /* vmallocinfo's end, before the guard and pages= */
 	char caller[128];
 };
+
+/* A loaded module's text address from /proc/modules. */
+struct module_text {
+	uint64_t addr;
+	char name[64];
+};
+
+/*
+ * /proc/modules: "NAME SIZE REFS DEPS STATE 0xADDR [TAINT]", ADDR the
+ * module's text (zero under kernel.kptr_restrict).  No file (modules
+ * built in, CONFIG_MODULES off) is no modules, not an error.
+ */
+static struct kcore_error *
+read_module_text(const char *sysroot, struct module_text **ret, size_t *ret_n)
+{
+	char path[PATH_MAX], line[1024];
+	struct module_text *m = NULL;
+	size_t n = 0, cap = 0;
+	FILE *f;
+
+	*ret = NULL;
+	*ret_n = 0;
+	snprintf(path, sizeof(path), "%s/proc/modules", sysroot ? sysroot : "");
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		char name[64];
+		unsigned long long addr;
+
+		if (sscanf(line, "%63s %*s %*s %*s %*s 0x%llx", name, &addr) !=
+			    2 ||
+		    !addr)
+			continue;
+		if (n == cap) {
+			struct module_text *nm;
+
+			cap = cap ? 2 * cap : 64;
+			nm = realloc(m, cap * sizeof(*m));
+			if (!nm) {
+				free(m);
+				fclose(f);
+				return &kcore_error_nomem;
+			}
+			m = nm;
+		}
+		m[n].addr = addr;
+		snprintf(m[n].name, sizeof(m[n].name), "%s", name);
+		n++;
+	}
+	fclose(f);
+	*ret = m;
+	*ret_n = n;
+	return NULL;
+}
+
+/*
+ * An area's label: its caller, and the modules whose text starts in it.
+ * Since execmem's ROX cache (Linux 7.3 on x86_64) the text of several
+ * modules shares one 2 MiB area (caller execmem_alloc, int3 where no module
+ * sits), so the caller alone does not say whose code it is:
+ * "execmem_alloc+0xdd/0x1c0 [module text: 9p 9pnet netfs]".  NULL when
+ * out of memory.
+ */
+static char *area_label(const struct vmalloc_area *a,
+			const struct module_text *mods, size_t nmods)
+{
+	size_t len = strlen(a->caller) + 1, used;
+	char *label;
+	int count = 0;
+
+	for (size_t i = 0; i < nmods; i++)
+		if (mods[i].addr >= a->start && mods[i].addr < a->area_end)
+			len += strlen(mods[i].name) + 1;
+	label = malloc(len + sizeof(" [module text:]"));
+	if (!label)
+		return NULL;
+	used = (size_t)snprintf(label, len, "%s", a->caller);
+	for (size_t i = 0; i < nmods; i++) {
+		if (mods[i].addr < a->start || mods[i].addr >= a->area_end)
+			continue;
+		used += (size_t)sprintf(
+			label + used, "%s%s",
+			count++ ? " " : " [module text: ", mods[i].name);
+	}
+	if (count)
+		strcpy(label + used, "]");
+	return label;
+}
 
 static bool is_flag_word(const char *w)
 {
@@ -159,7 +249,7 @@ static struct kcore_error *read_vmallocinfo(const char *sysroot,
 					: KCORE_ERR_ACCESS,
 			errno, path, "cannot list the mapped vmalloc areas");
 	while (fgets(line, sizeof(line), f)) {
-		unsigned long long start, end, size, pages = 0;
+		unsigned long long start, end, size, pages = 0, area_end;
 		char *save = NULL, *tok, caller[128] = "";
 		bool ioremap = false, unpurged = false, guard = true;
 		int used = 0;
@@ -184,6 +274,7 @@ static struct kcore_error *read_vmallocinfo(const char *sysroot,
 			zero++;
 		if (ioremap || unpurged || end <= start)
 			continue;
+		area_end = end;
 		if (pages)
 			end = start + pages * page_size < end
 				      ? start + pages * page_size
@@ -203,6 +294,7 @@ static struct kcore_error *read_vmallocinfo(const char *sysroot,
 			v = nv;
 		}
 		v[n].start = start;
+		v[n].area_end = area_end;
 		v[n].end = end;
 		snprintf(v[n].caller, sizeof(v[n].caller), "%s",
 			 caller[0] ? caller : "-");
@@ -299,8 +391,9 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 {
 	struct kcore_plan *plan = b->plan;
 	struct vmalloc_area *areas;
+	struct module_text *mods = NULL;
 	struct kcore_error *err;
-	size_t n, inside = 0;
+	size_t n, inside = 0, nmods = 0;
 	bool hidden;
 
 	err = read_vmallocinfo(sel->sysroot, src->info.page_size, &areas, &n,
@@ -329,6 +422,11 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 				       "kernel's page tables instead");
 		return plan_from_page_tables(b, src, sel, classes);
 	}
+	err = read_module_text(sel->sysroot, &mods, &nmods);
+	if (err) {
+		free(areas);
+		return err;
+	}
 	qsort(areas, n, sizeof(*areas), cmp_area);
 	plan->vmalloc_source = "vmallocinfo";
 	for (size_t i = 0; i < src->nsegments; i++) {
@@ -341,6 +439,7 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 		for (size_t k = 0; k < n; k++) {
 			uint64_t lo = areas[k].start, hi = areas[k].end;
 			const char *label;
+			char *full;
 
 			if (hi <= seg->vaddr || lo >= seg->vaddr + seg->memsz)
 				continue;
@@ -351,24 +450,34 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 			clip_window(sel, &lo, &hi);
 			if (lo >= hi)
 				continue;
-			if (sel->caller &&
-			    !strstr(areas[k].caller, sel->caller))
+			full = area_label(&areas[k], mods, nmods);
+			if (!full) {
+				err = &kcore_error_nomem;
+				break;
+			}
+			/* --caller: the caller or a module whose text is in
+			 * the area. */
+			if (sel->caller && !strstr(full, sel->caller)) {
+				free(full);
 				continue;
-			label = plan_label(plan, areas[k].caller);
+			}
+			label = plan_label(plan, full);
+			free(full);
 			if (!label) {
-				free(areas);
-				return &kcore_error_nomem;
+				err = &kcore_error_nomem;
+				break;
 			}
 			err = add_piece(b, sel, seg, lo, hi - lo, label);
-			if (err) {
-				free(areas);
-				return err;
-			}
+			if (err)
+				break;
 			plan->vmalloc_areas++;
 		}
+		if (err)
+			break;
 	}
 	free(areas);
-	return NULL;
+	free(mods);
+	return err;
 }
 
 static bool mapping_matches(const struct kcore_selection *sel,

@@ -930,13 +930,18 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 	if (!err && !seekable && !source) {
 		err = verify_stream(fd, dump, cancel, ret);
 		close(fd);
+		if (err)
+			kcore_verify_result_deinit(ret);
 		return err;
 	}
 	close(fd);
 	if (err)
 		return err;
 	ret->method = method;
-	return verify_plain(dump, source, exclude_level, cancel, ret);
+	err = verify_plain(dump, source, exclude_level, cancel, ret);
+	if (err)
+		kcore_verify_result_deinit(ret);
+	return err;
 }
 
 void kcore_verify_result_deinit(struct kcore_verify_result *res)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "elfcore.h"
 #include "internal.h"
 #include "kcoredump/view.h"
 #include "stream-internal.h"
@@ -150,9 +151,6 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 	uint64_t notes_len = 0, off, tend = m->text_paddr + m->text_size;
 	size_t nphdr, notes_off, pos;
 	struct kcore_error *err;
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph;
-	bool xnum;
 
 	for (size_t pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < src->nsegments; i++) {
@@ -187,9 +185,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 		if (src->segments[i].type == PT_NOTE)
 			notes_len += src->segments[i].filesz;
 	nphdr = 1 + v->nloads;
-	xnum = nphdr >= PN_XNUM;
-	notes_off = sizeof(eh) + nphdr * sizeof(ph) +
-		    (xnum ? sizeof(Elf64_Shdr) : 0);
+	notes_off = kcore_elfcore_headers_len(nphdr);
 	if (notes_len > (64u << 20))
 		return kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
 					  "%" PRIu64 " bytes of notes: too "
@@ -199,27 +195,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 	v->header = calloc(1, v->header_len);
 	if (!v->header)
 		return &kcore_error_nomem;
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
-	eh.e_machine = src->info.machine;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph);
-	eh.e_phnum = xnum ? PN_XNUM : (Elf64_Half)nphdr;
-	if (xnum) {
-		Elf64_Shdr sh = { 0 };
-
-		eh.e_shoff = sizeof(eh) + nphdr * sizeof(ph);
-		eh.e_shentsize = sizeof(sh);
-		eh.e_shnum = 1;
-		sh.sh_info = (Elf64_Word)nphdr;
-		memcpy(v->header + eh.e_shoff, &sh, sizeof(sh));
-	}
-	memcpy(v->header, &eh, sizeof(eh));
+	kcore_elfcore_put_ehdr(v->header, src->info.machine, nphdr, 0);
 	pos = notes_off;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *s = &src->segments[i];
@@ -232,25 +208,28 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 			return err;
 		pos += (size_t)s->filesz;
 	}
-	ph = (Elf64_Phdr){ .p_type = PT_NOTE,
-			   .p_offset = notes_off,
-			   .p_filesz = notes_len,
-			   .p_align = 4 };
-	memcpy(v->header + sizeof(eh), &ph, sizeof(ph));
+	kcore_elfcore_put_phdr(v->header, 0,
+			       &(struct kcore_elfcore_phdr){
+				       .type = PT_NOTE,
+				       .offset = notes_off,
+				       .filesz = notes_len,
+				       .align = 4,
+			       });
 	off = round_up(v->header_len, 4096);
 	for (size_t i = 0; i < v->nloads; i++) {
 		struct view_load *l = &v->loads[i];
 
 		l->off = off;
-		ph = (Elf64_Phdr){ .p_type = PT_LOAD,
-				   .p_flags = PF_R | PF_W | PF_X,
-				   .p_offset = off,
-				   .p_vaddr = l->vaddr,
-				   .p_paddr = l->paddr,
-				   .p_filesz = l->size,
-				   .p_memsz = l->size };
-		memcpy(v->header + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
-		       sizeof(ph));
+		kcore_elfcore_put_phdr(v->header, i + 1,
+				       &(struct kcore_elfcore_phdr){
+					       .type = PT_LOAD,
+					       .flags = PF_R | PF_W | PF_X,
+					       .offset = off,
+					       .vaddr = l->vaddr,
+					       .paddr = l->paddr,
+					       .filesz = l->size,
+					       .memsz = l->size,
+				       });
 		off = round_up(off + l->size, 4096);
 	}
 	v->size = v->nloads ? v->loads[v->nloads - 1].off +

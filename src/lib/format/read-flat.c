@@ -6,7 +6,10 @@
  * bytes that belong at offset of the rearranged kdump file, ended by
  * { -1, -1 }.  As a source the file is indexed once (records sorted by
  * offset) and the kdump reader reads the rearranged dump through that
- * index, without rewriting anything.
+ * index, without rewriting anything.  The gaps between records are holes
+ * (a stream has none of its own, so a writer leaves out nothing it
+ * holds): the bitmaps must be in the records, and reading them costs
+ * what the records hold, not what the header declares.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -44,15 +47,11 @@ static void flat_destroy(void *ctx)
 	free(f);
 }
 
-/* Bytes of the rearranged dump: records where they exist, zeros between. */
-static struct kcore_error *flat_read(struct kcore_source *src, void *ctx,
-				     void *buf, size_t len, uint64_t offset)
+/* The index of the first record that ends after offset (nrecs: none). */
+static size_t first_after(const struct flat *f, uint64_t offset)
 {
-	struct flat *f = ctx;
-	unsigned char *out = buf;
 	size_t lo = 0, hi = f->nrecs;
 
-	/* The first record that ends after offset. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -61,6 +60,30 @@ static struct kcore_error *flat_read(struct kcore_source *src, void *ctx,
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/* The gaps between records are the rearranged dump's holes. */
+static uint64_t flat_next_data(struct kcore_source *src, void *ctx,
+			       uint64_t offset)
+{
+	const struct flat *f = ctx;
+	size_t i = first_after(f, offset);
+
+	(void)src;
+	if (i == f->nrecs)
+		return UINT64_MAX;
+	return f->recs[i].offset > offset ? f->recs[i].offset : offset;
+}
+
+/* Bytes of the rearranged dump: records where they exist, zeros between. */
+static struct kcore_error *flat_read(struct kcore_source *src, void *ctx,
+				     void *buf, size_t len, uint64_t offset)
+{
+	struct flat *f = ctx;
+	unsigned char *out = buf;
+	size_t lo = first_after(f, offset);
+
 	while (len) {
 		const struct record *r = lo < f->nrecs ? &f->recs[lo] : NULL;
 		size_t n;
@@ -98,9 +121,9 @@ static int cmp_record(const void *a, const void *b)
 
 static struct kcore_error *index_records(struct kcore_source *src,
 					 struct flat *f, uint64_t file_size,
-					 uint64_t *ret_size)
+					 uint64_t *ret_size, uint64_t *ret_held)
 {
-	uint64_t at = FLAT_HEADER_SIZE, size = 0;
+	uint64_t at = FLAT_HEADER_SIZE, size = 0, held = 0;
 	size_t cap = 0;
 	struct kcore_error *err;
 
@@ -153,6 +176,7 @@ static struct kcore_error *index_records(struct kcore_source *src,
 			};
 			if (off + len > size)
 				size = off + len;
+			held += len;
 		}
 		at += RECORD_HEADER + len;
 	}
@@ -171,6 +195,7 @@ static struct kcore_error *index_records(struct kcore_source *src,
 				a->at - RECORD_HEADER, b->at - RECORD_HEADER);
 	}
 	*ret_size = size;
+	*ret_held = held;
 	return NULL;
 }
 
@@ -184,8 +209,9 @@ static bool flat_probe(const unsigned char *magic, size_t len)
 static struct kcore_error *flat_open(struct kcore_source *src)
 {
 	unsigned char h[32];
-	uint64_t file_size = src->info.file_size, size = 0;
+	uint64_t file_size = src->info.file_size, size = 0, held = 0;
 	struct kcore_kdump_raw raw = { .read = flat_read,
+				       .next_data = flat_next_data,
 				       .destroy = flat_destroy };
 	struct flat *f;
 	struct kcore_error *err;
@@ -208,7 +234,7 @@ static struct kcore_error *flat_open(struct kcore_source *src)
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return &kcore_error_nomem;
-	err = index_records(src, f, file_size, &size);
+	err = index_records(src, f, file_size, &size, &held);
 	if (err) {
 		flat_destroy(f);
 		return err;
@@ -229,6 +255,7 @@ static struct kcore_error *flat_open(struct kcore_source *src)
 	}
 	raw.ctx = f;
 	raw.size = size;
+	raw.held = held;
 	return kcore_kdump_open_raw(src, &raw, "flattened");
 }
 

@@ -5,25 +5,13 @@
  * real input file).
  */
 #include <elf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfcore.h"
 #include "read.h"
 #include "kcoredump/vmcoreinfo.h"
-
-static void put_phdr(unsigned char *p, uint32_t type, uint64_t offset,
-		     uint64_t vaddr, uint64_t paddr, uint64_t filesz,
-		     uint64_t align)
-{
-	kcore_store_le(p, type, 4);
-	kcore_store_le(p + 4, type == PT_LOAD ? PF_R | PF_W | PF_X : 0, 4);
-	kcore_store_le(p + 8, offset, 8);
-	kcore_store_le(p + 16, vaddr, 8);
-	kcore_store_le(p + 24, paddr, 8);
-	kcore_store_le(p + 32, filesz, 8);
-	kcore_store_le(p + 40, filesz, 8);
-	kcore_store_le(p + 48, align, 8);
-}
 
 struct kcore_error *
 kcore_image_build(uint16_t machine, const unsigned char *notes,
@@ -38,40 +26,42 @@ kcore_image_build(uint16_t machine, const unsigned char *notes,
 	size_t shoff = (note_off + notes_len + 7) & ~(size_t)7;
 	size_t size = shoff + (xnum ? sizeof(Elf64_Shdr) : 0);
 	uint64_t pos;
-	unsigned char *img, *e;
+	unsigned char *img;
 
 	if (nloads > (SIZE_MAX - 4096) / sizeof(Elf64_Phdr) / 2)
 		return &kcore_error_nomem;
 	img = calloc(1, size);
 	if (!img)
 		return &kcore_error_nomem;
-	e = img;
-	memcpy(e, ELFMAG, SELFMAG);
-	e[EI_CLASS] = ELFCLASS64;
-	e[EI_DATA] = ELFDATA2LSB;
-	e[EI_VERSION] = EV_CURRENT;
-	kcore_store_le(e + 16, ET_CORE, 2);
-	kcore_store_le(e + 18, machine, 2);
-	kcore_store_le(e + 20, EV_CURRENT, 4);
-	kcore_store_le(e + 32, phoff, 8);
-	kcore_store_le(e + 40, xnum ? shoff : 0, 8);
-	kcore_store_le(e + 52, sizeof(Elf64_Ehdr), 2);
-	kcore_store_le(e + 54, sizeof(Elf64_Phdr), 2);
-	kcore_store_le(e + 56, xnum ? PN_XNUM : (uint16_t)phnum, 2);
-	kcore_store_le(e + 58, sizeof(Elf64_Shdr), 2);
-	kcore_store_le(e + 60, xnum ? 1 : 0, 2);
-	if (xnum) /* section 0's sh_info holds the real count */
-		kcore_store_le(img + shoff + 44, (uint32_t)phnum, 4);
+	kcore_elfcore_put_ehdr(img, machine, phnum, shoff);
+	/* These images always named the section header size. */
+	kcore_store_le(img + offsetof(Elf64_Ehdr, e_shentsize),
+		       sizeof(Elf64_Shdr), 2);
 	if (notes_len)
 		memcpy(img + note_off, notes, notes_len);
-	put_phdr(img + phoff, PT_NOTE, note_off, 0, 0, notes_len, 4);
+	kcore_elfcore_put_phdr(img, 0,
+			       &(struct kcore_elfcore_phdr){
+				       .type = PT_NOTE,
+				       .offset = note_off,
+				       .filesz = notes_len,
+				       .memsz = notes_len,
+				       .align = 4,
+			       });
 	if (!align)
 		align = 1;
 	pos = (size + align - 1) / align * align;
 	for (size_t i = 0; i < nloads; i++) {
 		loads[i].offset = pos;
-		put_phdr(img + phoff + (i + 1) * sizeof(Elf64_Phdr), PT_LOAD,
-			 pos, loads[i].vaddr, loads[i].paddr, loads[i].size, 0);
+		kcore_elfcore_put_phdr(img, i + 1,
+				       &(struct kcore_elfcore_phdr){
+					       .type = PT_LOAD,
+					       .flags = PF_R | PF_W | PF_X,
+					       .offset = pos,
+					       .vaddr = loads[i].vaddr,
+					       .paddr = loads[i].paddr,
+					       .filesz = loads[i].size,
+					       .memsz = loads[i].size,
+				       });
 		pos += loads[i].size;
 	}
 	*ret = img;

@@ -1175,6 +1175,18 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 			k->max_mapnr, k->bitmap_len * 8);
 		goto out;
 	}
+	/* A raw dump without holes of its own (flattened) holds both
+	 * bitmaps, a bit per pfn each: a tiny file cannot declare 2^45. */
+	if (k->raw.held && (k->max_mapnr + 7) / 8 > k->raw.held / 2) {
+		err = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, 440,
+			"kdump: max_mapnr 0x%" PRIx64 " needs two bitmaps of "
+			"0x%" PRIx64 " bytes; the %s file holds 0x%" PRIx64
+			" bytes of the dump",
+			k->max_mapnr, (k->max_mapnr + 7) / 8, format,
+			k->raw.held);
+		goto out;
+	}
 	err = read_bitmap2(src, k);
 	if (err)
 		goto out;
@@ -1249,6 +1261,8 @@ static uint64_t next_data(struct kcore_source *src, struct kdump *k,
 {
 	off_t d;
 
+	if (k->raw.next_data)
+		return k->raw.next_data(src, k->raw.ctx, offset);
 	if (k->raw.read != file_read)
 		return offset;
 	d = lseek(src->fd, (off_t)offset, SEEK_DATA);

@@ -70,8 +70,16 @@ struct kcore_kdump_raw {
 	struct kcore_error *(*read)(struct kcore_source *src, void *ctx,
 				    void *buf, size_t len, uint64_t offset);
 	void (*destroy)(void *ctx);
+	/* Where data may be at or after offset (UINT64_MAX: none); NULL:
+	 * SEEK_DATA for a plain file, else anywhere. */
+	uint64_t (*next_data)(struct kcore_source *src, void *ctx,
+			      uint64_t offset);
 	void *ctx;
 	uint64_t size;
+	/* Bytes the file holds of the raw dump, when every byte of it must
+	 * be in the file (a flattened stream has no holes): the bitmaps
+	 * must fit in them.  0: not bounded (a sparse file may hold less). */
+	uint64_t held;
 };
 
 /* Open a kdump-compressed dump read through raw (owned from now on). */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfcore.h"
 #include "internal.h"
 #include "write.h"
 
@@ -41,56 +42,33 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 	const struct kcore_write_setup *ws = ew->w.ws;
 	struct kcore_plan *plan = ws->plan;
 	size_t nphdr = 1 + plan->nsegs;
-	bool xnum = nphdr >= PN_XNUM;
 	struct kcore_note_blob notes;
 	uint64_t notes_off, off;
 	struct kcore_error *err;
-	Elf64_Ehdr eh;
 
 	err = kcore_write_notes(&ew->w, &notes);
 	if (err)
 		return err;
-	notes_off = sizeof(Elf64_Ehdr) + nphdr * sizeof(Elf64_Phdr) +
-		    (xnum ? sizeof(Elf64_Shdr) : 0);
+	notes_off = kcore_elfcore_headers_len(nphdr);
 	ew->header_len = notes_off + notes.len;
 	ew->header = calloc(1, ew->header_len);
 	if (!ew->header) {
 		kcore_note_blob_deinit(&notes);
 		return &kcore_error_nomem;
 	}
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
-	eh.e_type = ET_CORE;
-	eh.e_machine = ws->src->info.machine;
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(Elf64_Ehdr);
-	eh.e_ehsize = sizeof(Elf64_Ehdr);
-	eh.e_phentsize = sizeof(Elf64_Phdr);
-	eh.e_phnum = xnum ? PN_XNUM : (Elf64_Half)nphdr;
-	if (xnum) {
-		Elf64_Shdr sh = { 0 };
-
-		eh.e_shoff = sizeof(Elf64_Ehdr) + nphdr * sizeof(Elf64_Phdr);
-		eh.e_shentsize = sizeof(Elf64_Shdr);
-		eh.e_shnum = 1;
-		sh.sh_info = (Elf64_Word)nphdr;
-		memcpy(ew->header + eh.e_shoff, &sh, sizeof(sh));
-	}
-	memcpy(ew->header, &eh, sizeof(eh));
+	kcore_elfcore_put_ehdr(ew->header, ws->src->info.machine, nphdr, 0);
 	memcpy(ew->header + notes_off, notes.data, notes.len);
 	ew->meta_off = notes_off + notes.meta_off;
 	ew->meta_len = notes.meta_len;
 	/* Program headers: PT_NOTE, then the loads at page-aligned offsets. */
-	Elf64_Phdr ph = { .p_type = PT_NOTE,
-			  .p_offset = notes_off,
-			  .p_filesz = notes.len,
-			  .p_align = 4 };
+	kcore_elfcore_put_phdr(ew->header, 0,
+			       &(struct kcore_elfcore_phdr){
+				       .type = PT_NOTE,
+				       .offset = notes_off,
+				       .filesz = notes.len,
+				       .align = 4,
+			       });
 	kcore_note_blob_deinit(&notes);
-	memcpy(ew->header + sizeof(eh), &ph, sizeof(ph));
 	off = kcore_round_up(ew->header_len, ws->page);
 	ew->total = ew->header_len;
 	for (size_t i = 0; i < plan->nsegs; i++) {
@@ -105,20 +83,31 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 			if (s->out_offset + s->size > ew->total)
 				ew->total = s->out_offset + s->size;
 		}
-		ph = (Elf64_Phdr){
-			.p_type = PT_LOAD,
-			.p_flags = s->flags,
-			.p_offset = s->out_offset,
-			.p_vaddr = s->vaddr,
-			.p_paddr = s->has_paddr ? s->paddr : UINT64_MAX,
-			.p_filesz = s->size,
-			.p_memsz = s->memsz > s->size ? s->memsz : s->size,
-			.p_align = 0, /* crash misreads p_align 4096 */
-		};
-		memcpy(ew->header + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
-		       sizeof(ph));
+		kcore_elfcore_put_phdr(
+			ew->header, i + 1,
+			&(struct kcore_elfcore_phdr){
+				.type = PT_LOAD,
+				.flags = s->flags,
+				.offset = s->out_offset,
+				.vaddr = s->vaddr,
+				.paddr = s->has_paddr ? s->paddr : UINT64_MAX,
+				.filesz = s->size,
+				.memsz =
+					s->memsz > s->size ? s->memsz : s->size,
+				.align = 0, /* crash misreads p_align 4096 */
+			});
 	}
 	return NULL;
+}
+
+/*
+ * What the final header may take beyond the first one, compressed: the
+ * metadata note's digests (64 hex digits, about 32 bytes compressed,
+ * zeros at first), its numbers and times, e_flags.
+ */
+static uint64_t header_room(const struct elf_writer *ew)
+{
+	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs;
 }
 
 /*
@@ -184,9 +173,9 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	if (!err)
 		err = build_header(ew);
 	if (!err && ew->rewritable) {
-		err = kcore_ostream_write_stored(ew->w.sink.os, ew->header,
-						 ew->header_len,
-						 &ew->header_out);
+		err = kcore_ostream_write_stored(
+			ew->w.sink.os, ew->header, ew->header_len,
+			header_room(ew), &ew->header_out);
 		ew->w.sink.pos = ew->header_len;
 	} else if (!err) {
 		err = kcore_sink_pwrite(&ew->w.sink, 0, ew->header,

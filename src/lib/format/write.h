@@ -22,8 +22,8 @@
  *             stream, and sink.size, the length of a file;
  *   destroy() always, also after an error.
  * Blocks and holes cover every byte of every segment exactly once, in
- * segment order.  The stream layer (stream.c: zstd, xz or plain) is below
- * the writers, behind struct kcore_sink.
+ * segment order.  The stream layer (stream/stream-writer.c: zstd, xz or
+ * plain) is below the writers, behind struct kcore_sink.
  */
 #ifndef KCOREDUMP_WRITE_H
 #define KCOREDUMP_WRITE_H

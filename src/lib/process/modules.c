@@ -36,15 +36,6 @@
 #include "internal.h"
 #include "kcoredump/notes.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-
-#define NOBODY 65534u
 /* Bounds of what the sandboxed listing reports. */
 #define MAX_MODULES  65536u
 #define MAX_NAME_LEN 4096u
@@ -404,7 +395,6 @@ static void sandbox_main(Elf *elf, int core_fd, const char *path, int wfd)
 	struct kcore_module *mods = NULL;
 	struct kcore_error *err = NULL;
 	struct buf b = { 0 };
-	struct rlimit rl;
 	size_t count = 0;
 	char *why = NULL;
 
@@ -412,18 +402,12 @@ static void sandbox_main(Elf *elf, int core_fd, const char *path, int wfd)
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	close_all_but(core_fd, wfd);
 	if (geteuid() == 0 &&
-	    (setgroups(0, NULL) < 0 || setresgid(NOBODY, NOBODY, NOBODY) < 0 ||
-	     setresuid(NOBODY, NOBODY, NOBODY) < 0 || geteuid() != NOBODY))
+	    (setgroups(0, NULL) < 0 ||
+	     setresgid(KCORE_NOBODY, KCORE_NOBODY, KCORE_NOBODY) < 0 ||
+	     setresuid(KCORE_NOBODY, KCORE_NOBODY, KCORE_NOBODY) < 0 ||
+	     geteuid() != KCORE_NOBODY))
 		why = "cannot become nobody";
-	rl.rlim_cur = rl.rlim_max = LIST_CPU_SECONDS;
-	setrlimit(RLIMIT_CPU, &rl);
-	rl.rlim_cur = rl.rlim_max = 0;
-	setrlimit(RLIMIT_FSIZE, &rl);
-	setrlimit(RLIMIT_NPROC, &rl);
-#ifndef UNDER_ASAN
-	rl.rlim_cur = rl.rlim_max = 1ull << 30;
-	setrlimit(RLIMIT_AS, &rl);
-#endif
+	kcore_sandbox_rlimits(LIST_CPU_SECONDS);
 	if (!why && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
 		     !kcore_sandbox_seccomp()))
 		why = "no seccomp sandbox for libdwfl on this system";

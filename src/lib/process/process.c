@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "elfcore.h"
 #include "internal.h"
 #include "process-internal.h"
 
@@ -222,11 +223,8 @@ static struct kcore_error *build_image(struct kcore_source *src,
 	struct kcore_process *p = &b->proc;
 	unsigned char *notes = NULL, *img;
 	size_t notes_len, nphdr, hdr_len;
-	bool xnum;
 	uint64_t off;
 	struct kcore_error *err;
-	Elf64_Ehdr eh = { 0 };
-	Elf64_Phdr ph;
 
 	err = kcore_proc_build_notes(p, &notes, &notes_len);
 	if (err)
@@ -240,43 +238,23 @@ static struct kcore_error *build_image(struct kcore_source *src,
 		if (p->vmas[i].m.dump_size)
 			b->loads[b->nloads++].m = &p->mappings[i];
 	nphdr = 1 + b->nloads;
-	xnum = nphdr >= PN_XNUM;
-	hdr_len = sizeof(eh) + nphdr * sizeof(ph) +
-		  (xnum ? sizeof(Elf64_Shdr) : 0);
+	hdr_len = kcore_elfcore_headers_len(nphdr);
 	img = calloc(1, hdr_len + notes_len);
 	if (!img) {
 		free(notes);
 		return &kcore_error_nomem;
 	}
-	memcpy(eh.e_ident, ELFMAG, SELFMAG);
-	eh.e_ident[EI_CLASS] = ELFCLASS64;
-	eh.e_ident[EI_DATA] = ELFDATA2LSB;
-	eh.e_ident[EI_VERSION] = EV_CURRENT;
-	eh.e_type = ET_CORE;
 #if defined(__aarch64__)
-	eh.e_machine = EM_AARCH64;
+	kcore_elfcore_put_ehdr(img, EM_AARCH64, nphdr, 0);
 #else
-	eh.e_machine = EM_X86_64;
+	kcore_elfcore_put_ehdr(img, EM_X86_64, nphdr, 0);
 #endif
-	eh.e_version = EV_CURRENT;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ph);
-	eh.e_phnum = xnum ? PN_XNUM : (Elf64_Half)nphdr;
-	if (xnum) {
-		Elf64_Shdr sh = { 0 };
-
-		eh.e_shoff = sizeof(eh) + nphdr * sizeof(ph);
-		eh.e_shentsize = sizeof(sh);
-		eh.e_shnum = 1;
-		sh.sh_info = (Elf64_Word)nphdr;
-		memcpy(img + eh.e_shoff, &sh, sizeof(sh));
-	}
-	memcpy(img, &eh, sizeof(eh));
-	ph = (Elf64_Phdr){ .p_type = PT_NOTE,
-			   .p_offset = hdr_len,
-			   .p_filesz = notes_len };
-	memcpy(img + sizeof(eh), &ph, sizeof(ph));
+	kcore_elfcore_put_phdr(img, 0,
+			       &(struct kcore_elfcore_phdr){
+				       .type = PT_NOTE,
+				       .offset = hdr_len,
+				       .filesz = notes_len,
+			       });
 	memcpy(img + hdr_len, notes, notes_len);
 	free(notes);
 	off = round_up(hdr_len + notes_len, p->page_size);
@@ -285,17 +263,16 @@ static struct kcore_error *build_image(struct kcore_source *src,
 
 		l->offset = off;
 		l->size = l->m->dump_size;
-		ph = (Elf64_Phdr){
-			.p_type = PT_LOAD,
-			.p_flags = load_flags(l->m->perms),
-			.p_offset = off,
-			.p_vaddr = l->m->start,
-			.p_filesz = l->size,
-			.p_memsz = l->size,
-			.p_align = p->page_size,
-		};
-		memcpy(img + sizeof(eh) + (i + 1) * sizeof(ph), &ph,
-		       sizeof(ph));
+		kcore_elfcore_put_phdr(img, i + 1,
+				       &(struct kcore_elfcore_phdr){
+					       .type = PT_LOAD,
+					       .flags = load_flags(l->m->perms),
+					       .offset = off,
+					       .vaddr = l->m->start,
+					       .filesz = l->size,
+					       .memsz = l->size,
+					       .align = p->page_size,
+				       });
 		off = round_up(off + l->size, p->page_size);
 	}
 	src->image = img;

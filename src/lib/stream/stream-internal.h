@@ -45,10 +45,17 @@
  * filter, so no block of ours holding data looks like one.
  */
 #define HOLE_MAP_SKIPPABLE_MAGIC 0x184D2A5Bu
-#define HOLE_MAP_MAGIC		 "KCDHOLE1"
-#define HOLE_MAP_HEAD		 24u /* magic, size, runs */
-#define HOLE_MAP_RUN		 16u
-#define XZ_HOLE_HEADER_SIZE	 64u
+/*
+ * The room after the compressed headers of a dump (the stored frame) that
+ * lets them be rewritten once known: zstd a skippable frame with this
+ * magic, listed in the seek table as a frame of 0 decompressed bytes; xz
+ * stream padding after the headers' own .xz stream.
+ */
+#define ROOM_SKIPPABLE_MAGIC 0x184D2A5Au
+#define HOLE_MAP_MAGIC	     "KCDHOLE1"
+#define HOLE_MAP_HEAD	     24u /* magic, size, runs */
+#define HOLE_MAP_RUN	     16u
+#define XZ_HOLE_HEADER_SIZE  64u
 
 /* The .xz stream header magic (6 bytes, the last one NUL). */
 #define XZ_MAGIC \
@@ -57,7 +64,7 @@
 #define XZ_MAGIC_LEN 6
 
 struct kcore_source;
-/* A .zst/.xz source (read-stream.c): its frame cache limit, and the frames
+/* A .zst/.xz source (stream-source.c): its frame cache limit, and the frames
  * decoded so far; other sources: nothing, 0. */
 void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes);
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src);
@@ -83,7 +90,7 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 						 void *arg);
 
 /*
- * The parts of that prefetch (stream-read.c).  Under the caller's lock:
+ * The parts of that prefetch (stream-reader.c).  Under the caller's lock:
  * prefetch_next (the next zstd frame from *frame on that has data and is
  * not cached, while the cache has room) and prefetch_insert (the frame
  * decoded into the cache unless a reader decoded it meanwhile: true;

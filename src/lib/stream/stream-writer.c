@@ -137,6 +137,13 @@ struct kcore_ostream {
 	lzma_index *index;
 	lzma_options_lzma lzma_opts;
 	lzma_filter filters[2];
+
+	/* The stored frame at offset 0 and the room after it (to
+	 * stored_room), its seek table entry (zstd), where the seek table
+	 * starts, and what growing the room moved the rest by. */
+	bool has_stored;
+	size_t stored_len;
+	uint64_t stored_room, stored_entry, seek_table_off, room_grown;
 };
 
 static struct kcore_error *zstd_error(const struct kcore_ostream *s,
@@ -603,6 +610,7 @@ static struct kcore_error *write_seek_table(struct kcore_ostream *s)
 	struct kcore_error *err;
 	uint64_t i;
 
+	s->seek_table_off = s->bytes_out + s->olen;
 	stream_put_le32(buf, SEEK_TABLE_SKIPPABLE_MAGIC);
 	/* nframes <= 2^27, so this fits in 32 bits. */
 	stream_put_le32(buf + 4,
@@ -1023,83 +1031,155 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 	free(s);
 }
 
-/* ---- stored frames: headers that are rewritten once known ---- */
+/* ---- the stored frame: headers that are rewritten once known ---- */
 
-#define ZSTD_RAW_BLOCK_MAX (128u << 10)
+/*
+ * The headers are compressed once, and small next to the data: at least
+ * zstd's default level (the data frames' level is chosen for speed).
+ */
+#define STORED_ZSTD_MIN_LEVEL 3
+/* The room is moved through this much memory at a time, if it must grow. */
+#define MOVE_CHUNK (1u << 20)
 
-/* A zstd frame of raw blocks, or an xz block of uncompressed LZMA2
- * chunks: its size depends only on len, never on the bytes. */
+/*
+ * zstd: one zstd frame.  xz: an .xz stream of its own (stream header,
+ * one block, index, footer), which the main stream follows; xz -d and
+ * liblzma's file info decoder take concatenated streams.
+ */
 static struct kcore_error *encode_stored(struct kcore_ostream *s,
 					 const void *buf, size_t len,
-					 unsigned char **ret, size_t *ret_len,
-					 uint64_t *ret_unpadded)
+					 unsigned char **ret, size_t *ret_len)
 {
-	unsigned char *out, *p;
+	unsigned char *out;
 	size_t cap;
 
 	if (s->method == KCORE_COMPRESS_ZSTD) {
-		size_t nblocks = len ? (len + ZSTD_RAW_BLOCK_MAX - 1) /
-						 ZSTD_RAW_BLOCK_MAX
-				     : 1;
+		ZSTD_CCtx *cctx = ZSTD_createCCtx();
+		int level = s->level > STORED_ZSTD_MIN_LEVEL
+				    ? s->level
+				    : STORED_ZSTD_MIN_LEVEL;
+		size_t r;
 
-		cap = 4 + 1 + 8 + 3 * nblocks + len;
+		if (!cctx)
+			return &kcore_error_nomem;
+		cap = ZSTD_compressBound(len);
 		out = malloc(cap);
+		r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel,
+					   level);
+		if (!ZSTD_isError(r))
+			r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag,
+						   1);
+		if (!ZSTD_isError(r))
+			r = ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag,
+						   1);
+		if (out && !ZSTD_isError(r))
+			r = ZSTD_compress2(cctx, out, cap, buf, len);
+		ZSTD_freeCCtx(cctx);
 		if (!out)
 			return &kcore_error_nomem;
-		stream_put_le32(out, 0xfd2fb528u);
-		/* 8-byte content size, single segment, no checksum. */
-		out[4] = 0xe0;
-		for (int i = 0; i < 8; i++)
-			out[5 + i] = (unsigned char)((uint64_t)len >> (8 * i));
-		p = out + 13;
-		for (size_t done = 0, b = 0; b < nblocks; b++) {
-			size_t n = len - done < ZSTD_RAW_BLOCK_MAX
-					   ? len - done
-					   : ZSTD_RAW_BLOCK_MAX;
-			uint32_t h = (uint32_t)(n << 3) | (b + 1 == nblocks);
-
-			p[0] = (unsigned char)h;
-			p[1] = (unsigned char)(h >> 8);
-			p[2] = (unsigned char)(h >> 16);
-			memcpy(p + 3, (const unsigned char *)buf + done, n);
-			p += 3 + n;
-			done += n;
+		if (ZSTD_isError(r)) {
+			free(out);
+			return zstd_error(s, "header compression", r);
 		}
 		*ret = out;
-		*ret_len = (size_t)(p - out);
-		*ret_unpadded = 0;
+		*ret_len = r;
 		return NULL;
 	}
+	lzma_stream_flags flags = { .version = 0, .check = LZMA_CHECK_CRC64 };
 	lzma_block block = {
 		.version = 0,
 		.check = LZMA_CHECK_CRC64,
 		.filters = s->filters,
 	};
-	size_t pos = 0;
+	lzma_index *index = NULL;
+	size_t pos = LZMA_STREAM_HEADER_SIZE;
 	lzma_ret lret;
 
-	cap = lzma_block_buffer_bound(len);
+	cap = 2 * LZMA_STREAM_HEADER_SIZE + lzma_block_buffer_bound(len) + 64;
 	out = malloc(cap);
 	if (!out)
 		return &kcore_error_nomem;
-	lret = lzma_block_uncomp_encode(&block, buf, len, out, &pos, cap);
+	lret = lzma_stream_header_encode(&flags, out);
+	if (lret == LZMA_OK)
+		lret = lzma_block_buffer_encode(&block, NULL, buf, len, out,
+						&pos, cap);
+	if (lret == LZMA_OK) {
+		index = lzma_index_init(NULL);
+		lret = index ? lzma_index_append(
+				       index, NULL,
+				       lzma_block_unpadded_size(&block), len)
+			     : LZMA_MEM_ERROR;
+	}
+	if (lret == LZMA_OK)
+		lret = lzma_index_buffer_encode(index, out, &pos, cap);
+	if (lret == LZMA_OK) {
+		flags.backward_size = lzma_index_size(index);
+		lret = pos + LZMA_STREAM_HEADER_SIZE <= cap
+			       ? lzma_stream_footer_encode(&flags, out + pos)
+			       : LZMA_BUF_ERROR;
+		pos += LZMA_STREAM_HEADER_SIZE;
+	}
+	if (index)
+		lzma_index_end(index, NULL);
 	if (lret != LZMA_OK) {
 		free(out);
-		return lzma_error(s, "stored block encoding", lret);
+		return lzma_error(s, "header stream encoding", lret);
 	}
 	*ret = out;
 	*ret_len = pos;
-	*ret_unpadded = lzma_block_unpadded_size(&block);
 	return NULL;
+}
+
+static struct kcore_error *emit_zeros(struct kcore_ostream *s, uint64_t len)
+{
+	static const unsigned char z[4096];
+
+	while (len) {
+		size_t n = len < sizeof(z) ? (size_t)len : sizeof(z);
+		struct kcore_error *err = emit(s, z, n);
+
+		if (err)
+			return err;
+		len -= n;
+	}
+	return NULL;
+}
+
+static struct kcore_error *pwrite_zeros(struct kcore_ostream *s, uint64_t off,
+					uint64_t len)
+{
+	static const unsigned char z[4096];
+
+	while (len) {
+		size_t n = len < sizeof(z) ? (size_t)len : sizeof(z);
+		struct kcore_error *err =
+			kcore_pwrite_all(s->io, s->fd, s->path, z, n, off);
+
+		if (err)
+			return err;
+		off += n;
+		len -= n;
+	}
+	return NULL;
+}
+
+/* The padding after the stored frame: zstd a skippable frame (at least
+ * its 8-byte header), xz stream padding (a multiple of 4). */
+static uint64_t room_padding(const struct kcore_ostream *s, uint64_t spare)
+{
+	if (s->method == KCORE_COMPRESS_ZSTD)
+		return spare < 8 ? 8 : spare;
+	return (spare + 3) & ~(uint64_t)3;
 }
 
 struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 					       const void *buf, size_t len,
+					       uint64_t spare,
 					       uint64_t *ret_offset)
 {
 	struct kcore_error *err = check_alive(s);
-	unsigned char *frame;
-	uint64_t unpadded;
+	unsigned char main_header[LZMA_STREAM_HEADER_SIZE], *frame;
+	uint64_t pad;
 	size_t flen;
 
 	if (err)
@@ -1108,22 +1188,82 @@ struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 		*ret_offset = s->bytes_in;
 		return kcore_ostream_write(s, buf, len);
 	}
-	if (s->filling || s->submitted != s->written)
+	/* First: the main stream's header (xz) is all there is so far. */
+	if (s->filling || s->submitted || s->nframes || s->bytes_out ||
+	    s->has_stored ||
+	    s->olen != (s->method == KCORE_COMPRESS_XZ ? LZMA_STREAM_HEADER_SIZE
+						       : 0))
 		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
-					  "a stored frame must start on a "
-					  "frame boundary with nothing "
-					  "pending");
-	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
+					  "a stored frame must come first");
+	err = encode_stored(s, buf, len, &frame, &flen);
 	if (err)
 		return fail(s, err);
-	*ret_offset = s->bytes_out + s->olen;
-	err = record_frame(s, flen, unpadded, len);
-	if (!err)
+	pad = room_padding(s, spare);
+	if (s->method == KCORE_COMPRESS_XZ) {
+		memcpy(main_header, s->obuf, sizeof(main_header));
+		s->olen = 0;
 		err = emit(s, frame, flen);
+		if (!err)
+			err = emit_zeros(s, pad);
+		if (!err)
+			err = emit(s, main_header, sizeof(main_header));
+	} else {
+		unsigned char head[8];
+
+		stream_put_le32(head, ROOM_SKIPPABLE_MAGIC);
+		stream_put_le32(head + 4, (uint32_t)(pad - 8));
+		s->stored_entry = s->nframes;
+		err = record_frame(s, flen, 0, len);
+		if (!err)
+			err = emit(s, frame, flen);
+		if (!err)
+			err = record_frame(s, pad, 0, 0);
+		if (!err)
+			err = emit(s, head, sizeof(head));
+		if (!err)
+			err = emit_zeros(s, pad - 8);
+	}
 	free(frame);
 	if (err)
 		return fail(s, err);
+	s->has_stored = true;
+	s->stored_len = len;
+	s->stored_room = flen + pad;
 	s->bytes_in += len;
+	*ret_offset = 0;
+	return NULL;
+}
+
+/*
+ * Grow the room to need bytes: everything after it moves up, from the
+ * end, through the fd (which must be readable: our own files are).
+ */
+static struct kcore_error *grow_room(struct kcore_ostream *s, uint64_t need)
+{
+	uint64_t from = s->stored_room, delta = need - s->stored_room,
+		 end = s->bytes_out;
+	unsigned char *buf = malloc(MOVE_CHUNK);
+	struct kcore_error *err = NULL;
+
+	if (!buf)
+		return &kcore_error_nomem;
+	while (!err && end > from) {
+		size_t n = end - from < MOVE_CHUNK ? (size_t)(end - from)
+						   : MOVE_CHUNK;
+
+		end -= n;
+		err = kcore_pread_all(s->io, s->fd, s->path, buf, n, end, NULL);
+		if (!err)
+			err = kcore_pwrite_all(s->io, s->fd, s->path, buf, n,
+					       end + delta);
+	}
+	free(buf);
+	if (err)
+		return err;
+	s->bytes_out += delta;
+	s->seek_table_off += delta;
+	s->stored_room = need;
+	s->room_grown += delta;
 	return NULL;
 }
 
@@ -1132,7 +1272,7 @@ struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 						 const void *buf, size_t len)
 {
 	unsigned char *frame;
-	uint64_t unpadded;
+	uint64_t pad;
 	size_t flen;
 	struct kcore_error *err;
 
@@ -1143,10 +1283,44 @@ struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 	if (s->method == KCORE_COMPRESS_NONE)
 		return kcore_pwrite_all(s->io, s->fd, s->path, buf, len,
 					offset);
-	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
+	if (!s->has_stored || offset != 0 || len != s->stored_len)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+					  "rewrite of another frame than the "
+					  "stored one");
+	err = encode_stored(s, buf, len, &frame, &flen);
 	if (err)
 		return err;
-	err = kcore_pwrite_all(s->io, s->fd, s->path, frame, flen, offset);
+	if (flen + room_padding(s, 0) > s->stored_room)
+		err = grow_room(s, flen + room_padding(s, 0));
+	pad = s->stored_room - flen;
+	if (!err)
+		err = kcore_pwrite_all(s->io, s->fd, s->path, frame, flen, 0);
 	free(frame);
+	if (!err && s->method == KCORE_COMPRESS_ZSTD) {
+		unsigned char e[16];
+
+		stream_put_le32(e, ROOM_SKIPPABLE_MAGIC);
+		stream_put_le32(e + 4, (uint32_t)(pad - 8));
+		err = kcore_pwrite_all(s->io, s->fd, s->path, e, 8, flen);
+		if (!err)
+			err = pwrite_zeros(s, flen + 8, pad - 8);
+		/* The seek table's entries for the frame and the room. */
+		stream_put_le32(e, (uint32_t)flen);
+		stream_put_le32(e + 4, (uint32_t)len);
+		stream_put_le32(e + 8, (uint32_t)pad);
+		stream_put_le32(e + 12, 0);
+		if (!err)
+			err = kcore_pwrite_all(
+				s->io, s->fd, s->path, e, sizeof(e),
+				s->seek_table_off + SEEK_TABLE_HEADER_SIZE +
+					8 * s->stored_entry);
+	} else if (!err) {
+		err = pwrite_zeros(s, flen, pad);
+	}
 	return err;
+}
+
+uint64_t kcore_ostream_room_grown(const struct kcore_ostream *s)
+{
+	return s->room_grown;
 }

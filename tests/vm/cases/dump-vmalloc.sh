@@ -69,3 +69,40 @@ while read -r range _size caller rest; do
 	fi
 done < "$OUT/sampled"
 cat "$OUT/compare"
+
+# Module text (issue 24): since execmem's ROX cache (Linux 7.3 on x86_64)
+# several modules' text shares one 2 MiB area whose caller is
+# execmem_alloc; the label names the modules whose text starts in it and
+# --caller NAME finds it.  The area holding the first module's text,
+# dumped with --caller NAME: dump-vmalloc.host.sh compares the label with
+# /proc/modules and vmallocinfo.
+echo 1 > /proc/sys/kernel/kptr_restrict
+cat /proc/modules > "$OUT/modules"
+cat /proc/vmallocinfo > "$OUT/vmallocinfo.modules"
+echo "$kptr" > /proc/sys/kernel/kptr_restrict
+# shellcheck disable=SC2046 # the fields of the first line
+set -- $(head -n 1 "$OUT/modules")
+if [ $# -ge 6 ]; then
+	mod=$1 addr=$6
+	area=
+	while read -r range _rest; do
+		s=${range%-*} e=${range#*-}
+		if [ $((addr - s)) -ge 0 ] && [ $((e - addr)) -gt 0 ]; then
+			area=$range
+			break
+		fi
+	done < "$OUT/vmallocinfo.modules"
+	echo "module $mod text at $addr: vmalloc area ${area:-none}"
+	echo "$mod $addr ${area:--}" > "$OUT/modtext.want"
+	if [ -n "$area" ]; then
+		echo 1 > /proc/sys/kernel/kptr_restrict
+		rc=0
+		timeout 120 "$KCOREDUMP" dump --vmalloc-range="$area" --caller "$mod" \
+			-o "$OUT/modtext.elf" --json > "$OUT/modtext.json" 2> "$OUT/modtext.stderr" || rc=$?
+		echo "$kptr" > /proc/sys/kernel/kptr_restrict
+		echo "dump --vmalloc-range=$area --caller $mod: exit $rc"
+		cat "$OUT/modtext.stderr"
+	fi
+else
+	echo "no loaded module (all built in)"
+fi

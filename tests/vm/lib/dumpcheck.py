@@ -364,11 +364,45 @@ def cmd_vmalloc(d):
           "and /proc/kcore (>= 2 of 3)")
     # The dump's bytes at those areas are what the guest read from it.
     check_vmalloc_page_tables(d, rows)
+    check_module_text(d)
     for r in rows:
         va, ln = int(r[0], 16), int(r[1])
         data = elf.read(va, ln)
         got = hashlib.sha256(data).hexdigest() if data is not None else None
         check(got == r[3], f"area {r[0]}: host's own parse of vm.elf = the guest's read", f"{got}")
+
+
+def check_module_text(d):
+    """The guest dumped the vmalloc area holding its first module's text
+    with --caller NAME: one segment, at that area, labelled with its caller
+    and every module whose text starts in it (Linux 7.3's execmem ROX cache
+    puts several modules' text in one 2 MiB area)."""
+    want = os.path.join(d, "modtext.want")
+    if not os.path.exists(want):
+        print("# no module text area checked (the guest has no loaded module)")
+        return
+    mod, addr, rng = open(want).read().split()
+    check(rng != "-", f"module {mod}'s text {addr} lies in a vmallocinfo area")
+    if rng == "-":
+        return
+    s, e = (int(x, 16) for x in rng.split("-"))
+    area = next(a for a in parse_vmallocinfo(os.path.join(d, "vmallocinfo.modules"))
+                if a["start"] == s)
+    mods = []
+    for line in open(os.path.join(d, "modules")):
+        w = line.split()
+        if len(w) >= 6 and s <= int(w[5], 16) < e:
+            mods.append(w[0])
+    label = f"{area['caller']} [module text: {' '.join(mods)}]"
+    j = load_json(os.path.join(d, "modtext.json"))
+    segs = j.get("segments", [])
+    print(f"# module text area {rng} ({area['caller']}): {len(mods)} modules {' '.join(mods)}")
+    check(len(segs) == 1 and int(segs[0]["vaddr"], 16) == s,
+          f"--vmalloc-range={rng} --caller {mod}: the one area holding {mod}'s text",
+          str([(x.get("vaddr"), x.get("label")) for x in segs]))
+    check(bool(segs) and segs[0].get("label") == label,
+          f"its label names the caller and the modules in it: '{label}'",
+          segs[0].get("label") if segs else "no segment")
 
 
 def check_vmalloc_page_tables(d, rows):

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ELF64 little-endian core header every ELF the library builds shares:
+ * the ELF header, the program headers right after it and, from PN_XNUM
+ * program headers on, section header 0 holding the real count.  One
+ * builder for the dump writer (write-elf.c), the kernel view (view.c),
+ * the live process image (process.c) and the synthetic images non-ELF
+ * readers present (read-image.c).
+ */
+#ifndef KCORE_FORMAT_ELFCORE_H
+#define KCORE_FORMAT_ELFCORE_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kcore_elfcore_phdr {
+	uint32_t type;
+	uint32_t flags;
+	uint64_t offset;
+	uint64_t vaddr;
+	uint64_t paddr;
+	uint64_t filesz;
+	uint64_t memsz;
+	uint64_t align;
+};
+
+/* True when phnum program headers need section header 0 (PN_XNUM). */
+static inline bool kcore_elfcore_xnum(size_t phnum)
+{
+	return phnum >= PN_XNUM;
+}
+
+/*
+ * Bytes of the ELF header, phnum program headers and, when
+ * kcore_elfcore_xnum(phnum), section header 0 right after them.
+ */
+size_t kcore_elfcore_headers_len(size_t phnum);
+
+/*
+ * Write the ELF header of an ET_CORE for machine with phnum program
+ * headers at offset sizeof(Elf64_Ehdr) into out.  Past PN_XNUM, section
+ * header 0 (sh_info = phnum) is written at shoff, or right after the
+ * program headers when shoff is 0; out must hold it.
+ */
+void kcore_elfcore_put_ehdr(unsigned char *out, uint16_t machine, size_t phnum,
+			    size_t shoff);
+
+/* Write program header index (0 = the first) of a header built above. */
+void kcore_elfcore_put_phdr(unsigned char *out, size_t index,
+			    const struct kcore_elfcore_phdr *ph);
+
+#endif
