@@ -14,8 +14,10 @@
 #    ELF and our kdump, and -d 31 of our ELF and kdump gives a dump it and
 #    crash read;
 #  - with VMLINUX (the guest's debug vmlinux, tests/oracle/fetch-dbg.sh):
-#    crash's sys, ps, log, kmem -i, mod and bt -a on every format, with
-#    the same ps (and sys release) on each, and drgn's task list.
+#    crash's sys, ps, log, kmem -i, mod and bt -a on every format and on
+#    the guest's own dump of its /proc/kcore, with the same ps on each,
+#    drgn's task list, and the same jiffies from drgn (through the kernel
+#    image's PT_LOAD) and crash (through RAM) in the ELF files.
 #   newest.sh KCOREDUMP PIDTARGET_STATIC GUEST_RAM_ELF [VMLINUX]
 set -uo pipefail
 kcoredump=$1 target=$2 ram=$3 vmlinux=${4:-}
@@ -74,6 +76,8 @@ if [[ ! -r $ram ]]; then
 	skip "no guest dump $ram (ctest -R vm-formats leaves it): kernel formats not checked"
 	finish
 fi
+binds+=(--bind "$(dirname "$ram")")
+ln -s "$(realpath "$ram")" "$tmp/guest.elf"
 rel=$(cat "$(dirname "$ram")/uname-r" 2> /dev/null) ||
 	rel=$("$kcoredump" info --json --no-holes --no-modules "$ram" | jq -r .source.kernel_release)
 k() { "$kcoredump" "$@"; }
@@ -131,7 +135,8 @@ if [[ -z $vmlinux ]]; then
 	skip "no VMLINUX: crash's sys/ps/log/kmem/mod/bt not run (oracle-newest-dbg)"
 	finish
 fi
-for f in "${formats[@]}" ram.elf.d31; do
+# guest.elf: the dump the guest made of its own /proc/kcore.
+for f in guest.elf "${formats[@]}" ram.elf.d31; do
 	[[ -e $tmp/$f ]] || continue
 	in_sid crash -s --no_scroll "$vmlinux" "$tmp/$f" > "$tmp/$f.crash" 2>&1 <<- 'EOF'
 		sys
@@ -173,7 +178,7 @@ cat > "$tmp/jiffies.py" <<- 'EOF'
 	prog.load_debug_info([sys.argv[2]], default=False, main=True)
 	print(hex(prog["jiffies"].value_()))
 EOF
-for f in ram.elf m/vmcore; do
+for f in guest.elf ram.elf m/vmcore; do
 	[[ -e $tmp/$f.crash ]] || continue
 	c=$(sed -n '/@@jiffies/,$p' "$tmp/$f.crash" | grep -o '= 0x[0-9a-f]*' | head -n 1)
 	d=$(in_sid python3 "$tmp/jiffies.py" "$tmp/$f" "$vmlinux" 2>&1 | tail -n 1)
