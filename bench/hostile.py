@@ -16,6 +16,13 @@ security tests check time and memory bounds on small ones.
                              a kdump whose two bitmaps fill GIB GiB
                              (file holes but for the one page dumped):
                              GIB GiB apparent, a few KB on disk
+  hostile.py pgtable N OUT   a 45 KB kdump whose kernel page tables map
+                             the image with one 2 MiB page and point N
+                             direct-map PGD slots (1 to 236) at one PUD
+                             whose entries all point at one PMD whose
+                             entries all point at one empty PTE table
+                             (issue 27 item 2: a walk per 4 KiB took
+                             about 25 hours for N = 236)
   hostile.py flat-kdump LOG2 OUT
                              a flattened kdump (makedumpfile -F) whose
                              header declares 2^LOG2 pfns (bitmaps of
@@ -67,8 +74,12 @@ def elf(n, out):
             f.write(struct.pack("<IIQQQQIIQQ", 0, 0, 0, 0, 0, 0, 0, phnum, 0, 0))
 
 
-def kdump(n, out, dumped=(), mapnr=None, sparse=False):
-    """Bitmap 1: every other pfn up to 2n; bitmap 2: the pfns in dumped."""
+def kdump(n, out, dumped=(), mapnr=None, sparse=False, pages=None, info=None):
+    """Bitmap 1: every other pfn up to 2n; bitmap 2: the pfns in dumped.
+    pages: {pfn: 4096 bytes} dumped with their own data; info: the
+    VMCOREINFO text of the sub-header."""
+    pages = pages or {}
+    dumped = sorted(set(dumped) | set(pages))
     max_mapnr = mapnr or 2 * n
     bitmap_len = ((max_mapnr + 7) // 8 + PAGE - 1) // PAGE * PAGE
     sub = struct.pack("<QiiQQ", 0, 1, 0, 0, 0)
@@ -96,13 +107,52 @@ def kdump(n, out, dumped=(), mapnr=None, sparse=False):
             f.seek(bm1_off + pfn // 8)
             f.write(bytes([(b[0] if b else 0) | 1 << (pfn % 8)]))
             f.seek(bm2_off + pfn // 8)
-            f.write(bytes([1 << (pfn % 8)]))
+            b = f.read(1)
+            f.seek(bm2_off + pfn // 8)
+            f.write(bytes([(b[0] if b else 0) | 1 << (pfn % 8)]))
+        own = [pfn for pfn in dumped if pfn in pages]
         f.seek(desc_off)
-        for _ in dumped:
-            f.write(struct.pack("<QIIQ", data_off, PAGE, 0, 0))
+        for pfn in dumped:
+            off = data_off + PAGE * (1 + own.index(pfn)) if pfn in pages else data_off
+            f.write(struct.pack("<QIIQ", off, PAGE, 0, 0))
         f.seek(data_off)
         f.write(b"\x42" * PAGE)
-        f.truncate(max(data_off + PAGE, desc_off))
+        for pfn in own:
+            f.write(pages[pfn])
+        end = data_off + PAGE * (1 + len(own))
+        if info:  # in the sub-header's block, after its fields
+            f.seek(PAGE + 32)
+            f.write(struct.pack("<QQ", PAGE + 256, len(info)))
+            f.seek(PAGE + 256)
+            f.write(info)
+        f.truncate(max(end, desc_off))
+
+
+def pgtable(n, out):
+    """Kernel page tables at pfns 1 to 6 (phys_base 0): PGD, the image's
+    PUD and PMD (one 2 MiB page at 0), the aliased direct-map PUD, PMD
+    and the empty PTE table."""
+    ent = lambda pfn, flags=0x63: struct.pack("<Q", pfn * PAGE | flags)
+    pgd = bytearray(PAGE)
+    for slot in range(273, 273 + max(1, min(n, 236))):  # 0xffff888000000000 on
+        pgd[slot * 8:slot * 8 + 8] = ent(4)
+    pgd[511 * 8:512 * 8] = ent(2)  # __START_KERNEL_map
+    pud_text = bytearray(PAGE)
+    pud_text[510 * 8:511 * 8] = ent(3)
+    pmd_text = bytearray(PAGE)
+    pmd_text[0:8] = ent(0, 0xE3)  # present, rw, PSE: 2 MiB at 0
+    info = (
+        "OSRELEASE=6.12.0-hostile\n"
+        "PAGESIZE=4096\n"
+        "SYMBOL(init_top_pgt)=ffffffff80001000\n"
+        "SYMBOL(_stext)=ffffffff81000000\n"
+        "NUMBER(phys_base)=0\n"
+        "NUMBER(pgtable_l5_enabled)=0\n"
+        "NUMBER(KERNEL_IMAGE_SIZE)=40000000\n"
+    ).encode()
+    pages = {1: bytes(pgd), 2: bytes(pud_text), 3: bytes(pmd_text),
+             4: ent(5) * 512, 5: ent(6) * 512, 6: bytes(PAGE)}
+    kdump(0, out, mapnr=1024, sparse=True, pages=pages, info=info)
 
 
 def flat_kdump(log2, out):
@@ -154,6 +204,8 @@ def main():
         kdump(arg, out)
     elif kind == "lime":
         lime(arg, out)
+    elif kind == "pgtable":
+        pgtable(arg, out)
     elif kind == "flat-kdump":
         flat_kdump(arg, out)
     elif kind == "sparse-kdump":

@@ -172,7 +172,7 @@ check_base() {
 	fi
 	((${#postings[@]} > 0)) || { not_ok "$base: no patches in $dir"; return; }
 	mapfile -t all < <(for d in "${postings[@]}"; do
-		find "$d" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | LC_ALL=C sort
+		find "$d" -maxdepth 1 -name '[0-9][0-9][0-9][0-9]-*.patch' ! -name '0000-*' | LC_ALL=C sort || true
 	done)
 	((${#all[@]} > 0)) || { not_ok "$base: no patches in $dir"; return; }
 	# Files the series modifies (not those it creates), as the tarball names them.

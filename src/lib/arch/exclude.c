@@ -22,7 +22,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "read.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/vmcoreinfo.h"

@@ -180,4 +180,12 @@ void kcore_sandbox_rlimits(unsigned cpu_seconds);
 /* An owned copy of label (classify.c); NULL when out of memory. */
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
 
+/*
+ * Make room for one more element in two arrays of *cap elements (of
+ * a_size and b_size bytes) that hold n: doubles *cap when n == *cap.
+ * b may be NULL: one array.
+ */
+struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
+				size_t b_size, size_t n, size_t *cap);
+
 #endif

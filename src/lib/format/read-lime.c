@@ -223,26 +223,6 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 	return NULL;
 }
 
-struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
-				size_t b_size, size_t n, size_t *cap)
-{
-	size_t c = *cap ? 2 * *cap : 64;
-	void *pa, *pb;
-
-	if (n < *cap)
-		return NULL;
-	pa = realloc(*a, c * a_size);
-	if (pa)
-		*a = pa;
-	pb = b ? realloc(*b, c * b_size) : pa;
-	if (pb && b)
-		*b = pb;
-	if (!pa || !pb)
-		return &kcore_error_nomem;
-	*cap = c;
-	return NULL;
-}
-
 static bool lime_probe(const unsigned char *magic, size_t len)
 {
 	return len >= 4 && kcore_load(magic, 4, false) == LIME_MAGIC;

@@ -101,14 +101,6 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 		 const char *name, uint32_t magic, uint32_t version, size_t n,
 		 uint64_t prev_end, uint64_t *ret_start, uint64_t *ret_size);
 
-/*
- * Make room for one more element in two arrays of *cap elements (of
- * a_size and b_size bytes) that hold n: doubles *cap when n == *cap.
- * b may be NULL: one array.
- */
-struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
-				size_t b_size, size_t n, size_t *cap);
-
 extern const struct kcore_input_format kcore_format_kdump;
 extern const struct kcore_input_format kcore_format_flattened;
 extern const struct kcore_input_format kcore_format_lime;
