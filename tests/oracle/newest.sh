@@ -138,7 +138,9 @@ fi
 # guest.elf: the dump the guest made of its own /proc/kcore.
 for f in guest.elf "${formats[@]}" ram.elf.d31; do
 	[[ -e $tmp/$f ]] || continue
-	in_sid crash -s --no_scroll "$vmlinux" "$tmp/$f" > "$tmp/$f.crash" 2>&1 <<- 'EOF'
+	# Results beside the files, never in the read-only mount (m/).
+	c=$tmp/${f//\//_}.crash
+	in_sid crash -s --no_scroll "$vmlinux" "$tmp/$f" > "$c" 2>&1 <<- 'EOF'
 		sys
 		!echo @@ps
 		ps
@@ -154,7 +156,6 @@ for f in guest.elf "${formats[@]}" ram.elf.d31; do
 		p/x jiffies
 		quit
 	EOF
-	c=$tmp/$f.crash
 	sed -n '/@@ps/,/@@log/p' "$c" | grep -E '^[ >]+[0-9]+ ' | sed 's/^>/ /' |
 		awk '{ print $1, $2, $NF }' | sort > "$c.ps"
 	errs=$(grep -E '^crash: |^(ps|log|kmem|mod|bt): ' "$c" | grep -v 'cannot find' | head -n 3 | tr '\n' ' ')
@@ -179,17 +180,17 @@ cat > "$tmp/jiffies.py" <<- 'EOF'
 	print(hex(prog["jiffies"].value_()))
 EOF
 for f in guest.elf ram.elf m/vmcore; do
-	[[ -e $tmp/$f.crash ]] || continue
-	c=$(sed -n '/@@jiffies/,$p' "$tmp/$f.crash" | grep -o '= 0x[0-9a-f]*' | head -n 1)
+	[[ -e $tmp/${f//\//_}.crash ]] || continue
+	c=$(sed -n '/@@jiffies/,$p' "$tmp/${f//\//_}.crash" | grep -o '= 0x[0-9a-f]*' | head -n 1)
 	d=$(in_sid python3 "$tmp/jiffies.py" "$tmp/$f" "$vmlinux" 2>&1 | tail -n 1)
 	[[ -n $c && "= $d" == "$c" ]] &&
 		ok "$f: drgn 0.3 and crash 9 read the same jiffies ($d)" ||
 		not_ok "$f: jiffies: crash 9 '$c', drgn 0.3 '$d'"
 done
 for f in "${formats[@]}"; do
-	[[ $f == ram.elf || ! -e $tmp/$f.crash.ps ]] && continue
-	cmp -s "$tmp/ram.elf.crash.ps" "$tmp/$f.crash.ps" &&
+	[[ $f == ram.elf || ! -e $tmp/${f//\//_}.crash.ps ]] && continue
+	cmp -s "$tmp/ram.elf.crash.ps" "$tmp/${f//\//_}.crash.ps" &&
 		ok "$f: crash 9's ps is ram.elf's" ||
-		not_ok "$f: crash 9's ps differs from ram.elf's: $(diff "$tmp/ram.elf.crash.ps" "$tmp/$f.crash.ps" | head -n 4 | tr '\n' ' ')"
+		not_ok "$f: crash 9's ps differs from ram.elf's: $(diff "$tmp/ram.elf.crash.ps" "$tmp/${f//\//_}.crash.ps" | head -n 4 | tr '\n' ' ')"
 done
 finish
