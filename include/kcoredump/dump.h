@@ -95,6 +95,16 @@ struct kcore_plan_segment {
 	enum kcore_segment_class cls;
 	const char *label;
 	size_t src_segment; /* index in the source */
+	/*
+	 * Set by the writer's plan(): this segment's bytes are the file bytes
+	 * of the earlier plan segment share_seg from its offset share_off on
+	 * (the kernel image's pages inside RAM).  The dump copies them from
+	 * there, read once, so both describe one moment; the writer stores
+	 * nothing more for it.
+	 */
+	bool shared;
+	size_t share_seg;
+	uint64_t share_off;
 	/* Filled by the dump. */
 	uint64_t out_offset;
 	unsigned char digest[KCORE_DIGEST_LEN];

@@ -18,7 +18,7 @@ static const struct cli_option convert_options[] = {
 	  "(default: from the suffix)",
 	  "zstd xz none", DOPT_COMPRESS },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zstd (default), zlib, lzo, snappy or "
+	  "kdump page compression: zlib (default), zstd, lzo, snappy or "
 	  "none",
 	  "zstd zlib lzo snappy none", DOPT_CODEC },
 	{ "level", 0, CLI_ARG_REQUIRED, "N",

@@ -28,7 +28,7 @@ static const struct cli_option dump_options[] = {
 	  "suffix)",
 	  "zstd xz none", DOPT_COMPRESS },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zstd (default), zlib, lzo, snappy or "
+	  "kdump page compression: zlib (default), zstd, lzo, snappy or "
 	  "none",
 	  "zstd zlib lzo snappy none", DOPT_CODEC },
 	{ "level", 0, CLI_ARG_REQUIRED, "N",
@@ -632,7 +632,10 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	bool format_set = false, codec_set = false;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct kcore_selection sel = { 0 };
-	struct kcore_dump_opts opts = { 0 };
+	/* zlib pages: the codec every makedumpfile, crash and libkdumpfile
+	 * build reads (Debian 12's makedumpfile 1.7.2 has no zstd, sid's
+	 * 1.7.8 no snappy). */
+	struct kcore_dump_opts opts = { .codec = KCORE_CODEC_ZLIB };
 	struct kcore_dump_result res;
 	struct cli_progress ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];

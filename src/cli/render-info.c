@@ -188,6 +188,14 @@ static void text_source(FILE *f, const struct info_model *m)
 		if (in->has_kernel_offset)
 			fprintf(f, "KASLR offset: 0x%" PRIx64 "\n",
 				in->kernel_offset);
+		/* `gdb vmlinux FILE` takes vmlinux's link-time addresses and
+		 * silently reads the wrong memory under KASLR. */
+		if (in->has_kernel_offset && !in->physical_only &&
+		    !strcmp(kcore_source_format(m->src), "file"))
+			fprintf(f,
+				"gdb:          gdb -ex 'symbol-file -o "
+				"0x%" PRIx64 " vmlinux' -ex 'core-file %s'\n",
+				in->kernel_offset, cli_esc(in->path));
 	}
 }
 

@@ -52,7 +52,7 @@ not_ok() { n=$((n + 1)); echo "not ok $n - $*"; fail=1; }
 
 makedumpfile -c -d 1 "$d/ram.elf" "$tmp/reference.kdump" > /dev/null 2>&1 ||
 	{ echo "Bail out! makedumpfile -c -d 1 cannot read $d/ram.elf"; exit 1; }
-"$kcoredump" convert -q -T 2 --format kdump "$d/ram.elf" -o "$tmp/zstd.kdump"
+"$kcoredump" convert -q -T 2 --format kdump --codec zstd "$d/ram.elf" -o "$tmp/zstd.kdump"
 "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$d/ram.elf" -o "$tmp/zlib.kdump"
 "$kcoredump" convert -q -T 2 --format kdump --codec lzo "$d/ram.elf" -o "$tmp/lzo.kdump"
 "$kcoredump" convert -q -T 2 --format kdump --codec snappy "$d/ram.elf" -o "$tmp/snappy.kdump"

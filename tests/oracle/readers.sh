@@ -51,13 +51,13 @@ page_offset=$(jq -r '.source.layout.page_offset_base' <<< "$info")
 echo "# $source: release $release, phys_base $phys_base"
 
 run "ELF dump of the RAM" "$kcoredump" dump -q -T 2 --segments ram "$source" -o "$tmp/ram.elf"
-run "kdump (zstd) with kcoredump dump" "$kcoredump" dump -q -T 2 --format kdump "$source" -o "$tmp/zstd.kdump"
+run "kdump (zstd) with kcoredump dump" "$kcoredump" dump -q -T 2 --format kdump --codec zstd "$source" -o "$tmp/zstd.kdump"
 run "kdump (zlib) with kcoredump convert" "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$source" -o "$tmp/zlib.kdump"
 run "kdump (none) with kcoredump convert" "$kcoredump" convert -q -T 1 --format kdump --codec none "$source" -o "$tmp/none.kdump"
 for c in lzo snappy; do
 	run "kdump ($c) with kcoredump convert" "$kcoredump" convert -q -T 2 --format kdump --codec $c "$source" -o "$tmp/$c.kdump"
 done
-if "$kcoredump" convert -q -T 2 --format kdump "$source" -o - | cat > "$tmp/zstd.flat"; then
+if "$kcoredump" convert -q -T 2 --format kdump --codec zstd "$source" -o - | cat > "$tmp/zstd.flat"; then
 	ok "flattened kdump through a pipe"
 else
 	not_ok "flattened kdump through a pipe"

@@ -17,13 +17,14 @@
 #                                    --skip: exit 77 (ctest skip) when it
 #                                    cannot be built here (no mmdebstrap, not
 #                                    root, no network) instead of 1
-#   sid-root.sh run [--bind PATH]... [--] CMD ARGS...
+#   sid-root.sh run [--bind PATH | --bind-rw PATH]... [--] CMD ARGS...
 #                                    run CMD inside the root (a private mount
 #                                    namespace and chroot): each PATH (file or
-#                                    directory) is bind-mounted read-only at
-#                                    the same path inside; /proc, /dev and a
-#                                    fresh /tmp are mounted too.  Nothing
-#                                    stays mounted after CMD exits.
+#                                    directory, with the mounts below it) is
+#                                    bind-mounted at the same path inside,
+#                                    read-only unless --bind-rw; /proc, /dev
+#                                    and a fresh /tmp are mounted too.
+#                                    Nothing stays mounted after CMD exits.
 #   sid-root.sh versions             print the readers' package versions.
 set -euo pipefail
 # shellcheck source=../lib/shell.sh
@@ -85,7 +86,11 @@ run() {
 	local binds=() p
 	while (($#)); do
 		case $1 in
-		--bind) binds+=("$(realpath -e "$2")") || fail "no such path to bind: '$2'"; shift 2 ;;
+		--bind | --bind-rw)
+			p=$(realpath -e "$2") || fail "no such path to bind: '$2'"
+			binds+=("${1#--bind}" "$p")
+			shift 2
+			;;
 		--) shift; break ;;
 		*) break ;;
 		esac
@@ -94,6 +99,7 @@ run() {
 	build
 	for p in "${binds[@]}"; do
 		case $p in
+		"" | -rw) ;;
 		/ | /proc* | /dev* | /sys*) fail "run: refusing to bind '$p'" ;;
 		esac
 	done
@@ -105,16 +111,16 @@ run() {
 		mount -t tmpfs tmpfs "$root/tmp"
 		mount -t proc proc "$root/proc"
 		mount --rbind /dev "$root/dev"
-		for ((i = 0; i < n; i++)); do
-			p=$1; shift
+		for ((i = 0; i < n; i += 2)); do
+			mode=$1 p=$2; shift 2
 			if [[ -d $p ]]; then
 				mkdir -p "$root$p"
 			else
 				mkdir -p "$root$(dirname "$p")"
 				[[ -e $root$p ]] || : > "$root$p"
 			fi
-			mount --bind "$p" "$root$p"
-			mount -o remount,bind,ro "$root$p"
+			mount --rbind "$p" "$root$p"
+			[[ $mode == -rw ]] || mount -o remount,bind,ro "$root$p"
 		done
 		exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 			HOME=/tmp LANG=C.UTF-8 TERM=dumb "$@"
@@ -126,6 +132,6 @@ run) shift; run "$@" ;;
 versions) build; cat "$root/.versions" ;;
 --skip) skip=1; build; echo "$root" ;;
 "") build; echo "$root" ;;
--h | --help) sed -n '3,27p' "$0" | sed 's/^# \{0,1\}//' ;;
+-h | --help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//' ;;
 *) echo "sid-root.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 esac

@@ -55,6 +55,9 @@ struct dump {
 	pthread_t *threads;
 	unsigned nthreads;
 	struct kcore_seg_hasher **hashers;
+	/* Per plan segment: for a shared one, its bytes and per-page hole
+	 * flags, copied as its share_seg is read (else NULL). */
+	unsigned char **share_buf, **share_hole;
 	/* results */
 	struct kcore_dump_result *res;
 	size_t errors_cap;
@@ -355,12 +358,50 @@ static void read_range(struct dump *d, struct job *j, uint64_t at,
 	}
 }
 
+/* The bytes of job j (just read) that shared segments describe too. */
+static void keep_shared(struct dump *d, const struct job *j)
+{
+	for (size_t i = j->b.seg + 1; i < d->plan->nsegs; i++) {
+		const struct kcore_plan_segment *t = &d->plan->segs[i];
+		uint64_t lo, hi;
+
+		if (!t->shared || t->share_seg != j->b.seg)
+			continue;
+		lo = j->b.off > t->share_off ? j->b.off : t->share_off;
+		hi = j->b.off + j->b.len < t->share_off + t->size
+			     ? j->b.off + j->b.len
+			     : t->share_off + t->size;
+		if (lo >= hi)
+			continue;
+		memcpy(d->share_buf[i] + (lo - t->share_off),
+		       j->b.buf + (lo - j->b.off), hi - lo);
+		for (uint64_t p = lo; p < hi; p += d->page)
+			d->share_hole[i][(p - t->share_off) / d->page] =
+				j->b.hole[(p - j->b.off) / d->page];
+	}
+}
+
+/* A shared segment's job: the copy kept from its share_seg. */
+static void fill_shared(struct dump *d, struct job *j)
+{
+	uint64_t first = j->b.off / d->page;
+
+	memcpy(j->b.buf, d->share_buf[j->b.seg] + j->b.off, j->b.len);
+	memcpy(j->b.hole, d->share_hole[j->b.seg] + first, j->b.pages);
+	if (j->b.bad)
+		memset(j->b.bad, 0, j->b.pages);
+}
+
 static void fill_job(struct dump *d, struct job *j)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[j->b.seg];
 	uint64_t pos = j->b.off, end = j->b.off + j->b.len;
 	uint64_t pages = (j->b.len + d->page - 1) / d->page;
 
+	if (seg->shared) {
+		fill_shared(d, j);
+		return;
+	}
 	memset(j->b.hole, 1, pages);
 	if (j->b.bad)
 		memset(j->b.bad, 0, pages);
@@ -384,6 +425,8 @@ static void fill_job(struct dump *d, struct job *j)
 			   kcore_extent_source(seg, pos, NULL, NULL), de - pos);
 		pos = de;
 	}
+	if (d->share_buf)
+		keep_shared(d, j);
 }
 
 static void report_progress(struct dump *d, bool force)
@@ -501,6 +544,16 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	uint64_t off = 0;
 
+	/* Its source's holes were its share_seg's: every block is copied. */
+	while (seg->shared && off < seg->size) {
+		uint64_t end =
+			off + d->block < seg->size ? off + d->block : seg->size;
+		struct kcore_error *err = submit(d, si, off, end - off);
+
+		if (err)
+			return err;
+		off = end;
+	}
 	d->ext.valid = false;
 	while (off < seg->size) {
 		uint64_t ds, de, start, end;
@@ -576,6 +629,24 @@ static struct kcore_error *setup(struct dump *d, unsigned n)
 	}
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
 		const struct kcore_plan_segment *s = &d->plan->segs[i];
+		uint64_t np = (s->size + d->page - 1) / d->page;
+
+		if (!s->shared)
+			continue;
+		if (!d->share_buf) {
+			d->share_buf = calloc(d->plan->nsegs, sizeof(void *));
+			d->share_hole = calloc(d->plan->nsegs, sizeof(void *));
+			if (!d->share_buf || !d->share_hole)
+				return &kcore_error_nomem;
+		}
+		d->share_buf[i] = calloc(1, s->size ? s->size : 1);
+		d->share_hole[i] = malloc(np ? np : 1);
+		if (!d->share_buf[i] || !d->share_hole[i])
+			return &kcore_error_nomem;
+		memset(d->share_hole[i], 1, np);
+	}
+	for (size_t i = 0; i < d->plan->nsegs; i++) {
+		const struct kcore_plan_segment *s = &d->plan->segs[i];
 		struct kcore_error *err = kcore_seg_hasher_create(
 			s->memsz > s->size ? s->memsz : s->size,
 			&d->hashers[i]);
@@ -623,6 +694,12 @@ static void teardown(struct dump *d)
 	for (size_t i = 0; d->hashers && i < d->plan->nsegs; i++)
 		kcore_seg_hasher_destroy(d->hashers[i]);
 	free(d->hashers);
+	for (size_t i = 0; d->share_buf && i < d->plan->nsegs; i++) {
+		free(d->share_buf[i]);
+		free(d->share_hole[i]);
+	}
+	free(d->share_buf);
+	free(d->share_hole);
 }
 
 struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,

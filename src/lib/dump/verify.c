@@ -537,6 +537,15 @@ static int cmp_sload(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
+/* Stream bytes into a content hasher, zeros as zeros. */
+static struct kcore_error *hash_bytes(struct kcore_content_hasher *h,
+				      const unsigned char *buf, uint64_t len)
+{
+	if (kcore_is_zero(buf, len))
+		return kcore_content_hasher_add_zeros(h, len);
+	return kcore_content_hasher_add(h, buf, len);
+}
+
 static struct kcore_error *sread(struct kcore_istream *is, const char *path,
 				 void *buf, size_t len, uint64_t at)
 {
@@ -735,14 +744,26 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 	stream_notes(hdr, hdr_len, ph, phnum, r);
 	qsort(loads, n, sizeof(*loads), cmp_sload);
 	pos = hdr_len;
-	for (size_t k = 0; !err && k < n; k++) {
-		struct kcore_content_hasher *h;
+	for (size_t k = 0; !err && k < n;) {
+		struct kcore_content_hasher *h, **in = NULL;
+		uint64_t end = loads[k].offset + loads[k].filesz;
+		size_t ni = 0;
 
 		if (loads[k].offset < pos) {
 			err = kcore_error_create_at(
 				KCORE_ERR_UNSUPPORTED, 0, path, loads[k].offset,
 				"segments overlap; a stream cannot be "
 				"verified");
+			break;
+		}
+		/* Loads inside this one (the kernel image inside RAM) are
+		 * hashed from the same bytes as they pass. */
+		while (k + 1 + ni < n && loads[k + 1 + ni].offset < end &&
+		       loads[k + 1 + ni].offset + loads[k + 1 + ni].filesz <=
+			       end)
+			ni++;
+		if (ni && !(in = calloc(ni, sizeof(*in)))) {
+			err = &kcore_error_nomem;
 			break;
 		}
 		while (!err && pos < loads[k].offset) { /* padding */
@@ -755,20 +776,33 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 		if (!err)
 			err = kcore_content_hasher_create(
 				r->segs[loads[k].idx].size, &h);
-		if (err)
+		for (size_t i = 0; !err && i < ni; i++)
+			err = kcore_content_hasher_create(
+				r->segs[loads[k + 1 + i].idx].size, &in[i]);
+		if (err) {
+			for (size_t i = 0; i < ni; i++)
+				kcore_content_hasher_destroy(in[i]);
+			free(in);
 			break;
+		}
 		for (uint64_t done = 0; !err && done < loads[k].filesz;) {
 			uint64_t m = loads[k].filesz - done;
 
 			m = m < CHUNK ? m : CHUNK;
 			err = sread(is, path, buf, m, pos);
-			if (!err) {
-				if (kcore_is_zero(buf, m))
-					err = kcore_content_hasher_add_zeros(h,
-									     m);
-				else
-					err = kcore_content_hasher_add(h, buf,
-								       m);
+			if (!err)
+				err = hash_bytes(h, buf, m);
+			for (size_t i = 0; !err && i < ni; i++) {
+				const struct sload *l = &loads[k + 1 + i];
+				uint64_t lo = l->offset > pos ? l->offset : pos;
+				uint64_t hi = l->offset + l->filesz < pos + m
+						      ? l->offset + l->filesz
+						      : pos + m;
+
+				if (lo < hi)
+					err = hash_bytes(in[i],
+							 buf + (lo - pos),
+							 hi - lo);
 			}
 			if (!err)
 				err = cancelled(cancel, path);
@@ -779,6 +813,15 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 			err = kcore_content_hasher_finish(
 				h, r->segs[loads[k].idx].actual);
 		kcore_content_hasher_destroy(h);
+		for (size_t i = 0; i < ni; i++) {
+			if (!err)
+				err = kcore_content_hasher_finish(
+					in[i],
+					r->segs[loads[k + 1 + i].idx].actual);
+			kcore_content_hasher_destroy(in[i]);
+		}
+		free(in);
+		k += 1 + ni;
 	}
 	if (!err && r->digest_location &&
 	    !strcmp(r->digest_location, "trailer")) {

@@ -263,10 +263,27 @@ static int cmp_by_offset(const void *a, const void *b)
 
 	if (x->offset != y->offset)
 		return x->offset < y->offset ? -1 : 1;
+	if (x->filesz != y->filesz) /* the larger first: it holds the other */
+		return x->filesz > y->filesz ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* Two segments must not claim the same file bytes. */
+/* b's bytes are a's at the same physical addresses: the kernel image's
+ * PT_LOAD inside RAM's, as kcoredump writes it (one copy, one moment). */
+static bool same_pages(const struct kcore_segment *a,
+		       const struct kcore_segment *b)
+{
+	uint64_t rel = b->offset - a->offset;
+
+	return a->type == PT_LOAD && b->type == PT_LOAD &&
+	       a->paddr != UINT64_MAX && b->paddr != UINT64_MAX &&
+	       b->offset >= a->offset && rel <= a->filesz &&
+	       b->filesz <= a->filesz - rel && b->paddr >= a->paddr &&
+	       b->paddr - a->paddr == rel;
+}
+
+/* Two segments must not claim the same file bytes, but for the same
+ * physical pages. */
 static struct kcore_error *check_overlaps(struct kcore_source *src)
 {
 	struct kcore_segment **by_off;
@@ -284,10 +301,14 @@ static struct kcore_error *check_overlaps(struct kcore_source *src)
 			by_off[n++] = seg;
 	}
 	qsort(by_off, n, sizeof(*by_off), cmp_by_offset);
-	for (size_t i = 1; i < n; i++) {
-		const struct kcore_segment *a = by_off[i - 1], *b = by_off[i];
+	for (size_t i = 1, outer = 0; i < n; i++) {
+		const struct kcore_segment *a = by_off[outer], *b = by_off[i];
 
-		if (b->offset < a->offset + a->filesz) {
+		if (b->offset >= a->offset + a->filesz) {
+			outer = i;
+			continue;
+		}
+		if (!same_pages(a, b)) {
 			err = kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, b->offset,
 				"program headers %u and %u overlap in the file "

@@ -70,16 +70,25 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 			       });
 	kcore_note_blob_deinit(&notes);
 	off = kcore_round_up(ew->header_len, ws->page);
+	ew->total = ew->header_len;
 	for (size_t i = 0; i < plan->nsegs; i++) {
 		struct kcore_plan_segment *s = &plan->segs[i];
 
-		s->out_offset = off;
+		if (s->shared) {
+			s->out_offset = plan->segs[s->share_seg].out_offset +
+					s->share_off;
+		} else {
+			s->out_offset = off;
+			off = kcore_round_up(off + s->size, ws->page);
+			if (s->out_offset + s->size > ew->total)
+				ew->total = s->out_offset + s->size;
+		}
 		kcore_elfcore_put_phdr(
 			ew->header, i + 1,
 			&(struct kcore_elfcore_phdr){
 				.type = PT_LOAD,
 				.flags = s->flags,
-				.offset = off,
+				.offset = s->out_offset,
 				.vaddr = s->vaddr,
 				.paddr = s->has_paddr ? s->paddr : UINT64_MAX,
 				.filesz = s->size,
@@ -87,11 +96,7 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 					s->memsz > s->size ? s->memsz : s->size,
 				.align = 0, /* crash misreads p_align 4096 */
 			});
-		off = kcore_round_up(off + s->size, ws->page);
 	}
-	ew->total = plan->nsegs ? plan->segs[plan->nsegs - 1].out_offset +
-					  plan->segs[plan->nsegs - 1].size
-				: ew->header_len;
 	return NULL;
 }
 
@@ -105,11 +110,37 @@ static uint64_t header_room(const struct elf_writer *ew)
 	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs;
 }
 
-/* PT_LOADs in ascending p_vaddr (the ELF ABI). */
+/*
+ * PT_LOADs in ascending p_vaddr (the ELF ABI).  A segment whose physical
+ * pages lie inside an earlier RAM segment (the kernel image: kcore lists it
+ * as TEXT and again in RAM) shares RAM's file bytes: program headers may
+ * describe the same bytes, and two copies read at different moments of a
+ * live kernel differ (drgn reads the image's, crash RAM's).
+ */
 static struct kcore_error *elfw_plan(struct kcore_plan *plan, uint64_t page,
 				     size_t *dropped)
 {
 	kcore_plan_sort_virtual(plan);
+	for (size_t i = 0; i < plan->nsegs; i++) {
+		struct kcore_plan_segment *t = &plan->segs[i];
+
+		if (t->cls == KCORE_CLASS_RAM || !t->has_paddr ||
+		    t->memsz > t->size || t->paddr % page)
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct kcore_plan_segment *r = &plan->segs[j];
+
+			if (r->cls != KCORE_CLASS_RAM || !r->has_paddr ||
+			    r->shared || t->paddr < r->paddr ||
+			    t->paddr - r->paddr > r->size ||
+			    t->size > r->size - (t->paddr - r->paddr))
+				continue;
+			t->shared = true;
+			t->share_seg = j;
+			t->share_off = t->paddr - r->paddr;
+			break;
+		}
+	}
 	return NULL;
 }
 
@@ -162,6 +193,8 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 static struct kcore_error *elfw_block(struct kcore_writer *w,
 				      const struct kcore_block *b)
 {
+	if (w->ws->plan->segs[b->seg].shared)
+		return NULL; /* its bytes are its share_seg's */
 	return kcore_block_runs(w, b, kcore_write_run_in_place);
 }
 

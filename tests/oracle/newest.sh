@@ -1,0 +1,196 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The newest readers (Debian sid, in the root tests/oracle/sid-root.sh
+# caches: crash 9.0.x, drgn 0.3.x with libkdumpfile 0.5.x, makedumpfile
+# 1.7.8, gdb 18, elfutils 0.196) on what kcoredump writes:
+#  - process core (kcoredump pid of a static pidtarget): gdb's backtraces
+#    of its 4 threads, eu-stack unwinds every thread;
+#  - a real kernel's memory (the vm-formats guest's ram.elf, when there),
+#    as our ELF, kdump (default codec), flattened kdump (written to a
+#    pipe), -d 31 kdump and mounted .zst: crash --osrelease prints the
+#    guest's release; drgn (mount-readers.py) reads init_uts_ns, the
+#    VMCOREINFO symbols and 500 random pages as in the plain ELF;
+#    makedumpfile --dump-dmesg prints the guest's log, the same from our
+#    ELF and our kdump, and -d 31 of our ELF and kdump gives a dump it and
+#    crash read;
+#  - with VMLINUX (the guest's debug vmlinux, tests/oracle/fetch-dbg.sh):
+#    crash's sys, ps, log, kmem -i, mod and bt -a on every format and on
+#    the guest's own dump of its /proc/kcore, with the same ps on each,
+#    drgn's task list, and the same jiffies from drgn (through the kernel
+#    image's PT_LOAD) and crash (through RAM) in the ELF files.
+#   newest.sh KCOREDUMP PIDTARGET_STATIC GUEST_RAM_ELF [VMLINUX]
+set -uo pipefail
+kcoredump=$1 target=$2 ram=$3 vmlinux=${4:-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../integration/lib.sh"
+sid=$here/sid-root.sh
+"$sid" --skip > /dev/null
+rc=$?
+((rc == 0)) || { echo "1..0 # SKIP no Debian sid root (sid-root.sh exit $rc)"; exit 77; }
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"
+pids=() mounts=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2> /dev/null || true; done
+	for m in "${mounts[@]}"; do fusermount3 -u "$m" 2> /dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+binds=(--bind-rw "$tmp" --bind "$here" --bind "$target")
+[[ -z $vmlinux ]] || binds+=(--bind "$vmlinux")
+# in_sid CMD...: CMD in the sid root, which sees $tmp, tests/oracle, the
+# target and the vmlinux at their paths.
+in_sid() { "$sid" run "${binds[@]}" -- "$@"; }
+echo "# $(in_sid dpkg-query -W -f='${Package} ${Version}, ' crash python3-drgn python3-libkdumpfile makedumpfile gdb elfutils)"
+
+# --- process core: gdb 18 and eu-stack 0.196 ---
+mkfifo "$tmp/in"
+"$target" < "$tmp/in" > "$tmp/target.out" 2>&1 &
+pids+=($!)
+exec {fd}> "$tmp/in"
+for _ in $(seq 300); do
+	grep -q '^ready' "$tmp/target.out" 2> /dev/null && break
+	sleep 0.1
+done
+sleep 0.5
+if "$kcoredump" pid -q --format elf "${pids[0]}" -o "$tmp/p.core" 2> "$tmp/pid.err"; then
+	in_sid gdb -nx -batch -ex 'thread apply all bt' "$target" "$tmp/p.core" > "$tmp/bt" 2>&1
+	n=$(grep -c '^Thread ' "$tmp/bt") || true
+	w=$(grep -c 'kc_worker_outer' "$tmp/bt") || true
+	[[ $n == 4 && $w == 3 ]] &&
+		ok "process core: gdb 18 sees 4 threads, 3 in kc_worker_outer" ||
+		not_ok "process core: gdb 18 sees $n threads, $w in kc_worker_outer: $(grep -v '^\[' "$tmp/bt" | head -n 5 | tr '\n' ' ')"
+	in_sid eu-stack --core "$tmp/p.core" --executable "$target" > "$tmp/eu" 2>&1
+	n=$(grep -c '^TID' "$tmp/eu") || true
+	[[ $n == 4 ]] && grep -q kc_worker_outer "$tmp/eu" &&
+		ok "process core: eu-stack 0.196 unwinds 4 threads to kc_worker_outer" ||
+		not_ok "process core: eu-stack 0.196: $n threads: $(head -n 5 "$tmp/eu" | tr '\n' ' ')"
+else
+	not_ok "kcoredump pid of pidtarget-static: $(cat "$tmp/pid.err")"
+fi
+echo quit >&"$fd"
+exec {fd}>&-
+
+# --- a real kernel's memory ---
+if [[ ! -r $ram ]]; then
+	skip "no guest dump $ram (ctest -R vm-formats leaves it): kernel formats not checked"
+	finish
+fi
+binds+=(--bind "$(dirname "$ram")")
+ln -s "$(realpath "$ram")" "$tmp/guest.elf"
+rel=$(cat "$(dirname "$ram")/uname-r" 2> /dev/null) ||
+	rel=$("$kcoredump" info --json --no-holes --no-modules "$ram" | jq -r .source.kernel_release)
+k() { "$kcoredump" "$@"; }
+k convert -q -T 2 --format elf "$ram" -o "$tmp/ram.elf" &&
+	k convert -q -T 2 --format kdump "$ram" -o "$tmp/ram.kdump" &&
+	k convert -q -T 2 --format kdump "$ram" -o - > "$tmp/ram.flat" &&
+	k convert -q -T 2 --format kdump --exclude 31 "$ram" -o "$tmp/x31.kdump" &&
+	k convert -q -T 2 --format elf "$ram" -o "$tmp/ram.elf.zst" ||
+	not_ok "our dumps of $ram"
+formats=(ram.elf ram.kdump ram.flat x31.kdump)
+if [[ -e /dev/fuse ]] && mkdir "$tmp/m" && k mount "$tmp/ram.elf.zst" "$tmp/m"; then
+	mounts+=("$tmp/m")
+	formats+=(m/vmcore)
+else
+	skip "no FUSE: the mounted .zst is not checked"
+fi
+for f in "${formats[@]}"; do
+	got=$(in_sid crash --osrelease "$tmp/$f" 2>&1 | tail -n 1)
+	[[ $got == "$rel" ]] && ok "$f: crash 9 --osrelease says $got" ||
+		not_ok "$f: crash 9 --osrelease says '$got', not $rel"
+done
+# drgn 0.3.0 through libkdumpfile 0.5.5 (kdump, flattened) or its own ELF
+# reader, against the plain ELF; x31 leaves pages out: not compared.
+for f in ram.elf ram.kdump ram.flat m/vmcore; do
+	[[ -e $tmp/$f ]] || continue
+	args=(--pages 500)
+	[[ -z $vmlinux ]] || args+=(--vmlinux "$vmlinux")
+	if out=$(in_sid python3 "$here/mount-readers.py" "$tmp/$f" "$tmp/ram.elf" "${args[@]}" 2>&1); then
+		while read -r line; do
+			[[ $line == ok* ]] && ok "$f: drgn 0.3: ${line#ok * - }"
+		done <<< "$out"
+	else
+		not_ok "$f: drgn 0.3"
+		grep -v '^time' <<< "$out" | tail -n 6 | sed 's/^/#   /'
+	fi
+done
+# makedumpfile 1.7.8: the log, and -d 31, from our ELF and our kdump.
+for f in ram.elf ram.kdump; do
+	in_sid makedumpfile --dump-dmesg "$tmp/$f" "$tmp/$f.dmesg" > "$tmp/$f.mlog" 2>&1
+	grep -q "Linux version $rel" "$tmp/$f.dmesg" 2> /dev/null &&
+		ok "$f: makedumpfile 1.7.8 --dump-dmesg prints the guest's log ($(wc -l < "$tmp/$f.dmesg") lines)" ||
+		not_ok "$f: makedumpfile 1.7.8 --dump-dmesg: $(grep -v '^$' "$tmp/$f.mlog" | tail -n 3 | tr '\n' ' ')"
+	in_sid makedumpfile -c -d 31 "$tmp/$f" "$tmp/$f.d31" > "$tmp/$f.m31" 2>&1
+	got=$(in_sid crash --osrelease "$tmp/$f.d31" 2>&1 | tail -n 1)
+	[[ $got == "$rel" ]] &&
+		ok "$f: makedumpfile 1.7.8 -d 31 writes a dump crash 9 opens ($(stat -c %s "$tmp/$f.d31") bytes)" ||
+		not_ok "$f: makedumpfile 1.7.8 -d 31: $(grep -v '^$' "$tmp/$f.m31" | tail -n 3 | tr '\n' ' ') crash: $got"
+done
+cmp -s "$tmp/ram.elf.dmesg" "$tmp/ram.kdump.dmesg" &&
+	ok "makedumpfile 1.7.8: the same log from our ELF and our kdump" ||
+	not_ok "makedumpfile 1.7.8: the logs of our ELF and our kdump differ"
+
+# --- crash 9 with the debug vmlinux ---
+if [[ -z $vmlinux ]]; then
+	skip "no VMLINUX: crash's sys/ps/log/kmem/mod/bt not run (oracle-newest-dbg)"
+	finish
+fi
+# guest.elf: the dump the guest made of its own /proc/kcore.
+for f in guest.elf "${formats[@]}" ram.elf.d31; do
+	[[ -e $tmp/$f ]] || continue
+	# Results beside the files, never in the read-only mount (m/).
+	c=$tmp/${f//\//_}.crash
+	in_sid crash -s --no_scroll "$vmlinux" "$tmp/$f" > "$c" 2>&1 <<- 'EOF'
+		sys
+		!echo @@ps
+		ps
+		!echo @@log
+		log
+		!echo @@kmem
+		kmem -i
+		!echo @@mod
+		mod
+		!echo @@bt
+		bt -a
+		!echo @@jiffies
+		p/x jiffies
+		quit
+	EOF
+	sed -n '/@@ps/,/@@log/p' "$c" | grep -E '^[ >]+[0-9]+ ' | sed 's/^>/ /' |
+		awk '{ print $1, $2, $NF }' | sort > "$c.ps"
+	errs=$(grep -E '^crash: |^(ps|log|kmem|mod|bt): ' "$c" | grep -v 'cannot find' | head -n 3 | tr '\n' ' ')
+	tasks=$(wc -l < "$c.ps")
+	if grep -q "RELEASE: $rel" "$c" && ((tasks > 10)) &&
+		grep -q 'Linux version' "$c" && grep -q 'TOTAL MEM' "$c" &&
+		grep -q 'PID:' "$c" && [[ -z $errs ]]; then
+		ok "$f: crash 9 sys, ps ($tasks tasks), log, kmem -i, mod, bt -a"
+	else
+		not_ok "$f: crash 9: release $(grep -o 'RELEASE: .*' "$c"), $tasks tasks, errors: $errs"
+		tail -n 5 "$c" | sed 's/^/#   /'
+	fi
+done
+# One moment, one copy: drgn reads jiffies through the kernel image's
+# PT_LOAD (by virtual address), crash through RAM (by physical address).
+cat > "$tmp/jiffies.py" <<- 'EOF'
+	import sys
+	import drgn
+	prog = drgn.Program()
+	prog.set_core_dump(sys.argv[1])
+	prog.load_debug_info([sys.argv[2]], default=False, main=True)
+	print(hex(prog["jiffies"].value_()))
+EOF
+for f in guest.elf ram.elf m/vmcore; do
+	[[ -e $tmp/${f//\//_}.crash ]] || continue
+	c=$(sed -n '/@@jiffies/,$p' "$tmp/${f//\//_}.crash" | grep -o '= 0x[0-9a-f]*' | head -n 1)
+	d=$(in_sid python3 "$tmp/jiffies.py" "$tmp/$f" "$vmlinux" 2>&1 | tail -n 1)
+	[[ -n $c && "= $d" == "$c" ]] &&
+		ok "$f: drgn 0.3 and crash 9 read the same jiffies ($d)" ||
+		not_ok "$f: jiffies: crash 9 '$c', drgn 0.3 '$d'"
+done
+for f in "${formats[@]}"; do
+	[[ $f == ram.elf || ! -e $tmp/${f//\//_}.crash.ps ]] && continue
+	cmp -s "$tmp/ram.elf.crash.ps" "$tmp/${f//\//_}.crash.ps" &&
+		ok "$f: crash 9's ps is ram.elf's" ||
+		not_ok "$f: crash 9's ps differs from ram.elf's: $(diff "$tmp/ram.elf.crash.ps" "$tmp/${f//\//_}.crash.ps" | head -n 4 | tr '\n' ' ')"
+done
+finish
