@@ -136,18 +136,22 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 			ctx->json = true;
 		} else if (c == 'S' || c == 'U') {
 			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until))
+					      c == 'S' ? &since : &until)) {
+				cli_parser_destroy(p);
 				return cli_usage_error(
 					ctx, "list",
 					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
 					"HH:MM[:SS]], today, yesterday, now)",
 					arg);
+			}
 		} else if (c == '1') {
 			lines = 1;
 		} else if (c == 'n') {
-			if (!store_parse_i64(arg, &lines) || lines < 0)
+			if (!store_parse_i64(arg, &lines) || lines < 0) {
+				cli_parser_destroy(p);
 				return cli_usage_error(ctx, "list",
 						       "bad count '%s'", arg);
+			}
 		} else if (c == 'r') {
 			reverse = true;
 		}

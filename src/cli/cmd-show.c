@@ -132,12 +132,14 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 			dir = arg;
 		} else if (c == 'S' || c == 'U') {
 			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until))
+					      c == 'S' ? &since : &until)) {
+				cli_parser_destroy(p);
 				return cli_usage_error(
 					ctx, "show",
 					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
 					"HH:MM[:SS]], today, yesterday, now)",
 					arg);
+			}
 		} else if (c == '1') {
 			newest = true;
 		}

@@ -122,15 +122,22 @@ body = table + footer
 open(sys.argv[2], "wb").write(frame + struct.pack("<II", 0x184D2A5E, len(body)) + body)
 PY
 	zs=$(stat -c %s "$tmp/big.zst")
-	if out=$(ulimit -v 600000 && "$kcoredump" cat --raw --addr 0x10000000 --len 27 "$tmp/big.zst" 2>&1) &&
+	# ASan reserves terabytes of address space for its shadow, so an ASan
+	# build cannot run under ulimit -v: there the reads are checked, the
+	# memory bound only in normal builds.
+	vlim=600000 within="in 600 MB of address space"
+	if ldd "$kcoredump" 2> /dev/null | grep -q libasan; then
+		vlim=unlimited within="(ASan build: no address-space limit)"
+	fi
+	if out=$(ulimit -v "$vlim" && "$kcoredump" cat --raw --addr 0x10000000 --len 27 "$tmp/big.zst" 2>&1) &&
 		[[ $out == "kcoredump issue 15 item 10" ]]; then
-		ok "big.zst ($zs bytes, one 1 GiB frame): cat reads it in 600 MB of address space"
+		ok "big.zst ($zs bytes, one 1 GiB frame): cat reads it $within"
 	else
 		not_ok "big.zst ($zs bytes): cat in 600 MB: '$out'"
 	fi
-	if (ulimit -v 600000 && timeout 60 "$kcoredump" convert -q -T 1 --format elf --hash none "$tmp/big.zst" -o "$tmp/big-out.elf") 2> "$tmp/err" &&
+	if (ulimit -v "$vlim" && timeout 60 "$kcoredump" convert -q -T 1 --format elf --hash none "$tmp/big.zst" -o "$tmp/big-out.elf") 2> "$tmp/err" &&
 		"$kcoredump" verify -q "$tmp/big-out.elf" "$tmp/big.elf"; then
-		ok "big.zst: convert in 600 MB of address space gives the same memory"
+		ok "big.zst: convert $within gives the same memory"
 	else
 		not_ok "big.zst: convert in 600 MB: $(tail -n 1 "$tmp/err")"
 	fi
