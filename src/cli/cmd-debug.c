@@ -128,7 +128,7 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 	struct match *m = NULL;
 	struct kcore_error *err;
 	size_t n, nm = 0;
-	int opt, first, done, fd, status;
+	int opt, first, done, status;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -143,38 +143,13 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 	done = cli_parser_end(p, opt, &first);
 	if (done >= 0)
 		return done;
-	if (argc > first) {
-		m = calloc((size_t)(argc - first), sizeof(*m));
-		if (!m)
-			return cli_fail(ctx, &kcore_error_nomem);
-	}
-	for (int i = first; i < argc; i++) {
-		if (!store_parse_match(argv[i], &m[nm])) {
-			free(m);
-			return cli_usage_error(
-				ctx, "debug",
-				"bad match '%s' (PID, COMM, /path/of/exe or "
-				"FIELD=VALUE with FIELD one of PID UID GID "
-				"SIGNAL COMM EXE)",
-				argv[i]);
-		}
-		nm++;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
+	done = store_args_matches(ctx, "debug", argc, argv, first, &m, &nm);
+	if (done >= 0)
+		return done;
+	done = store_load(ctx, dir, &cores, &n);
+	if (done >= 0) {
 		free(m);
-		return cli_fail(
-			ctx, kcore_error_create(
-				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
-				     : errno == EACCES ? KCORE_ERR_ACCESS
-						       : KCORE_ERR_OS,
-				     errno, dir, "cannot open the directory"));
-	}
-	err = kcore_coredir_list(fd, &cores, &n);
-	close(fd);
-	if (err) {
-		free(m);
-		return cli_fail(ctx, err);
+		return done;
 	}
 	for (size_t i = 0; i < n; i++)
 		if (store_matches(&cores[i], m, nm) && cores[i].core_name &&

@@ -121,11 +121,10 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_stored_core *cores;
 	const struct kcore_stored_core **shown = NULL;
 	struct match *m = NULL;
-	struct kcore_error *err;
 	int64_t since = INT64_MIN, until = INT64_MAX, lines = -1;
 	bool reverse = false;
 	size_t n, nm = 0, ns = 0;
-	int c, first, done, fd, status = EXIT_OK;
+	int c, first, done, status = EXIT_OK;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -159,46 +158,13 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	done = cli_parser_end(p, c, &first);
 	if (done >= 0)
 		return done;
-	if (argc > first) {
-		m = calloc((size_t)(argc - first), sizeof(*m));
-		if (!m)
-			return cli_fail(ctx, &kcore_error_nomem);
-	}
-	for (int i = first; i < argc; i++) {
-		if (!store_parse_match(argv[i], &m[nm])) {
-			free(m);
-			return cli_usage_error(
-				ctx, "list",
-				"bad match '%s' (PID, COMM, /path/of/exe or "
-				"FIELD=VALUE with FIELD one of PID UID GID "
-				"SIGNAL COMM EXE)",
-				argv[i]);
-		}
-		nm++;
-	}
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES) {
-		/* Not root: the cores we may read, if any. */
-		char *mine = NULL;
-
-		if (asprintf(&mine, "%s/user.%u", dir, (unsigned)getuid()) > 0)
-			fd = open(mine, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		free(mine);
-		if (fd < 0)
-			errno = EACCES;
-	}
-	if (fd < 0)
-		return cli_fail(
-			ctx, kcore_error_create(
-				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
-				     : errno == EACCES ? KCORE_ERR_ACCESS
-						       : KCORE_ERR_OS,
-				     errno, dir, "cannot open the directory"));
-	err = kcore_coredir_list(fd, &cores, &n);
-	close(fd);
-	if (err) {
+	done = store_args_matches(ctx, "list", argc, argv, first, &m, &nm);
+	if (done >= 0)
+		return done;
+	done = store_load(ctx, dir, &cores, &n);
+	if (done >= 0) {
 		free(m);
-		return cli_fail(ctx, err);
+		return done;
 	}
 	shown = calloc(n ? n : 1, sizeof(*shown));
 	if (!shown) {

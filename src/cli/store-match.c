@@ -6,12 +6,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "kcoredump/notes.h"
+#include "cli.h"
 #include "store-match.h"
 
 static const char *const field_names[F_NUM] = { "PID",	  "UID",  "GID",
@@ -188,4 +191,61 @@ bool store_parse_time(const char *s, bool until, int64_t *ret)
 	if (date_only && until)
 		*ret += 86399;
 	return true;
+}
+
+int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
+		       char **argv, int first, struct match **ret,
+		       size_t *ret_n)
+{
+	struct match *m = NULL;
+	size_t n = 0;
+
+	if (argc > first) {
+		m = calloc((size_t)(argc - first), sizeof(*m));
+		if (!m)
+			return cli_fail(ctx, &kcore_error_nomem);
+	}
+	for (int i = first; i < argc; i++) {
+		if (!store_parse_match(argv[i], &m[n])) {
+			free(m);
+			return cli_usage_error(
+				ctx, cmd,
+				"bad match '%s' (PID, COMM, /path/of/exe or "
+				"FIELD=VALUE with FIELD one of PID UID GID "
+				"SIGNAL COMM EXE)",
+				argv[i]);
+		}
+		n++;
+	}
+	*ret = m;
+	*ret_n = n;
+	return -1;
+}
+
+int store_load(struct cli_ctx *ctx, const char *dir,
+	       struct kcore_stored_core **ret, size_t *ret_n)
+{
+	struct kcore_error *err;
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 && errno == EACCES) {
+		/* Not root: the cores we may read, if any. */
+		char *mine = NULL;
+
+		if (asprintf(&mine, "%s/user.%u", dir, (unsigned)getuid()) > 0)
+			fd = open(mine, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(mine);
+		if (fd < 0)
+			errno = EACCES;
+	}
+	if (fd < 0)
+		return cli_fail(
+			ctx, kcore_error_create(
+				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
+				     : errno == EACCES ? KCORE_ERR_ACCESS
+						       : KCORE_ERR_OS,
+				     errno, dir, "cannot open the directory"));
+	err = kcore_coredir_list(fd, ret, ret_n);
+	close(fd);
+	return err ? cli_fail(ctx, err) : -1;
 }

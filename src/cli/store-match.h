@@ -31,4 +31,22 @@ bool store_matches(const struct kcore_stored_core *c, const struct match *m,
 /* TIME of -S (until false) or -U (until true), seconds since the epoch. */
 bool store_parse_time(const char *s, bool until, int64_t *ret);
 
+struct cli_ctx;
+/*
+ * The MATCH arguments argv[first..argc) of command cmd into *ret (NULL
+ * when there are none; free() it) and *ret_n.  -1 when they parse, else
+ * the exit status of the usage error already reported.
+ */
+int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
+		       char **argv, int first, struct match **ret,
+		       size_t *ret_n);
+/*
+ * The cores stored in dir (for a user who may not open it, those in its
+ * user.UID directory) into *ret and *ret_n, for
+ * kcore_stored_cores_free().  -1 on success, else the exit status of the
+ * error already reported.
+ */
+int store_load(struct cli_ctx *ctx, const char *dir,
+	       struct kcore_stored_core **ret, size_t *ret_n);
+
 #endif
