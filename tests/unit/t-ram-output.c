@@ -117,6 +117,21 @@ int main(void)
 	ok(!kcore_ram_medium_from(0xef53, "sda"), "ext4 on sda: not RAM");
 	ok(!kcore_ram_medium_from(0xef53, "ramdisk-like"),
 	   "a name merely starting with 'ram': not RAM");
+	/* Outputs that store nothing in the file system they sit on: /dev
+	 * is a devtmpfs, but /dev/null and a pipe are not RAM (the guest's
+	 * bench writes its live dumps to /dev/null). */
+	ok(!kcore_output_ram_medium("/dev/null", -1, NULL),
+	   "/dev/null (a character device on devtmpfs): not RAM");
+	{
+		int pfd[2];
+
+		if (pipe(pfd) == 0) {
+			ok(!kcore_output_ram_medium("-", pfd[1], NULL),
+			   "standard output a pipe: not RAM");
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+	}
 
 	if (!mkdtemp(tdir))
 		tap_skip_all("no temporary directory");

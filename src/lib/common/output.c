@@ -625,6 +625,20 @@ const char *kcore_output_ram_medium(const char *path, int fd,
 
 	if (ret_free)
 		*ret_free = UINT64_MAX;
+	/*
+	 * What the output already is decides first: a pipe, a socket or a
+	 * character device (/dev/null, a tty) stores nothing in the file
+	 * system it sits on (/dev is a devtmpfs), and a block device is in
+	 * RAM only when it is a zram device or a RAM disk itself.
+	 */
+	if ((path && strcmp(path, "-") != 0 ? stat(path, &st)
+					    : fstat(fd, &st)) == 0 &&
+	    !S_ISREG(st.st_mode))
+		return S_ISBLK(st.st_mode)
+			       ? kcore_ram_medium_from(
+					 0, block_device_name(st.st_rdev, dev,
+							      sizeof(dev)))
+			       : NULL;
 	if (path && strcmp(path, "-") != 0) {
 		dcopy = strdup(path);
 		if (!dcopy)

@@ -33,7 +33,7 @@ n=0
 while [ ! -e /tmp/stop ]; do
 	case \$1 in
 	vread) kcore-vread --start $big --len $((16 << 20)) --reps 1 > /dev/null ;;
-	dump) "$KCOREDUMP" dump --vmalloc-range -o /tmp/v.elf --force > /dev/null 2>&1
+	dump) "$KCOREDUMP" dump --allow-ram-output --vmalloc-range -o /tmp/v.elf --force > /dev/null 2>&1
 	      rm -f /tmp/v.elf ;;
 	esac
 	n=\$((n + 1))

@@ -51,6 +51,6 @@ wait $c1 $c2 2>/dev/null || true
 echo "stress: 20 enumerations under churn, $serr failed" | tee "$OUT/stress"
 [ $serr = 0 ] || rc=1
 dmesg | grep -E 'BUG:|WARNING:|Oops|Call Trace|lockdep' && rc=1
-"$KCOREDUMP" dump --vmalloc-range -o /tmp/v.elf --json > "$OUT/dump-vmalloc.json" 2> "$OUT/dump-vmalloc.err" || rc=1
+"$KCOREDUMP" dump --allow-ram-output --vmalloc-range -o /tmp/v.elf --json > "$OUT/dump-vmalloc.json" 2> "$OUT/dump-vmalloc.err" || rc=1
 grep -o '"seek_data": *[a-z]*' "$OUT/dump-vmalloc.json" || true
 exit $rc

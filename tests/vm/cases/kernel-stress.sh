@@ -36,7 +36,7 @@ while alive; do
 	kcore-seek --racy > /tmp/seek.out 2>&1 || { echo "kcore-seek failed:"; grep -v -E '^(load|data) ' /tmp/seek.out; fail=1; }
 	grep '^raced ' /tmp/seek.out >> "$OUT/seek-raced" || true
 	kcore-vread --reps 1 --len $((64 << 20)) > /dev/null || { echo "kcore-vread failed"; fail=1; }
-	"$KCOREDUMP" dump --vmalloc-range -o /tmp/stress.elf --force > /dev/null 2> /tmp/stress.err ||
+	"$KCOREDUMP" dump --allow-ram-output --vmalloc-range -o /tmp/stress.elf --force > /dev/null 2> /tmp/stress.err ||
 		{ echo "kcoredump dump --vmalloc-range failed: $(tail -n 1 /tmp/stress.err)"; fail=1; }
 	rm -f /tmp/stress.elf
 	r=$((r + 1))
