@@ -101,7 +101,7 @@ done
 
 # --- 3. the same stream kept raw beside the handler -------------------------
 for c in none zstd; do
-	echo "|/helpers/coretee /tmp/raw/raw.%p /tools/kcoredump core-handler %P %u %g %s %t %e --dir /tmp/kc2 --compress $c" \
+	echo "|/helpers/coretee /tmp/raw/raw.%p /tools/kcoredump core-handler --dir /tmp/kc2 --compress $c %P %u %g %s %t %e" \
 		> /proc/sys/kernel/core_pattern
 	crash crash-dense "$OUT/tee-$c.txt"
 	meta=$(wait_meta /tmp/kc2 "$pid")
@@ -125,7 +125,7 @@ done
 # not come yet; the stored core must still equal the raw stream and hold
 # it.  sharer: another process shares the memory, so the page tables are
 # not used at all.
-echo "|/helpers/coretee /tmp/raw/raw.%p /tools/kcoredump core-handler %P %u %g %s %t %e --dir /tmp/kc2 --timeout $HT" \
+echo "|/helpers/coretee /tmp/raw/raw.%p /tools/kcoredump core-handler --dir /tmp/kc2 --timeout $HT %P %u %g %s %t %e" \
 	> /proc/sys/kernel/core_pattern
 # tee_crash NAME GIB MODE [keep]: crash-sparse through coretee and the
 # handler; its metadata as NAME.json, "NAME SAME|DIFFER" (stored core vs
