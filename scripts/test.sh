@@ -13,5 +13,6 @@ scripts/install-deps.sh
 build=${BUILD_DIR:-build}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKCOREDUMP_WERROR=ON
 cmake --build "$build" -j"$(nproc)"
-# Opt-in tiers (label heavy, kernel) need big downloads or kernel builds.
-ctest --test-dir "$build" --output-on-failure -LE 'heavy|kernel' "$@"
+# Opt-in tiers (label heavy, kernel, matrix) need big downloads, kernel
+# builds or hours of VM boots (the matrix: every case x kernel x arch).
+ctest --test-dir "$build" --output-on-failure -LE 'heavy|kernel|matrix' "$@"
