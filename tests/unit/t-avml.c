@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "write-avml.h"
+#include "avml.h"
 #include "tap.h"
 
 static uint32_t le32(const unsigned char *p)

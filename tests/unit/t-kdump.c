@@ -22,7 +22,7 @@
 #include "kcoredump/kcore.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/source.h"
-#include "write-kdump.h"
+#include "kdump.h"
 #include "pattern.h"
 #include "elfcore.h"
 #include "kernelcore.h"

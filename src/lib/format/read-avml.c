@@ -25,12 +25,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "write-avml.h"
+#include "avml.h"
+#include "lime.h"
 #include "read.h"
 
-#define AVML_HEADER  KCORE_LIME_HEADER
-#define AVML_TRAILER 8
-#define SCAN_BUF     (256u << 10)
+#define SCAN_BUF (256u << 10)
 
 struct chunk {
 	uint64_t at;  /* file offset of the chunk header */
@@ -372,7 +371,7 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 		} /* else skippable */
 		p += 4 + len;
 	}
-	err = scan_get(s, p, t, AVML_TRAILER);
+	err = scan_get(s, p, t, AVML_TRAILER_SIZE);
 	if (err)
 		return err;
 	trailer = kcore_load(t, 8, false);
@@ -382,7 +381,7 @@ static struct kcore_error *scan_range(struct scan *s, struct avml *a,
 			"AVML: the range's trailer says its stream is "
 			"0x%" PRIx64 " bytes, it is 0x%" PRIx64,
 			trailer, p - *at);
-	*at = p + AVML_TRAILER;
+	*at = p + AVML_TRAILER_SIZE;
 	return NULL;
 }
 
@@ -408,14 +407,14 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 	}
 	src->reader_data = a;
 	while (at < file_size) {
-		unsigned char h[AVML_HEADER];
+		unsigned char h[AVML_RANGE_HEADER];
 		uint64_t st, size;
 
 		err = scan_get(&s, at, h, sizeof(h));
 		if (err)
 			goto out;
-		err = kcore_lime_range(src, h, at, "AVML", AVML_MAGIC, 2, n,
-				       prev_end, &st, &size);
+		err = kcore_lime_range(src, h, at, "AVML", AVML_MAGIC,
+				       AVML_VERSION, n, prev_end, &st, &size);
 		if (!err) {
 			void *ld = loads;
 
@@ -429,7 +428,7 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 			(struct kcore_image_load){ .paddr = st, .size = size };
 		n++;
 		prev_end = st + size;
-		at += AVML_HEADER;
+		at += AVML_RANGE_HEADER;
 		err = scan_range(&s, a, &at, size, total);
 		if (err)
 			goto out;

@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kdump.h"
 #include "read.h"
 
-#define FLAT_HEADER_SIZE 4096
-#define FLAT_SIGNATURE	 "makedumpfile"
-#define RECORD_HEADER	 16
+#define FLAT_SIGNATURE "makedumpfile"
+#define RECORD_HEADER  16
 
 struct record {
 	uint64_t offset; /* in the rearranged dump */

@@ -30,13 +30,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <zstd.h>
-#include <lzo/lzo1x.h>
-#include <snappy-c.h>
 
 #include "read.h"
-#include "write-kdump.h"
+#include "kdump.h"
 #include "kcoredump/vmcoreinfo.h"
 
 #define MAX_BLOCK_SIZE	   (1u << 20)
@@ -310,80 +307,6 @@ static struct kcore_error *get_desc(struct kcore_source *src, struct kdump *k,
 	return NULL;
 }
 
-static struct kcore_error *decompress(struct kcore_source *src, struct kdump *k,
-				      uint32_t flags, const unsigned char *in,
-				      size_t in_len, unsigned char *out,
-				      uint64_t at)
-{
-	size_t bs = k->block_size;
-
-	if (flags & KDUMP_STATUS_ZSTD) {
-		size_t r;
-
-		if (!k->zstd) {
-			k->zstd = ZSTD_createDCtx();
-			if (!k->zstd)
-				return &kcore_error_nomem;
-		}
-		r = ZSTD_decompressDCtx(k->zstd, out, bs, in, in_len);
-		if (ZSTD_isError(r))
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"kdump: zstd page data is corrupt: %s",
-				ZSTD_getErrorName(r));
-		if (r != bs)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"kdump: zstd page decompresses to %zu bytes, "
-				"not %zu",
-				r, bs);
-		return NULL;
-	}
-	if (flags & KDUMP_STATUS_ZLIB) {
-		uLongf out_len = bs;
-		int r = uncompress(out, &out_len, in, in_len);
-
-		if (r != Z_OK || out_len != bs)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"kdump: zlib page data is corrupt (%s, %lu "
-				"bytes)",
-				r == Z_OK ? "short" : zError(r),
-				(unsigned long)out_len);
-		return NULL;
-	}
-	if (flags & KDUMP_STATUS_LZO) {
-		lzo_uint out_len = bs;
-		int r = lzo1x_decompress_safe(in, in_len, out, &out_len, NULL);
-
-		if (r != LZO_E_OK || out_len != bs)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, at,
-				"kdump: lzo page data is corrupt (%s, %lu "
-				"bytes)",
-				r == LZO_E_OK ? "short" : "lzo error",
-				(unsigned long)out_len);
-		return NULL;
-	}
-	/* DUMP_COMPRESS_FLAGS leaves snappy. */
-	size_t out_len = 0;
-
-	if (snappy_uncompressed_length((const char *)in, in_len, &out_len) !=
-		    SNAPPY_OK ||
-	    out_len != bs)
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, src->path, at,
-			"kdump: snappy page data is corrupt (%s)",
-			out_len ? "wrong length" : "bad header");
-	if (snappy_uncompress((const char *)in, in_len, (char *)out,
-			      &out_len) != SNAPPY_OK ||
-	    out_len != bs)
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, at,
-					     "kdump: snappy page data is "
-					     "corrupt");
-	return NULL;
-}
-
 /* Whether descriptor d (off, size, flags) is the shared zero page. */
 static bool zero_desc(const struct kdump *k, const unsigned char *d)
 {
@@ -514,7 +437,8 @@ static struct kcore_error *read_page(struct kcore_source *src, struct kdump *k,
 	}
 	err = raw_read(src, k, k->cbuf, size, off);
 	if (!err)
-		err = decompress(src, k, flags, k->cbuf, size, out, off);
+		err = kcore_page_decompress(&k->zstd, src->path, flags, k->cbuf,
+					    size, out, k->block_size, off);
 done:
 	if (err)
 		return err;

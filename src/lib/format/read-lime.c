@@ -16,10 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lime.h"
 #include "read.h"
-
-#define LIME_MAGIC  0x4C694D45u
-#define LIME_HEADER KCORE_LIME_HEADER
 
 struct range {
 	uint64_t offset; /* image offset */
@@ -207,10 +205,10 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 			" is not above the previous one (ends at 0x%" PRIx64
 			"); ranges must ascend without overlap",
 			name, s, e, prev_end - 1);
-	if (n == KCORE_LIME_MAX_RANGES)
+	if (n == LIME_MAX_RANGES)
 		return kcore_error_create_at(
 			KCORE_ERR_UNSUPPORTED, 0, src->path, at,
-			"%s: more than %u ranges", name, KCORE_LIME_MAX_RANGES);
+			"%s: more than %u ranges", name, LIME_MAX_RANGES);
 	*ret_start = s;
 	*ret_size = e - s + 1;
 	return NULL;
@@ -283,8 +281,8 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 		err = read_header(src, &w, h, at);
 		if (err)
 			goto out;
-		err = kcore_lime_range(src, h, at, "lime", LIME_MAGIC, 1, l->n,
-				       prev_end, &s, &size);
+		err = kcore_lime_range(src, h, at, "lime", LIME_MAGIC,
+				       LIME_VERSION, l->n, prev_end, &s, &size);
 		if (err)
 			goto out;
 		e = s + size - 1;

@@ -87,20 +87,6 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 					 struct kcore_kdump_raw *raw,
 					 const char *format);
 
-/*
- * A LiME-layout range header (LiME, AVML): the 32 bytes h read at file
- * offset at, of format name with magic and version.  prev_end is where
- * the previous range ended (n ranges before this one).  Checks the magic,
- * the version, that the range ascends without overlap and that it is not
- * one too many; gives its start and size.
- */
-#define KCORE_LIME_HEADER     32
-#define KCORE_LIME_MAX_RANGES (1u << 20)
-struct kcore_error *
-kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
-		 const char *name, uint32_t magic, uint32_t version, size_t n,
-		 uint64_t prev_end, uint64_t *ret_start, uint64_t *ret_size);
-
 /* The readers of readers.c's table, besides kcore_read_elf. */
 extern const struct kcore_reader_ops kcore_read_kdump, kcore_read_flattened,
 	kcore_read_lime, kcore_read_avml, kcore_read_stream;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * AVML output: LiME's layout with each range a snappy framed stream
- * (write-avml.h).  The encode step compresses each block in 64 KiB chunks
+ * (avml.h).  The encode step compresses each block in 64 KiB chunks
  * on the pipeline's workers; the in-order writer adds the range headers,
  * the zero chunks of holes (AVML has no holes) and the trailers, always as
  * a stream: a range's length is known once it is written.  AVML has no
@@ -12,10 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
-#include "write-avml.h"
+#include "avml.h"
 #include "write.h"
-
-#define AVML_VERSION 2u
 
 size_t kcore_avml_chunk_max(void)
 {

@@ -11,11 +11,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "lime.h"
 #include "write.h"
-
-#define LIME_MAGIC   0x4C694D45u
-#define LIME_VERSION 1u
-#define LIME_HEADER  32
 
 struct lime_writer {
 	struct kcore_writer w;

@@ -1,21 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to libkcore: AVML's compressed LiME (version 2) as an output
- * of the dump pipeline (dump.c).  The layout is the one read-avml.c reads:
- * per range a 32-byte header { u32 magic "AVML", u32 version 2, u64
- * start, u64 end (inclusive), 8 zero bytes }, the range's memory as one
- * snappy framed stream (a stream identifier, then chunks of at most
- * 64 KiB of data), and a u64 with the stream's length in bytes.
+ * Internal to libkcore: the layout of AVML's compressed LiME (version 2)
+ * both directions share, the reader (read-avml.c) and the writer
+ * (write-avml.c), and the snappy framing helpers: per range a 32-byte header {
+ * u32 magic "AVML", u32 version 2, u64 start, u64 end (inclusive), 8 zero bytes
+ * }, the range's memory as one snappy framed stream (a stream identifier, then
+ * chunks of at most 64 KiB of data), and a u64 with the stream's length in
+ * bytes.
  */
-#ifndef KCOREDUMP_WRITE_AVML_H
-#define KCOREDUMP_WRITE_AVML_H
+#ifndef KCOREDUMP_AVML_H
+#define KCOREDUMP_AVML_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define AVML_MAGIC	    0x4C4D5641u
+#define AVML_VERSION	    2u
 #define AVML_CHUNK_DATA	    65536u /* data bytes per chunk, at most */
-#define AVML_RANGE_HEADER   32
+#define AVML_RANGE_HEADER   32	   /* LiME's (lime.h) */
 #define AVML_TRAILER_SIZE   8
 #define AVML_STREAM_ID_SIZE 10
 

@@ -1,18 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Internal to libkcore: the per-page codecs of the kdump-compressed
- * (diskdump) writer (write-kdump.c), and the layout constants the reader
- * (read-kdump.c) shares.  Layout facts are in kcoredump(8) and
- * makedumpfile's IMPLEMENTATION.
+ * Internal to libkcore: the kdump-compressed (diskdump) layout both
+ * directions share, the reader (read-kdump.c, read-flat.c) and the writer
+ * (write-kdump.c), and the per-page codecs (kdump-codec.c).  Layout facts
+ * are in kcoredump(8) and makedumpfile's IMPLEMENTATION.
  */
-#ifndef KCOREDUMP_WRITE_KDUMP_H
-#define KCOREDUMP_WRITE_KDUMP_H
+#ifndef KCOREDUMP_KDUMP_H
+#define KCOREDUMP_KDUMP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kcoredump/dump.h"
+#include "kcoredump/error.h"
 
 /* disk_dump_header.status bits (makedumpfile diskdump_mod.h). */
 #define KDUMP_STATUS_ZLIB	0x1
@@ -44,5 +45,18 @@ struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
 size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
 				 void *dst, uint32_t *ret_flags);
 void kcore_page_codec_destroy(struct kcore_page_codec *c);
+
+/*
+ * Decompress one page of bs bytes stored with page_desc flags (a
+ * compressed page: zstd, zlib, lzo or snappy) from in into out; *zstd is
+ * the caller's decompression context, created on first use.  Errors name
+ * path and the file offset at.
+ */
+struct ZSTD_DCtx_s;
+struct kcore_error *kcore_page_decompress(struct ZSTD_DCtx_s **zstd,
+					  const char *path, uint32_t flags,
+					  const unsigned char *in,
+					  size_t in_len, unsigned char *out,
+					  size_t bs, uint64_t at);
 
 #endif
