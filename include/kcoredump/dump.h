@@ -47,6 +47,34 @@ enum kcore_codec {
 /* "elf", "kdump", "lime" and back; -1 if unknown. */
 const char *kcore_format_name(enum kcore_format f);
 int kcore_format_from_name(const char *name);
+/* The formats' names in table order, joined: "elf, kdump, lime or avml"
+ * with ", " and " or " (for messages and help), into buf. */
+const char *kcore_format_names(char *buf, size_t size, const char *sep,
+			       const char *last_sep);
+/* The format's name for people ("ELF", "kdump", "LiME", "AVML"). */
+const char *kcore_format_title(enum kcore_format f);
+/* It holds physical memory only (no process, no virtual-only areas). */
+bool kcore_format_physical(enum kcore_format f);
+/* It compresses page by page (--codec) rather than as a stream. */
+bool kcore_format_page_codec(enum kcore_format f);
+
+/* What was given on the command line of the output options, beside the
+ * values in kcore_dump_opts: for kcore_dump_opts_settle(). */
+struct kcore_opts_given {
+	bool compress; /* --compress (else: from the output's suffix) */
+	bool codec;    /* --codec */
+};
+struct kcore_dump_opts;
+/*
+ * The format's rules for the output options, checked before any source is
+ * opened, and the values they imply settled in opts (the stream
+ * compression from the output's suffix, a level that is the page codec's).
+ * KCORE_ERR_INVALID: a usage error, whose message names the options.
+ */
+struct kcore_error *
+kcore_dump_opts_settle(struct kcore_dump_opts *opts,
+		       const struct kcore_opts_given *given);
+
 /* "zstd", "zlib", "none", "lzo", "snappy" and back; -1 if unknown. */
 const char *kcore_codec_name(enum kcore_codec c);
 int kcore_codec_from_name(const char *name);
@@ -240,6 +268,30 @@ struct kcore_dump_stats {
 	bool seek_data;		   /* holes found with SEEK_DATA/SEEK_HOLE */
 };
 
+/*
+ * A format's own part of a dump's summary (its writer fills it in): words
+ * after the format's name, a line of text, and a JSON object of a few
+ * members named after the format.
+ */
+#define KCORE_DETAIL_FIELDS 6
+struct kcore_dump_detail {
+	char format_text[96];	/* ", zstd pages, ...": after the name; or "" */
+	const char *line_label; /* "kdump pages", or NULL: no line */
+	char line[160];
+	const char *object; /* the JSON object's name, or NULL: none */
+	struct kcore_detail_field {
+		const char *key;
+		enum {
+			KCORE_DETAIL_STRING,
+			KCORE_DETAIL_BOOL,
+			KCORE_DETAIL_U64
+		} type;
+		const char *str; /* a static string */
+		uint64_t u64;	 /* also the bool */
+	} fields[KCORE_DETAIL_FIELDS];
+	size_t nfields;
+};
+
 struct kcore_dump_opts {
 	const char *output; /* path, or "-" for stdout */
 	int output_fd;	    /* with output "-": the fd to write */
@@ -310,6 +362,8 @@ struct kcore_dump_result {
 	size_t dropped_segments; /* not physical RAM (kdump, LiME) */
 	/* kdump: pages with data, shared zero pages, excluded pages. */
 	uint64_t pages_dumped, pages_zero, pages_excluded;
+	/* What the format adds to the summary, filled in by its writer. */
+	struct kcore_dump_detail detail;
 	/* The source is a dump that says it is incomplete
 	 * (kcore_source_info.incomplete): so is this one. */
 	bool source_incomplete;

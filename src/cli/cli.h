@@ -101,6 +101,10 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err);
 /* A usage error: message on stderr, returns EXIT_USAGE. */
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A library error about the command line (KCORE_ERR_INVALID) as a usage
+ * error of cmd, any other through cli_fail(); frees err. */
+int cli_usage_fail(struct cli_ctx *ctx, const char *cmd,
+		   struct kcore_error *err);
 /* The usage error of a bad --exclude value (dump, convert, verify). */
 int cli_bad_exclude(struct cli_ctx *ctx, const char *cmd, const char *arg);
 int cli_exit_status(const struct kcore_error *err);
@@ -197,6 +201,9 @@ struct json;
 void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			  const char *nostore);
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
+/* The format's own JSON object of a dump summary (its writer's detail). */
+struct kcore_dump_detail;
+void cli_json_detail(struct json *j, const struct kcore_dump_detail *d);
 void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			      const char *why);
 void cli_dump_incomplete_json(struct json *j,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kcoredump/dump.h"
 
 /* The command table main() hands in (struct cli_ctx). */
 static const struct cli_command *const *table;
@@ -19,9 +20,14 @@ static void list_options(FILE *f, const struct cli_option *o)
 		fprintf(f, "--%s\n", o->name);
 }
 
-/* Words of a "a b c" completion spec, or NULL for @file/@dir/none. */
+/* Words of a "a b c" completion spec, the output formats' names for
+ * @formats (the writers' table), or NULL for @file/@dir/none. */
 static const char *words(const struct cli_option *o)
 {
+	static char formats[64];
+
+	if (o->complete && strcmp(o->complete, "@formats") == 0)
+		return kcore_format_names(formats, sizeof(formats), " ", " ");
 	return o->complete && o->complete[0] != '@' ? o->complete : NULL;
 }
 

@@ -11,8 +11,8 @@ static const struct cli_option convert_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the result to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf, kdump, lime or avml (required)",
-	  "elf kdump lime avml", DOPT_FORMAT },
+	  "output format: elf, kdump, lime or avml (required)", "@formats",
+	  DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression of elf and lime: zstd, xz or none "
 	  "(default: from the suffix)",

@@ -21,8 +21,8 @@ static const struct cli_option dump_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf (default), kdump, lime or avml",
-	  "elf kdump lime avml", DOPT_FORMAT },
+	  "output format: elf (default), kdump, lime or avml", "@formats",
+	  DOPT_FORMAT },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
 	  "whole-stream compression: zstd, xz or none (default: from the "
 	  "suffix)",
@@ -375,7 +375,7 @@ static void warn_free_space(const struct kcore_source *src,
 		cli_human_size(avail, a, sizeof(a)),
 		cli_human_size(need, b, sizeof(b)),
 		o->compress != KCORE_COMPRESS_NONE ||
-				o->format == KCORE_FORMAT_KDUMP
+				kcore_format_page_codec(o->format)
 			? " (compression and zero pages make it smaller)"
 			: " (zero pages are holes: it may still fit)");
 }
@@ -403,11 +403,8 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 	if (plan->warning)
 		fprintf(f, "  note:         %s\n", plan->warning);
 	fprintf(f, "  format:       %s", kcore_format_name(o->format));
-	if (o->format == KCORE_FORMAT_KDUMP)
-		fprintf(f, ", %s pages%s", kcore_codec_name(o->codec),
-			r->flattened ? ", flattened (makedumpfile -R "
-				       "restores it)"
-				     : "");
+	if (r->detail.format_text[0])
+		fputs(r->detail.format_text, f);
 	else if (o->compress != KCORE_COMPRESS_NONE)
 		fprintf(f, " in a %s stream", kcore_compress_name(o->compress));
 	fputc('\n', f);
@@ -418,12 +415,12 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->dropped_segments,
 			r->dropped_segments == 1 ? "" : "s",
 			kcore_format_name(o->format));
-	if (o->format == KCORE_FORMAT_KDUMP)
-		fprintf(f,
-			"  kdump pages:  %" PRIu64 " with data, %" PRIu64
-			" zero (one shared copy), %" PRIu64
-			" excluded (--exclude, unreadable)\n",
-			r->pages_dumped, r->pages_zero, r->pages_excluded);
+	if (r->detail.line_label) {
+		char label[32];
+
+		snprintf(label, sizeof(label), "%s:", r->detail.line_label);
+		fprintf(f, "  %-14s%s\n", label, r->detail.line);
+	}
 	if (plan->exclude.level)
 		print_exclude(f, plan);
 	fprintf(f, "  logical size: %s\n",
@@ -451,8 +448,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
 	cli_dump_incomplete_text(f, r, NULL);
-	cli_dump_hashes_text(f, r,
-			     o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
+	cli_dump_hashes_text(f, r, kcore_format_title(o->format));
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
@@ -467,15 +463,8 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_string(&j, "output", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
 	json_string(&j, "format", kcore_format_name(o->format));
-	if (o->format == KCORE_FORMAT_KDUMP) {
-		json_object_begin(&j, "kdump");
-		json_string(&j, "codec", kcore_codec_name(o->codec));
-		json_bool(&j, "flattened", r->flattened);
-		json_u64(&j, "pages_dumped", r->pages_dumped);
-		json_u64(&j, "pages_zero", r->pages_zero);
-		json_u64(&j, "pages_excluded", r->pages_excluded);
-		json_object_end(&j);
-	}
+	if (r->detail.object)
+		cli_json_detail(&j, &r->detail);
 	json_u64(&j, "dropped_segments", r->dropped_segments);
 	json_object_begin(&j, "stats");
 	json_u64(&j, "bytes_total", st->bytes_total);
@@ -646,6 +635,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	size_t dropped_segments = 0;
 	int c, status, progress = -1, exclude = 0;
 	bool quiet = false, dry_run = false, compress_set = false;
+	struct kcore_opts_given given = { 0 };
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -664,12 +654,16 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		switch (c) {
 		case DOPT_FORMAT:
 			if (kcore_format_from_name(arg) < 0) {
+				char formats[64];
+
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "unknown format '%s' "
-						       "(supported: elf, "
-						       "kdump, lime, avml)",
-						       arg);
+				return cli_usage_error(
+					ctx, name,
+					"unknown format '%s' (supported: %s)",
+					arg,
+					kcore_format_names(formats,
+							   sizeof(formats),
+							   ", ", ", "));
 			}
 			opts.format = kcore_format_from_name(arg);
 			format_set = true;
@@ -761,13 +755,19 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		source = argv[first];
 	else if (convert)
 		return cli_usage_error(ctx, name, "needs an input file");
-	if (convert && !format_set)
-		return cli_usage_error(ctx, name,
-				       "needs --format elf, kdump, lime or "
-				       "avml");
-	if (codec_set && opts.format != KCORE_FORMAT_KDUMP)
-		return cli_usage_error(ctx, name,
-				       "--codec is for --format kdump");
+	if (convert && !format_set) {
+		char formats[64];
+
+		return cli_usage_error(ctx, name, "needs --format %s",
+				       kcore_format_names(formats,
+							  sizeof(formats), ", ",
+							  " or "));
+	}
+	given.codec = codec_set;
+	given.compress = compress_set;
+	err = kcore_dump_opts_settle(&opts, &given);
+	if (err)
+		return cli_usage_fail(ctx, name, err);
 	if (!opts.output && !dry_run)
 		return cli_usage_error(ctx, name,
 				       "needs -o FILE (or -o - for stdout)");
@@ -776,46 +776,6 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 				       "--caller needs --vmalloc-range");
 	if (sel.ranges_physical && !sel.nranges)
 		return cli_usage_error(ctx, name, "--phys needs --range");
-	if (opts.format == KCORE_FORMAT_KDUMP) {
-		/* Pages are compressed one by one; --level is the codec's. */
-		if (compress_set ||
-		    (opts.output && kcore_compress_from_suffix(opts.output) !=
-					    KCORE_COMPRESS_NONE))
-			return cli_usage_error(
-				ctx, name,
-				"a kdump file compresses each page (--codec "
-				"zstd, zlib, lzo, snappy or none); it cannot "
-				"be a .zst or .xz stream");
-		opts.codec_level = opts.level;
-		opts.level = 0;
-		if (opts.codec == KCORE_CODEC_ZLIB && opts.codec_level > 9)
-			return cli_usage_error(ctx, name,
-					       "zlib levels are 1 to 9");
-		if ((opts.codec == KCORE_CODEC_LZO ||
-		     opts.codec == KCORE_CODEC_SNAPPY ||
-		     opts.codec == KCORE_CODEC_NONE) &&
-		    opts.codec_level)
-			return cli_usage_error(ctx, name,
-					       "--codec %s has no levels",
-					       kcore_codec_name(opts.codec));
-	} else if (opts.format == KCORE_FORMAT_AVML) {
-		/* Snappy, chunk by chunk: no stream around it, no levels. */
-		if ((compress_set && opts.compress != KCORE_COMPRESS_NONE) ||
-		    (!compress_set && opts.output &&
-		     kcore_compress_from_suffix(opts.output) !=
-			     KCORE_COMPRESS_NONE))
-			return cli_usage_error(
-				ctx, name,
-				"an AVML file is snappy-compressed; it "
-				"cannot also be a .zst or .xz stream");
-		if (opts.level)
-			return cli_usage_error(ctx, name,
-					       "--level: AVML's snappy has "
-					       "no levels");
-		opts.compress = KCORE_COMPRESS_NONE;
-	} else if (!compress_set && opts.output) {
-		opts.compress = kcore_compress_from_suffix(opts.output);
-	}
 
 	/* Signals are caught from here on: opening and planning a hostile
 	 * file may take a while, and SIGTERM must still stop it. */

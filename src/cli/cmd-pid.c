@@ -94,26 +94,26 @@ struct pid_args {
 
 /*
  * A process core is ELF: its addresses are virtual and its threads,
- * registers, auxv and mapped files live in notes.  kdump holds a kernel's
- * page frames by number, with the kernel's VMCOREINFO; LiME and AVML hold
- * physical address ranges for memory forensics and have no notes.  A
- * process's mappings would be taken for physical RAM there, and gdb,
- * eu-stack and drgn could not read them.  NULL: elf.
+ * registers, auxv and mapped files live in notes.  The formats that hold
+ * a kernel's physical memory (kdump by page frame number, LiME and AVML
+ * by physical address range, without notes) would take a process's
+ * mappings for physical RAM, and gdb, eu-stack and drgn could not read
+ * them.  NULL: a format a process core can be written in.
  */
-static const char *format_refusal(const char *fmt)
+static const char *format_refusal(const char *fmt, char *buf, size_t size)
 {
-	if (!strcmp(fmt, "elf"))
+	int f = kcore_format_from_name(fmt);
+
+	if (f < 0)
+		return "unknown format (a process core is elf)";
+	if (!kcore_format_physical((enum kcore_format)f))
 		return NULL;
-	if (!strcmp(fmt, "kdump"))
-		return "a kdump file holds a kernel's memory by page frame "
-		       "number; a process has virtual addresses and no page "
-		       "frames of its own: use elf (the default)";
-	if (!strcmp(fmt, "lime") || !strcmp(fmt, "avml"))
-		return "LiME and AVML hold physical memory ranges and no "
-		       "notes: a process's virtual mappings would be taken "
-		       "for physical RAM, and its threads and registers "
-		       "lost; use elf (the default)";
-	return "unknown format (a process core is elf)";
+	snprintf(buf, size,
+		 "%s holds a kernel's physical memory (page frames or "
+		 "physical ranges); a process has virtual mappings, and its "
+		 "threads and registers live in notes: use elf (the default)",
+		 kcore_format_title((enum kcore_format)f));
+	return buf;
 }
 
 static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
@@ -140,14 +140,19 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 		if (r == 0)
 			continue;
 		switch (c) {
-		case DOPT_FORMAT:
-			if (format_refusal(arg)) {
+		case DOPT_FORMAT: {
+			char why[256];
+
+			if (format_refusal(arg, why, sizeof(why))) {
 				cli_parser_destroy(p);
-				return cli_usage_error(ctx, "pid",
-						       "--format %s: %s", arg,
-						       format_refusal(arg));
+				return cli_usage_error(
+					ctx, "pid", "--format %s: %s", arg,
+					format_refusal(arg, why, sizeof(why)));
 			}
+			a->opts.format =
+				(enum kcore_format)kcore_format_from_name(arg);
 			break;
+		}
 		case OPT_FILTER: {
 			char *end;
 			unsigned long f = strtoul(arg, &end, 16);
@@ -205,9 +210,10 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 	if (!a->opts.output && !a->dry_run)
 		return cli_usage_error(ctx, "pid",
 				       "needs -o FILE (or -o - for stdout)");
-	if (!a->compress_set && a->opts.output)
-		a->opts.compress = kcore_compress_from_suffix(a->opts.output);
-	return -1;
+	struct kcore_opts_given given = { .compress = a->compress_set };
+	struct kcore_error *err = kcore_dump_opts_settle(&a->opts, &given);
+
+	return err ? cli_usage_fail(ctx, "pid", err) : -1;
 }
 
 static void mappings_text(FILE *f, const struct kcore_process_info *pi)

@@ -72,6 +72,34 @@ int cli_bad_exclude(struct cli_ctx *ctx, const char *cmd, const char *arg)
 			       arg);
 }
 
+int cli_usage_fail(struct cli_ctx *ctx, const char *cmd,
+		   struct kcore_error *err)
+{
+	int status;
+
+	if (err->code != KCORE_ERR_INVALID)
+		return cli_fail(ctx, err);
+	status = cli_usage_error(ctx, cmd, "%s", err->message);
+	kcore_error_destroy(err);
+	return status;
+}
+
+void cli_json_detail(struct json *j, const struct kcore_dump_detail *d)
+{
+	json_object_begin(j, d->object);
+	for (size_t i = 0; i < d->nfields && i < KCORE_DETAIL_FIELDS; i++) {
+		const struct kcore_detail_field *f = &d->fields[i];
+
+		if (f->type == KCORE_DETAIL_STRING)
+			json_string(j, f->key, f->str);
+		else if (f->type == KCORE_DETAIL_BOOL)
+			json_bool(j, f->key, f->u64 != 0);
+		else
+			json_u64(j, f->key, f->u64);
+	}
+	json_object_end(j);
+}
+
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 {
 	va_list ap;

@@ -78,6 +78,25 @@ struct avml_writer {
 	size_t nslots;
 };
 
+static struct kcore_error *avml_check_opts(struct kcore_dump_opts *opts,
+					   const struct kcore_opts_given *given)
+{
+	/* Snappy, chunk by chunk: no stream around it, no levels. */
+	if ((given->compress && opts->compress != KCORE_COMPRESS_NONE) ||
+	    (!given->compress && opts->output &&
+	     kcore_compress_from_suffix(opts->output) != KCORE_COMPRESS_NONE))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "an AVML file is snappy-compressed; "
+					  "it cannot also be a .zst or .xz "
+					  "stream");
+	if (opts->level)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "--level: AVML's snappy has no "
+					  "levels");
+	opts->compress = KCORE_COMPRESS_NONE;
+	return NULL;
+}
+
 static struct kcore_error *avml_check(const struct kcore_dump_opts *opts,
 				      const struct kcore_source *src,
 				      uint64_t page)
@@ -290,7 +309,9 @@ static struct kcore_error *avml_finish(struct kcore_writer *w,
 const struct kcore_writer_ops kcore_write_avml = {
 	.format = KCORE_FORMAT_AVML,
 	.name = "avml",
+	.title = "AVML",
 	.physical = true,
+	.check_opts = avml_check_opts,
 	.check = avml_check,
 	.plan = avml_plan,
 	.begin = avml_begin,

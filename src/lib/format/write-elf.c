@@ -292,6 +292,7 @@ static struct kcore_error *elfw_finish(struct kcore_writer *w,
 const struct kcore_writer_ops kcore_write_elf = {
 	.format = KCORE_FORMAT_ELF,
 	.name = "elf",
+	.title = "ELF",
 	.plan = elfw_plan,
 	.begin = elfw_begin,
 	.block = elfw_block,

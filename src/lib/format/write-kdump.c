@@ -28,6 +28,7 @@
  * follow at the end, each in a record of its own.
  */
 #include <elf.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -317,6 +318,34 @@ static struct kcore_error *write_headers(struct kdump_writer *k,
 }
 
 /* ---- the writer ---- */
+
+static struct kcore_error *
+kdump_check_opts(struct kcore_dump_opts *opts,
+		 const struct kcore_opts_given *given)
+{
+	/* Pages are compressed one by one; --level is the codec's. */
+	if (given->compress ||
+	    (opts->output &&
+	     kcore_compress_from_suffix(opts->output) != KCORE_COMPRESS_NONE))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "a kdump file compresses each page "
+					  "(--codec zstd, zlib, lzo, snappy or "
+					  "none); it cannot be a .zst or .xz "
+					  "stream");
+	opts->codec_level = opts->level;
+	opts->level = 0;
+	if (opts->codec == KCORE_CODEC_ZLIB && opts->codec_level > 9)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "zlib levels are 1 to 9");
+	if ((opts->codec == KCORE_CODEC_LZO ||
+	     opts->codec == KCORE_CODEC_SNAPPY ||
+	     opts->codec == KCORE_CODEC_NONE) &&
+	    opts->codec_level)
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "--codec %s has no levels",
+					  kcore_codec_name(opts->codec));
+	return NULL;
+}
 
 static struct kcore_error *kdump_check(const struct kcore_dump_opts *opts,
 				       const struct kcore_source *src,
@@ -681,6 +710,38 @@ static struct kcore_error *kdump_hole(struct kcore_writer *w, size_t seg,
 	return err;
 }
 
+/* The summary's kdump part: codec, flattened, page counts. */
+static void detail(const struct kdump_writer *k, struct kcore_dump_result *r)
+{
+	struct kcore_dump_detail *d = &r->detail;
+	const char *codec = kcore_codec_name(k->w.ws->opts->codec);
+
+	snprintf(d->format_text, sizeof(d->format_text), ", %s pages%s", codec,
+		 k->flat ? ", flattened (makedumpfile -R restores it)" : "");
+	d->line_label = "kdump pages";
+	snprintf(d->line, sizeof(d->line),
+		 "%" PRIu64 " with data, %" PRIu64 " zero (one shared copy), "
+		 "%" PRIu64 " excluded (--exclude, unreadable)",
+		 r->pages_dumped, r->pages_zero, r->pages_excluded);
+	d->object = "kdump";
+	d->fields[0] = (struct kcore_detail_field){ .key = "codec",
+						    .type = KCORE_DETAIL_STRING,
+						    .str = codec };
+	d->fields[1] = (struct kcore_detail_field){ .key = "flattened",
+						    .type = KCORE_DETAIL_BOOL,
+						    .u64 = k->flat };
+	d->fields[2] = (struct kcore_detail_field){ .key = "pages_dumped",
+						    .type = KCORE_DETAIL_U64,
+						    .u64 = r->pages_dumped };
+	d->fields[3] = (struct kcore_detail_field){ .key = "pages_zero",
+						    .type = KCORE_DETAIL_U64,
+						    .u64 = r->pages_zero };
+	d->fields[4] = (struct kcore_detail_field){ .key = "pages_excluded",
+						    .type = KCORE_DETAIL_U64,
+						    .u64 = r->pages_excluded };
+	d->nfields = 5;
+}
+
 static struct kcore_error *kdump_finish(struct kcore_writer *w,
 					const struct kcore_dump_result *summary)
 {
@@ -703,6 +764,7 @@ static struct kcore_error *kdump_finish(struct kcore_writer *w,
 	ws->res->pages_dumped = k->dumped - k->zero_pages;
 	ws->res->pages_zero = k->zero_pages;
 	ws->res->pages_excluded = pages - k->dumped;
+	detail(k, ws->res);
 	/* Our final metadata into its slot. */
 	err = kcore_write_notes_final(w, &k->notes);
 	if (err)
@@ -734,7 +796,10 @@ static struct kcore_error *kdump_finish(struct kcore_writer *w,
 const struct kcore_writer_ops kcore_write_kdump = {
 	.format = KCORE_FORMAT_KDUMP,
 	.name = "kdump",
+	.title = "kdump",
 	.physical = true,
+	.page_codec = true,
+	.check_opts = kdump_check_opts,
 	.check = kdump_check,
 	.plan = kdump_plan,
 	.begin = kdump_begin,

@@ -115,6 +115,7 @@ static struct kcore_error *lime_finish(struct kcore_writer *w,
 const struct kcore_writer_ops kcore_write_lime = {
 	.format = KCORE_FORMAT_LIME,
 	.name = "lime",
+	.title = "LiME",
 	.physical = true,
 	.plan = lime_plan,
 	.begin = lime_begin,

@@ -115,8 +115,16 @@ struct kcore_writer {
 struct kcore_writer_ops {
 	enum kcore_format format;
 	const char *name;
-	bool physical; /* physical RAM only: paddr in the metadata */
-	/* Options this format refuses (before anything is opened). */
+	const char *title; /* for people: "ELF", "LiME" */
+	bool physical;	   /* physical RAM only: paddr in the metadata */
+	bool page_codec;   /* pages compressed one by one (--codec) */
+	/* The output options' rules, before any source is opened: refuse
+	 * what the format cannot hold (KCORE_ERR_INVALID, a usage error)
+	 * and settle what it implies in opts.  NULL: the stream compression
+	 * follows the output's suffix unless given. */
+	struct kcore_error *(*check_opts)(struct kcore_dump_opts *opts,
+					  const struct kcore_opts_given *given);
+	/* What this format refuses of a source (once it is open). */
 	struct kcore_error *(*check)(const struct kcore_dump_opts *opts,
 				     const struct kcore_source *src,
 				     uint64_t page);
