@@ -64,6 +64,7 @@ struct kcore_kernel_vmap {
 
 struct kcore_source {
 	char *path;
+	char *abs_path;
 	int fd;
 	Elf *elf;
 	const struct kcore_io_ops *io;

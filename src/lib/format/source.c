@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -724,6 +725,35 @@ static struct kcore_error *open_format(struct kcore_source *src, bool *found)
 	return NULL; /* check_ident explains what is wrong */
 }
 
+/*
+ * path against the working directory, without resolving symbolic links
+ * (the name that was opened); "." and ".." components are left as they
+ * are, only a leading "./" is dropped.  NULL when out of memory.
+ */
+static char *absolute_path(const char *path)
+{
+	char *cwd, *ret;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return strdup(path); /* the directory is gone: as given */
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (*path == '/')
+			path++;
+	}
+	size_t len = strlen(cwd) + strlen(path) + 2;
+
+	ret = malloc(len);
+	if (ret)
+		snprintf(ret, len, "%s%s%s", cwd,
+			 cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+	free(cwd);
+	return ret;
+}
+
 struct kcore_error *kcore_source_alloc(const char *path,
 				       const struct kcore_open_opts *opts,
 				       struct kcore_source **ret)
@@ -748,6 +778,7 @@ struct kcore_error *kcore_source_alloc(const char *path,
 		return &kcore_error_nomem;
 	}
 	src->info.path = src->path;
+	src->info.abs_path = src->path; /* kcore_source_open() makes it so */
 	src->info.kind = KCORE_SOURCE_ELF_CORE; /* until the notes say more */
 	*ret = src;
 	return NULL;
@@ -875,6 +906,12 @@ struct kcore_error *kcore_source_open(const char *path,
 	err = kcore_source_alloc(path, opts, &src);
 	if (err)
 		return err;
+	src->abs_path = absolute_path(path);
+	if (!src->abs_path) {
+		kcore_source_destroy(src);
+		return &kcore_error_nomem;
+	}
+	src->info.abs_path = src->abs_path;
 	src->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (src->fd < 0) {
 		err = kcore_explain_open_error(
@@ -938,6 +975,7 @@ void kcore_source_destroy(struct kcore_source *src)
 	free(src->image);
 	if (src->fd >= 0)
 		close(src->fd);
+	free(src->abs_path);
 	for (size_t i = 0; i < src->nnotes; i++)
 		free(src->note_names[i]);
 	free(src->note_names);
