@@ -72,6 +72,7 @@ struct kcore_kernel_vmap {
 
 struct kcore_source {
 	char *path;
+	char *abs_path;
 	int fd;
 	Elf *elf;
 	const struct kcore_io_ops *io;
@@ -163,6 +164,9 @@ struct kcore_error *kcore_vmcoreinfo_sysfs(const char *sysroot, char *path,
 struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_len);
+/* path made absolute against the working directory (links kept). */
+char *kcore_absolute_path(const char *path);
+
 /*
  * For sources that are not files (kcore_source_open_process and the like):
  * allocate a source, then, with reader/image/file_size filled, parse the

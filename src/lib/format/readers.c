@@ -71,6 +71,12 @@ struct kcore_error *kcore_source_open(const char *path,
 	if (err)
 		return err;
 	src->reader = &kcore_read_elf;
+	src->abs_path = kcore_absolute_path(path);
+	if (!src->abs_path) {
+		kcore_source_destroy(src);
+		return &kcore_error_nomem;
+	}
+	src->info.abs_path = src->abs_path;
 	src->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (src->fd < 0) {
 		err = kcore_explain_open_error(

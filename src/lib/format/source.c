@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,6 +55,35 @@ int kcore_segment_class_from_name(const char *name)
 	return -1;
 }
 
+/*
+ * path against the working directory, without resolving symbolic links
+ * (the name that was opened); "." and ".." components are left as they
+ * are, only a leading "./" is dropped.  NULL when out of memory.
+ */
+char *kcore_absolute_path(const char *path)
+{
+	char *cwd, *ret;
+
+	if (path[0] == '/')
+		return strdup(path);
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return strdup(path); /* the directory is gone: as given */
+	while (path[0] == '.' && path[1] == '/') {
+		path += 2;
+		while (*path == '/')
+			path++;
+	}
+	size_t len = strlen(cwd) + strlen(path) + 2;
+
+	ret = malloc(len);
+	if (ret)
+		snprintf(ret, len, "%s%s%s", cwd,
+			 cwd[strlen(cwd) - 1] == '/' ? "" : "/", path);
+	free(cwd);
+	return ret;
+}
+
 struct kcore_error *kcore_source_alloc(const char *path,
 				       const struct kcore_open_opts *opts,
 				       struct kcore_source **ret)
@@ -77,6 +107,7 @@ struct kcore_error *kcore_source_alloc(const char *path,
 		return &kcore_error_nomem;
 	}
 	src->info.path = src->path;
+	src->info.abs_path = src->path; /* kcore_source_open() makes it so */
 	src->info.kind = KCORE_SOURCE_ELF_CORE; /* until the notes say more */
 	*ret = src;
 	return NULL;
@@ -93,6 +124,7 @@ void kcore_source_destroy(struct kcore_source *src)
 	free(src->image);
 	if (src->fd >= 0)
 		close(src->fd);
+	free(src->abs_path);
 	for (size_t i = 0; i < src->nnotes; i++)
 		free(src->note_names[i]);
 	free(src->note_names);
