@@ -32,40 +32,12 @@ _kcoredump()
 	case "$cmd" in
 	dump)
 		case "$prev" in
-		--output | --output= | -o)
-			COMPREPLY=($(compgen -f -- "$cur"))
-			return
-			;;
 		--format | --format=)
 			COMPREPLY=($(compgen -W "elf kdump lime avml" -- "$cur"))
 			return
 			;;
-		--compress | --compress=)
-			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
-			return
-			;;
 		--codec | --codec=)
 			COMPREPLY=($(compgen -W "zstd zlib lzo snappy none" -- "$cur"))
-			return
-			;;
-		--level | --level=)
-			COMPREPLY=()
-			return
-			;;
-		--threads | --threads= | -T)
-			COMPREPLY=()
-			return
-			;;
-		--block-size | --block-size=)
-			COMPREPLY=()
-			return
-			;;
-		--frame-size | --frame-size=)
-			COMPREPLY=()
-			return
-			;;
-		--hash | --hash=)
-			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
 			return
 			;;
 		--vmalloc-range=)
@@ -108,21 +80,8 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
-		esac
-		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --allow-ram-output --sync --special-output --record --case --examiner --notes --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
-		else
-			COMPREPLY=($(compgen -f -- "$cur"))
-		fi
-		;;
-	pid)
-		case "$prev" in
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
-			return
-			;;
-		--format | --format=)
-			COMPREPLY=($(compgen -W "elf" -- "$cur"))
 			return
 			;;
 		--compress | --compress=)
@@ -147,6 +106,19 @@ _kcoredump()
 			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -f -- "$cur"))
+		fi
+		;;
+	pid)
+		case "$prev" in
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf" -- "$cur"))
 			return
 			;;
 		--filter | --filter=)
@@ -157,27 +129,12 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
-		esac
-		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --file-sha256 --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
-		fi
-		;;
-	convert)
-		case "$prev" in
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
-		--format | --format=)
-			COMPREPLY=($(compgen -W "elf kdump lime avml" -- "$cur"))
-			return
-			;;
 		--compress | --compress=)
 			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
-			return
-			;;
-		--codec | --codec=)
-			COMPREPLY=($(compgen -W "zstd zlib lzo snappy none" -- "$cur"))
 			return
 			;;
 		--level | --level=)
@@ -198,6 +155,21 @@ _kcoredump()
 			;;
 		--hash | --hash=)
 			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--format --filter --all-mappings --stop --mapping --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+		fi
+		;;
+	convert)
+		case "$prev" in
+		--format | --format=)
+			COMPREPLY=($(compgen -W "elf kdump lime avml" -- "$cur"))
+			return
+			;;
+		--codec | --codec=)
+			COMPREPLY=($(compgen -W "zstd zlib lzo snappy none" -- "$cur"))
 			return
 			;;
 		--range | --range= | -r)
@@ -212,9 +184,37 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "free cache cache-private user zero all 31" -- "$cur"))
 			return
 			;;
+		--output | --output= | -o)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--compress | --compress=)
+			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
+			return
+			;;
+		--level | --level=)
+			COMPREPLY=()
+			return
+			;;
+		--threads | --threads= | -T)
+			COMPREPLY=()
+			return
+			;;
+		--block-size | --block-size=)
+			COMPREPLY=()
+			return
+			;;
+		--frame-size | --frame-size=)
+			COMPREPLY=()
+			return
+			;;
+		--hash | --hash=)
+			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --range --phys --segments --exclude --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --range --phys --segments --exclude --allow-ram-output --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

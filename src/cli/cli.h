@@ -60,6 +60,9 @@ struct cli_command {
 	const char *args_complete; /* "@file" etc. */
 	const char *summary;
 	bool hidden;
+	/* Options shared with other commands (cli_output_options), after
+	 * its own; NULL: none. */
+	const struct cli_option *group;
 };
 
 /* The commands, each defined by its own file (cmd-*.c). */
@@ -75,6 +78,9 @@ cli_find_command(const struct cli_command *const *commands, const char *name);
 
 /* The options every command takes, appended to its own. */
 extern const struct cli_option cli_common_options[];
+/* The output options dump, convert and pid share (their group), handled
+ * by cli_output_option() but for -q, --progress, --no-progress and -j. */
+extern const struct cli_option cli_output_options[];
 
 /*
  * Parse argv for cmd.  Returns each option's key with *ret_arg set, -1 at
@@ -111,6 +117,10 @@ int cli_exit_status(const struct kcore_error *err);
 /* SIGINT, SIGTERM and SIGHUP set the returned flag, which the library's
  * long operations poll to stop cleanly; SIGPIPE is ignored. */
 volatile sig_atomic_t *cli_catch_signals(void);
+
+/* Levenshtein distance of two short strings (99 when one is 63 bytes or
+ * longer): for "did you mean" suggestions. */
+unsigned cli_edit_distance(const char *a, const char *b);
 
 /* Parse sizes ("4096", "0x1000", "4K", "1M", "2G") and addresses. */
 bool cli_parse_u64(const char *s, uint64_t *ret);

@@ -509,7 +509,10 @@ static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_bench = {
-	"bench",    cmd_bench, bench_options,
-	"[SOURCE]", "@file",   "measure read throughput per segment class",
-	false
+	.name = "bench",
+	.run = cmd_bench,
+	.options = bench_options,
+	.args = "[SOURCE]",
+	.args_complete = "@file",
+	.summary = "measure read throughput per segment class",
 };

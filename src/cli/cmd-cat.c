@@ -322,11 +322,11 @@ out:
 }
 
 const struct cli_command cli_cmd_cat = {
-	"cat",
-	cmd_cat,
-	cat_options,
-	"[SOURCE]",
-	"@file",
-	"print memory at a virtual or physical address of any source",
-	false
+	.name = "cat",
+	.run = cmd_cat,
+	.options = cat_options,
+	.args = "[SOURCE]",
+	.args_complete = "@file",
+	.summary =
+		"print memory at a virtual or physical address of any source",
 };

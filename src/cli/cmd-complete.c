@@ -36,18 +36,34 @@ static bool completes(const char *spec, const char *what)
 	return spec && strcmp(spec, what) == 0;
 }
 
-/* A command's own options, then the common ones; NULL at the end. */
+/* A command's own options, its group's, then the common ones; NULL at
+ * the end. */
 static const struct cli_option *next_option(const struct cli_command *c,
 					    const struct cli_option *o)
 {
-	const struct cli_option *end = c->options;
+	const struct cli_option *lists[] = { c->options, c->group,
+					     cli_common_options };
+	size_t i = 0;
 
-	while (end->name)
-		end++;
-	o = o ? o + 1 : c->options;
-	if (o == end)
-		o = cli_common_options;
-	return o->name ? o : NULL;
+	if (o) { /* the list o is in: the one whose range holds it */
+		for (i = 0; i < 3; i++) {
+			const struct cli_option *end = lists[i];
+
+			while (end && end->name)
+				end++;
+			if (lists[i] && o >= lists[i] && o < end)
+				break;
+		}
+		o++;
+	} else {
+		o = lists[0];
+	}
+	while (!o || !o->name) {
+		if (++i >= 3)
+			return NULL;
+		o = lists[i];
+	}
+	return o;
 }
 
 /* Visible command names separated by spaces, no trailing space. */
@@ -465,6 +481,7 @@ static int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 					       "unknown command '%s'",
 					       argv[first]);
 		list_options(stdout, cmd->options);
+		list_options(stdout, cmd->group);
 		list_options(stdout, cli_common_options);
 		return EXIT_OK;
 	}
@@ -475,7 +492,10 @@ static int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_complete = {
-	"__complete", cmd_complete, complete_options,
-	"[COMMAND]",  NULL,	    "completion helper for the shell scripts",
-	true
+	.name = "__complete",
+	.run = cmd_complete,
+	.options = complete_options,
+	.args = "[COMMAND]",
+	.summary = "completion helper for the shell scripts",
+	.hidden = true,
 };

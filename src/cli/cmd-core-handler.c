@@ -603,11 +603,9 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_core_handler = {
-	"core-handler",
-	cmd_core_handler,
-	core_handler_options,
-	"PID UID GID SIGNAL TIME [COMM]",
-	NULL,
-	"store a core from the kernel's core_pattern pipe",
-	false
+	.name = "core-handler",
+	.run = cmd_core_handler,
+	.options = core_handler_options,
+	.args = "PID UID GID SIGNAL TIME [COMM]",
+	.summary = "store a core from the kernel's core_pattern pipe",
 };

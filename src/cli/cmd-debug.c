@@ -206,11 +206,10 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_debug = {
-	"debug",
-	cmd_debug,
-	debug_options,
-	"[MATCH...]",
-	NULL,
-	"a debugger on the newest matching stored core (as coredumpctl debug)",
-	false
+	.name = "debug",
+	.run = cmd_debug,
+	.options = debug_options,
+	.args = "[MATCH...]",
+	.summary = "a debugger on the newest matching stored core (as "
+		   "coredumpctl debug)",
 };

@@ -18,37 +18,13 @@
 #include "kcoredump/dump.h"
 
 static const struct cli_option dump_options[] = {
-	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
-	  "write the dump to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
 	  "output format: elf (default), kdump, lime or avml", "@formats",
 	  DOPT_FORMAT },
-	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "whole-stream compression: zstd, xz or none (default: from the "
-	  "suffix)",
-	  "zstd xz none", DOPT_COMPRESS },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
 	  "kdump page compression: zlib (default), zstd, lzo, snappy or "
 	  "none",
 	  "zstd zlib lzo snappy none", DOPT_CODEC },
-	{ "level", 0, CLI_ARG_REQUIRED, "N",
-	  "compression level (of the stream, or of the kdump codec)", NULL,
-	  DOPT_LEVEL },
-	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
-	  "worker threads for hashing and compression (default: CPUs)", NULL,
-	  'T' },
-	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
-	{ "frame-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
-	  DOPT_FRAME_SIZE },
-	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "integrity digests: sha256 (default) or none", "sha256 none",
-	  DOPT_HASH },
-	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
-	  "hash the file's bytes even when it is sparse (its holes are hashed "
-	  "as zeros: the cost of its logical size)",
-	  NULL, DOPT_FILE_SHA256 },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
@@ -72,18 +48,10 @@ static const struct cli_option dump_options[] = {
 	  "process cores: only mappings whose file matches PATTERN "
 	  "(repeatable)",
 	  NULL, DOPT_MAPPING },
-	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
-	  NULL, 'f' },
 	{ "allow-ram-output", 0, CLI_ARG_NONE, NULL,
 	  "write a dump of live memory to a file system in this machine's "
 	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
 	  NULL, DOPT_ALLOW_RAM_OUTPUT },
-	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the dump before publishing it",
-	  NULL, DOPT_SYNC },
-	{ "special-output", 0, CLI_ARG_NONE, NULL,
-	  "write into an existing FIFO or device named by -o (owned by root "
-	  "or us; never through a symbolic link)",
-	  NULL, DOPT_SPECIAL_OUTPUT },
 	{ "record", 0, CLI_ARG_REQUIRED, "FILE",
 	  "write the acquisition record (host, boot ID, command, read times, "
 	  "hashes) to FILE as JSON and to FILE.txt (FILE's .json replaced) as "
@@ -96,16 +64,8 @@ static const struct cli_option dump_options[] = {
 	  "who takes the dump (in its note and record)", NULL, DOPT_EXAMINER },
 	{ "notes", 0, CLI_ARG_REQUIRED, "TEXT",
 	  "free text for the note and the record", NULL, DOPT_NOTES },
-	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
-	{ "progress", 0, CLI_ARG_NONE, NULL,
-	  "show progress even when stderr is not a terminal", NULL,
-	  DOPT_PROGRESS },
-	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
-	  DOPT_NO_PROGRESS },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
-	{ "json", 'j', CLI_ARG_NONE, NULL,
-	  "print the summary as one JSON document", NULL, 'j' },
 	{ 0 },
 };
 
@@ -942,8 +902,11 @@ static int cmd_dump(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_dump = {
-	"dump",	      cmd_dump,
-	dump_options, "[SOURCE]",
-	"@file",      "write a sparse, compressed, hashed ELF dump of a source",
-	false
+	.name = "dump",
+	.run = cmd_dump,
+	.options = dump_options,
+	.args = "[SOURCE]",
+	.args_complete = "@file",
+	.summary = "write a sparse, compressed, hashed ELF dump of a source",
+	.group = cli_output_options,
 };

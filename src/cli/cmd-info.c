@@ -151,8 +151,10 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_info = {
-	"info",	      cmd_info,
-	info_options, "[SOURCE]",
-	"@file",      "describe a kcore or ELF core: source, segments, notes",
-	false
+	.name = "info",
+	.run = cmd_info,
+	.options = info_options,
+	.args = "[SOURCE]",
+	.args_complete = "@file",
+	.summary = "describe a kcore or ELF core: source, segments, notes",
 };

@@ -203,7 +203,9 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_list = {
-	"list",	      cmd_list, list_options,
-	"[MATCH...]", NULL,	"list the cores core-handler stored",
-	false
+	.name = "list",
+	.run = cmd_list,
+	.options = list_options,
+	.args = "[MATCH...]",
+	.summary = "list the cores core-handler stored",
 };

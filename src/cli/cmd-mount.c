@@ -495,13 +495,13 @@ out:
 }
 
 const struct cli_command cli_cmd_mount = {
-	"mount",
-	cmd_mount,
-	mount_options,
-	"DUMP MOUNTPOINT",
-	"@file",
-	"serve any dump as a plain ELF core file (FUSE), for crash, drgn, gdb",
-	false
+	.name = "mount",
+	.run = cmd_mount,
+	.options = mount_options,
+	.args = "DUMP MOUNTPOINT",
+	.args_complete = "@file",
+	.summary = "serve any dump as a plain ELF core file (FUSE), for crash, "
+		   "drgn, gdb",
 };
 
 const char *cli_fuse_version(void)

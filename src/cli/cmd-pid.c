@@ -21,33 +21,10 @@ enum {
 };
 
 static const struct cli_option pid_options[] = {
-	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
-	  "write the core to FILE ('-' for stdout)", "@file", 'o' },
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
 	  "output format: elf, the only one for a process (kdump, lime and "
 	  "avml hold a kernel's physical memory)",
 	  "elf", DOPT_FORMAT },
-	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "whole-stream compression: zstd, xz or none (default: from the "
-	  "suffix)",
-	  "zstd xz none", DOPT_COMPRESS },
-	{ "level", 0, CLI_ARG_REQUIRED, "N", "compression level", NULL,
-	  DOPT_LEVEL },
-	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
-	  "worker threads for hashing and compression (default: CPUs)", NULL,
-	  'T' },
-	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
-	{ "frame-size", 0, CLI_ARG_REQUIRED, "SIZE",
-	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
-	  DOPT_FRAME_SIZE },
-	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "integrity digests: sha256 (default) or none", "sha256 none",
-	  DOPT_HASH },
-	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
-	  "hash the file's bytes even when it is sparse (its holes are hashed "
-	  "as zeros: the cost of its logical size)",
-	  NULL, DOPT_FILE_SHA256 },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
@@ -61,24 +38,8 @@ static const struct cli_option pid_options[] = {
 	{ "mapping", 0, CLI_ARG_REQUIRED, "PATTERN",
 	  "only mappings whose file matches PATTERN (repeatable)", NULL,
 	  DOPT_MAPPING },
-	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
-	  NULL, 'f' },
-	{ "sync", 0, CLI_ARG_NONE, NULL, "fsync the core before publishing it",
-	  NULL, DOPT_SYNC },
-	{ "special-output", 0, CLI_ARG_NONE, NULL,
-	  "write into an existing FIFO or device named by -o (owned by root "
-	  "or us; never through a symbolic link)",
-	  NULL, DOPT_SPECIAL_OUTPUT },
-	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
-	{ "progress", 0, CLI_ARG_NONE, NULL,
-	  "show progress even when stderr is not a terminal", NULL,
-	  DOPT_PROGRESS },
-	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
-	  DOPT_NO_PROGRESS },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the mappings and what the filter dumps, and stop", NULL, 'n' },
-	{ "json", 'j', CLI_ARG_NONE, NULL,
-	  "print the summary as one JSON document", NULL, 'j' },
 	{ 0 },
 };
 
@@ -466,11 +427,11 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_pid = {
-	"pid",
-	cmd_pid,
-	pid_options,
-	"PID",
-	NULL,
-	"write an ELF core of a running process (like gcore, sparse)",
-	false
+	.name = "pid",
+	.run = cmd_pid,
+	.options = pid_options,
+	.args = "PID",
+	.summary =
+		"write an ELF core of a running process (like gcore, sparse)",
+	.group = cli_output_options,
 };

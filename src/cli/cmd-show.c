@@ -183,8 +183,9 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_show = {
-	"show",	      cmd_show,
-	show_options, "[MATCH...]",
-	NULL,	      "the crash record of stored cores (as coredumpctl info)",
-	false
+	.name = "show",
+	.run = cmd_show,
+	.options = show_options,
+	.args = "[MATCH...]",
+	.summary = "the crash record of stored cores (as coredumpctl info)",
 };

@@ -347,18 +347,19 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 const struct cli_command cli_cmd_verify = {
-	"verify",	cmd_verify,
-	verify_options, "DUMP [SOURCE]",
-	"@file",	"check a dump against its digests (and a source)",
-	false
+	.name = "verify",
+	.run = cmd_verify,
+	.options = verify_options,
+	.args = "DUMP [SOURCE]",
+	.args_complete = "@file",
+	.summary = "check a dump against its digests (and a source)",
 };
 
 const struct cli_command cli_cmd_extract = {
-	"extract",
-	cmd_extract,
-	extract_options,
-	"DUMP",
-	"@file",
-	"decompress a .zst/.xz dump into a sparse ELF file",
-	false
+	.name = "extract",
+	.run = cmd_extract,
+	.options = extract_options,
+	.args = "DUMP",
+	.args_complete = "@file",
+	.summary = "decompress a .zst/.xz dump into a sparse ELF file",
 };

@@ -12,13 +12,18 @@ static int cmd_help(struct cli_ctx *ctx, int argc, char **argv);
 static int cmd_version(struct cli_ctx *ctx, int argc, char **argv);
 
 static const struct cli_command help_command = {
-	"help",	     cmd_help,	 no_options,
-	"[COMMAND]", "@command", "show help for kcoredump or a command",
-	false
+	.name = "help",
+	.run = cmd_help,
+	.options = no_options,
+	.args = "[COMMAND]",
+	.args_complete = "@command",
+	.summary = "show help for kcoredump or a command",
 };
 static const struct cli_command version_command = {
-	"version", cmd_version,	       no_options, NULL,
-	NULL,	   "show the version", false
+	.name = "version",
+	.run = cmd_version,
+	.options = no_options,
+	.summary = "show the version",
 };
 
 /* The commands, in the order help lists them.  Each is defined by its
@@ -43,41 +48,13 @@ static const struct cli_command *const commands[] = {
 	NULL,
 };
 
-static unsigned edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[64];
-
-	if (la >= 63 || lb >= 63)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned prev = row[0];
-
-		row[0] = (unsigned)i;
-		for (size_t j = 1; j <= lb; j++) {
-			unsigned cur = row[j];
-			unsigned best = prev + (a[i - 1] != b[j - 1]);
-
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
-		}
-	}
-	return row[lb];
-}
-
 static int unknown_command(const char *name)
 {
 	const struct cli_command *best = NULL;
 	unsigned best_d = 3;
 
 	for (const struct cli_command *const *c = commands; *c; c++) {
-		unsigned d = edit_distance(name, (*c)->name);
+		unsigned d = cli_edit_distance(name, (*c)->name);
 
 		if (!(*c)->hidden && d < best_d) {
 			best_d = d;

@@ -14,6 +14,50 @@ const struct cli_option cli_common_options[] = {
 	{ 0 },
 };
 
+const struct cli_option cli_output_options[] = {
+	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
+	  "write the output to FILE ('-' for stdout)", "@file", 'o' },
+	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "whole-stream compression: zstd, xz or none (default: from the "
+	  "suffix)",
+	  "zstd xz none", DOPT_COMPRESS },
+	{ "level", 0, CLI_ARG_REQUIRED, "N",
+	  "compression level (of the stream, or of the kdump codec)", NULL,
+	  DOPT_LEVEL },
+	{ "threads", 'T', CLI_ARG_REQUIRED, "N",
+	  "worker threads for hashing and compression (default: CPUs)", NULL,
+	  'T' },
+	{ "block-size", 0, CLI_ARG_REQUIRED, "SIZE",
+	  "read size, a multiple of 1M (default 4M)", NULL, DOPT_BLOCK_SIZE },
+	{ "frame-size", 0, CLI_ARG_REQUIRED, "SIZE",
+	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
+	  DOPT_FRAME_SIZE },
+	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
+	  "integrity digests: sha256 (default) or none", "sha256 none",
+	  DOPT_HASH },
+	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
+	  "hash the file's bytes even when it is sparse (its holes are hashed "
+	  "as zeros: the cost of its logical size)",
+	  NULL, DOPT_FILE_SHA256 },
+	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
+	  NULL, 'f' },
+	{ "sync", 0, CLI_ARG_NONE, NULL,
+	  "fsync the output before publishing it", NULL, DOPT_SYNC },
+	{ "special-output", 0, CLI_ARG_NONE, NULL,
+	  "write into an existing FIFO or device named by -o (owned by root "
+	  "or us; never through a symbolic link)",
+	  NULL, DOPT_SPECIAL_OUTPUT },
+	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	{ "progress", 0, CLI_ARG_NONE, NULL,
+	  "show progress even when stderr is not a terminal", NULL,
+	  DOPT_PROGRESS },
+	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
+	  DOPT_NO_PROGRESS },
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "print the summary as one JSON document", NULL, 'j' },
+	{ 0 },
+};
+
 struct cli_parser {
 	const struct cli_command *cmd;
 	int argc;
@@ -62,9 +106,10 @@ struct cli_parser *cli_parser_create(const struct cli_command *cmd, int argc,
 	p->cmd = cmd;
 	p->argc = argc;
 	p->argv = argv;
-	p->longopts = calloc(count_options(cmd->options) +
-				     count_options(cli_common_options) + 1,
-			     sizeof(*p->longopts));
+	p->longopts =
+		calloc(count_options(cmd->options) + count_options(cmd->group) +
+			       count_options(cli_common_options) + 1,
+		       sizeof(*p->longopts));
 	if (!p->longopts) {
 		free(p);
 		return NULL;
@@ -73,6 +118,7 @@ struct cli_parser *cli_parser_create(const struct cli_command *cmd, int argc,
 	 * GNU getopt still lets options follow positional arguments. */
 	p->shortopts[s++] = ':';
 	add_options(p, cmd->options, &n, &s);
+	add_options(p, cmd->group, &n, &s);
 	add_options(p, cli_common_options, &n, &s);
 	p->shortopts[s] = '\0';
 	optind = 1;
@@ -129,6 +175,29 @@ static void describe_refused(const struct cli_parser *p, char *buf, size_t size,
 	}
 }
 
+/* An unknown option, with the long option of this command closest to it
+ * (at most 2 edits) when it is a long one. */
+static void unknown_option(const struct cli_parser *p, const char *bad)
+{
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	if (strncmp(bad, "--", 2) == 0 && bad[2]) {
+		for (const struct option *lo = p->longopts; lo->name; lo++) {
+			unsigned d = cli_edit_distance(bad + 2, lo->name);
+
+			if (d < best_d) {
+				best_d = d;
+				best = lo->name;
+			}
+		}
+	}
+	fprintf(stderr, "kcoredump %s: unknown option '%s'", p->cmd->name, bad);
+	if (best)
+		fprintf(stderr, ". Did you mean '--%s'?", best);
+	fputc('\n', stderr);
+}
+
 int cli_parser_next(struct cli_parser *p, const char **ret_arg)
 {
 	int c = getopt_long(p->argc, p->argv, p->shortopts, p->longopts, NULL);
@@ -154,8 +223,7 @@ int cli_parser_next(struct cli_parser *p, const char **ret_arg)
 				"kcoredump %s: option '%s' takes no value\n",
 				p->cmd->name, bad);
 		else
-			fprintf(stderr, "kcoredump %s: unknown option '%s'\n",
-				p->cmd->name, bad);
+			unknown_option(p, bad);
 		fprintf(stderr, "Try 'kcoredump %s --help'.\n", p->cmd->name);
 		return -2;
 	}
@@ -216,6 +284,7 @@ void cli_print_help(FILE *f, const struct cli_command *cmd)
 		cmd->name, cmd->args ? " " : "", cmd->args ? cmd->args : "",
 		cmd->summary);
 	print_options(f, cmd->options);
+	print_options(f, cmd->group);
 	print_options(f, cli_common_options);
 	fprintf(f, "\nSee kcoredump(8) for details and exit statuses.\n");
 }

@@ -72,6 +72,34 @@ int cli_bad_exclude(struct cli_ctx *ctx, const char *cmd, const char *arg)
 			       arg);
 }
 
+unsigned cli_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+
+	if (la >= 63 || lb >= 63)
+		return 99;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned prev = row[0];
+
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j];
+			unsigned best = prev + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
 int cli_usage_fail(struct cli_ctx *ctx, const char *cmd,
 		   struct kcore_error *err)
 {

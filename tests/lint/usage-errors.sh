@@ -6,7 +6,8 @@
 # said "unknown option '2022'", `pid 2022 -o` "option '2022' needs a
 # value").  For each command: an unknown long and short option, one inside
 # a cluster of valid short options, every option that needs a value given
-# none (long and short form), and a flag given a value.
+# none (long and short form), a flag given a value, and a misspelt long
+# option, for which the closest one is suggested.
 set -u
 . "${0%/*}/lib.sh"
 
@@ -69,6 +70,12 @@ for cmd in "${cmds[@]}"; do
 	for f in "${flags[@]}"; do
 		[[ "$f" == --help ]] && continue
 		refuses "option '$f' takes no value" "$cmd" "$pos" "$f=1"
+		break
+	done
+	# A long option with a typo (one letter too many: no prefix of any
+	# option, which getopt would take) gets a suggestion (issue 28 item 9).
+	for f in "${flags[@]}" --help; do
+		refuses "unknown option '${f}q'. Did you mean '$f'?" "$cmd" "$pos" "${f}q"
 		break
 	done
 done
