@@ -160,6 +160,8 @@ _kcoredump()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--output --format --compress --level --threads --block-size --frame-size --hash --file-sha256 --filter --all-mappings --stop --mapping --force --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		fi
 		;;
 	convert)

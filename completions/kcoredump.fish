@@ -78,6 +78,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l no-progress -d 'ne
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l dry-run -s n -d 'show the mappings and what the filter dumps, and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l help -s h -d 'show this help and exit'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid; and not __fish_prev_arg_in --output -o --format --compress --level --threads -T --block-size --frame-size --hash --filter --mapping; and not string match -q -- "-*" (commandline -ct)' -a '(__fish_complete_pids)'
 
 # convert
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l output -s o -r -F -d 'write the result to FILE (\'-\' for stdout)'

@@ -130,6 +130,15 @@ struct kcore_source_info {
 	uint64_t unreadable_bytes;
 	uint64_t unreadable_ranges;
 	const char *incomplete_origin;
+	/*
+	 * A regular file that ends before its PT_LOAD segments do (a core cut
+	 * short by a full disk or a killed writer): the file bytes missing
+	 * and the segments that lack some.  The source opens; reads of the
+	 * missing part fail (a dump then records them as unreadable), and
+	 * the source counts as incomplete (origin "truncated file").
+	 */
+	uint64_t truncated_bytes;
+	size_t truncated_segments;
 	uint32_t e_flags;
 };
 

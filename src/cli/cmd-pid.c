@@ -464,7 +464,7 @@ const struct cli_command cli_cmd_pid = {
 	cmd_pid,
 	pid_options,
 	"PID",
-	NULL,
+	"@pid",
 	"write an ELF core of a running process (like gcore, sparse)",
 	false
 };
