@@ -170,6 +170,14 @@ const struct kcore_segment *kcore_source_segment(const struct kcore_source *src,
 size_t kcore_source_nnotes(const struct kcore_source *src);
 const struct kcore_note *kcore_source_note(const struct kcore_source *src,
 					   size_t i);
+/*
+ * The address of kernel symbol name: its VMCOREINFO SYMBOL(name) line,
+ * else, for the live kernel, /proc/kallsyms.  KCORE_ERR_NOT_FOUND when
+ * neither has it, KCORE_ERR_ACCESS when kallsyms hides it (zeros, by
+ * kernel.kptr_restrict).
+ */
+struct kcore_error *kcore_source_symbol(const struct kcore_source *src,
+					const char *name, uint64_t *ret);
 /* The parsed VMCOREINFO, or NULL if the source has none. */
 const struct kcore_vmcoreinfo *
 kcore_source_vmcoreinfo(const struct kcore_source *src);

@@ -53,11 +53,14 @@ static const struct cli_option dump_options[] = {
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
 	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
-	  "only vmalloc areas whose caller or module text matches SUBSTR", NULL,
-	  DOPT_CALLER },
+	  "only vmalloc areas whose caller or module text matches SUBSTR "
+	  "(live: "
+	  "needs kernel.kptr_restrict=1 as root)",
+	  NULL, DOPT_CALLER },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
-	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
-	  'r' },
+	  "only addresses in START-END (repeatable; END may be +LENGTH; START "
+	  "and END may be kernel symbols: _stext+16M)",
+	  NULL, 'r' },
 	{ "phys", 0, CLI_ARG_NONE, NULL,
 	  "--range addresses are physical, not virtual", NULL, DOPT_PHYS },
 	{ "segments", 0, CLI_ARG_REQUIRED, "CLASSES",
@@ -109,13 +112,48 @@ static const struct cli_option dump_options[] = {
 	{ 0 },
 };
 
-/* "START-END" or "START+LENGTH"; sizes take K/M/G/T suffixes. */
-static bool parse_range(const char *s, struct kcore_range *ret)
+/* A kernel symbol's name, as kallsyms and VMCOREINFO spell them. */
+static bool is_symbol_name(const char *s)
+{
+	if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
+	      (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+			return false;
+	return true;
+}
+
+/* One end of a range: a number (K/M/G/T suffixes) or, as a START or an
+ * END, a kernel symbol, looked up in src (without src: syntax only). */
+static bool range_side(const char *s, bool symbol_ok,
+		       const struct kcore_source *src, uint64_t *ret,
+		       struct kcore_error **err)
+{
+	if (cli_parse_size(s, ret))
+		return true;
+	if (!symbol_ok || !is_symbol_name(s))
+		return false;
+	*ret = 0;
+	if (src)
+		*err = kcore_source_symbol(src, s, ret);
+	return true;
+}
+
+/*
+ * "START-END" or "START+LENGTH"; START and END may be kernel symbols
+ * (_stext+16M, _stext-_etext: KASLR moves the numbers).  false when s is
+ * malformed; *err (with src) when a symbol is not known.
+ */
+static bool parse_range(const char *s, const struct kcore_source *src,
+			struct kcore_range *ret, struct kcore_error **err)
 {
 	char *copy = strdup(s), *sep;
 	uint64_t a, b;
 	bool ok = false;
 
+	*err = NULL;
 	if (!copy)
 		return false;
 	sep = strpbrk(copy + 1, "-+");
@@ -123,19 +161,47 @@ static bool parse_range(const char *s, struct kcore_range *ret)
 		char kind = *sep;
 
 		*sep = '\0';
-		if (cli_parse_size(copy, &a) && cli_parse_size(sep + 1, &b)) {
-			if (kind == '+' && !__builtin_add_overflow(a, b, &b))
+		if (range_side(copy, true, src, &a, err) && !*err &&
+		    range_side(sep + 1, kind == '-', src, &b, err) && !*err) {
+			if (!src && kind == '+')
+				ok = b > 0;
+			else if (!src)
+				ok = true; /* symbols: checked with src */
+			else if (kind == '+' &&
+				 !__builtin_add_overflow(a, b, &b))
 				ok = b > a;
 			else if (kind == '-')
 				ok = b > a;
 		}
 	}
 	free(copy);
+	if (*err)
+		return true;
 	if (ok) {
 		ret->start = a;
 		ret->end = b;
 	}
 	return ok;
+}
+
+/* The ranges again, with the source's symbols: an unknown symbol or an
+ * empty range fails.  Exit status, or -1. */
+static int resolve_ranges(struct cli_ctx *ctx, const char *cmd,
+			  const struct kcore_source *src, const char **args,
+			  size_t n, struct kcore_range *ranges)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct kcore_error *err;
+
+		if (!parse_range(args[i], src, &ranges[i], &err))
+			return cli_usage_error(ctx, cmd,
+					       "bad range '%s': it ends before "
+					       "it starts",
+					       args[i]);
+		if (err)
+			return cli_fail(ctx, err);
+	}
+	return -1;
 }
 
 static bool parse_classes(const char *s, unsigned *ret)
@@ -666,7 +732,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	struct kcore_dump_result res;
 	struct cli_progress ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];
-	const char *record_path = NULL;
+	const char *record_path = NULL, *range_args[64], *vmalloc_arg = NULL;
 	struct cli_record *record = NULL;
 	struct kcore_range ranges[64];
 	struct kcore_source *src = NULL;
@@ -718,7 +784,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case DOPT_VMALLOC:
 			sel.vmalloc = true;
-			if (arg && !parse_range(arg, &sel.vmalloc_window)) {
+			vmalloc_arg = arg;
+			if (arg && !parse_range(arg, NULL, &sel.vmalloc_window,
+						&err)) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, name,
 						       "bad range '%s'", arg);
@@ -729,14 +797,15 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case 'r':
 			if (sel.nranges == 64 ||
-			    !parse_range(arg, &ranges[sel.nranges])) {
+			    !parse_range(arg, NULL, &ranges[sel.nranges],
+					 &err)) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, name,
 						       "bad range '%s' (START-"
 						       "END or START+LENGTH)",
 						       arg);
 			}
-			sel.nranges++;
+			range_args[sel.nranges++] = arg;
 			break;
 		case DOPT_PHYS:
 			sel.ranges_physical = true;
@@ -868,6 +937,16 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
+	}
+	/* Symbols in the ranges are the source's. */
+	status =
+		resolve_ranges(ctx, name, src, range_args, sel.nranges, ranges);
+	if (status < 0 && vmalloc_arg)
+		status = resolve_ranges(ctx, name, src, &vmalloc_arg, 1,
+					&sel.vmalloc_window);
+	if (status >= 0) {
+		kcore_source_destroy(src);
+		return status;
 	}
 	opts.output_fd = STDOUT_FILENO;
 	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
