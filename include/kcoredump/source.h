@@ -116,6 +116,10 @@ struct kcore_source_info {
 	 * "12 ranges, 16384 snappy chunks" for AVML; NULL when none.
 	 */
 	const char *format_detail;
+	/* How the format compresses its pages or chunks itself: a kdump's
+	 * codecs ("zstd", "zlib/lzo", "raw"), AVML's "snappy"; NULL for
+	 * others (a .zst/.xz stream around a file is not this). */
+	const char *page_compression;
 	/*
 	 * A dump that says it is incomplete: memory it was to hold could
 	 * not be read when it was made (kcoredump(8) COMPLETENESS).  From

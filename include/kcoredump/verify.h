@@ -26,7 +26,10 @@ struct kcore_verify_segment {
 
 struct kcore_verify_result {
 	enum kcore_compress method; /* how the dump is compressed */
-	char *digest_location;	    /* "note", "trailer" or NULL */
+	/* How the format compresses its own pages (kcore_source_info.
+	 * page_compression: a kdump's codecs, AVML's snappy), or NULL. */
+	char *page_compression;
+	char *digest_location; /* "note", "trailer" or NULL */
 	struct kcore_verify_segment *segs;
 	size_t nsegs;
 	bool has_expected;

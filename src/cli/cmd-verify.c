@@ -82,12 +82,18 @@ static void render_verify_text(const char *dump,
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
-	printf("%s: %s (%zu segments, %s, %s)\n", dump,
+	printf("%s: %s (%zu segments, %s%s, %s)\n", dump,
 	       !r->match	 ? "MISMATCH"
 	       : r->incomplete	 ? "INCOMPLETE"
 	       : r->has_expected ? "OK"
 				 : "no digests to check",
-	       r->nsegs, kcore_compress_name(r->method),
+	       r->nsegs,
+	       r->method != KCORE_COMPRESS_NONE || !r->page_compression
+		       ? kcore_compress_name(r->method)
+		       : r->page_compression,
+	       r->method == KCORE_COMPRESS_NONE && r->page_compression
+		       ? " pages"
+		       : "",
 	       digest_origin(dump, r));
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
@@ -153,7 +159,13 @@ static void render_verify_json(const char *dump,
 		json_null(&j, "incomplete");
 	}
 	json_bool(&j, "has_digests", r->has_expected);
-	json_string(&j, "compression", kcore_compress_name(r->method));
+	/* A stream's compression, else the format's own (kdump pages). */
+	json_string(&j, "compression",
+		    r->method != KCORE_COMPRESS_NONE
+			    ? kcore_compress_name(r->method)
+		    : r->page_compression ? r->page_compression
+					  : "none");
+	json_string(&j, "page_compression", r->page_compression);
 	json_string(&j, "digest_location", r->digest_location);
 	json_string(&j, "digests", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);

@@ -467,6 +467,13 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 
 	if (err)
 		return err;
+	if (src->info.page_compression) {
+		r->page_compression = strdup(src->info.page_compression);
+		if (!r->page_compression) {
+			kcore_source_destroy(src);
+			return &kcore_error_nomem;
+		}
+	}
 	note = our_note(src);
 	/*
 	 * Our note's digests describe the file it was written into.  In a
@@ -948,6 +955,7 @@ void kcore_verify_result_deinit(struct kcore_verify_result *res)
 {
 	free(res->segs);
 	free(res->digest_location);
+	free(res->page_compression);
 	memset(res, 0, sizeof(*res));
 }
 
