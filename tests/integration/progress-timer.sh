@@ -11,6 +11,7 @@
 # after the last read are named (compressing, notes, hashing, publishing).
 # Once with --progress and stderr a file (a line a second), once under a
 # pseudo-terminal (script(1): progress on by default, "\r\e[K" redraws).
+# extract shows its progress on a terminal too.
 #   progress-timer.sh KCOREDUMP FIXDIR
 set -uo pipefail
 kcoredump=$(readlink -f "$1") fixdir=$(readlink -f "$2")
@@ -71,6 +72,13 @@ if command -v script > /dev/null; then
 	# Under a pty progress is on by default; the pty's output is the log.
 	hold pty script -qfec "'$kcoredump' dump --special-output '$fix' -o '$tmp/pty.fifo'" "$tmp/pty.err"
 	check "pty: redraws in place (\\r, erase line)" grep -q $'\r\e\[K' "$tmp/pty.err"
+	# extract: progress on a terminal, nothing without one.
+	"$kcoredump" dump -q "$fix" -o "$tmp/x.elf.zst"
+	script -qfec "'$kcoredump' extract '$tmp/x.elf.zst' -o '$tmp/x.elf'" "$tmp/x.log" > /dev/null
+	check "extract on a pty: a progress line that reaches 100%" \
+		grep -qE $'\r\e\\[K100\\.0%  [0-9.]+ MiB of [0-9.]+ MiB extracted' "$tmp/x.log"
+	"$kcoredump" extract "$tmp/x.elf.zst" -o "$tmp/y.elf" 2> "$tmp/y.err" > /dev/null
+	check "extract without a terminal: no progress" [ ! -s "$tmp/y.err" ]
 else
 	skip "pty: no script(1)"
 fi
