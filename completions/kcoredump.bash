@@ -160,6 +160,8 @@ _kcoredump()
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--format --filter --all-mappings --stop --mapping --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		fi
 		;;
 	convert)

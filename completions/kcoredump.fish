@@ -25,8 +25,8 @@ complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l format -x -a 'elf kdump lime avml' -d 'output format: elf (default), kdump, lime or avml'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l codec -x -a 'zstd zlib lzo snappy none' -d 'kdump page compression: zlib (default), zstd, lzo, snappy or none'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l vmalloc-range -d 'only the mapped vmalloc areas (optionally within START-END)'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose caller or module text matches SUBSTR'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l caller -x -d 'only vmalloc areas whose caller or module text matches SUBSTR (live: needs kernel.kptr_restrict=1 as root)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l range -s r -x -d 'only addresses in START-END (repeatable; END may be +LENGTH; START and END may be kernel symbols: _stext+16M)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l phys -d '--range addresses are physical, not virtual'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
@@ -78,6 +78,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l progress -d 'show 
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l help -s h -d 'show this help and exit'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid; and not __fish_prev_arg_in --format --filter --mapping --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -a '(__fish_complete_pids)'
 
 # convert
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l format -x -a 'elf kdump lime avml' -d 'output format: elf, kdump, lime or avml (required)'

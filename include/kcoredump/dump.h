@@ -266,6 +266,10 @@ struct kcore_dump_stats {
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME window of the read */
 	double elapsed;		   /* seconds, monotonic */
 	bool seek_data;		   /* holes found with SEEK_DATA/SEEK_HOLE */
+	/* What the dump is doing, for progress: "reading", then the steps
+	 * after the last read ("compressing the last blocks", "writing the
+	 * notes and headers", "hashing the file", "publishing"), "done". */
+	const char *phase;
 };
 
 /*

@@ -116,6 +116,10 @@ struct kcore_source_info {
 	 * "12 ranges, 16384 snappy chunks" for AVML; NULL when none.
 	 */
 	const char *format_detail;
+	/* How the format compresses its pages or chunks itself: a kdump's
+	 * codecs ("zstd", "zlib/lzo", "raw"), AVML's "snappy"; NULL for
+	 * others (a .zst/.xz stream around a file is not this). */
+	const char *page_compression;
 	/*
 	 * A dump that says it is incomplete: memory it was to hold could
 	 * not be read when it was made (kcoredump(8) COMPLETENESS).  From
@@ -130,6 +134,15 @@ struct kcore_source_info {
 	uint64_t unreadable_bytes;
 	uint64_t unreadable_ranges;
 	const char *incomplete_origin;
+	/*
+	 * A regular file that ends before its PT_LOAD segments do (a core cut
+	 * short by a full disk or a killed writer): the file bytes missing
+	 * and the segments that lack some.  The source opens; reads of the
+	 * missing part fail (a dump then records them as unreadable), and
+	 * the source counts as incomplete (origin "truncated file").
+	 */
+	uint64_t truncated_bytes;
+	size_t truncated_segments;
 	uint32_t e_flags;
 };
 
@@ -161,6 +174,14 @@ const struct kcore_segment *kcore_source_segment(const struct kcore_source *src,
 size_t kcore_source_nnotes(const struct kcore_source *src);
 const struct kcore_note *kcore_source_note(const struct kcore_source *src,
 					   size_t i);
+/*
+ * The address of kernel symbol name: its VMCOREINFO SYMBOL(name) line,
+ * else, for the live kernel, /proc/kallsyms.  KCORE_ERR_NOT_FOUND when
+ * neither has it, KCORE_ERR_ACCESS when kallsyms hides it (zeros, by
+ * kernel.kptr_restrict).
+ */
+struct kcore_error *kcore_source_symbol(const struct kcore_source *src,
+					const char *name, uint64_t *ret);
 /* The parsed VMCOREINFO, or NULL if the source has none. */
 const struct kcore_vmcoreinfo *
 kcore_source_vmcoreinfo(const struct kcore_source *src);

@@ -26,7 +26,10 @@ struct kcore_verify_segment {
 
 struct kcore_verify_result {
 	enum kcore_compress method; /* how the dump is compressed */
-	char *digest_location;	    /* "note", "trailer" or NULL */
+	/* How the format compresses its own pages (kcore_source_info.
+	 * page_compression: a kdump's codecs, AVML's snappy), or NULL. */
+	char *page_compression;
+	char *digest_location; /* "note", "trailer" or NULL */
 	struct kcore_verify_segment *segs;
 	size_t nsegs;
 	bool has_expected;
@@ -66,5 +69,15 @@ void kcore_verify_result_deinit(struct kcore_verify_result *res);
 struct kcore_error *kcore_extract(const char *dump, const char *output,
 				  bool force, volatile sig_atomic_t *cancel,
 				  uint64_t *ret_size);
+/* The same, calling progress (when not NULL) after each MiB decoded
+ * with the decompressed bytes done and the total (0 when the stream does
+ * not say), from the calling thread. */
+typedef void (*kcore_extract_progress_fn)(void *arg, uint64_t done,
+					  uint64_t total);
+struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
+					   bool force,
+					   volatile sig_atomic_t *cancel,
+					   kcore_extract_progress_fn progress,
+					   void *arg, uint64_t *ret_size);
 
 #endif

@@ -215,11 +215,20 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 /* Progress of a dump on stderr (cmd-dump.c); arg is a struct
  * cli_progress. */
 struct kcore_dump_stats;
+struct cli_progress_timer;
 struct cli_progress {
 	bool tty;
 	bool shown;
+	/* cli_progress_start(): a thread that redraws the last figures at
+	 * least every 500 ms (a second without a terminal), with the time
+	 * that passed since, so that a dump that waits (a slow disk, a
+	 * full pipe, the last phase) is seen to. */
+	struct cli_progress_timer *timer;
 };
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
+void cli_progress_start(struct cli_progress *ps);
+/* Stop the redraws (and free the timer); safe without a start. */
+void cli_progress_stop(struct cli_progress *ps);
 /* "kcoredump CMD ARGS..." for the metadata note, argv[0] (the command,
  * or the program for the no-command shorthand) replaced by CMD and
  * arguments quoted as a shell needs them; malloc()ed. */

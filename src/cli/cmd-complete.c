@@ -150,6 +150,11 @@ static void print_bash_command(FILE *f, const struct cli_command *c)
 	} else if (completes(c->args_complete, "@dir")) {
 		fprintf(f, "\t\telse\n"
 			   "\t\t\tCOMPREPLY=($(compgen -d -- \"$cur\"))\n");
+	} else if (completes(c->args_complete, "@pid")) {
+		/* The running processes, from /proc (ps may be missing). */
+		fprintf(f, "\t\telse\n"
+			   "\t\t\tCOMPREPLY=($(compgen -W \"$(cd /proc && "
+			   "echo [0-9]*)\" -- \"$cur\"))\n");
 	} else if (c->args_complete) {
 		fprintf(f, "\t\telse\n"
 			   "\t\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n");
@@ -278,6 +283,8 @@ static void print_zsh_command(FILE *f, const struct cli_command *c)
 		fprintf(f, ")'");
 	} else if (completes(c->args_complete, "@dir")) {
 		fprintf(f, " \\\n\t\t\t'*:directory:_files -/'");
+	} else if (completes(c->args_complete, "@pid")) {
+		fprintf(f, " \\\n\t\t\t'1:process ID:_pids'");
 	} else if (c->args_complete) {
 		fprintf(f, " \\\n\t\t\t'*:source:_files'");
 	}
@@ -395,6 +402,8 @@ static void print_fish_operands(FILE *f, const struct cli_command *c)
 		fprintf(f, " -a \"$kcoredump_commands\"\n");
 	else if (completes(c->args_complete, "@dir"))
 		fprintf(f, " -a '(__fish_complete_directories)'\n");
+	else if (completes(c->args_complete, "@pid"))
+		fprintf(f, " -a '(__fish_complete_pids)'\n");
 	else
 		fprintf(f, " -F\n");
 }

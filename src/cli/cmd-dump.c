@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,14 @@ static const struct cli_option dump_options[] = {
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
 	{ "caller", 0, CLI_ARG_REQUIRED, "SUBSTR",
-	  "only vmalloc areas whose caller or module text matches SUBSTR", NULL,
-	  DOPT_CALLER },
+	  "only vmalloc areas whose caller or module text matches SUBSTR "
+	  "(live: "
+	  "needs kernel.kptr_restrict=1 as root)",
+	  NULL, DOPT_CALLER },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
-	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
-	  'r' },
+	  "only addresses in START-END (repeatable; END may be +LENGTH; START "
+	  "and END may be kernel symbols: _stext+16M)",
+	  NULL, 'r' },
 	{ "phys", 0, CLI_ARG_NONE, NULL,
 	  "--range addresses are physical, not virtual", NULL, DOPT_PHYS },
 	{ "segments", 0, CLI_ARG_REQUIRED, "CLASSES",
@@ -69,13 +73,48 @@ static const struct cli_option dump_options[] = {
 	{ 0 },
 };
 
-/* "START-END" or "START+LENGTH"; sizes take K/M/G/T suffixes. */
-static bool parse_range(const char *s, struct kcore_range *ret)
+/* A kernel symbol's name, as kallsyms and VMCOREINFO spell them. */
+static bool is_symbol_name(const char *s)
+{
+	if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') ||
+	      (*s >= 'a' && *s <= 'z')))
+		return false;
+	for (; *s; s++)
+		if (!(*s == '_' || *s == '.' || (*s >= '0' && *s <= '9') ||
+		      (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z')))
+			return false;
+	return true;
+}
+
+/* One end of a range: a number (K/M/G/T suffixes) or, as a START or an
+ * END, a kernel symbol, looked up in src (without src: syntax only). */
+static bool range_side(const char *s, bool symbol_ok,
+		       const struct kcore_source *src, uint64_t *ret,
+		       struct kcore_error **err)
+{
+	if (cli_parse_size(s, ret))
+		return true;
+	if (!symbol_ok || !is_symbol_name(s))
+		return false;
+	*ret = 0;
+	if (src)
+		*err = kcore_source_symbol(src, s, ret);
+	return true;
+}
+
+/*
+ * "START-END" or "START+LENGTH"; START and END may be kernel symbols
+ * (_stext+16M, _stext-_etext: KASLR moves the numbers).  false when s is
+ * malformed; *err (with src) when a symbol is not known.
+ */
+static bool parse_range(const char *s, const struct kcore_source *src,
+			struct kcore_range *ret, struct kcore_error **err)
 {
 	char *copy = strdup(s), *sep;
 	uint64_t a, b;
 	bool ok = false;
 
+	*err = NULL;
 	if (!copy)
 		return false;
 	sep = strpbrk(copy + 1, "-+");
@@ -83,19 +122,47 @@ static bool parse_range(const char *s, struct kcore_range *ret)
 		char kind = *sep;
 
 		*sep = '\0';
-		if (cli_parse_size(copy, &a) && cli_parse_size(sep + 1, &b)) {
-			if (kind == '+' && !__builtin_add_overflow(a, b, &b))
+		if (range_side(copy, true, src, &a, err) && !*err &&
+		    range_side(sep + 1, kind == '-', src, &b, err) && !*err) {
+			if (!src && kind == '+')
+				ok = b > 0;
+			else if (!src)
+				ok = true; /* symbols: checked with src */
+			else if (kind == '+' &&
+				 !__builtin_add_overflow(a, b, &b))
 				ok = b > a;
 			else if (kind == '-')
 				ok = b > a;
 		}
 	}
 	free(copy);
+	if (*err)
+		return true;
 	if (ok) {
 		ret->start = a;
 		ret->end = b;
 	}
 	return ok;
+}
+
+/* The ranges again, with the source's symbols: an unknown symbol or an
+ * empty range fails.  Exit status, or -1. */
+static int resolve_ranges(struct cli_ctx *ctx, const char *cmd,
+			  const struct kcore_source *src, const char **args,
+			  size_t n, struct kcore_range *ranges)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct kcore_error *err;
+
+		if (!parse_range(args[i], src, &ranges[i], &err))
+			return cli_usage_error(ctx, cmd,
+					       "bad range '%s': it ends before "
+					       "it starts",
+					       args[i]);
+		if (err)
+			return cli_fail(ctx, err);
+	}
+	return -1;
 }
 
 static bool parse_classes(const char *s, unsigned *ret)
@@ -122,27 +189,57 @@ static bool parse_classes(const char *s, unsigned *ret)
 	return ok && *ret;
 }
 
-void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
+struct cli_progress_timer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	bool stop, have;
+	struct kcore_dump_stats st; /* the last figures */
+	uint64_t at_ns;		    /* when they came (monotonic) */
+	uint64_t drawn_ns;	    /* the last redraw */
+};
+
+static uint64_t mono_ns(void)
 {
-	struct cli_progress *ps = arg;
-	char a[32], b[32], c[32], h[32], eta[32] = "--:--";
-	double rate =
-		st->elapsed > 0 ? (double)st->bytes_read / st->elapsed : 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The line: how far, how fast, what was written and its ratio, and the
+ * phase after the reads; elapsed counts from the dump's start. */
+static void draw(struct cli_progress *ps, const struct kcore_dump_stats *st,
+		 double elapsed)
+{
+	char a[32], b[32], c[32], h[32], w[32], eta[48] = "--:--";
+	double rate = elapsed > 0 ? (double)st->bytes_read / elapsed : 0;
 	uint64_t left = st->bytes_total > st->bytes_done
 				? st->bytes_total - st->bytes_done
 				: 0;
 	double pct = st->bytes_total ? 100.0 * (double)st->bytes_done /
 					       (double)st->bytes_total
 				     : 100;
+	double ratio = st->bytes_written ? (double)st->bytes_done /
+						   (double)st->bytes_written
+					 : 0;
+	unsigned el = (unsigned)elapsed;
+	bool reading = !st->phase || !strcmp(st->phase, "reading");
 
-	if (rate > 0 && st->bytes_done) {
+	if (!reading) {
+		snprintf(eta, sizeof(eta), "%s", st->phase);
+	} else if (rate > 0 && st->bytes_done) {
 		/* Holes go fast: estimate from the logical rate. */
-		double lrate = (double)st->bytes_done / st->elapsed;
-		unsigned s = (unsigned)((double)left / lrate);
+		double lrate = (double)st->bytes_done / elapsed;
+		unsigned sec = (unsigned)((double)left / lrate);
 
-		snprintf(eta, sizeof(eta), "%u:%02u", s / 60, s % 60);
+		snprintf(eta, sizeof(eta), "ETA %u:%02u", sec / 60, sec % 60);
+	} else {
+		snprintf(eta, sizeof(eta), "ETA --:--");
 	}
-	fprintf(stderr, "%s%5.1f%%  %s of %s read, %s/s, ETA %s, holes %s%s",
+	fprintf(stderr,
+		"%s%5.1f%%  %s of %s read, %s/s, %s, holes %s, written %s "
+		"(%.1fx), %u:%02u%s",
 		ps->tty ? "\r\033[K" : "", pct,
 		cli_human_size(st->bytes_read, a, sizeof(a)),
 		cli_human_size(st->bytes_to_read ? st->bytes_to_read
@@ -150,9 +247,96 @@ void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
 			       b, sizeof(b)),
 		cli_human_size((uint64_t)rate, c, sizeof(c)), eta,
 		cli_human_size(st->bytes_hole, h, sizeof(h)),
-		ps->tty ? "" : "\n");
+		cli_human_size(st->bytes_written, w, sizeof(w)), ratio, el / 60,
+		el % 60, ps->tty ? "" : "\n");
 	fflush(stderr);
 	ps->shown = true;
+}
+
+void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
+{
+	struct cli_progress *ps = arg;
+	struct cli_progress_timer *t = ps->timer;
+
+	if (!t) {
+		draw(ps, st, st->elapsed);
+		return;
+	}
+	pthread_mutex_lock(&t->lock);
+	t->st = *st;
+	t->have = true;
+	t->at_ns = mono_ns();
+	/* Without a terminal: a line a second at most, the phases all. */
+	if (ps->tty || t->at_ns - t->drawn_ns >= 1000000000u ||
+	    (st->phase && strcmp(st->phase, "reading"))) {
+		draw(ps, st, st->elapsed);
+		t->drawn_ns = t->at_ns;
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *progress_timer(void *arg)
+{
+	struct cli_progress *ps = arg;
+	struct cli_progress_timer *t = ps->timer;
+	uint64_t period = ps->tty ? 500000000u : 1000000000u;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
+		struct timespec until;
+		uint64_t now;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 250000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->cv, &t->lock, &until);
+		now = mono_ns();
+		if (t->stop || !t->have || now - t->drawn_ns < period ||
+		    (t->st.phase && !strcmp(t->st.phase, "done")))
+			continue;
+		draw(ps, &t->st,
+		     t->st.elapsed + (double)(now - t->at_ns) / 1e9);
+		t->drawn_ns = now;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+void cli_progress_start(struct cli_progress *ps)
+{
+	struct cli_progress_timer *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return; /* progress then redraws with the dump only */
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	ps->timer = t;
+	if (pthread_create(&t->thread, NULL, progress_timer, ps)) {
+		ps->timer = NULL;
+		pthread_cond_destroy(&t->cv);
+		pthread_mutex_destroy(&t->lock);
+		free(t);
+	}
+}
+
+void cli_progress_stop(struct cli_progress *ps)
+{
+	struct cli_progress_timer *t = ps->timer;
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	pthread_cond_signal(&t->cv);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+	ps->timer = NULL;
 }
 
 /* --exclude: the struct page scan before the dump. */
@@ -615,7 +799,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	struct kcore_dump_result res;
 	struct cli_progress ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];
-	const char *record_path = NULL;
+	const char *record_path = NULL, *range_args[64], *vmalloc_arg = NULL;
 	struct cli_record *record = NULL;
 	struct kcore_range ranges[64];
 	struct kcore_source *src = NULL;
@@ -672,7 +856,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case DOPT_VMALLOC:
 			sel.vmalloc = true;
-			if (arg && !parse_range(arg, &sel.vmalloc_window)) {
+			vmalloc_arg = arg;
+			if (arg && !parse_range(arg, NULL, &sel.vmalloc_window,
+						&err)) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, name,
 						       "bad range '%s'", arg);
@@ -683,14 +869,15 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case 'r':
 			if (sel.nranges == 64 ||
-			    !parse_range(arg, &ranges[sel.nranges])) {
+			    !parse_range(arg, NULL, &ranges[sel.nranges],
+					 &err)) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, name,
 						       "bad range '%s' (START-"
 						       "END or START+LENGTH)",
 						       arg);
 			}
-			sel.nranges++;
+			range_args[sel.nranges++] = arg;
 			break;
 		case DOPT_PHYS:
 			sel.ranges_physical = true;
@@ -789,6 +976,16 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
+	/* Symbols in the ranges are the source's. */
+	status =
+		resolve_ranges(ctx, name, src, range_args, sel.nranges, ranges);
+	if (status < 0 && vmalloc_arg)
+		status = resolve_ranges(ctx, name, src, &vmalloc_arg, 1,
+					&sel.vmalloc_window);
+	if (status >= 0) {
+		kcore_source_destroy(src);
+		return status;
+	}
 	opts.output_fd = STDOUT_FILENO;
 	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
 	if (!err && record_path)
@@ -853,10 +1050,12 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	if (show) {
 		opts.progress = cli_dump_progress;
 		opts.progress_arg = &ps;
+		cli_progress_start(&ps);
 	}
 	opts.output_fd = STDOUT_FILENO;
 	opts.command_line = ctx->command_line;
 	err = kcore_dump(src, plan, &opts, &res);
+	cli_progress_stop(&ps);
 	if (!err)
 		res.dropped_segments = dropped_segments;
 	if (ps.shown && ps.tty)

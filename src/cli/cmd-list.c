@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,39 +44,154 @@ static const struct cli_option list_options[] = {
 	{ 0 },
 };
 
-static void render_text(const struct kcore_stored_core *const *cores, size_t n)
+/* The width to fit lines to: $COLUMNS, else a terminal's, else none. */
+static size_t output_width(void)
 {
-	printf("%-20s %8s %6s %6s %-8s %10s %10s %-12s %-40s %s\n", "TIME",
-	       "PID", "UID", "GID", "SIGNAL", "STREAM", "STORED", "STATUS",
-	       "CORE", "EXE");
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+	uint64_t v;
+
+	if (env && cli_parse_u64(env, &v) && v >= 20 && v < 10000)
+		return (size_t)v;
+	if (isatty(STDOUT_FILENO) &&
+	    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20)
+		return ws.ws_col;
+	return SIZE_MAX;
+}
+
+/*
+ * One line per core, fitted to the width: the core's path last,
+ * shortened in the middle ("...") so that its file name stays; then, when
+ * even that does not fit, the line cut at the width.
+ */
+static void print_fitted(const char *head, const char *path, size_t width)
+{
+	size_t hl = strlen(head), pl = strlen(path);
+
+	if (width == SIZE_MAX || hl + pl <= width) {
+		printf("%s%s\n", head, path);
+		return;
+	}
+	if (hl + 12 <= width) {
+		size_t room = width - hl - 3, tail = room / 2;
+
+		if (tail > pl)
+			tail = pl;
+		printf("%s%.*s...%s\n", head, (int)(room - tail), path,
+		       path + pl - tail);
+		return;
+	}
+	printf("%.*s\n", (int)width, head);
+}
+
+static size_t longest(char **s, size_t n)
+{
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i] && strlen(s[i]) > m)
+			m = strlen(s[i]);
+	return m;
+}
+
+/*
+ * One line per core (coredumpctl's columns): TIME PID UID GID SIG STORED
+ * STATUS CORE EXE.  Fitted to the terminal: without EXE (it is in --json
+ * and show) when the line is too long, then with the paths inside the
+ * store (named once above), then shortened.
+ */
+static void render_text(const char *dir,
+			const struct kcore_stored_core *const *cores, size_t n)
+{
+	size_t width = output_width(), hl, pw;
+	char head[256], **full = calloc(n + 1, sizeof(char *)),
+			**rel = calloc(n + 1, sizeof(char *)),
+			**exe = calloc(n + 1, sizeof(char *)), **paths;
+	bool with_exe = true, relative = false;
+
+	if (!full || !rel || !exe) {
+		free(full);
+		free(rel);
+		free(exe);
+		return;
+	}
+	snprintf(head, sizeof(head), "%-17s %7s %5s %5s %-4s %9s %-8s ", "TIME",
+		 "PID", "UID", "GID", "SIG", "STORED", "STATUS");
+	hl = strlen(head);
+	full[n] = strdup("CORE");
+	rel[n] = strdup("CORE");
+	exe[n] = strdup("EXE");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_stored_core *c = cores[i];
-		char when[32] = "-", s1[32], s2[32], name[512];
-		time_t t = (time_t)c->time;
-		struct tm tm;
-		const char *sig = kcore_signal_name((int)c->signal);
+		char *p = store_core_path(dir, c);
+		const char *name = c->core_name ? c->core_name : c->meta_name;
 
-		if (c->time >= 0 && gmtime_r(&t, &tm))
-			strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-		snprintf(name, sizeof(name), "%s%s%s",
-			 c->subdir ? cli_esc(c->subdir) : "",
-			 c->subdir ? "/" : "",
-			 cli_esc(c->core_name ? c->core_name : c->meta_name));
-		printf("%-20s %8" PRId64 " %6" PRId64 " %6" PRId64 " %-8s "
-		       "%10s %10s %-12s %-40s ",
-		       when, c->pid, c->uid, c->gid, sig ? sig : "?",
-		       cli_human_size(c->stream_bytes, s1, sizeof(s1)),
-		       c->core_present ? cli_human_size(c->allocated_bytes, s2,
-							sizeof(s2))
-				       : "-",
-		       !c->core_present ? "missing"
-		       : c->reason	? cli_esc(c->reason)
-					: "?",
-		       name);
-		printf("%s\n", c->exe || c->comm
-				       ? cli_esc(c->exe ? c->exe : c->comm)
-				       : "-");
+		full[i] = p ? cli_escape_dup(p) : NULL;
+		free(p);
+		p = malloc(strlen(name) + (c->subdir ? strlen(c->subdir) : 0) +
+			   2);
+		if (p)
+			sprintf(p, "%s%s%s", c->subdir ? c->subdir : "",
+				c->subdir ? "/" : "", name);
+		rel[i] = p ? cli_escape_dup(p) : NULL;
+		free(p);
+		exe[i] = cli_escape_dup(c->exe	  ? c->exe
+					: c->comm ? c->comm
+						  : "-");
 	}
+	if (width != SIZE_MAX &&
+	    hl + longest(full, n + 1) + 1 + longest(exe, n + 1) > width) {
+		with_exe = false;
+		relative = hl + longest(full, n + 1) > width;
+	}
+	paths = relative ? rel : full;
+	pw = longest(paths, n + 1);
+	if (relative)
+		print_fitted("Cores in ", cli_esc(dir), width);
+	for (size_t k = 0; k <= n; k++) {
+		/* The header (k == 0), then the cores. */
+		size_t i = k ? k - 1 : n;
+		const char *path = paths[i] ? paths[i] : "?";
+		char line[4096];
+
+		if (k) {
+			const struct kcore_stored_core *c = cores[i];
+			char when[32] = "-", sz[32];
+			time_t t = (time_t)c->time;
+			struct tm tm;
+			const char *sig = kcore_signal_name((int)c->signal);
+
+			if (c->time >= 0 && gmtime_r(&t, &tm))
+				strftime(when, sizeof(when), "%Y-%m-%dT%H:%MZ",
+					 &tm);
+			snprintf(head, sizeof(head),
+				 "%-17s %7" PRId64 " %5" PRId64 " %5" PRId64
+				 " %-4s %9s %-8s ",
+				 when, c->pid, c->uid, c->gid,
+				 sig ? sig + 3 : "?",
+				 c->core_present
+					 ? cli_human_size(c->allocated_bytes,
+							  sz, sizeof(sz))
+					 : "-",
+				 !c->core_present ? "missing"
+				 : c->reason	  ? cli_esc(c->reason)
+						  : "?");
+		}
+		if (with_exe) {
+			snprintf(line, sizeof(line), "%-*s %s", (int)pw, path,
+				 exe[i] ? exe[i] : "?");
+			path = line;
+		}
+		print_fitted(head, path, width);
+	}
+	for (size_t i = 0; i <= n; i++) {
+		free(full[i]);
+		free(rel[i]);
+		free(exe[i]);
+	}
+	free(full);
+	free(rel);
+	free(exe);
 }
 
 static void render_json(const char *dir,
@@ -90,7 +206,11 @@ static void render_json(const char *dir,
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_stored_core *c = cores[i];
 
+		char *path = store_core_path(dir, c);
+
 		json_object_begin(&j, NULL);
+		json_string(&j, "path", path);
+		free(path);
 		json_string(&j, "core", c->core_name);
 		json_string(&j, "metadata", c->meta_name);
 		json_string(&j, "subdir", c->subdir);
@@ -190,8 +310,23 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	if (ctx->json)
 		render_json(dir, shown, ns);
+	else if (ns)
+		render_text(dir, shown, ns);
+	else if (n)
+		fprintf(stderr, "kcoredump: no stored core matches\n");
+	else if (access(dir, F_OK) != 0)
+		fprintf(stderr,
+			"kcoredump: no cores: '%s' does not exist "
+			"(core-handler "
+			"has stored none there)\n",
+			cli_esc(dir));
+	else if (access(dir, R_OK | X_OK) != 0)
+		fprintf(stderr,
+			"kcoredump: no cores of yours in '%s' (uid %u; the "
+			"cores of other users are root's)\n",
+			cli_esc(dir), (unsigned)getuid());
 	else
-		render_text(shown, ns);
+		fprintf(stderr, "kcoredump: no cores in '%s'\n", cli_esc(dir));
 	if (fflush(stdout) != 0)
 		status = cli_fail(ctx, kcore_error_create(KCORE_ERR_OS, errno,
 							  "<stdout>",

@@ -307,6 +307,29 @@ static bool in_path(const char *prog)
 	return false;
 }
 
+/*
+ * Whether dir is the root of a mount: statx's STATX_ATTR_MOUNT_ROOT
+ * (Linux 5.8), else a device that differs from its parent's (which misses
+ * a bind mount of the same file system).
+ */
+static bool is_mount_root(const char *dir, const struct stat *st)
+{
+	struct statx stx;
+	struct stat up;
+	char *parent;
+	bool ret = false;
+
+	if (statx(AT_FDCWD, dir, 0, STATX_BASIC_STATS, &stx) == 0 &&
+	    (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+		return (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+	if (asprintf(&parent, "%s/..", dir) < 0)
+		return false;
+	if (stat(parent, &up) == 0)
+		ret = up.st_dev != st->st_dev && up.st_ino != st->st_ino;
+	free(parent);
+	return ret;
+}
+
 static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 		       const char *msg)
 {
@@ -414,10 +437,20 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 				   "it to mount and unmount (Debian package "
 				   "fuse3)");
 	if (stat(dir, &st) != 0)
-		return mount_error(ctx, dir, errno, "no mount point");
+		return mount_error(ctx, dir, errno,
+				   errno == ENOTCONN
+					   ? "a FUSE file system whose daemon "
+					     "is gone is mounted there "
+					     "(fusermount3 -u it)"
+					   : "no mount point");
 	if (!S_ISDIR(st.st_mode))
 		return mount_error(ctx, dir, ENOTDIR,
 				   "the mount point is not a directory");
+	if (is_mount_root(dir, &st))
+		return mount_error(ctx, dir, EBUSY,
+				   "something is mounted there already "
+				   "(mounting over it would hide it; "
+				   "fusermount3 -u or umount it first)");
 	if (stat(dump, &m.dump_st) != 0)
 		return cli_fail(ctx,
 				kcore_error_create(KCORE_ERR_NOT_FOUND, errno,

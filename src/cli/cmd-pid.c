@@ -395,11 +395,13 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 	if (a.progress == 1 || (a.progress == -1 && ps.tty && !a.quiet)) {
 		a.opts.progress = cli_dump_progress;
 		a.opts.progress_arg = &ps;
+		cli_progress_start(&ps);
 	}
 	a.opts.output_fd = STDOUT_FILENO;
 	a.opts.command_line = ctx->command_line;
 	a.opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &a.opts, &res);
+	cli_progress_stop(&ps);
 	/* A process kept stopped runs again as soon as its memory is
 	 * copied, before the summary. */
 	kcore_process_resume(src);
@@ -431,6 +433,7 @@ const struct cli_command cli_cmd_pid = {
 	.run = cmd_pid,
 	.options = pid_options,
 	.args = "PID",
+	.args_complete = "@pid",
 	.summary =
 		"write an ELF core of a running process (like gcore, sparse)",
 	.group = cli_output_options,

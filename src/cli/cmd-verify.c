@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -82,12 +83,18 @@ static void render_verify_text(const char *dump,
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
-	printf("%s: %s (%zu segments, %s, %s)\n", dump,
+	printf("%s: %s (%zu segments, %s%s, %s)\n", dump,
 	       !r->match	 ? "MISMATCH"
 	       : r->incomplete	 ? "INCOMPLETE"
 	       : r->has_expected ? "OK"
 				 : "no digests to check",
-	       r->nsegs, kcore_compress_name(r->method),
+	       r->nsegs,
+	       r->method != KCORE_COMPRESS_NONE || !r->page_compression
+		       ? kcore_compress_name(r->method)
+		       : r->page_compression,
+	       r->method == KCORE_COMPRESS_NONE && r->page_compression
+		       ? " pages"
+		       : "",
 	       digest_origin(dump, r));
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
@@ -153,7 +160,13 @@ static void render_verify_json(const char *dump,
 		json_null(&j, "incomplete");
 	}
 	json_bool(&j, "has_digests", r->has_expected);
-	json_string(&j, "compression", kcore_compress_name(r->method));
+	/* A stream's compression, else the format's own (kdump pages). */
+	json_string(&j, "compression",
+		    r->method != KCORE_COMPRESS_NONE
+			    ? kcore_compress_name(r->method)
+		    : r->page_compression ? r->page_compression
+					  : "none");
+	json_string(&j, "page_compression", r->page_compression);
 	json_string(&j, "digest_location", r->digest_location);
 	json_string(&j, "digests", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
@@ -309,8 +322,44 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	return status;
 }
 
+struct extract_progress {
+	uint64_t t0, last; /* monotonic ns */
+	bool shown;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* On a terminal: how much is decoded, at what rate, for how long. */
+static void extract_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct extract_progress *ep = arg;
+	uint64_t now = now_ns();
+	double el = (double)(now - ep->t0) / 1e9;
+	char a[32], b[32], c[32];
+
+	if (ep->shown && now - ep->last < 200000000u && done < total)
+		return;
+	ep->last = now;
+	ep->shown = true;
+	fprintf(stderr, "\r\033[K%5.1f%%  %s of %s extracted, %s/s, %u:%02u",
+		total ? 100.0 * (double)done / (double)total : 0.0,
+		cli_human_size(done, a, sizeof(a)),
+		total ? cli_human_size(total, b, sizeof(b)) : "?",
+		cli_human_size(el > 0 ? (uint64_t)((double)done / el) : 0, c,
+			       sizeof(c)),
+		(unsigned)el / 60, (unsigned)el % 60);
+	fflush(stderr);
+}
+
 static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 {
+	struct extract_progress ep = { .t0 = now_ns() };
 	struct cli_parser *p = cli_parser_create(&cli_cmd_extract, argc, argv);
 	const char *output = NULL, *arg;
 	bool force = false, quiet = false;
@@ -336,8 +385,12 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first != 1 || !output)
 		return cli_usage_error(ctx, "extract",
 				       "needs DUMP and -o FILE");
-	err = kcore_extract(argv[first], output, force, cli_catch_signals(),
-			    &size);
+	err = kcore_extract_progress(
+		argv[first], output, force, cli_catch_signals(),
+		isatty(STDERR_FILENO) && !quiet ? extract_progress : NULL, &ep,
+		&size);
+	if (ep.shown)
+		fputc('\n', stderr);
 	if (err)
 		return cli_fail(ctx, err);
 	if (!quiet)

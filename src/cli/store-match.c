@@ -227,25 +227,65 @@ int store_load(struct cli_ctx *ctx, const char *dir,
 {
 	struct kcore_error *err;
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char mine[32] = "";
 
 	if (fd < 0 && errno == EACCES) {
 		/* Not root: the cores we may read, if any. */
-		char *mine = NULL;
+		char *path = NULL;
 
-		if (asprintf(&mine, "%s/user.%u", dir, (unsigned)getuid()) > 0)
-			fd = open(mine, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		free(mine);
+		snprintf(mine, sizeof(mine), "user.%u", (unsigned)getuid());
+		if (asprintf(&path, "%s/%s", dir, mine) > 0)
+			fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(path);
+		if (fd < 0 && errno == ENOENT) {
+			/* The handler let us read none of its cores. */
+			*ret = NULL;
+			*ret_n = 0;
+			return -1;
+		}
 		if (fd < 0)
 			errno = EACCES;
 	}
+	if (fd < 0 && errno == ENOENT) {
+		/* No core was ever stored there. */
+		*ret = NULL;
+		*ret_n = 0;
+		return -1;
+	}
 	if (fd < 0)
-		return cli_fail(
-			ctx, kcore_error_create(
-				     errno == ENOENT   ? KCORE_ERR_NOT_FOUND
-				     : errno == EACCES ? KCORE_ERR_ACCESS
-						       : KCORE_ERR_OS,
-				     errno, dir, "cannot open the directory"));
+		return cli_fail(ctx, kcore_error_create(
+					     errno == EACCES ? KCORE_ERR_ACCESS
+							     : KCORE_ERR_OS,
+					     errno, dir,
+					     "cannot open the directory"));
 	err = kcore_coredir_list(fd, ret, ret_n);
 	close(fd);
-	return err ? cli_fail(ctx, err) : -1;
+	if (err)
+		return cli_fail(ctx, err);
+	/* Listed from inside user.UID: the cores are in it. */
+	for (size_t i = 0; mine[0] && i < *ret_n; i++) {
+		if ((*ret)[i].subdir)
+			continue;
+		(*ret)[i].subdir = strdup(mine);
+		if (!(*ret)[i].subdir) {
+			kcore_stored_cores_free(*ret, *ret_n);
+			return cli_fail(ctx, &kcore_error_nomem);
+		}
+	}
+	return -1;
+}
+
+char *store_core_path(const char *dir, const struct kcore_stored_core *c)
+{
+	const char *name = c->core_name ? c->core_name : c->meta_name;
+	size_t len = strlen(dir) + (c->subdir ? strlen(c->subdir) : 0) +
+		     strlen(name) + 3;
+	char *s = malloc(len);
+
+	if (s)
+		snprintf(s, len, "%s%s%s%s%s", dir,
+			 dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+			 c->subdir ? c->subdir : "", c->subdir ? "/" : "",
+			 name);
+	return s;
 }

@@ -42,11 +42,15 @@ int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
 		       size_t *ret_n);
 /*
  * The cores stored in dir (for a user who may not open it, those in its
- * user.UID directory) into *ret and *ret_n, for
- * kcore_stored_cores_free().  -1 on success, else the exit status of the
- * error already reported.
+ * user.UID directory, with subdir set to it) into *ret and *ret_n, for
+ * kcore_stored_cores_free().  No directory (nothing was ever stored; no
+ * user.UID: nothing this user may read) is no cores.  -1 on success, else
+ * the exit status of the error already reported.
  */
 int store_load(struct cli_ctx *ctx, const char *dir,
 	       struct kcore_stored_core **ret, size_t *ret_n);
+/* DIR/[SUBDIR/]CORE (or its metadata's name when it names no core);
+ * malloc()ed, NULL when out of memory. */
+char *store_core_path(const char *dir, const struct kcore_stored_core *c);
 
 #endif

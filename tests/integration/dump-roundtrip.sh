@@ -253,7 +253,7 @@ rc=0
 check "--hash md5 is a usage error (exit 2)" [ $rc = 2 ]
 
 # Failed dumps leave nothing behind.
-for bad in /nonexistent "$fixdir/bad-load-past-eof.core" "$fixdir/bad-note-descsz.core"; do
+for bad in /nonexistent "$fixdir/bad-overlap.core" "$fixdir/bad-note-descsz.core"; do
 	d=$tmp/fail.$(basename "$bad")
 	mkdir "$d"
 	for out in out.elf out.elf.zst out.elf.xz; do

@@ -44,7 +44,7 @@ def human(b):
         u += 1
     return "%d B" % b if u == 0 else "%.1f %s" % (v, units[u])
 
-m = re.search(r"(\d+\.\d)%\s+(.+?) of .+? read, .*, holes (.+)$",
+m = re.search(r"(\d+\.\d)%\s+(.+?) of .+? read, .*, holes (.+?), written ",
               lines[-1].rstrip())
 if not m:
     sys.exit("cannot parse %r" % lines[-1])

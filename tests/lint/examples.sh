@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# lint-examples: every kcoredump command line in the README's code blocks
+# lint-examples: every kcoredump command line in the README's (and
+# docs/reference.md's) code blocks
 # and in the man page's EXAMPLES parses: each is run with --help appended,
 # so the option parser accepts (or refuses, exit 2) every option and value
 # before it, and nothing is dumped.  A README or man page that shows an
@@ -14,7 +15,8 @@ trap 'rm -f "$list" "$err"' EXIT
 
 # One line per example: "FILE:LINE<TAB>command words", cut at a pipe,
 # redirection, comment or ';', man escapes undone, prompts removed.
-/usr/bin/python3 - "$SRCDIR/README.md" "$SRCDIR/man/kcoredump.8" >"$list" <<'PY'
+/usr/bin/python3 - "$SRCDIR/README.md" "$SRCDIR/man/kcoredump.8" \
+	"$SRCDIR/docs/reference.md" >"$list" <<'PY'
 import re, shlex, sys
 
 def emit(where, text):
@@ -40,15 +42,16 @@ def emit(where, text):
     if words and words[0] == "kcoredump":
         print("%s\t%s" % (where, "\x1f".join(words[1:])))
 
-readme, man = sys.argv[1], sys.argv[2]
-fence = False
-for n, line in enumerate(open(readme), 1):
-    if line.startswith("```"):
-        fence = not fence
-        continue
-    if fence and line.lstrip().startswith(("kcoredump ", "$ kcoredump",
-                                           "# kcoredump")):
-        emit("%s:%d" % ("README.md", n), line)
+readme, man, ref = sys.argv[1], sys.argv[2], sys.argv[3]
+for path, name in ((readme, "README.md"), (ref, "docs/reference.md")):
+    fence = False
+    for n, line in enumerate(open(path), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence and line.lstrip().startswith(("kcoredump ", "$ kcoredump",
+                                               "# kcoredump")):
+            emit("%s:%d" % (name, n), line)
 section, ex = None, False
 for n, line in enumerate(open(man), 1):
     if line.startswith(".SH "):

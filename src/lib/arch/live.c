@@ -69,12 +69,12 @@ struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 	lockdown_mode(sysroot, mode, sizeof(mode));
 	if (strcmp(mode, "confidentiality") == 0)
 		return kcore_error_create(
-			KCORE_ERR_ACCESS, 0, path,
+			KCORE_ERR_ACCESS, errnum, path,
 			"kernel lockdown in confidentiality "
 			"mode forbids reading /proc/kcore "
 			"(see /sys/kernel/security/lockdown)");
 	if (geteuid() != 0)
-		return kcore_error_create(KCORE_ERR_ACCESS, 0, path,
+		return kcore_error_create(KCORE_ERR_ACCESS, errnum, path,
 					  "reading /proc/kcore needs root "
 					  "(CAP_SYS_RAWIO); run as root");
 	return kcore_error_create(KCORE_ERR_ACCESS, errnum, path,

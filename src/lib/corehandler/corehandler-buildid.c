@@ -131,7 +131,10 @@ void ch_buildid_scan(const struct ch_buildid_input *in, struct ch_buildids *ret)
 		elf = elf_begin(in->core_fd, ELF_C_READ, NULL);
 	}
 	if (!elf) {
-		ret->error = strdup(elf_errmsg(-1));
+		int e = elf_errno();
+
+		ret->error =
+			strdup(e ? elf_errmsg(e) : "libelf gives no reason");
 		goto out;
 	}
 	dwfl = dwfl_begin(&callbacks);

@@ -443,6 +443,13 @@ static void report_progress(struct dump *d, bool force)
 	d->opts->progress(d->opts->progress_arg, &d->res->stats);
 }
 
+/* A step after the reads: said at once (they may take a while). */
+static void set_phase(struct dump *d, const char *phase)
+{
+	d->res->stats.phase = phase;
+	report_progress(d, true);
+}
+
 static struct kcore_error *check_cancel(struct dump *d)
 {
 	if (d->opts->cancel && *d->opts->cancel)
@@ -841,8 +848,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		ret->flattened = d.w->flattened;
 		err = start_workers(&d, threads);
 	}
+	st->phase = "reading";
 	for (size_t i = 0; !err && i < plan->nsegs; i++)
 		err = dump_segment(&d, i);
+	set_phase(&d, "compressing the last blocks");
 	while (!err && d.retired < d.submitted)
 		err = retire_oldest(&d);
 	if (err)
@@ -857,11 +866,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	err = check_cancel(&d);
 	if (!err)
 		err = digests(&d);
+	set_phase(&d, "writing the notes and headers");
 	if (!err)
 		err = d.ops->finish(d.w, ret);
 	if (err)
 		goto out;
 	st->bytes_written = kcore_sink_bytes_out(&d.w->sink);
+	set_phase(&d, "hashing the file");
 	err = file_digest(&d,
 			  d.w->sink.os ? st->bytes_written : d.w->sink.size);
 	if (err)
@@ -875,8 +886,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = &kcore_error_nomem;
 		goto out;
 	}
+	set_phase(&d, d.opts->sync ? "syncing and publishing" : "publishing");
 	err = kcore_output_commit(d.out, d.w->sink.os ? st->bytes_written
 						      : d.w->sink.size);
+	st->phase = "done";
 out:
 	st->elapsed = (double)(now_ns(CLOCK_MONOTONIC) - d.t0) / 1e9;
 	teardown(&d);

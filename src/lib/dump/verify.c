@@ -467,6 +467,13 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 
 	if (err)
 		return err;
+	if (src->info.page_compression) {
+		r->page_compression = strdup(src->info.page_compression);
+		if (!r->page_compression) {
+			kcore_source_destroy(src);
+			return &kcore_error_nomem;
+		}
+	}
 	note = our_note(src);
 	/*
 	 * Our note's digests describe the file it was written into.  In a
@@ -948,6 +955,7 @@ void kcore_verify_result_deinit(struct kcore_verify_result *res)
 {
 	free(res->segs);
 	free(res->digest_location);
+	free(res->page_compression);
 	memset(res, 0, sizeof(*res));
 }
 
@@ -976,11 +984,11 @@ static struct kcore_error *write_nonzero(struct kcore_output *out,
 }
 
 /* With a hole map: decode the data runs only; zero runs stay holes. */
-static struct kcore_error *extract_map(struct kcore_istream *is,
-				       const char *dump,
-				       struct kcore_output *out,
-				       unsigned char *buf,
-				       volatile sig_atomic_t *cancel)
+static struct kcore_error *
+extract_map(struct kcore_istream *is, const char *dump,
+	    struct kcore_output *out, unsigned char *buf,
+	    volatile sig_atomic_t *cancel, kcore_extract_progress_fn progress,
+	    void *arg)
 {
 	uint64_t size = kcore_istream_size(is), pos = 0;
 	struct kcore_error *err = NULL;
@@ -1006,6 +1014,8 @@ static struct kcore_error *extract_map(struct kcore_istream *is,
 			if (!err)
 				err = cancelled(cancel, dump);
 			pos += n;
+			if (!err && progress)
+				progress(arg, pos, size);
 		}
 		pos = de;
 	}
@@ -1015,6 +1025,16 @@ static struct kcore_error *extract_map(struct kcore_istream *is,
 struct kcore_error *kcore_extract(const char *dump, const char *output,
 				  bool force, volatile sig_atomic_t *cancel,
 				  uint64_t *ret_size)
+{
+	return kcore_extract_progress(dump, output, force, cancel, NULL, NULL,
+				      ret_size);
+}
+
+struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
+					   bool force,
+					   volatile sig_atomic_t *cancel,
+					   kcore_extract_progress_fn progress,
+					   void *arg, uint64_t *ret_size)
 {
 	struct kcore_istream *is = NULL;
 	struct kcore_output *out = NULL;
@@ -1038,7 +1058,7 @@ struct kcore_error *kcore_extract(const char *dump, const char *output,
 	if (!err && !buf)
 		err = &kcore_error_nomem;
 	if (!err && kcore_istream_has_hole_map(is)) {
-		err = extract_map(is, dump, out, buf, cancel);
+		err = extract_map(is, dump, out, buf, cancel, progress, arg);
 		pos = kcore_istream_size(is);
 	}
 	while (!err && !kcore_istream_has_hole_map(is)) {
@@ -1052,6 +1072,8 @@ struct kcore_error *kcore_extract(const char *dump, const char *output,
 		pos += n;
 		if (!err)
 			err = cancelled(cancel, dump);
+		if (!err && progress)
+			progress(arg, pos, kcore_istream_size(is));
 	}
 	if (!err)
 		err = kcore_output_commit(out, pos);

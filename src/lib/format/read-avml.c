@@ -450,6 +450,7 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 		 "version 2, %zu range%s, %zu snappy chunks", n,
 		 n == 1 ? "" : "s", a->n);
 	src->info.format_detail = a->detail;
+	src->info.page_compression = "snappy";
 out:
 	free(s.buf);
 	free(loads);

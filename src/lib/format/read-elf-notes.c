@@ -75,7 +75,7 @@ struct kcore_error *kcore_elf_read_notes(struct kcore_source *src,
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
 					     seg->offset,
 					     "cannot read PT_NOTE %u: %s",
-					     seg->index, elf_errmsg(-1));
+					     seg->index, kcore_elf_reason());
 	while (off < data->d_size) {
 		GElf_Nhdr nhdr;
 		size_t name_off, desc_off, next;

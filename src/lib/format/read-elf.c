@@ -17,10 +17,19 @@
 #include "read.h"
 #include "internal.h"
 
+/* libelf's last error; elf_errmsg(-1) says "no error" when libelf set
+ * none (it refused without saying why). */
+const char *kcore_elf_reason(void)
+{
+	int e = elf_errno();
+
+	return e ? elf_errmsg(e) : "libelf gives no reason";
+}
+
 static struct kcore_error *libelf_error(const char *path, const char *what)
 {
 	return kcore_error_create(KCORE_ERR_FORMAT, 0, path, "%s: %s", what,
-				  elf_errmsg(-1));
+				  kcore_elf_reason());
 }
 
 static const char *phdr_type_name(uint32_t type)
@@ -77,6 +86,25 @@ static struct kcore_error *check_ident(struct kcore_source *src)
 					     ident[EI_VERSION], EI_VERSION);
 	src->info.elf_class = ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
 	src->info.big_endian = ident[EI_DATA] == ELFDATA2MSB;
+	/* libelf refuses a short header without a reason ("no error"). */
+	{
+		size_t need = ident[EI_CLASS] == ELFCLASS64
+				      ? sizeof(Elf64_Ehdr)
+				      : sizeof(Elf32_Ehdr);
+		unsigned char ehdr[sizeof(Elf64_Ehdr)];
+
+		err = kcore_source_pread_partial(src, ehdr, need, 0, &done);
+		if (err) {
+			if (err->code != KCORE_ERR_FORMAT)
+				return err;
+			kcore_error_destroy(err);
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, done,
+				"truncated: the ELF header needs 0x%zx bytes, "
+				"the file has 0x%zx",
+				need, done);
+		}
+	}
 	return NULL;
 }
 
@@ -142,7 +170,7 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 			ehdr.e_phnum == PN_XNUM ? " (PN_XNUM needs section "
 						  "header 0)"
 						: "",
-			elf_errmsg(-1));
+			kcore_elf_reason());
 	if (phnum == 0)
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
 					     "no program headers");
@@ -168,7 +196,7 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 				KCORE_ERR_FORMAT, 0, src->path,
 				ehdr.e_phoff + i * entsize,
 				"cannot read program header %zu: %s", i,
-				elf_errmsg(-1));
+				kcore_elf_reason());
 		seg->index = (unsigned)i;
 		seg->type = ph.p_type;
 		seg->flags = ph.p_flags;
@@ -190,13 +218,24 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 				" overflows",
 				phdr_type_name(ph.p_type), i,
 				(uint64_t)ph.p_offset, (uint64_t)ph.p_filesz);
-		if (regular && end > size)
+		if (regular && end > size && ph.p_type == PT_LOAD) {
+			/* A truncated core (a full disk, a killed writer,
+			 * a size limit): what the file holds is shown and
+			 * read, the rest is missing and said to be
+			 * (kcore_source_info.truncated_bytes). */
+			uint64_t have =
+				ph.p_offset < size ? size - ph.p_offset : 0;
+
+			src->info.truncated_bytes += ph.p_filesz - have;
+			src->info.truncated_segments++;
+		} else if (regular && end > size) {
 			return kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
 				"%s %zu is truncated: it needs file bytes up "
 				"to "
 				"0x%" PRIx64 " but the file ends at 0x%" PRIx64,
 				phdr_type_name(ph.p_type), i, end, size);
+		}
 		if (ph.p_type == PT_LOAD && ph.p_filesz > ph.p_memsz)
 			return kcore_error_create_at(
 				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
@@ -382,6 +421,13 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 	kcore_elf_decide_kind(src, live);
 	kcore_elf_fill_process_info(src);
 	kcore_elf_read_completeness(src);
+	if (src->info.truncated_bytes) {
+		src->info.incomplete = true;
+		src->info.unreadable_bytes += src->info.truncated_bytes;
+		src->info.unreadable_ranges += src->info.truncated_segments;
+		if (!src->info.incomplete_origin)
+			src->info.incomplete_origin = "truncated file";
+	}
 	err = kcore_classify_segments(src);
 	if (err)
 		return err;

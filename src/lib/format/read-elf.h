@@ -7,6 +7,8 @@
 
 #include "internal.h"
 
+/* libelf's last error, or "libelf gives no reason" when it set none. */
+const char *kcore_elf_reason(void);
 /* Read, check and keep the notes of PT_NOTE segment seg. */
 struct kcore_error *kcore_elf_read_notes(struct kcore_source *src,
 					 const struct kcore_segment *seg);

@@ -114,6 +114,7 @@ struct kdump {
 	uint64_t zero_from, zero_to;
 	ZSTD_DCtx *zstd;
 	char detail[160]; /* src->info.format_detail */
+	char codecs[40];  /* src->info.page_compression */
 };
 
 static uint64_t le(const unsigned char *p, unsigned size)
@@ -1043,6 +1044,7 @@ static void describe(struct kdump *k, const struct header *h)
 	if (h->has_dump_level)
 		snprintf(level, sizeof(level), ", dump level %" PRIu32,
 			 h->dump_level);
+	snprintf(k->codecs, sizeof(k->codecs), "%s", n ? names : "raw");
 	snprintf(k->detail, sizeof(k->detail),
 		 "%sheader version %" PRIu32 ", %s pages%s%s",
 		 h->diskdump ? "DISKDUMP " : "", h->version, n ? names : "raw",
@@ -1170,6 +1172,7 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 	src->knows_holes = true;
 	describe(k, &h);
 	src->info.format_detail = k->detail;
+	src->info.page_compression = k->codecs;
 	if (h.status & KDUMP_STATUS_INCOMPLETE) {
 		src->info.incomplete = true;
 		src->info.incomplete_origin = "kdump header";

@@ -726,10 +726,13 @@ static struct kcore_error *stream_modules(struct kcore_source *src,
 		goto out;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf) {
+		int e = elf_errno();
+
 		err = kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
 					 "cannot list the modules of the "
 					 "core: %s",
-					 elf_errmsg(-1));
+					 e ? elf_errmsg(e)
+					   : "libelf gives no reason");
 		goto out;
 	}
 	err = elf_modules(elf, fd, src->path, open_files, ret, ret_count);
