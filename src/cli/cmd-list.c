@@ -134,14 +134,11 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 		} else if (c == 'j') {
 			ctx->json = true;
 		} else if (c == 'S' || c == 'U') {
-			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until)) {
+			done = store_opt_time(ctx, "list", c, arg, &since,
+					      &until);
+			if (done >= 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, "list",
-					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
-					"HH:MM[:SS]], today, yesterday, now)",
-					arg);
+				return done;
 			}
 		} else if (c == '1') {
 			lines = 1;

@@ -130,14 +130,11 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		if (c == 'd') {
 			dir = arg;
 		} else if (c == 'S' || c == 'U') {
-			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until)) {
+			done = store_opt_time(ctx, "show", c, arg, &since,
+					      &until);
+			if (done >= 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, "show",
-					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
-					"HH:MM[:SS]], today, yesterday, now)",
-					arg);
+				return done;
 			}
 		} else if (c == '1') {
 			newest = true;

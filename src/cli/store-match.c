@@ -193,6 +193,17 @@ bool store_parse_time(const char *s, bool until, int64_t *ret)
 	return true;
 }
 
+int store_opt_time(struct cli_ctx *ctx, const char *cmd, int opt,
+		   const char *arg, int64_t *since, int64_t *until)
+{
+	if (store_parse_time(arg, opt == 'U', opt == 'S' ? since : until))
+		return -1;
+	return cli_usage_error(ctx, cmd,
+			       "bad time '%s' (@EPOCH, YYYY-MM-DD[ "
+			       "HH:MM[:SS]], today, yesterday, now)",
+			       arg);
+}
+
 int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
 		       char **argv, int first, struct match **ret,
 		       size_t *ret_n)

@@ -148,6 +148,10 @@ check "show -1: the newest only" bash -c "'$kcoredump' show --dir '$dl' -1 | gre
 check "show: every match" bash -c "'$kcoredump' show --dir '$dl' UID=1000 | grep -cE '^ +PID: ' | grep -qx 2"
 "$kcoredump" show --dir "$dl" COMM=nope >/dev/null 2>&1
 check "show: no match exits 1" [ $? -eq 1 ]
+check "show -S/-U: the one crash of that day" bash -c "'$kcoredump' show --dir '$dl' -S 2023-11-15 -U 2023-11-15 |
+	grep -E '^ +PID: ' | grep -qxE ' +PID: 4243 \\(other\\)'"
+"$kcoredump" show --dir "$dl" -U yesterdayish >"$tmp/show.err" 2>&1
+check "show: a bad time is a usage error naming show" bash -c "[ $? -eq 2 ] && grep -q 'show.*yesterdayish' '$tmp/show.err'"
 # debug: the debugger on the newest match; a .zst extracted privately.
 dd=$tmp/dd
 mkdir -m 700 "$dd"
