@@ -15,6 +15,7 @@
 
 #include "kcoredump/notes.h"
 #include "cli.h"
+#include "json.h"
 #include "store-match.h"
 
 static const char *const field_names[F_NUM] = { "PID",	  "UID",  "GID",
@@ -259,4 +260,23 @@ int store_load(struct cli_ctx *ctx, const char *dir,
 	err = kcore_coredir_list(fd, ret, ret_n);
 	close(fd);
 	return err ? cli_fail(ctx, err) : -1;
+}
+
+void store_json_core(struct json *j, const struct kcore_stored_core *c)
+{
+	json_string(j, "core", c->core_name);
+	json_string(j, "metadata", c->meta_name);
+	json_string(j, "subdir", c->subdir);
+	json_bool(j, "core_present", c->core_present);
+	json_i64(j, "pid", c->pid);
+	json_i64(j, "uid", c->uid);
+	json_i64(j, "gid", c->gid);
+	json_i64(j, "signal", c->signal);
+	json_i64(j, "time", c->time);
+	json_string(j, "comm", c->comm);
+	json_string(j, "executable", c->exe);
+	json_u64(j, "stream_bytes", c->stream_bytes);
+	json_u64(j, "file_size", c->file_size);
+	json_u64(j, "allocated_bytes", c->allocated_bytes);
+	json_string(j, "status", c->reason);
 }
