@@ -419,7 +419,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --since --until --newest --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --since --until --newest --json --help" -- "$cur"))
 		fi
 		;;
 	debug)

@@ -198,6 +198,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from show' -l dir -s d -x -a '(
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l since -s S -x -d 'only cores of crashes at or after TIME (as for list)'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l until -s U -x -d 'only cores of crashes at or before TIME'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l newest -s 1 -d 'only the newest matching core'
+complete -c kcoredump -n '__fish_seen_subcommand_from show' -l json -s j -d 'the records as JSON: list\'s fields, the storage path and the metadata document'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l help -s h -d 'show this help and exit'
 
 # debug

@@ -204,28 +204,12 @@ static void render_json(const char *dir,
 	json_string(&j, "dir", dir);
 	json_array_begin(&j, "cores");
 	for (size_t i = 0; i < n; i++) {
-		const struct kcore_stored_core *c = cores[i];
-
-		char *path = store_core_path(dir, c);
+		char *path = store_core_path(dir, cores[i]);
 
 		json_object_begin(&j, NULL);
 		json_string(&j, "path", path);
 		free(path);
-		json_string(&j, "core", c->core_name);
-		json_string(&j, "metadata", c->meta_name);
-		json_string(&j, "subdir", c->subdir);
-		json_bool(&j, "core_present", c->core_present);
-		json_i64(&j, "pid", c->pid);
-		json_i64(&j, "uid", c->uid);
-		json_i64(&j, "gid", c->gid);
-		json_i64(&j, "signal", c->signal);
-		json_i64(&j, "time", c->time);
-		json_string(&j, "comm", c->comm);
-		json_string(&j, "executable", c->exe);
-		json_u64(&j, "stream_bytes", c->stream_bytes);
-		json_u64(&j, "file_size", c->file_size);
-		json_u64(&j, "allocated_bytes", c->allocated_bytes);
-		json_string(&j, "status", c->reason);
+		store_json_core(&j, cores[i]);
 		json_object_end(&j);
 	}
 	json_array_end(&j);
@@ -254,14 +238,11 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 		} else if (c == 'j') {
 			ctx->json = true;
 		} else if (c == 'S' || c == 'U') {
-			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until)) {
+			done = store_opt_time(ctx, "list", c, arg, &since,
+					      &until);
+			if (done >= 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, "list",
-					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
-					"HH:MM[:SS]], today, yesterday, now)",
-					arg);
+				return done;
 			}
 		} else if (c == '1') {
 			lines = 1;

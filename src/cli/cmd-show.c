@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "json.h"
 #include "kcoredump/corehandler.h"
 #include "kcoredump/notes.h"
 #include "store-match.h"
@@ -27,6 +28,10 @@ static const struct cli_option show_options[] = {
 	  "only cores of crashes at or before TIME", NULL, 'U' },
 	{ "newest", '1', CLI_ARG_NONE, NULL, "only the newest matching core",
 	  NULL, '1' },
+	{ "json", 'j', CLI_ARG_NONE, NULL,
+	  "the records as JSON: list's fields, the storage path and the "
+	  "metadata document",
+	  NULL, 'j' },
 	{ 0 },
 };
 
@@ -112,6 +117,33 @@ static void show_one(const char *dir, const struct kcore_stored_core *c)
 	row("Build IDs from", c->json, "build_ids_from");
 }
 
+/* One record of show --json: list's fields, where the core is, and the
+ * metadata document the handler wrote (null, with record_error, when it
+ * is not valid JSON). */
+static void show_json(struct json *j, const char *dir,
+		      const struct kcore_stored_core *c)
+{
+	char *path = NULL;
+
+	json_object_begin(j, NULL);
+	store_json_core(j, c);
+	if (asprintf(&path, "%s/%s%s%s", dir, c->subdir ? c->subdir : "",
+		     c->subdir ? "/" : "",
+		     c->core_name ? c->core_name : c->meta_name) > 0)
+		json_string(j, "storage", path);
+	else
+		json_null(j, "storage");
+	free(path);
+	if (json_valid(c->json)) {
+		json_raw(j, "record", c->json);
+	} else {
+		json_null(j, "record");
+		json_string(j, "record_error",
+			    "the metadata document is not valid JSON");
+	}
+	json_object_end(j);
+}
+
 static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 {
 	const struct cli_command *cmd = &cli_cmd_show;
@@ -121,6 +153,7 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_stored_core *cores;
 	struct match *m = NULL;
 	bool newest = false;
+	struct json j;
 	size_t n, nm = 0, shown = 0, last = SIZE_MAX;
 	int c, first, done, status = EXIT_OK;
 
@@ -129,15 +162,14 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
 		if (c == 'd') {
 			dir = arg;
+		} else if (c == 'j') {
+			ctx->json = true;
 		} else if (c == 'S' || c == 'U') {
-			if (!store_parse_time(arg, c == 'U',
-					      c == 'S' ? &since : &until)) {
+			done = store_opt_time(ctx, "show", c, arg, &since,
+					      &until);
+			if (done >= 0) {
 				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, "show",
-					"bad time '%s' (@EPOCH, YYYY-MM-DD[ "
-					"HH:MM[:SS]], today, yesterday, now)",
-					arg);
+				return done;
 			}
 		} else if (c == '1') {
 			newest = true;
@@ -154,6 +186,12 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		free(m);
 		return done;
 	}
+	if (ctx->json) {
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_string(&j, "dir", dir);
+		json_array_begin(&j, "cores");
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (cores[i].time < since || cores[i].time > until ||
 		    !store_matches(&cores[i], m, nm))
@@ -161,13 +199,26 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		last = i;
 		if (newest)
 			continue;
-		if (shown++)
-			putchar('\n');
-		show_one(dir, &cores[i]);
+		if (ctx->json) {
+			show_json(&j, dir, &cores[i]);
+		} else {
+			if (shown)
+				putchar('\n');
+			show_one(dir, &cores[i]);
+		}
+		shown++;
 	}
 	if (newest && last != SIZE_MAX) {
-		show_one(dir, &cores[last]);
+		if (ctx->json)
+			show_json(&j, dir, &cores[last]);
+		else
+			show_one(dir, &cores[last]);
 		shown = 1;
+	}
+	if (ctx->json) {
+		json_array_end(&j);
+		json_object_end(&j);
+		json_finish(&j);
 	}
 	if (!shown) {
 		fprintf(stderr, "kcoredump show: no stored core matches\n");

@@ -133,3 +133,144 @@ void json_finish(struct json *j)
 	fputc('\n', j->f);
 	fflush(j->f);
 }
+
+/*
+ * A strict JSON value (RFC 8259) at *p, nested at most JSON_MAX_DEPTH
+ * deep; *p moves past it.  Strings may hold any UTF-8 but no raw control
+ * byte (the writer's own rule).
+ */
+static bool valid_value(const char **p, int depth);
+
+static void skip_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+static bool valid_string(const char **p)
+{
+	const char *s = *p + 1;
+
+	for (;; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"')
+			break;
+		if (c < 0x20)
+			return false;
+		if (c != '\\')
+			continue;
+		s++;
+		if (*s == 'u') {
+			for (int i = 1; i <= 4; i++)
+				if (!strchr("0123456789abcdefABCDEF", s[i]) ||
+				    !s[i])
+					return false;
+			s += 4;
+		} else if (!*s || !strchr("\"\\/bfnrt", *s)) {
+			return false;
+		}
+	}
+	*p = s + 1;
+	return true;
+}
+
+static bool valid_number(const char **p)
+{
+	const char *s = *p;
+
+	if (*s == '-')
+		s++;
+	if (*s == '0')
+		s++;
+	else if (*s >= '1' && *s <= '9')
+		while (*s >= '0' && *s <= '9')
+			s++;
+	else
+		return false;
+	if (*s == '.') {
+		if (*++s < '0' || *s > '9')
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	if (*s == 'e' || *s == 'E') {
+		if (*++s == '+' || *s == '-')
+			s++;
+		if (*s < '0' || *s > '9')
+			return false;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	*p = s;
+	return true;
+}
+
+static bool valid_members(const char **p, int depth, char close, bool keys)
+{
+	(*p)++;
+	skip_ws(p);
+	if (**p == close) {
+		(*p)++;
+		return true;
+	}
+	for (;;) {
+		skip_ws(p);
+		if (keys) {
+			if (**p != '"' || !valid_string(p))
+				return false;
+			skip_ws(p);
+			if (**p != ':')
+				return false;
+			(*p)++;
+		}
+		if (!valid_value(p, depth + 1))
+			return false;
+		skip_ws(p);
+		if (**p == close) {
+			(*p)++;
+			return true;
+		}
+		if (**p != ',')
+			return false;
+		(*p)++;
+	}
+}
+
+static bool valid_value(const char **p, int depth)
+{
+	if (depth >= JSON_MAX_DEPTH)
+		return false;
+	skip_ws(p);
+	switch (**p) {
+	case '{':
+		return valid_members(p, depth, '}', true);
+	case '[':
+		return valid_members(p, depth, ']', false);
+	case '"':
+		return valid_string(p);
+	case 't':
+		return strncmp(*p, "true", 4) == 0 && (*p += 4, true);
+	case 'f':
+		return strncmp(*p, "false", 5) == 0 && (*p += 5, true);
+	case 'n':
+		return strncmp(*p, "null", 4) == 0 && (*p += 4, true);
+	}
+	return valid_number(p);
+}
+
+bool json_valid(const char *text)
+{
+	const char *p = text;
+
+	if (!text || !valid_value(&p, 0))
+		return false;
+	skip_ws(&p);
+	return *p == '\0';
+}
+
+void json_raw(struct json *j, const char *key, const char *text)
+{
+	begin_value(j, key);
+	fputs(text, j->f);
+}

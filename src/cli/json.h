@@ -33,6 +33,10 @@ void json_bool(struct json *j, const char *key, bool value);
 void json_null(struct json *j, const char *key);
 /* Addresses: "0x..." strings, since they exceed 2^53. */
 void json_hex(struct json *j, const char *key, uint64_t value);
+/* text is one JSON value (a whole document, e.g.), strictly. */
+bool json_valid(const char *text);
+/* The value text as it is: only for text json_valid() accepts. */
+void json_raw(struct json *j, const char *key, const char *text);
 /* Finish the document with a newline. */
 void json_finish(struct json *j);
 

@@ -15,6 +15,7 @@
 
 #include "kcoredump/notes.h"
 #include "cli.h"
+#include "json.h"
 #include "store-match.h"
 
 static const char *const field_names[F_NUM] = { "PID",	  "UID",  "GID",
@@ -193,6 +194,17 @@ bool store_parse_time(const char *s, bool until, int64_t *ret)
 	return true;
 }
 
+int store_opt_time(struct cli_ctx *ctx, const char *cmd, int opt,
+		   const char *arg, int64_t *since, int64_t *until)
+{
+	if (store_parse_time(arg, opt == 'U', opt == 'S' ? since : until))
+		return -1;
+	return cli_usage_error(ctx, cmd,
+			       "bad time '%s' (@EPOCH, YYYY-MM-DD[ "
+			       "HH:MM[:SS]], today, yesterday, now)",
+			       arg);
+}
+
 int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
 		       char **argv, int first, struct match **ret,
 		       size_t *ret_n)
@@ -288,4 +300,23 @@ char *store_core_path(const char *dir, const struct kcore_stored_core *c)
 			 c->subdir ? c->subdir : "", c->subdir ? "/" : "",
 			 name);
 	return s;
+}
+
+void store_json_core(struct json *j, const struct kcore_stored_core *c)
+{
+	json_string(j, "core", c->core_name);
+	json_string(j, "metadata", c->meta_name);
+	json_string(j, "subdir", c->subdir);
+	json_bool(j, "core_present", c->core_present);
+	json_i64(j, "pid", c->pid);
+	json_i64(j, "uid", c->uid);
+	json_i64(j, "gid", c->gid);
+	json_i64(j, "signal", c->signal);
+	json_i64(j, "time", c->time);
+	json_string(j, "comm", c->comm);
+	json_string(j, "executable", c->exe);
+	json_u64(j, "stream_bytes", c->stream_bytes);
+	json_u64(j, "file_size", c->file_size);
+	json_u64(j, "allocated_bytes", c->allocated_bytes);
+	json_string(j, "status", c->reason);
 }

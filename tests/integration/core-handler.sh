@@ -148,6 +148,26 @@ check "show -1: the newest only" bash -c "'$kcoredump' show --dir '$dl' -1 | gre
 check "show: every match" bash -c "'$kcoredump' show --dir '$dl' UID=1000 | grep -cE '^ +PID: ' | grep -qx 2"
 "$kcoredump" show --dir "$dl" COMM=nope >/dev/null 2>&1
 check "show: no match exits 1" [ $? -eq 1 ]
+check "show -S/-U: the one crash of that day" bash -c "'$kcoredump' show --dir '$dl' -S 2023-11-15 -U 2023-11-15 |
+	grep -E '^ +PID: ' | grep -qxE ' +PID: 4243 \\(other\\)'"
+"$kcoredump" show --dir "$dl" --json 4243 >"$tmp/show.json" 2>"$tmp/show.jerr"
+check "show --json: one record with list's fields, storage and the metadata" bash -c "
+	jq -e '.cores | length == 1' '$tmp/show.json' >/dev/null &&
+	jq -e '.cores[0] | .pid == 4243 and .gid == 1002 and .comm == \"other\" and .core_present' '$tmp/show.json' >/dev/null &&
+	jq -e '.cores[0].storage == \"$dl/core.other.1000.4243.1700086400\"' '$tmp/show.json' >/dev/null &&
+	jq -e '.cores[0].record == \$m[0]' --slurpfile m '$dl/core.other.1000.4243.1700086400.json' '$tmp/show.json' >/dev/null"
+check "show --json -1 and no match" bash -c "'$kcoredump' show --dir '$dl' --json -1 | jq -e '[.cores[].pid] == [4244]' >/dev/null &&
+	{ '$kcoredump' show --dir '$dl' --json COMM=nope >'$tmp/none.json' 2>/dev/null; [ \$? -eq 1 ]; } &&
+	jq -e '.cores == []' '$tmp/none.json' >/dev/null"
+cp "$dl/core.other.1000.4243.1700086400.json" "$tmp/meta.bak"
+# Truncated (a full disk): the lines before the cut are still parsed.
+head -c 200 "$tmp/meta.bak" >"$dl/core.other.1000.4243.1700086400.json"
+"$kcoredump" show --dir "$dl" --json >"$tmp/bad.json" 2>/dev/null
+check "show --json: a broken metadata document is null with record_error, the rest valid" bash -c "
+	jq -e '[.cores[] | select(.record == null and .record_error != null)] | length == 1' '$tmp/bad.json' >/dev/null"
+cp "$tmp/meta.bak" "$dl/core.other.1000.4243.1700086400.json"
+"$kcoredump" show --dir "$dl" -U yesterdayish >"$tmp/show.err" 2>&1
+check "show: a bad time is a usage error naming show" bash -c "[ $? -eq 2 ] && grep -q 'show.*yesterdayish' '$tmp/show.err'"
 # debug: the debugger on the newest match; a .zst extracted privately.
 dd=$tmp/dd
 mkdir -m 700 "$dd"

@@ -139,52 +139,25 @@ static struct kcore_error *need_known(const struct kcore_source *src,
 
 #define LD(p, size) kcore_load((p), (size), src->info.big_endian)
 
-/*
- * The 32-bit elf_prstatus: the siginfo head, cursig at 12, 32-bit sigpend
- * and sighold at 16, the ids at 24, four 32-bit timevals at 40, the
- * registers at 72, then pr_fpvalid (i386: 144 bytes, arm: 148).
- */
-static struct kcore_error *prstatus32(const struct kcore_source *src,
-				      const struct kcore_note *note,
-				      struct kcore_prstatus *ret)
+/* The size of the kernel's long (and of a pointer) in the core. */
+static unsigned core_word(const struct kcore_source *src)
 {
-	const unsigned char *d = note->desc;
-	struct kcore_prstatus st = { 0 };
-	size_t need = 72;
-
-	if (src->info.machine == EM_386) {
-		st.nregs = 17;
-		st.reg_names = i386_regs;
-	} else {
-		st.nregs = 18;
-		st.reg_names = arm_regs;
-	}
-	if (note->descsz < need + 4 * st.nregs)
-		return too_small(src, note, "NT_PRSTATUS", need + 4 * st.nregs);
-	st.signo = (int32_t)LD(d, 4);
-	st.code = (int32_t)LD(d + 4, 4);
-	st.err = (int32_t)LD(d + 8, 4);
-	st.cursig = (int16_t)LD(d + 12, 2);
-	st.sigpend = LD(d + 16, 4);
-	st.sighold = LD(d + 20, 4);
-	st.pid = (int32_t)LD(d + 24, 4);
-	st.ppid = (int32_t)LD(d + 28, 4);
-	st.pgrp = (int32_t)LD(d + 32, 4);
-	st.sid = (int32_t)LD(d + 36, 4);
-	struct kcore_timeval *tv[] = { &st.utime, &st.stime, &st.cutime,
-				       &st.cstime };
-	for (unsigned i = 0; i < 4; i++) {
-		tv[i]->sec = (int32_t)LD(d + 40 + 8 * i, 4);
-		tv[i]->usec = (int32_t)LD(d + 44 + 8 * i, 4);
-	}
-	for (unsigned i = 0; i < st.nregs; i++)
-		st.regs[i] = LD(d + 72 + 4 * i, 4);
-	if (note->descsz >= 72 + 4 * st.nregs + 4)
-		st.fpvalid = (int32_t)LD(d + 72 + 4 * st.nregs, 4);
-	*ret = st;
-	return NULL;
+	return src->info.elf_class == 64 ? 8 : 4;
 }
 
+static size_t align_up(size_t off, unsigned word)
+{
+	return (off + word - 1) & ~(size_t)(word - 1);
+}
+
+/*
+ * elf_prstatus, for both word sizes (the 32-bit one is also x86_64's and
+ * arm64's compat_elf_prstatus): the siginfo head (three ints), cursig
+ * (a short), sigpend and sighold (longs), pid, ppid, pgrp and sid (ints),
+ * four timevals of two longs, the registers (longs), then pr_fpvalid.
+ * Each long is aligned to the word: 64-bit puts the registers at 112,
+ * 32-bit at 72.
+ */
 struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
 					const struct kcore_note *note,
 					struct kcore_prstatus *ret)
@@ -192,41 +165,57 @@ struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
 	const unsigned char *d = note->desc;
 	struct kcore_prstatus st = { 0 };
 	struct kcore_error *err = need_known(src, note, "NT_PRSTATUS");
-	size_t need = 112;
+	unsigned w = core_word(src);
+	size_t sigpend = align_up(14, w), ids = sigpend + 2 * w;
+	size_t times = align_up(ids + 16, w), regs = times + 8 * w, need;
 
 	if (err)
 		return err;
-	if (src->info.elf_class != 64)
-		return prstatus32(src, note, ret);
-	if (src->info.machine == EM_X86_64) {
-		st.nregs = 27;
+	switch (src->info.machine) {
+	case EM_X86_64:
+		st.nregs = w == 8 ? 27 : 0;
 		st.reg_names = x86_64_regs;
-	} else if (src->info.machine == EM_AARCH64) {
-		st.nregs = 34;
+		break;
+	case EM_AARCH64:
+		st.nregs = w == 8 ? 34 : 0;
 		st.reg_names = aarch64_regs;
+		break;
+	case EM_386:
+		st.nregs = w == 4 ? 17 : 0;
+		st.reg_names = i386_regs;
+		break;
+	case EM_ARM:
+		st.nregs = w == 4 ? 18 : 0;
+		st.reg_names = arm_regs;
+		break;
 	}
-	if (note->descsz < need + 8 * st.nregs)
-		return too_small(src, note, "NT_PRSTATUS", need + 8 * st.nregs);
+	need = regs + (size_t)w * st.nregs;
+	if (note->descsz < need)
+		return too_small(src, note, "NT_PRSTATUS", need);
 	st.signo = (int32_t)LD(d, 4);
 	st.code = (int32_t)LD(d + 4, 4);
 	st.err = (int32_t)LD(d + 8, 4);
 	st.cursig = (int16_t)LD(d + 12, 2);
-	st.sigpend = LD(d + 16, 8);
-	st.sighold = LD(d + 24, 8);
-	st.pid = (int32_t)LD(d + 32, 4);
-	st.ppid = (int32_t)LD(d + 36, 4);
-	st.pgrp = (int32_t)LD(d + 40, 4);
-	st.sid = (int32_t)LD(d + 44, 4);
+	st.sigpend = LD(d + sigpend, w);
+	st.sighold = LD(d + sigpend + w, w);
+	st.pid = (int32_t)LD(d + ids, 4);
+	st.ppid = (int32_t)LD(d + ids + 4, 4);
+	st.pgrp = (int32_t)LD(d + ids + 8, 4);
+	st.sid = (int32_t)LD(d + ids + 12, 4);
 	struct kcore_timeval *tv[] = { &st.utime, &st.stime, &st.cutime,
 				       &st.cstime };
 	for (unsigned i = 0; i < 4; i++) {
-		tv[i]->sec = (int64_t)LD(d + 48 + 16 * i, 8);
-		tv[i]->usec = (int64_t)LD(d + 56 + 16 * i, 8);
+		/* Sign-extend a 32-bit long; a 64-bit one is already. */
+		uint64_t sec = LD(d + times + 2 * w * i, w);
+		uint64_t usec = LD(d + times + 2 * w * i + w, w);
+
+		tv[i]->sec = w == 8 ? (int64_t)sec : (int32_t)sec;
+		tv[i]->usec = w == 8 ? (int64_t)usec : (int32_t)usec;
 	}
 	for (unsigned i = 0; i < st.nregs; i++)
-		st.regs[i] = LD(d + 112 + 8 * i, 8);
-	if (st.nregs && note->descsz >= 112 + 8 * st.nregs + 4)
-		st.fpvalid = (int32_t)LD(d + 112 + 8 * st.nregs, 4);
+		st.regs[i] = LD(d + regs + (size_t)w * i, w);
+	if (st.nregs && note->descsz >= need + 4)
+		st.fpvalid = (int32_t)LD(d + need, 4);
 	*ret = st;
 	return NULL;
 }
@@ -239,6 +228,12 @@ static void copy_cstr(char *dst, const unsigned char *src, size_t len)
 	dst[n] = '\0';
 }
 
+/*
+ * elf_prpsinfo, for both word sizes: four chars, pr_flag (a long), uid
+ * and gid (16-bit in the 32-bit layout of i386 and arm, and in the compat
+ * one, 32-bit otherwise), pid, ppid, pgrp and sid (ints), then the
+ * 16-byte fname and the 80-byte psargs: 136 bytes, or 124.
+ */
 struct kcore_error *kcore_note_prpsinfo(const struct kcore_source *src,
 					const struct kcore_note *note,
 					struct kcore_prpsinfo *ret)
@@ -246,44 +241,27 @@ struct kcore_error *kcore_note_prpsinfo(const struct kcore_source *src,
 	const unsigned char *d = note->desc;
 	struct kcore_prpsinfo ps = { 0 };
 	struct kcore_error *err = need_known(src, note, "NT_PRPSINFO");
+	unsigned w = core_word(src), idw = w / 2;
+	size_t flag = align_up(4, w), uid = flag + w, ids = uid + 2 * idw;
+	size_t fname = ids + 16, need = fname + 16 + 80;
 
 	if (err)
 		return err;
-	if (src->info.elf_class != 64) {
-		/* i386 and arm: a 32-bit pr_flag, 16-bit ids; 124 bytes. */
-		if (note->descsz < 124)
-			return too_small(src, note, "NT_PRPSINFO", 124);
-		ps.state = (char)d[0];
-		ps.sname = (char)d[1];
-		ps.zomb = (char)d[2];
-		ps.nice = (int8_t)d[3];
-		ps.flag = LD(d + 4, 4);
-		ps.uid = (uint32_t)LD(d + 8, 2);
-		ps.gid = (uint32_t)LD(d + 10, 2);
-		ps.pid = (int32_t)LD(d + 12, 4);
-		ps.ppid = (int32_t)LD(d + 16, 4);
-		ps.pgrp = (int32_t)LD(d + 20, 4);
-		ps.sid = (int32_t)LD(d + 24, 4);
-		copy_cstr(ps.fname, d + 28, 16);
-		copy_cstr(ps.psargs, d + 44, 80);
-		*ret = ps;
-		return NULL;
-	}
-	if (note->descsz < 136)
-		return too_small(src, note, "NT_PRPSINFO", 136);
+	if (note->descsz < need)
+		return too_small(src, note, "NT_PRPSINFO", need);
 	ps.state = (char)d[0];
 	ps.sname = (char)d[1];
 	ps.zomb = (char)d[2];
 	ps.nice = (int8_t)d[3];
-	ps.flag = LD(d + 8, 8);
-	ps.uid = (uint32_t)LD(d + 16, 4);
-	ps.gid = (uint32_t)LD(d + 20, 4);
-	ps.pid = (int32_t)LD(d + 24, 4);
-	ps.ppid = (int32_t)LD(d + 28, 4);
-	ps.pgrp = (int32_t)LD(d + 32, 4);
-	ps.sid = (int32_t)LD(d + 36, 4);
-	copy_cstr(ps.fname, d + 40, 16);
-	copy_cstr(ps.psargs, d + 56, 80);
+	ps.flag = LD(d + flag, w);
+	ps.uid = (uint32_t)LD(d + uid, idw);
+	ps.gid = (uint32_t)LD(d + uid + idw, idw);
+	ps.pid = (int32_t)LD(d + ids, 4);
+	ps.ppid = (int32_t)LD(d + ids + 4, 4);
+	ps.pgrp = (int32_t)LD(d + ids + 8, 4);
+	ps.sid = (int32_t)LD(d + ids + 12, 4);
+	copy_cstr(ps.fname, d + fname, 16);
+	copy_cstr(ps.psargs, d + fname + 16, 80);
 	*ret = ps;
 	return NULL;
 }
@@ -303,9 +281,10 @@ struct kcore_error *kcore_note_siginfo(const struct kcore_source *src,
 	si.signo = (int32_t)LD(d, 4);
 	si.err = (int32_t)LD(d + 4, 4);
 	si.code = (int32_t)LD(d + 8, 4);
-	/* The union follows at 16 (64-bit: aligned to 8) or 12 (32-bit). */
-	const unsigned char *u = d + (src->info.elf_class == 64 ? 16 : 12);
-	unsigned word = src->info.elf_class == 64 ? 8 : 4;
+	/* The union follows the three ints, aligned to the word: at 16 or
+	 * 12 (a pointer in it sets its alignment). */
+	unsigned word = core_word(src);
+	const unsigned char *u = d + align_up(12, word);
 	switch (si.signo) {
 	case SIGSEGV:
 	case SIGBUS:
@@ -333,7 +312,7 @@ struct kcore_error *kcore_note_auxv(const struct kcore_source *src,
 				    struct kcore_auxv_entry **ret,
 				    size_t *ret_count)
 {
-	unsigned word = src->info.elf_class == 64 ? 8 : 4;
+	unsigned word = core_word(src);
 	size_t max = note->descsz / (2 * word), n = 0;
 	struct kcore_auxv_entry *v = calloc(max ? max : 1, sizeof(*v));
 
@@ -357,7 +336,7 @@ struct kcore_error *kcore_note_file(const struct kcore_source *src,
 				    const struct kcore_note *note,
 				    struct kcore_file_table *ret)
 {
-	unsigned word = src->info.elf_class == 64 ? 8 : 4;
+	unsigned word = core_word(src);
 	const unsigned char *d = note->desc;
 	size_t size = note->descsz;
 	uint64_t count, page_size, table;
