@@ -364,8 +364,9 @@ if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]] 
 	echo "$cfg_sum" > "$cfg_stamp"
 fi
 if ((cfg_rc == 1)); then
-	cp "$out/.kcoredump-config-norm" "$cfg_ref.new.$$" && mv "$cfg_ref.new.$$" "$cfg_ref" ||
+	if ! cp "$out/.kcoredump-config-norm" "$cfg_ref.new.$$" || ! mv "$cfg_ref.new.$$" "$cfg_ref"; then
 		die "cannot write $cfg_ref"
+	fi
 	log "config: recorded the one config for this base, fragments and compiler: $cfg_ref"
 else
 	log "config: $out/.config is the one config ($cfg_ref)"
