@@ -76,6 +76,16 @@ if [[ ! -s "$work/stock/digests" || ! -s "$work/patched/digests" ]]; then
 	echo "kernel-ab: $work has not both variants yet; no table" >&2
 	exit $rc
 fi
+# One config for both (kernel/build.sh checks each build against it and
+# test.sh records its sum): numbers of kernels built from two configs are
+# not an A/B.
+cfg_s=$(cut -d" " -f1 "$work/stock/kernel-config-sum" 2>/dev/null || echo "none")
+cfg_p=$(cut -d" " -f1 "$work/patched/kernel-config-sum" 2>/dev/null || echo "none")
+if [[ "$cfg_s" == none* || "$cfg_s" != "$cfg_p" ]]; then
+	echo "kernel-ab: the stock and patched kernels were not built from one config" \
+		"(config sums: stock '$cfg_s', patched '$cfg_p'; see kernel-config-sum in $work/stock and $work/patched); no table" >&2
+	exit 1
+fi
 /usr/bin/python3 - "$work" "$out" "$base" <<'PY' || rc=1
 import json, os, statistics, sys
 work, out, base = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -145,6 +155,7 @@ lines.append("vmalloc reads, same bytes on both kernels (FNV of the non-zero wor
              "between any two boots: reported, not required)")
 lines.append("cores identical outside the notes (stock vs patched): " +
              ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same.items()))
+lines.append(f"one config for both kernels: {open(os.path.join(work, 'stock', 'kernel-config-sum')).read().split()[0][:16]} (sha256 of build.sh's checked .config)")
 lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; kcore reads and SEEK: medians of 3 in one boot; coredumps: medians of the runs in one boot)")
 lines.append(f"host load average (1 min) at the start and end of each boot: stock {' -> '.join(s['loadavg'])}, patched {' -> '.join(p['loadavg'])} (2 CPUs)")
 md = "\n".join(lines) + "\n"

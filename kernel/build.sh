@@ -280,7 +280,61 @@ if ((use_ccache)) && command -v ccache >/dev/null; then
 fi
 cfg_stamp=$out/.kcoredump-config
 cfg_sum=$(cat "${frags[@]}" | sha256sum | cut -d" " -f1)
-if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]]; then
+
+# One config for stock and patched.  Both variants are configured from the
+# same base config and fragments, but in different trees (the series adds
+# Kconfig symbols, and could change a default or a select), so the result
+# is checked: the .config of every O= directory, with the symbols the
+# pristine tree does not define left out, must equal the one recorded for
+# this base config, fragments and compiler in
+#   <version>/configs/<key>.config
+# by the first variant configured (any variant: the file is the same for
+# both, or the second fails).  The check runs on every build, cached or
+# not: a cached O= directory whose .config differs is configured again, and
+# if it still differs the build fails with the difference.  The checked
+# config's sha256 goes to $out/.kcoredump-config-sum (test.sh copies it
+# into the results; bench/kernel-ab.sh refuses to compare two kernels whose
+# sums differ).
+base_syms=$vdir/base-kconfig-symbols
+if [[ ! -s "$base_syms" ]]; then
+	git -C "$tree" grep -hE '^[[:space:]]*(menu)?config[[:space:]]+[A-Za-z0-9_]+[[:space:]]*$' \
+		base -- ':(glob)**/Kconfig*' > "$base_syms.tmp" || die "cannot list the Kconfig symbols of the source"
+	awk '{ print $2 }' "$base_syms.tmp" | LC_ALL=C sort -u > "$base_syms.new"
+	rm -f "$base_syms.tmp"
+	[[ -s "$base_syms.new" ]] || die "no Kconfig symbols found in the source"
+	mv "$base_syms.new" "$base_syms"
+fi
+# the CONFIG_ lines of a .config whose symbol the pristine tree defines
+config_norm() {
+	awk 'NR == FNR { def[$1] = 1; next }
+	     /^CONFIG_/ { s = $0; sub(/=.*/, "", s) }
+	     /^# CONFIG_.* is not set$/ { s = $2 }
+	     /^(CONFIG_|# CONFIG_.* is not set$)/ { sub(/^CONFIG_/, "", s); if (s in def) print }' \
+		"$base_syms" "$1"
+}
+cc_id=$($cc --version 2>/dev/null | head -n 1) || cc_id=$cc
+cfg_key=$(printf '%s\n%s\n%s\n' "$base_config" "$cc_id" "$cfg_sum" | sha256sum | cut -c1-16)
+mkdir -p "$vdir/configs"
+cfg_ref=$vdir/configs/$cfg_key.config
+# 0: the .config is the one config; 1: no reference yet; 2: it differs
+config_state() {
+	[[ -e "$out/.config" ]] || return 2
+	config_norm "$out/.config" > "$out/.kcoredump-config-norm" || die "cannot read $out/.config"
+	[[ -e "$cfg_ref" ]] || return 1
+	cmp -s "$cfg_ref" "$out/.kcoredump-config-norm" || return 2
+	return 0
+}
+config_diff() {
+	diff "$cfg_ref" "$out/.kcoredump-config-norm" | sed -n '2,40p' >&2 || true
+}
+cfg_rc=0
+config_state || cfg_rc=$?
+if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]] || ((cfg_rc == 2)); then
+	if ((cfg_rc == 2)) && [[ -e "$out/.config" && "$(cat "$cfg_stamp" 2>/dev/null)" == "$cfg_sum" ]]; then
+		log "config: $out/.config is not the one config ($cfg_ref); configuring again. Differences (< one config, > this):"
+		config_diff
+	fi
+	rm -f "$cfg_stamp"
 	log "configuring: $base_config + ${frags[*]##*/}"
 	"${mk[@]}" -s "$base_config" >&2
 	(cd "$out" && KCONFIG_CONFIG=.config "$tree/scripts/kconfig/merge_config.sh" \
@@ -300,8 +354,24 @@ if [[ ! -e "$out/.config" || "$(cat "$cfg_stamp" 2>/dev/null)" != "$cfg_sum" ]];
 		log "config: '$line' not set"; missing=1
 	done < <(cat "${frags[@]}")
 	((missing == 0)) || die "config fragment not fully applied"
+	cfg_rc=0
+	config_state || cfg_rc=$?
+	if ((cfg_rc == 2)); then
+		log "config: the $variant tree gives another config than the one config ($cfg_ref) from the same fragments (< one config, > $variant):"
+		config_diff
+		die "stock and patched would not be built from one config"
+	fi
 	echo "$cfg_sum" > "$cfg_stamp"
 fi
+if ((cfg_rc == 1)); then
+	if ! cp "$out/.kcoredump-config-norm" "$cfg_ref.new.$$" || ! mv "$cfg_ref.new.$$" "$cfg_ref"; then
+		die "cannot write $cfg_ref"
+	fi
+	log "config: recorded the one config for this base, fragments and compiler: $cfg_ref"
+else
+	log "config: $out/.config is the one config ($cfg_ref)"
+fi
+cfg_norm_sum=$(sha256sum < "$cfg_ref" | cut -d" " -f1)
 ((config_only)) && { echo "$out/.config"; exit 0; }
 
 t0=$(date +%s)
@@ -313,4 +383,12 @@ series_files | while read -r f; do
 	echo "$f $(git -C "$tree" hash-object "$f") $(stat -c %Y "$tree/$f")"
 done > "$mtimes.new"
 mv "$mtimes.new" "$mtimes"
+cfg_rc=0
+config_state || cfg_rc=$?
+if ((cfg_rc != 0)); then
+	log "config: the build changed $out/.config away from the one config ($cfg_ref):"
+	config_diff
+	die "the built kernel's config is not the one config"
+fi
+echo "$cfg_norm_sum $cfg_ref" > "$out/.kcoredump-config-sum"
 echo "$out/$image"

@@ -22,7 +22,10 @@
 # kcoredump
 # and kcore-read for the guest come from $KCOREDUMP_BUILD (default
 # /tmp/kbuild-kcd, built here with cmake if missing).  Exit status is
-# run.sh's (0 pass, 1 fail, 77 skip).
+# run.sh's (0 pass, 1 fail, 77 skip).  The results directory gets
+# kernel-image (the bzImage booted) and kernel-config-sum (the sha256 of
+# the one config build.sh checked it was built with, and that config's
+# path).
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -59,7 +62,7 @@ while [[ $# -gt 0 ]]; do
 	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac
@@ -150,9 +153,18 @@ fi
 	append+=" vsyscall=emulate"
 [[ -z "$append" ]] || vmopts+=(--append "${append# }")
 [[ -n "$results" ]] || results=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-kernel.XXXXXX")
-exec "$top/tests/vm/run.sh" --kernel "$bz" --kcoredump "$kcd/kcoredump" \
+rc=0
+"$top/tests/vm/run.sh" --kernel "$bz" --kcoredump "$kcd/kcoredump" \
 	--tool "$kcd/tests/tools/kcore-read" --tool "$mdir/kcore_test.ko" \
 	--tool "$mdir/kcore-seek" --tool "$mdir/crash-shapes" --tool "$mdir/kcore-vread" \
 	--tool "$mdir/vmalloc_lat.ko" ${tools[@]+"${tools[@]}"} ${vmopts[@]+"${vmopts[@]}"} \
 	--timeout "$timeout_s" --results "$results" \
-	"$top/tests/vm/cases/$case_name.sh" ${case_args[@]+"${case_args[@]}"}
+	"$top/tests/vm/cases/$case_name.sh" ${case_args[@]+"${case_args[@]}"} || rc=$?
+# which kernel and config this was (bench/kernel-ab.sh compares the configs)
+echo "$bz" > "$results/kernel-image"
+if [[ -s "$kdir/.kcoredump-config-sum" ]]; then
+	cp "$kdir/.kcoredump-config-sum" "$results/kernel-config-sum"
+else
+	echo "none: $kdir was built before build.sh checked its config" > "$results/kernel-config-sum"
+fi
+exit $rc
