@@ -92,9 +92,25 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--record | --record=)
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return
+			;;
+		--case | --case=)
+			COMPREPLY=()
+			return
+			;;
+		--examiner | --examiner=)
+			COMPREPLY=()
+			return
+			;;
+		--notes | --notes=)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --allow-ram-output --sync --special-output --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --format --compress --codec --level --threads --block-size --frame-size --hash --file-sha256 --vmalloc-range --caller --range --phys --segments --exclude --mapping --force --allow-ram-output --sync --special-output --record --case --examiner --notes --quiet --progress --no-progress --dry-run --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

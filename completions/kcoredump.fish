@@ -43,13 +43,17 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l force -s f -d 're
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l allow-ram-output -d 'write a dump of live memory to a file system in this machine\'s RAM (tmpfs, ramfs, zram), which is refused otherwise'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l sync -d 'fsync the dump before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l record -r -F -d 'write the acquisition record (host, boot ID, command, read times, hashes) to FILE as JSON and to FILE.txt (FILE\'s .json replaced) as text'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l case -x -d 'the case this dump belongs to (in its note and record)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l examiner -x -d 'who takes the dump (in its note and record)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l notes -x -d 'free text for the note and the record'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l quiet -s q -d 'print no summary'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --frame-size --hash --caller --range -r --segments --exclude -d --mapping; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --output -o --format --compress --codec --level --threads -T --block-size --frame-size --hash --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l output -s o -r -F -d 'write the core to FILE (\'-\' for stdout)'

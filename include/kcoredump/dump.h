@@ -279,6 +279,10 @@ struct kcore_dump_opts {
 	void *progress_arg;
 	/* Text recorded in the metadata note: command line, host. */
 	const char *command_line;
+	/* An acquisition's case, examiner and notes (--case, --examiner,
+	 * --notes), recorded in the note when not NULL (control bytes as
+	 * '?'). */
+	const char *case_id, *examiner, *notes;
 };
 
 /*

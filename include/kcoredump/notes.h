@@ -19,7 +19,8 @@
 extern "C" {
 #endif
 
-/* "NT_PRSTATUS" etc. for name "CORE"/"LINUX"/"VMCOREINFO", else NULL. */
+/* "NT_PRSTATUS" etc. for name "CORE"/"LINUX"/"VMCOREINFO", and
+ * "KCOREDUMP_METADATA" for our own note; else NULL. */
 const char *kcore_note_type_name(const char *name, uint32_t type);
 
 #define KCORE_MAX_REGS 34
@@ -98,6 +99,28 @@ struct kcore_error *kcore_note_auxv(const struct kcore_source *src,
 struct kcore_error *kcore_note_file(const struct kcore_source *src,
 				    const struct kcore_note *note,
 				    struct kcore_file_table *ret);
+
+/*
+ * kcoredump's metadata note (name "KCOREDUMP"): its "key=value" lines in
+ * order.  Keys may repeat ("segment", "unreadable"); values are the
+ * note's untrusted text (escape them for a terminal).  Keys and values
+ * point into text; kcore_metadata_deinit() frees both.
+ */
+struct kcore_metadata_field {
+	const char *key;
+	const char *value;
+};
+struct kcore_metadata {
+	char *text;
+	struct kcore_metadata_field *fields;
+	size_t nfields;
+};
+struct kcore_error *kcore_note_metadata(const struct kcore_source *src,
+					const struct kcore_note *note,
+					struct kcore_metadata *ret);
+void kcore_metadata_deinit(struct kcore_metadata *m);
+/* The first value of key, or NULL. */
+const char *kcore_metadata_get(const struct kcore_metadata *m, const char *key);
 
 const char *kcore_auxv_name(uint64_t type);
 /* Whether an auxv value is an address (printed in hex). */

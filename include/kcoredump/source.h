@@ -74,6 +74,9 @@ struct kcore_note {
 
 struct kcore_source_info {
 	const char *path;
+	/* path made absolute against the working directory at open (not
+	 * through symbolic links: the name that was opened), for records. */
+	const char *abs_path;
 	enum kcore_source_kind kind;
 	unsigned elf_class; /* 32 or 64 */
 	bool big_endian;

@@ -14,6 +14,12 @@
  *   map VADDR LEN         a range whose bytes are checked: zero except fills
  *   fill VADDR LEN SEED   shape_word() pattern (kernel/test/shapes.h)
  *   ignore VADDR LEN      bytes another process may change during the dump
+ *   kernel VADDR LEN NAME a special mapping whose bytes the kernel keeps
+ *                         changing: the vDSO data pages ([vvar]: the clock
+ *                         the timekeeper updates every tick, the getrandom
+ *                         generation); corecheck leaves them alone and
+ *                         coredigest.py hashes only which of their pages
+ *                         are non-zero
  *   info KEY VALUE
  *
  * Built against the kernel tree's tools/include/nolibc (kernel/test.sh):
@@ -105,6 +111,7 @@
 #define SIGKILL_	 9
 
 static int ready_fd = -1;
+static unsigned long vvar_start, vvar_len;
 static FILE *layout;
 static unsigned char *churn;
 static pid_t crashing;
@@ -434,6 +441,59 @@ static unsigned long now_us(void)
 	return tv.tv_sec * 1000000UL + tv.tv_usec;
 }
 
+static unsigned long parse_hex(const char **p)
+{
+	unsigned long v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (unsigned long)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (unsigned long)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * Where the [vvar] mapping is (the child inherits it): since Linux 6.15 its
+ * data pages are normal pages (VM_MIXEDMAP, the generic vDSO data store)
+ * and the kernel dumps them with their current contents; before, they
+ * were VM_PFNMAP and the dump had zeros there.  The buffer is cleared
+ * again: the maps text (inode numbers) may differ between kernels.
+ */
+static void find_vvar(void)
+{
+	static char buf[16384];
+	const char *line, *end, *p;
+	long n, len = 0;
+	int fd = open("/proc/self/maps", O_RDONLY);
+
+	if (fd < 0)
+		die("/proc/self/maps");
+	while (len < (long)sizeof(buf) - 1 &&
+	       (n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	close(fd);
+	buf[len] = 0;
+	for (line = buf; *line; line = *end ? end + 1 : end) {
+		end = strchr(line, '\n');
+		if (!end)
+			end = line + strlen(line);
+		if (end - line < 6 || strncmp(end - 6, "[vvar]", 6))
+			continue;
+		p = line;
+		vvar_start = parse_hex(&p);
+		if (*p++ != '-')
+			die("/proc/self/maps: bad [vvar] line");
+		vvar_len = parse_hex(&p) - vvar_start;
+	}
+	for (n = 0; n < (long)sizeof(buf); n++)
+		((volatile char *)buf)[n] = 0;
+}
+
 static void child(const char *shape, int nodump)
 {
 	unsigned char *rnd = (unsigned char *)getauxval(AT_RANDOM);
@@ -457,6 +517,9 @@ static void child(const char *shape, int nodump)
 	if (fd < 0)
 		die("layout");
 	layout = fdopen(fd, "w");
+	if (vvar_len)
+		fprintf(layout, "kernel %p %lu [vvar]\n", (void *)vvar_start,
+			vvar_len);
 	build(shape);
 	close(fd);
 	/* the pid in the path would differ between two kernels' cores */
@@ -471,6 +534,7 @@ int main(int argc, char **argv)
 {
 	int i;
 
+	find_vvar();
 	for (i = 1; i < argc; i++) {
 		char shape[32];
 		int fds[2], status = 0, nodump;

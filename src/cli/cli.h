@@ -148,6 +148,10 @@ enum {
 	DOPT_FRAME_SIZE,
 	DOPT_FILE_SHA256,
 	DOPT_ALLOW_RAM_OUTPUT,
+	DOPT_RECORD,
+	DOPT_CASE,
+	DOPT_EXAMINER,
+	DOPT_NOTES,
 };
 
 /*
@@ -160,6 +164,35 @@ struct kcore_dump_opts;
 int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		      const char *arg, struct kcore_dump_opts *opts,
 		      bool *compress_set);
+
+/* A dump's segments as JSON (cmd-dump.c); with done, what the dump
+ * found, with hashed their digests. */
+struct json;
+struct kcore_plan;
+struct kcore_dump_result;
+struct kcore_source_info;
+void cli_dump_segments_json(struct json *j, const struct kcore_plan *plan,
+			    bool done, bool hashed);
+
+/*
+ * dump --record FILE (record.c): the acquisition record as JSON in FILE
+ * and as text in FILE with .json replaced by .txt (else FILE.txt).
+ * cli_record_open() creates both (unnamed until written) before the dump
+ * reads anything: it fails when they exist (without force) or cannot be
+ * created.  cli_record_write() fills and publishes them.
+ */
+struct cli_record;
+struct kcore_error *cli_record_open(const char *path, const char *dump_output,
+				    bool force, struct cli_record **ret);
+struct kcore_error *cli_record_write(struct cli_record *r,
+				     const struct cli_ctx *ctx,
+				     const struct kcore_source_info *in,
+				     const struct kcore_plan *plan,
+				     const struct kcore_dump_opts *o,
+				     const struct kcore_dump_result *res);
+const char *cli_record_json_path(const struct cli_record *r);
+const char *cli_record_text_path(const struct cli_record *r);
+void cli_record_destroy(struct cli_record *r);
 
 /* dump and convert: parse argv with cmd's spec and run. */
 int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,

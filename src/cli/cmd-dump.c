@@ -84,6 +84,18 @@ static const struct cli_option dump_options[] = {
 	  "write into an existing FIFO or device named by -o (owned by root "
 	  "or us; never through a symbolic link)",
 	  NULL, DOPT_SPECIAL_OUTPUT },
+	{ "record", 0, CLI_ARG_REQUIRED, "FILE",
+	  "write the acquisition record (host, boot ID, command, read times, "
+	  "hashes) to FILE as JSON and to FILE.txt (FILE's .json replaced) as "
+	  "text",
+	  "@file", DOPT_RECORD },
+	{ "case", 0, CLI_ARG_REQUIRED, "TEXT",
+	  "the case this dump belongs to (in its note and record)", NULL,
+	  DOPT_CASE },
+	{ "examiner", 0, CLI_ARG_REQUIRED, "NAME",
+	  "who takes the dump (in its note and record)", NULL, DOPT_EXAMINER },
+	{ "notes", 0, CLI_ARG_REQUIRED, "TEXT",
+	  "free text for the note and the record", NULL, DOPT_NOTES },
 	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
@@ -290,8 +302,8 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 }
 
 /* The plan's segments; with done, also what the dump found. */
-static void json_segments(struct json *j, const struct kcore_plan *plan,
-			  bool done, bool hashed)
+void cli_dump_segments_json(struct json *j, const struct kcore_plan *plan,
+			    bool done, bool hashed)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
 
@@ -344,7 +356,7 @@ static void plan_json(FILE *f, const struct kcore_plan *plan)
 	json_bool(&j, "dry_run", true);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
-	json_segments(&j, plan, false, false);
+	cli_dump_segments_json(&j, plan, false, false);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -382,7 +394,8 @@ static void warn_free_space(const struct kcore_source *src,
 
 static void summary_text(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_opts *o,
-			 const struct kcore_dump_result *r)
+			 const struct kcore_dump_result *r,
+			 const struct cli_record *record)
 {
 	const struct kcore_dump_stats *st = &r->stats;
 	char a[32], b[32], c[32], d[32];
@@ -453,11 +466,16 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 	cli_dump_incomplete_text(f, r, NULL);
 	cli_dump_hashes_text(f, r,
 			     o->format == KCORE_FORMAT_AVML ? "AVML" : "LiME");
+	if (record)
+		fprintf(f, "  record:       %s and %s\n",
+			cli_esc(cli_record_json_path(record)),
+			cli_esc(cli_record_text_path(record)));
 }
 
 static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_opts *o,
-			 const struct kcore_dump_result *r)
+			 const struct kcore_dump_result *r,
+			 const struct cli_record *record)
 {
 	const struct kcore_dump_stats *st = &r->stats;
 	struct json j;
@@ -493,8 +511,17 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_object_end(&j);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
-	json_segments(&j, plan, true, strcmp(r->digest_location, "none") != 0);
+	cli_dump_segments_json(&j, plan, true,
+			       strcmp(r->digest_location, "none") != 0);
 	cli_dump_incomplete_json(&j, r);
+	if (record) {
+		json_object_begin(&j, "record");
+		json_string(&j, "json", cli_record_json_path(record));
+		json_string(&j, "text", cli_record_text_path(record));
+		json_object_end(&j);
+	} else {
+		json_null(&j, "record");
+	}
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -639,6 +666,8 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	struct kcore_dump_result res;
 	struct cli_progress ps = { 0 };
 	const char *source = "/proc/kcore", *arg, *mappings[64];
+	const char *record_path = NULL;
+	struct cli_record *record = NULL;
 	struct kcore_range ranges[64];
 	struct kcore_source *src = NULL;
 	struct kcore_plan *plan = NULL;
@@ -734,6 +763,18 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			}
 			mappings[sel.nmappings++] = arg;
 			break;
+		case DOPT_RECORD:
+			record_path = arg;
+			break;
+		case DOPT_CASE:
+			opts.case_id = arg;
+			break;
+		case DOPT_EXAMINER:
+			opts.examiner = arg;
+			break;
+		case DOPT_NOTES:
+			opts.notes = arg;
+			break;
 		case 'q':
 			quiet = true;
 			break;
@@ -771,6 +812,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	if (!opts.output && !dry_run)
 		return cli_usage_error(ctx, name,
 				       "needs -o FILE (or -o - for stdout)");
+	if (record_path && dry_run)
+		return cli_usage_error(
+			ctx, name, "--record records a dump, not a dry run");
 	if (sel.caller && !sel.vmalloc)
 		return cli_usage_error(ctx, name,
 				       "--caller needs --vmalloc-range");
@@ -827,10 +871,14 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	}
 	opts.output_fd = STDOUT_FILENO;
 	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
+	if (!err && record_path)
+		err = cli_record_open(record_path, opts.output, opts.force,
+				      &record);
 	if (!err)
 		err = planning_cancelled(&opts,
 					 kcore_plan_create(src, &sel, &plan));
 	if (err) {
+		cli_record_destroy(record);
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
@@ -842,6 +890,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 					     &dropped_segments));
 	if (err) {
 		kcore_plan_destroy(plan);
+		cli_record_destroy(record);
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
@@ -865,6 +914,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		ps.shown = false;
 		if (err) {
 			kcore_plan_destroy(plan);
+			cli_record_destroy(record);
 			kcore_source_destroy(src);
 			return cli_fail(ctx, err);
 		}
@@ -898,12 +948,28 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		 * stderr. */
 		FILE *f = strcmp(opts.output, "-") == 0 ? stderr : stdout;
 
-		if (ctx->json)
-			summary_json(f, plan, &opts, &res);
-		else if (!quiet)
-			summary_text(f, plan, &opts, &res);
-		status = cli_dump_status(&res, quiet && !ctx->json, NULL);
+		err = record ? cli_record_write(record, ctx,
+						kcore_source_info(src), plan,
+						&opts, &res)
+			     : NULL;
+		if (err) {
+			/* The dump is published; its record is not. */
+			fprintf(stderr,
+				"kcoredump: the dump '%s' is written, but its "
+				"record is not:\n",
+				res.output_path ? cli_esc(res.output_path)
+						: "<stdout>");
+			status = cli_fail(ctx, err);
+		} else {
+			if (ctx->json)
+				summary_json(f, plan, &opts, &res, record);
+			else if (!quiet)
+				summary_text(f, plan, &opts, &res, record);
+			status = cli_dump_status(&res, quiet && !ctx->json,
+						 NULL);
+		}
 	}
+	cli_record_destroy(record);
 	kcore_dump_result_deinit(&res);
 	kcore_plan_destroy(plan);
 	kcore_source_destroy(src);

@@ -272,6 +272,113 @@ static void text_prstatus(FILE *f, const struct info_model *m,
 		fputc('\n', f);
 }
 
+/* A metadata value that is a zero-padded count (the note pads its
+ * numbers so that it keeps its size when rewritten): its value. */
+static bool meta_number(const char *v, size_t len, uint64_t *ret)
+{
+	uint64_t n = 0;
+
+	if (!len || len > 20)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		if (v[i] < '0' || v[i] > '9' ||
+		    __builtin_mul_overflow(n, 10, &n) ||
+		    __builtin_add_overflow(n, (uint64_t)(v[i] - '0'), &n))
+			return false;
+	}
+	*ret = n;
+	return true;
+}
+
+static bool is_meta_note(const struct kcore_note *note)
+{
+	const char *t = kcore_note_type_name(note->name, note->type);
+
+	return t && !strcmp(t, "KCOREDUMP_METADATA");
+}
+
+/* The "segment=" and "unreadable=" lines: "[N ]k=v k=v ... label=rest"
+ * (a segment line starts with its index). */
+static void json_meta_record(struct json *j, const char *line)
+{
+	size_t first = strcspn(line, " =");
+	uint64_t index;
+
+	json_object_begin(j, NULL);
+	if (line[first] == ' ' && meta_number(line, first, &index)) {
+		json_u64(j, "index", index);
+		line += first + 1;
+	}
+	while (*line) {
+		const char *eq = strchr(line, '='), *end;
+		uint64_t n;
+		char key[32];
+
+		if (!eq || (size_t)(eq - line) >= sizeof(key))
+			break;
+		memcpy(key, line, (size_t)(eq - line));
+		key[eq - line] = '\0';
+		end = strcmp(key, "label") ? eq + 1 + strcspn(eq + 1, " ")
+					   : eq + 1 + strlen(eq + 1);
+		if (meta_number(eq + 1, (size_t)(end - eq - 1), &n))
+			json_u64(j, key, n);
+		else
+			json_string_len(j, key, eq + 1, (size_t)(end - eq - 1));
+		line = *end ? end + 1 : end;
+	}
+	json_object_end(j);
+}
+
+/* Our metadata note, decoded: scalars as members, the repeated segment
+ * and unreadable lines as arrays. */
+static void json_meta(struct json *j, const struct kcore_metadata *md)
+{
+	/* The keys that repeat: arrays of the same name. */
+	static const char *const lists[] = { "segment", "unreadable" };
+
+	json_object_begin(j, "metadata");
+	for (size_t i = 0; i < md->nfields; i++) {
+		const struct kcore_metadata_field *f = &md->fields[i];
+		bool listed = false, seen = false;
+		uint64_t n;
+
+		for (size_t l = 0; l < 2; l++)
+			listed |= !strcmp(f->key, lists[l]);
+		for (size_t k = 0; k < i; k++)
+			seen |= !strcmp(md->fields[k].key, f->key);
+		if (seen)
+			continue; /* a repeated scalar: the first counts */
+		if (listed)
+			continue;
+		if (meta_number(f->value, strlen(f->value), &n))
+			json_u64(j, f->key, n);
+		else
+			json_string(j, f->key, f->value);
+	}
+	for (size_t l = 0; l < 2; l++) {
+		json_array_begin(j, lists[l]);
+		for (size_t i = 0; i < md->nfields; i++)
+			if (!strcmp(md->fields[i].key, lists[l]))
+				json_meta_record(j, md->fields[i].value);
+		json_array_end(j);
+	}
+	json_object_end(j);
+}
+
+static void text_meta(FILE *f, const struct kcore_metadata *md)
+{
+	for (size_t i = 0; i < md->nfields; i++) {
+		const struct kcore_metadata_field *fl = &md->fields[i];
+		uint64_t n;
+
+		fprintf(f, "      %-24s ", cli_esc(fl->key));
+		if (meta_number(fl->value, strlen(fl->value), &n))
+			fprintf(f, "%" PRIu64 "\n", n);
+		else
+			fprintf(f, "%s\n", cli_esc(fl->value));
+	}
+}
+
 static void text_note_body(FILE *f, const struct info_model *m,
 			   const struct kcore_note *note)
 {
@@ -353,6 +460,14 @@ static void text_note_body(FILE *f, const struct info_model *m,
 		}
 	} else if (strcmp(note->name, "VMCOREINFO") == 0) {
 		fprintf(f, "      (decoded below)\n");
+	} else if (is_meta_note(note)) {
+		struct kcore_metadata md;
+
+		err = kcore_note_metadata(m->src, note, &md);
+		if (!err) {
+			text_meta(f, &md);
+			kcore_metadata_deinit(&md);
+		}
 	}
 	if (err) {
 		char *msg = kcore_error_describe(err);
@@ -690,6 +805,14 @@ static void json_note_body(struct json *j, const struct info_model *m,
 		json_object_begin(j, "taskstruct");
 		json_u64(j, "size", note->descsz);
 		json_object_end(j);
+	} else if (is_meta_note(note)) {
+		struct kcore_metadata md;
+
+		err = kcore_note_metadata(m->src, note, &md);
+		if (!err) {
+			json_meta(j, &md);
+			kcore_metadata_deinit(&md);
+		}
 	}
 	if (err) {
 		char *msg = kcore_error_describe(err);

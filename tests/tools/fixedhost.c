@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
  * LD_PRELOAD shim for tests/integration/golden-outputs.sh: the host name,
- * uname() and the wall clock a dump records in its metadata (and a kdump in
- * its header) are fixed, so that every run on every machine writes the same
- * bytes for the same input.  Only CLOCK_REALTIME is fixed: the monotonic
- * clock still times the run.
+ * uname(), the working directory and the wall clock a dump records in its
+ * metadata (and a kdump in its header) are fixed, so that every run on every
+ * machine writes the same bytes for the same input.  Only CLOCK_REALTIME is
+ * fixed: the monotonic clock still times the run.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -31,6 +33,21 @@ int gethostname(char *name, size_t len)
 {
 	snprintf(name, len, "golden");
 	return 0;
+}
+
+/* The working directory: dumps record their source's absolute path. */
+char *getcwd(char *buf, size_t size)
+{
+	static const char dir[] = "/golden";
+
+	if (!buf)
+		return strdup(dir);
+	if (size < sizeof(dir)) {
+		errno = ERANGE;
+		return NULL;
+	}
+	memcpy(buf, dir, sizeof(dir));
+	return buf;
 }
 
 int clock_gettime(clockid_t clock, struct timespec *ts)

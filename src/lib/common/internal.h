@@ -15,14 +15,29 @@
 #define KCORE_META_NOTE_TYPE 0x4b434d44u
 
 /*
- * Where a source's bytes come from.  Every source is seen as an ELF core
- * image: offsets are offsets in that image.  For an ELF file the image is
- * the file; other formats (and live processes) present a synthetic image
- * whose headers and notes are built in memory (kcore_source.image, parsed
- * with elf_memory()) and whose segment data the backend produces.
+ * A reader: one input format, in the manner of libarchive's read formats
+ * and mirroring the writers (format/write.h).  Every source is seen as an
+ * ELF core image: offsets are offsets in that image.  For an ELF file the
+ * image is the file (format/read-elf.c); other formats (and live
+ * processes) present a synthetic image whose headers and notes are built
+ * in memory (kcore_source.image, parsed with elf_memory()) and whose
+ * segment data the reader produces.  Per-open variants (a seekable or a
+ * sequential stream, ...) live in the reader's state, reader_data.
+ * The table of the readers recognised by their first bytes is in
+ * format/readers.c.
  */
-struct kcore_backend {
+struct kcore_reader_ops {
+	/* What kcore_source_format() says, unless the open sets
+	 * kcore_source.format_name to a variant. */
 	const char *name;
+	/* Whether the first len bytes (up to 64) are this format's.  NULL:
+	 * a reader opened by its own function (a live process). */
+	bool (*probe)(const unsigned char *magic, size_t len);
+	/* Fill src->reader_data, src->image/image_size (ehdr, phdrs and
+	 * notes; owned, freed with free()) and src->info.file_size (the
+	 * image's logical size); the ELF parsing then proceeds as for a
+	 * file.  NULL: the file is the image (ELF). */
+	struct kcore_error *(*open)(struct kcore_source *src);
 	/* Read [offset, offset + len) of the image; *done (when not NULL)
 	 * says how many bytes arrived before an error. */
 	struct kcore_error *(*pread)(struct kcore_source *src, void *buf,
@@ -33,23 +48,16 @@ struct kcore_backend {
 	struct kcore_error *(*next_data)(struct kcore_source *src,
 					 uint64_t offset, uint64_t end,
 					 uint64_t *data, uint64_t *data_end);
-	/* Release backend_data (may be NULL). */
+	/* Release reader_data (may be NULL). */
 	void (*destroy)(struct kcore_source *src);
 };
 
-/*
- * A format other than ELF, recognised by its first bytes.  open() fills
- * src->backend, src->backend_data, src->image/image_size (ehdr, phdrs and
- * notes; owned, freed with free()) and src->info.file_size (the image's
- * logical size); the ELF parsing then proceeds as for a file.
- */
-struct kcore_input_format {
-	const char *name;
-	bool (*probe)(const unsigned char *magic, size_t len);
-	struct kcore_error *(*open)(struct kcore_source *src);
-};
-
-extern const struct kcore_input_format *const kcore_input_formats[];
+/* The ELF/kcore reader (read-elf.c): the default. */
+extern const struct kcore_reader_ops kcore_read_elf;
+/* The reader whose probe accepts the first len bytes of a file (readers.c);
+ * the ELF reader when none does (its parser explains what is wrong). */
+const struct kcore_reader_ops *kcore_reader_probe(const unsigned char *magic,
+						  size_t len);
 
 /*
  * Exact kernel virtual addresses for a physical-only vmcore (kdump, LiME,
@@ -64,12 +72,14 @@ struct kcore_kernel_vmap {
 
 struct kcore_source {
 	char *path;
+	char *abs_path;
 	int fd;
 	Elf *elf;
 	const struct kcore_io_ops *io;
-	const struct kcore_backend *backend;
-	void *backend_data;
-	unsigned char *image; /* synthetic ELF headers + notes, or NULL */
+	const struct kcore_reader_ops *reader;
+	void *reader_data;
+	const char *format_name; /* a variant of reader->name, or NULL */
+	unsigned char *image;	 /* synthetic ELF headers + notes, or NULL */
 	size_t image_size;
 	bool knows_holes; /* next_data tells holes from data */
 	struct kcore_source_info info;
@@ -154,9 +164,12 @@ struct kcore_error *kcore_vmcoreinfo_sysfs(const char *sysroot, char *path,
 struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_len);
+/* path made absolute against the working directory (links kept). */
+char *kcore_absolute_path(const char *path);
+
 /*
  * For sources that are not files (kcore_source_open_process and the like):
- * allocate a source, then, with backend/image/file_size filled, parse the
+ * allocate a source, then, with reader/image/file_size filled, parse the
  * image like a file.  On error the caller destroys src.
  */
 struct kcore_error *kcore_source_alloc(const char *path,

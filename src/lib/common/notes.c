@@ -57,6 +57,9 @@ const char *kcore_note_type_name(const char *name, uint32_t type)
 {
 	if (strcmp(name, "VMCOREINFO") == 0)
 		return "VMCOREINFO";
+	if (strcmp(name, KCORE_META_NOTE_NAME) == 0)
+		return type == KCORE_META_NOTE_TYPE ? "KCOREDUMP_METADATA"
+						    : NULL;
 	if (strcmp(name, "GNU") == 0) {
 		switch (type) {
 		case NT_GNU_BUILD_ID:
@@ -486,5 +489,88 @@ const char *kcore_signal_name(int sig)
 
 	if (sig > 0 && (size_t)sig < sizeof(names) / sizeof(names[0]))
 		return names[sig];
+	return NULL;
+}
+
+/*
+ * Our metadata note: "key=value" lines (kcoredump(8) METADATA NOTE).  The
+ * text is copied (up to its first NUL) and split in place; a line without
+ * '=' makes the note undecodable rather than being skipped, so that what
+ * is shown is all the note says.
+ */
+struct kcore_error *kcore_note_metadata(const struct kcore_source *src,
+					const struct kcore_note *note,
+					struct kcore_metadata *ret)
+{
+	struct kcore_metadata m = { 0 };
+	size_t len, cap = 0, line = 0;
+	char *p;
+
+	if (strcmp(note->name, KCORE_META_NOTE_NAME) ||
+	    note->type != KCORE_META_NOTE_TYPE)
+		return kcore_error_create_at(
+			KCORE_ERR_INVALID, 0, src->path, note->offset,
+			"note at offset 0x%" PRIx64 " is not kcoredump's "
+			"metadata note",
+			note->offset);
+	len = strnlen((const char *)note->desc, note->descsz);
+	m.text = malloc(len + 1);
+	if (!m.text)
+		return &kcore_error_nomem;
+	memcpy(m.text, note->desc, len);
+	m.text[len] = '\0';
+	for (p = m.text; *p;) {
+		char *end = strchr(p, '\n'), *eq;
+
+		if (end)
+			*end = '\0';
+		line++;
+		eq = strchr(p, '=');
+		if (!eq || eq == p) {
+			kcore_metadata_deinit(&m);
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, note->offset,
+				"metadata note at offset 0x%" PRIx64
+				": line %zu is not key=value",
+				note->offset, line);
+		}
+		if (m.nfields == cap) {
+			size_t ncap = cap ? 2 * cap : 32;
+			struct kcore_metadata_field *f =
+				realloc(m.fields, ncap * sizeof(*f));
+
+			if (!f) {
+				kcore_metadata_deinit(&m);
+				return &kcore_error_nomem;
+			}
+			m.fields = f;
+			cap = ncap;
+		}
+		*eq = '\0';
+		m.fields[m.nfields].key = p;
+		m.fields[m.nfields].value = eq + 1;
+		m.nfields++;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	*ret = m;
+	return NULL;
+}
+
+void kcore_metadata_deinit(struct kcore_metadata *m)
+{
+	free(m->fields);
+	free(m->text);
+	m->fields = NULL;
+	m->text = NULL;
+	m->nfields = 0;
+}
+
+const char *kcore_metadata_get(const struct kcore_metadata *m, const char *key)
+{
+	for (size_t i = 0; i < m->nfields; i++)
+		if (!strcmp(m->fields[i].key, key))
+			return m->fields[i].value;
 	return NULL;
 }

@@ -104,12 +104,12 @@ uint32_t kcore_avml_crc(const unsigned char *p, size_t len)
 
 static void avml_destroy(struct kcore_source *src)
 {
-	struct avml *a = src->backend_data;
+	struct avml *a = src->reader_data;
 
 	if (a)
 		free(a->chunks);
 	free(a);
-	src->backend_data = NULL;
+	src->reader_data = NULL;
 }
 
 /* The chunk holding data-area offset pos. */
@@ -182,7 +182,7 @@ static struct kcore_error *read_chunk(struct kcore_source *src,
 static struct kcore_error *avml_pread(struct kcore_source *src, void *buf,
 				      size_t len, uint64_t offset, size_t *done)
 {
-	struct avml *a = src->backend_data;
+	struct avml *a = src->reader_data;
 	unsigned char *out = buf, *in = NULL, *tmp = NULL;
 	size_t pos = 0;
 	struct kcore_error *err = NULL;
@@ -243,12 +243,6 @@ static struct kcore_error *avml_pread(struct kcore_source *src, void *buf,
 		*done = pos;
 	return err;
 }
-
-static const struct kcore_backend avml_backend = {
-	.name = "avml",
-	.pread = avml_pread,
-	.destroy = avml_destroy,
-};
 
 /* ---- opening: the chunk index ---- */
 
@@ -412,8 +406,7 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 		free(s.buf);
 		return &kcore_error_nomem;
 	}
-	src->backend = &avml_backend;
-	src->backend_data = a;
+	src->reader_data = a;
 	while (at < file_size) {
 		unsigned char h[AVML_HEADER];
 		uint64_t st, size;
@@ -464,8 +457,10 @@ out:
 	return err;
 }
 
-const struct kcore_input_format kcore_format_avml = {
+const struct kcore_reader_ops kcore_read_avml = {
 	.name = "avml",
 	.probe = avml_probe,
 	.open = avml_open,
+	.pread = avml_pread,
+	.destroy = avml_destroy,
 };

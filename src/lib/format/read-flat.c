@@ -259,8 +259,12 @@ static struct kcore_error *flat_open(struct kcore_source *src)
 	return kcore_kdump_open_raw(src, &raw, "flattened");
 }
 
-const struct kcore_input_format kcore_format_flattened = {
+/* Once its records are indexed, a flattened kdump is read as a kdump. */
+const struct kcore_reader_ops kcore_read_flattened = {
 	.name = "flattened",
 	.probe = flat_probe,
 	.open = flat_open,
+	.pread = kcore_kdump_pread,
+	.next_data = kcore_kdump_next_data,
+	.destroy = kcore_kdump_destroy,
 };

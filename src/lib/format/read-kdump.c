@@ -269,10 +269,10 @@ static void kdump_destroy_data(struct kdump *k)
 	free(k);
 }
 
-static void kdump_destroy(struct kcore_source *src)
+void kcore_kdump_destroy(struct kcore_source *src)
 {
-	kdump_destroy_data(src->backend_data);
-	src->backend_data = NULL;
+	kdump_destroy_data(src->reader_data);
+	src->reader_data = NULL;
 }
 
 /* ---- reading pages ---- */
@@ -626,11 +626,10 @@ static struct kcore_error *kdump_pread_locked(struct kcore_source *src,
 	return NULL;
 }
 
-static struct kcore_error *kdump_pread(struct kcore_source *src, void *buf,
-				       size_t len, uint64_t offset,
-				       size_t *done)
+struct kcore_error *kcore_kdump_pread(struct kcore_source *src, void *buf,
+				      size_t len, uint64_t offset, size_t *done)
 {
-	struct kdump *k = src->backend_data;
+	struct kdump *k = src->reader_data;
 	struct kcore_error *err;
 	size_t got = 0;
 
@@ -734,11 +733,11 @@ static struct kcore_error *next_data_locked(struct kcore_source *src,
 	return NULL;
 }
 
-static struct kcore_error *kdump_next_data(struct kcore_source *src,
-					   uint64_t offset, uint64_t end,
-					   uint64_t *data, uint64_t *data_end)
+struct kcore_error *kcore_kdump_next_data(struct kcore_source *src,
+					  uint64_t offset, uint64_t end,
+					  uint64_t *data, uint64_t *data_end)
 {
-	struct kdump *k = src->backend_data;
+	struct kdump *k = src->reader_data;
 	struct kcore_error *err;
 
 	pthread_mutex_lock(&k->lock);
@@ -746,20 +745,6 @@ static struct kcore_error *kdump_next_data(struct kcore_source *src,
 	pthread_mutex_unlock(&k->lock);
 	return err;
 }
-
-static const struct kcore_backend kdump_backend = {
-	.name = "kdump",
-	.pread = kdump_pread,
-	.next_data = kdump_next_data,
-	.destroy = kdump_destroy,
-};
-
-static const struct kcore_backend flattened_backend = {
-	.name = "flattened",
-	.pread = kdump_pread,
-	.next_data = kdump_next_data,
-	.destroy = kdump_destroy,
-};
 
 /* ---- opening ---- */
 
@@ -1168,9 +1153,7 @@ struct kcore_error *kcore_kdump_open_raw(struct kcore_source *src,
 		k->chunks[i].index = UINT64_MAX;
 	for (unsigned i = 0; i < PAGE_CACHE; i++)
 		k->pages[i].pfn = UINT64_MAX;
-	src->backend_data = k;
-	src->backend = strcmp(format, "flattened") == 0 ? &flattened_backend
-							: &kdump_backend;
+	src->reader_data = k;
 
 	err = read_header(src, k, &h);
 	if (!err)
@@ -1314,8 +1297,11 @@ static struct kcore_error *kdump_open(struct kcore_source *src)
 	return kcore_kdump_open_raw(src, &raw, "kdump");
 }
 
-const struct kcore_input_format kcore_format_kdump = {
+const struct kcore_reader_ops kcore_read_kdump = {
 	.name = "kdump",
 	.probe = kdump_probe,
 	.open = kdump_open,
+	.pread = kcore_kdump_pread,
+	.next_data = kcore_kdump_next_data,
+	.destroy = kcore_kdump_destroy,
 };

@@ -39,12 +39,12 @@ struct lime {
 
 static void lime_destroy(struct kcore_source *src)
 {
-	struct lime *l = src->backend_data;
+	struct lime *l = src->reader_data;
 
 	if (l)
 		free(l->ranges);
 	free(l);
-	src->backend_data = NULL;
+	src->reader_data = NULL;
 }
 
 static const struct range *find_range(const struct lime *l, uint64_t offset)
@@ -68,7 +68,7 @@ static const struct range *find_range(const struct lime *l, uint64_t offset)
 static struct kcore_error *lime_pread(struct kcore_source *src, void *buf,
 				      size_t len, uint64_t offset, size_t *done)
 {
-	struct lime *l = src->backend_data;
+	struct lime *l = src->reader_data;
 	unsigned char *out = buf;
 	size_t pos = 0;
 	struct kcore_error *err = NULL;
@@ -111,7 +111,7 @@ static struct kcore_error *lime_next_data(struct kcore_source *src,
 					  uint64_t offset, uint64_t end,
 					  uint64_t *data, uint64_t *data_end)
 {
-	struct lime *l = src->backend_data;
+	struct lime *l = src->reader_data;
 
 	*data = *data_end = end;
 	while (offset < end) {
@@ -173,13 +173,6 @@ static struct kcore_error *lime_next_data(struct kcore_source *src,
 	}
 	return NULL;
 }
-
-static const struct kcore_backend lime_backend = {
-	.name = "lime",
-	.pread = lime_pread,
-	.next_data = lime_next_data,
-	.destroy = lime_destroy,
-};
 
 struct kcore_error *
 kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
@@ -274,8 +267,7 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 
 	if (!l)
 		return &kcore_error_nomem;
-	src->backend = &lime_backend;
-	src->backend_data = l;
+	src->reader_data = l;
 	while (at < file_size) {
 		unsigned char h[LIME_HEADER];
 		uint64_t s, e, size;
@@ -345,8 +337,11 @@ out:
 	return err;
 }
 
-const struct kcore_input_format kcore_format_lime = {
+const struct kcore_reader_ops kcore_read_lime = {
 	.name = "lime",
 	.probe = lime_probe,
 	.open = lime_open,
+	.pread = lime_pread,
+	.next_data = lime_next_data,
+	.destroy = lime_destroy,
 };

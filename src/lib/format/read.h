@@ -2,7 +2,7 @@
 /*
  * Helpers shared by the non-ELF source formats (read-*.c): each presents
  * its input as an ELF core image whose headers and notes are built here
- * and whose PT_LOAD data its backend produces.  Not installed.
+ * and whose PT_LOAD data its reader produces.  Not installed.
  */
 #ifndef KCOREDUMP_READ_H
 #define KCOREDUMP_READ_H
@@ -101,10 +101,18 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 		 const char *name, uint32_t magic, uint32_t version, size_t n,
 		 uint64_t prev_end, uint64_t *ret_start, uint64_t *ret_size);
 
-extern const struct kcore_input_format kcore_format_kdump;
-extern const struct kcore_input_format kcore_format_flattened;
-extern const struct kcore_input_format kcore_format_lime;
-extern const struct kcore_input_format kcore_format_avml;
-extern const struct kcore_input_format kcore_format_stream;
+/* The readers of readers.c's table, besides kcore_read_elf. */
+extern const struct kcore_reader_ops kcore_read_kdump, kcore_read_flattened,
+	kcore_read_lime, kcore_read_avml, kcore_read_stream;
+
+/* The kdump reader's operations, which the flattened reader (read-flat.c)
+ * shares once it has indexed its records. */
+struct kcore_error *kcore_kdump_pread(struct kcore_source *src, void *buf,
+				      size_t len, uint64_t offset,
+				      size_t *done);
+struct kcore_error *kcore_kdump_next_data(struct kcore_source *src,
+					  uint64_t offset, uint64_t end,
+					  uint64_t *data, uint64_t *data_end);
+void kcore_kdump_destroy(struct kcore_source *src);
 
 #endif

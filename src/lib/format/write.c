@@ -115,6 +115,19 @@ static void clean(char *s)
 			*s = '?';
 }
 
+/* An optional line of text: control bytes (a newline!) become '?'. */
+static void meta_text(FILE *f, const char *key, const char *value)
+{
+	if (!value)
+		return;
+	fprintf(f, "%s=", key);
+	for (; *value; value++)
+		fputc((unsigned char)*value < 0x20 || *value == 0x7f ? '?'
+								     : *value,
+		      f);
+	fputc('\n', f);
+}
+
 /* A digest for the note; "none" (which verify does not take for a
  * digest) when the dump is not hashed. */
 static void digest_text(const struct kcore_dump_opts *o,
@@ -165,7 +178,8 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		"\nsource_unreadable_ranges=%020" PRIu64
 		"\nvmalloc_areas=%zu\nhash=%s\n"
 		"hash_block=%u\ndigests=%s\n",
-		KCOREDUMP_VERSION, in->path, kcore_source_kind_name(in->kind),
+		KCOREDUMP_VERSION, in->abs_path,
+		kcore_source_kind_name(in->kind),
 		in->kernel_release ? in->kernel_release : "-", host, u.sysname,
 		u.release, u.version, u.machine, cmd ? cmd : "-", t0, t1,
 		st->bytes_read, st->bytes_hole, st->bytes_zero,
@@ -174,6 +188,9 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		ws->res->source_unreadable_ranges, plan->vmalloc_areas,
 		o->no_hash ? "none" : "sha256-blocklist-v1", KCORE_HASH_BLOCK,
 		w->digest_location);
+	meta_text(f, "case", o->case_id);
+	meta_text(f, "examiner", o->examiner);
+	meta_text(f, "notes", o->notes);
 	digest_text(o, ws->res->digest, hex);
 	if (plan->exclude.level) {
 		char names[64];

@@ -2,7 +2,7 @@
 /*
  * A running process as a source.  Its ELF core image is built in memory
  * (ELF header, PT_NOTE, one PT_LOAD per mapping the coredump filter
- * dumps, the notes); the backend reads the PT_LOAD data from the
+ * dumps, the notes); the reader reads the PT_LOAD data from the
  * process and tells holes from data with /proc/PID/pagemap, so the dump
  * pipeline never touches address space that holds nothing.
  */
@@ -39,7 +39,7 @@ struct proc_backend {
 
 static struct kcore_process *proc_of(const struct kcore_source *src)
 {
-	return &((struct proc_backend *)src->backend_data)->proc;
+	return &((struct proc_backend *)src->reader_data)->proc;
 }
 
 /* The load holding image offset off, or the first one after it; nloads
@@ -66,7 +66,7 @@ static size_t find_load(struct proc_backend *b, uint64_t off)
 static struct kcore_error *proc_pread(struct kcore_source *src, void *buf,
 				      size_t len, uint64_t offset, size_t *done)
 {
-	struct proc_backend *b = src->backend_data;
+	struct proc_backend *b = src->reader_data;
 	unsigned char *out = buf;
 	size_t got = 0;
 
@@ -145,7 +145,7 @@ static struct kcore_error *proc_next_data(struct kcore_source *src,
 					  uint64_t offset, uint64_t end,
 					  uint64_t *data, uint64_t *data_end)
 {
-	struct proc_backend *b = src->backend_data;
+	struct proc_backend *b = src->reader_data;
 
 	*data = *data_end = end;
 	while (offset < end) {
@@ -209,17 +209,17 @@ void kcore_proc_free(struct kcore_process *p)
 
 static void proc_destroy(struct kcore_source *src)
 {
-	struct proc_backend *b = src->backend_data;
+	struct proc_backend *b = src->reader_data;
 
 	if (!b)
 		return;
 	kcore_proc_free(&b->proc);
 	free(b->loads);
 	free(b);
-	src->backend_data = NULL;
+	src->reader_data = NULL;
 }
 
-static const struct kcore_backend process_backend = {
+static const struct kcore_reader_ops process_reader = {
 	.name = "process",
 	.pread = proc_pread,
 	.next_data = proc_next_data,
@@ -488,8 +488,8 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 		kcore_source_destroy(src);
 		return &kcore_error_nomem;
 	}
-	src->backend = &process_backend;
-	src->backend_data = b;
+	src->reader = &process_reader;
+	src->reader_data = b;
 	p = &b->proc;
 	p->pid = pid;
 	p->mm_tid = pid;
@@ -557,7 +557,7 @@ kcore_source_process_info(const struct kcore_source *src)
 {
 	struct kcore_process *p;
 
-	if (!src || src->backend != &process_backend)
+	if (!src || src->reader != &process_reader)
 		return NULL;
 	p = proc_of(src);
 	p->info.pagemap_method = p->scan_ioctl ? "PAGEMAP_SCAN" : "pagemap";
@@ -566,6 +566,6 @@ kcore_source_process_info(const struct kcore_source *src)
 
 void kcore_process_resume(struct kcore_source *src)
 {
-	if (src && src->backend == &process_backend)
+	if (src && src->reader == &process_reader)
 		kcore_proc_detach(proc_of(src));
 }

@@ -29,18 +29,19 @@ struct zstream {
 	struct kcore_istream *is;
 	pthread_mutex_t lock;
 	uint64_t restarts; /* sequential streams: decodes from the start */
+	bool seekable;	   /* else read in order (next_data: all data) */
 };
 
 static void zs_destroy(struct kcore_source *src)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 
 	if (!z)
 		return;
 	kcore_istream_destroy(z->is);
 	pthread_mutex_destroy(&z->lock);
 	free(z);
-	src->backend_data = NULL;
+	src->reader_data = NULL;
 }
 
 /* Decompressed bytes [offset, offset + len); *done short at the end. */
@@ -72,7 +73,7 @@ static struct kcore_error *zs_read(struct kcore_source *src, struct zstream *z,
 static struct kcore_error *zs_pread(struct kcore_source *src, void *buf,
 				    size_t len, uint64_t offset, size_t *done)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 	struct kcore_error *err;
 	size_t got = 0;
 
@@ -94,35 +95,17 @@ static struct kcore_error *zs_next_data(struct kcore_source *src,
 					uint64_t offset, uint64_t end,
 					uint64_t *data, uint64_t *data_end)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 
+	if (!z->seekable) { /* all data: its hole map cannot be trusted */
+		*data = offset < end ? offset : end;
+		*data_end = end;
+		return NULL;
+	}
 	/* The map is read-only once open: no lock needed. */
 	kcore_istream_next_data(z->is, offset, end, data, data_end);
 	return NULL;
 }
-
-static const struct kcore_backend zstd_backend = {
-	.name = "zstd",
-	.pread = zs_pread,
-	.next_data = zs_next_data,
-	.destroy = zs_destroy,
-};
-static const struct kcore_backend zstd_seq_backend = {
-	.name = "zstd-sequential",
-	.pread = zs_pread,
-	.destroy = zs_destroy,
-};
-static const struct kcore_backend xz_backend = {
-	.name = "xz",
-	.pread = zs_pread,
-	.next_data = zs_next_data,
-	.destroy = zs_destroy,
-};
-static const struct kcore_backend xz_seq_backend = {
-	.name = "xz-sequential",
-	.pread = zs_pread,
-	.destroy = zs_destroy,
-};
 
 static bool zs_probe(const unsigned char *magic, size_t len)
 {
@@ -180,16 +163,16 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 	if (!z)
 		return &kcore_error_nomem;
 	pthread_mutex_init(&z->lock, NULL);
-	src->backend_data = z;
-	src->backend = &zstd_backend; /* for destroy, until we know more */
+	src->reader_data = z;
 	err = kcore_istream_open(src->fd, src->path, &z->is);
 	if (err)
 		return err;
 	seekable = kcore_istream_seekable(z->is);
+	z->seekable = seekable;
 	if (kcore_istream_method(z->is) == KCORE_COMPRESS_XZ)
-		src->backend = seekable ? &xz_backend : &xz_seq_backend;
+		src->format_name = seekable ? "xz" : "xz-sequential";
 	else
-		src->backend = seekable ? &zstd_backend : &zstd_seq_backend;
+		src->format_name = seekable ? "zstd" : "zstd-sequential";
 	err = want(src, z, EI_NIDENT);
 	if (err)
 		return err;
@@ -261,14 +244,12 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 
 static bool is_stream(const struct kcore_source *src)
 {
-	return src->backend == &zstd_backend ||
-	       src->backend == &zstd_seq_backend ||
-	       src->backend == &xz_backend || src->backend == &xz_seq_backend;
+	return src->reader == &kcore_read_stream;
 }
 
 void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 
 	if (!is_stream(src) || !z)
 		return;
@@ -279,7 +260,7 @@ void kcore_stream_source_set_cache(struct kcore_source *src, size_t bytes)
 
 uint64_t kcore_stream_source_data_frame_bytes(struct kcore_source *src)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 	uint64_t n;
 
 	if (!is_stream(src) || !z)
@@ -295,7 +276,7 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 						 kcore_prefetch_fn *fn,
 						 void *arg)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 	struct kcore_prefetch *p = NULL;
 	struct kcore_error *err;
 	uint64_t frame = 0;
@@ -336,13 +317,16 @@ struct kcore_error *kcore_stream_source_prefetch(struct kcore_source *src,
 
 uint64_t kcore_stream_source_decoded(const struct kcore_source *src)
 {
-	struct zstream *z = src->backend_data;
+	struct zstream *z = src->reader_data;
 
 	return is_stream(src) && z ? kcore_istream_frames_decoded(z->is) : 0;
 }
 
-const struct kcore_input_format kcore_format_stream = {
-	.name = "stream",
+const struct kcore_reader_ops kcore_read_stream = {
+	.name = "zstd", /* or a variant: format_name */
 	.probe = zs_probe,
 	.open = zs_open,
+	.pread = zs_pread,
+	.next_data = zs_next_data,
+	.destroy = zs_destroy,
 };

@@ -69,7 +69,11 @@ while read -r shape _ pid _ us _ status rest; do
 			echo "not ok - high: not above 2^47 with 5-level paging"; rc=1
 		fi ;;
 	esac
-	line=$("$PYTHON" "$VM_REPO/kernel/test/coredigest.py" "$core")
+	# the layout names the [vvar] pages (kernel-updated: only their being
+	# non-zero is compared)
+	lay=()
+	[[ ! -f "$layout" ]] || lay=(--layout "$layout")
+	line=$("$PYTHON" "$VM_REPO/kernel/test/coredigest.py" ${lay[@]+"${lay[@]}"} "$core")
 	read -r dg size nz _ <<< "$line"
 	echo "$shape $dg $size $nz $us" >> "$d/digests"
 	echo "# $shape: core $size bytes, $nz non-zero pages, dumped in $us us (pid $pid)"
