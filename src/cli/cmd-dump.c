@@ -445,40 +445,6 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 	}
 }
 
-/* The plan's segments; with done, also what the dump found. */
-void cli_dump_segments_json(struct json *j, const struct kcore_plan *plan,
-			    bool done, bool hashed)
-{
-	char hex[2 * KCORE_DIGEST_LEN + 1];
-
-	json_array_begin(j, "segments");
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *p = &plan->segs[i];
-
-		json_object_begin(j, NULL);
-		json_string(j, "class", kcore_segment_class_name(p->cls));
-		json_string(j, "label", p->label);
-		json_hex(j, "vaddr", p->vaddr);
-		if (p->has_paddr)
-			json_hex(j, "paddr", p->paddr);
-		else
-			json_null(j, "paddr");
-		json_u64(j, "size", p->size);
-		if (done) {
-			json_u64(j, "data_bytes", p->data_bytes);
-			json_hex(j, "offset", p->out_offset);
-			if (hashed) {
-				kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
-				json_string(j, "sha256", hex);
-			} else {
-				json_null(j, "sha256");
-			}
-		}
-		json_object_end(j);
-	}
-	json_array_end(j);
-}
-
 static void json_vmalloc(struct json *j, const struct kcore_plan *plan)
 {
 	if (!plan->vmalloc_source)

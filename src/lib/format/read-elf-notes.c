@@ -18,6 +18,15 @@
 /* Notes larger than this are refused rather than read into memory. */
 #define MAX_NOTE_SEGMENT (256u << 20)
 
+/* libelf's last error; elf_errmsg(-1) says "no error" when libelf set
+ * none (it refused without saying why). */
+const char *kcore_elf_reason(void)
+{
+	int e = elf_errno();
+
+	return e ? elf_errmsg(e) : "libelf gives no reason";
+}
+
 static struct kcore_error *add_note(struct kcore_source *src,
 				    const struct kcore_note *note)
 {

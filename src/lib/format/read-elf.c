@@ -17,15 +17,6 @@
 #include "read.h"
 #include "internal.h"
 
-/* libelf's last error; elf_errmsg(-1) says "no error" when libelf set
- * none (it refused without saying why). */
-const char *kcore_elf_reason(void)
-{
-	int e = elf_errno();
-
-	return e ? elf_errmsg(e) : "libelf gives no reason";
-}
-
 static struct kcore_error *libelf_error(const char *path, const char *what)
 {
 	return kcore_error_create(KCORE_ERR_FORMAT, 0, path, "%s: %s", what,
