@@ -47,6 +47,12 @@ pkgs=(
 	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64 libfuse3-dev:arm64
 	libcap-dev:arm64 libacl1-dev:arm64
 )
+# pid of a 32-bit (ia32) process (tests/integration/pid-32bit.sh builds its
+# target with cc -m32): the i386 libc and libgcc, not gcc-multilib (in
+# Debian 12 it conflicts with the arm64 cross compiler).
+if ((!main_only)) && [[ $(dpkg --print-architecture) == amd64 ]]; then
+	pkgs+=(libc6-dev-i386 lib32gcc-12-dev)
+fi
 sudo=""
 [[ $(id -u) -eq 0 ]] || sudo=sudo
 # The :arm64 packages above, Debian's arm64 kernel and busybox-static:arm64

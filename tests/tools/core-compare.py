@@ -14,10 +14,20 @@ import sys
 def loads(path):
     f = open(path, "rb")
     eh = f.read(64)
+    out = {}
+    if eh[4] == 1:  # ELFCLASS32: the core of a 32-bit process
+        phoff, = struct.unpack_from("<I", eh, 28)
+        phnum, = struct.unpack_from("<H", eh, 44)
+        f.seek(phoff)
+        for _ in range(phnum):
+            t, off, va, pa, fs, ms, fl, al = struct.unpack("<IIIIIIII",
+                                                           f.read(32))
+            if t == 1:
+                out[va] = (off, fs, fl)
+        return f, out
     phoff, = struct.unpack_from("<Q", eh, 32)
     phnum, = struct.unpack_from("<H", eh, 56)
     f.seek(phoff)
-    out = {}
     for _ in range(phnum):
         t, fl, off, va, pa, fs, ms, al = struct.unpack("<IIQQQQQQ", f.read(56))
         if t == 1:

@@ -739,9 +739,13 @@ static struct kcore_error *check(struct dump *d, struct kcore_dump_result *ret)
 	const struct kcore_dump_opts *opts = d->opts;
 	struct kcore_error *err;
 
-	if (src->info.elf_class != 64 || src->info.big_endian)
+	/* ELF32: the cores of 32-bit processes, in ELF only. */
+	if (src->info.big_endian || (src->info.elf_class != 64 &&
+				     (src->info.elf_class != 32 || !d->ops ||
+				      d->ops->format != KCORE_FORMAT_ELF)))
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
-					  "dumping 32-bit or big-endian cores "
+					  "dumping big-endian cores, or 32-bit "
+					  "ones to another format than ELF, "
 					  "is not supported");
 	if (d->block % KCORE_HASH_BLOCK)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,

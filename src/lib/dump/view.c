@@ -185,7 +185,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 		if (src->segments[i].type == PT_NOTE)
 			notes_len += src->segments[i].filesz;
 	nphdr = 1 + v->nloads;
-	notes_off = kcore_elfcore_headers_len(nphdr);
+	notes_off = kcore_elfcore_headers_len(64, nphdr);
 	if (notes_len > (64u << 20))
 		return kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
 					  "%" PRIu64 " bytes of notes: too "
@@ -195,7 +195,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 	v->header = calloc(1, v->header_len);
 	if (!v->header)
 		return &kcore_error_nomem;
-	kcore_elfcore_put_ehdr(v->header, src->info.machine, nphdr, 0);
+	kcore_elfcore_put_ehdr(v->header, 64, src->info.machine, nphdr, 0);
 	pos = notes_off;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *s = &src->segments[i];
@@ -208,7 +208,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 			return err;
 		pos += (size_t)s->filesz;
 	}
-	kcore_elfcore_put_phdr(v->header, 0,
+	kcore_elfcore_put_phdr(v->header, 64, 0,
 			       &(struct kcore_elfcore_phdr){
 				       .type = PT_NOTE,
 				       .offset = notes_off,
@@ -220,7 +220,7 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 		struct view_load *l = &v->loads[i];
 
 		l->off = off;
-		kcore_elfcore_put_phdr(v->header, i + 1,
+		kcore_elfcore_put_phdr(v->header, 64, i + 1,
 				       &(struct kcore_elfcore_phdr){
 					       .type = PT_LOAD,
 					       .flags = PF_R | PF_W | PF_X,

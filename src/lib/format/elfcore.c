@@ -1,64 +1,98 @@
 // SPDX-License-Identifier: MIT
-/* The ELF64 core header builder (see elfcore.h). */
+/* The ELF core header builder, ELF64 and ELF32 (see elfcore.h). */
 #include <string.h>
 
 #include "elfcore.h"
 #include "internal.h"
 
-size_t kcore_elfcore_headers_len(size_t phnum)
+size_t kcore_elfcore_headers_len(unsigned elf_class, size_t phnum)
 {
+	if (elf_class == 32)
+		return sizeof(Elf32_Ehdr) + phnum * sizeof(Elf32_Phdr) +
+		       (kcore_elfcore_xnum(phnum) ? sizeof(Elf32_Shdr) : 0);
 	return sizeof(Elf64_Ehdr) + phnum * sizeof(Elf64_Phdr) +
 	       (kcore_elfcore_xnum(phnum) ? sizeof(Elf64_Shdr) : 0);
 }
 
-void kcore_elfcore_put_ehdr(unsigned char *out, uint16_t machine, size_t phnum,
-			    size_t shoff)
+size_t kcore_elfcore_flags_offset(unsigned elf_class)
+{
+	return elf_class == 32 ? offsetof(Elf32_Ehdr, e_flags)
+			       : offsetof(Elf64_Ehdr, e_flags);
+}
+
+/* ELF32 and ELF64 name the same fields at other offsets and widths. */
+#define EHDR_PUT(c, out, field, v)                                            \
+	((c) == 32 ? kcore_store_le((out) + offsetof(Elf32_Ehdr, field), (v), \
+				    sizeof(((Elf32_Ehdr *)0)->field))         \
+		   : kcore_store_le((out) + offsetof(Elf64_Ehdr, field), (v), \
+				    sizeof(((Elf64_Ehdr *)0)->field)))
+#define PHDR_PUT(c, p, field, v)                                            \
+	((c) == 32 ? kcore_store_le((p) + offsetof(Elf32_Phdr, field), (v), \
+				    sizeof(((Elf32_Phdr *)0)->field))       \
+		   : kcore_store_le((p) + offsetof(Elf64_Phdr, field), (v), \
+				    sizeof(((Elf64_Phdr *)0)->field)))
+
+void kcore_elfcore_put_ehdr(unsigned char *out, unsigned elf_class,
+			    uint16_t machine, size_t phnum, size_t shoff)
 {
 	bool xnum = kcore_elfcore_xnum(phnum);
+	bool c32 = elf_class == 32;
+	size_t ehsize = c32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
+	size_t phsize = c32 ? sizeof(Elf32_Phdr) : sizeof(Elf64_Phdr);
+	size_t shsize = c32 ? sizeof(Elf32_Shdr) : sizeof(Elf64_Shdr);
+	unsigned c = c32 ? 32 : 64;
 
-	memset(out, 0, sizeof(Elf64_Ehdr));
+	memset(out, 0, ehsize);
 	memcpy(out, ELFMAG, SELFMAG);
-	out[EI_CLASS] = ELFCLASS64;
+	out[EI_CLASS] = c32 ? ELFCLASS32 : ELFCLASS64;
 	out[EI_DATA] = ELFDATA2LSB;
 	out[EI_VERSION] = EV_CURRENT;
 	out[EI_OSABI] = ELFOSABI_NONE;
 	if (xnum && !shoff)
-		shoff = sizeof(Elf64_Ehdr) + phnum * sizeof(Elf64_Phdr);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_type), ET_CORE, 2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_machine), machine, 2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_version), EV_CURRENT, 4);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_phoff), sizeof(Elf64_Ehdr),
-		       8);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_shoff), xnum ? shoff : 0,
-		       8);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_ehsize), sizeof(Elf64_Ehdr),
-		       2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_phentsize),
-		       sizeof(Elf64_Phdr), 2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_phnum),
-		       xnum ? PN_XNUM : phnum, 2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_shentsize),
-		       xnum ? sizeof(Elf64_Shdr) : 0, 2);
-	kcore_store_le(out + offsetof(Elf64_Ehdr, e_shnum), xnum ? 1 : 0, 2);
+		shoff = ehsize + phnum * phsize;
+	EHDR_PUT(c, out, e_type, ET_CORE);
+	EHDR_PUT(c, out, e_machine, machine);
+	EHDR_PUT(c, out, e_version, EV_CURRENT);
+	EHDR_PUT(c, out, e_phoff, ehsize);
+	EHDR_PUT(c, out, e_shoff, xnum ? shoff : 0);
+	EHDR_PUT(c, out, e_ehsize, ehsize);
+	EHDR_PUT(c, out, e_phentsize, phsize);
+	EHDR_PUT(c, out, e_phnum, xnum ? PN_XNUM : phnum);
+	EHDR_PUT(c, out, e_shentsize, xnum ? shsize : 0);
+	EHDR_PUT(c, out, e_shnum, xnum ? 1 : 0);
 	if (xnum) {
-		memset(out + shoff, 0, sizeof(Elf64_Shdr));
-		kcore_store_le(out + shoff + offsetof(Elf64_Shdr, sh_info),
+		memset(out + shoff, 0, shsize);
+		kcore_store_le(out + shoff +
+				       (c32 ? offsetof(Elf32_Shdr, sh_info)
+					    : offsetof(Elf64_Shdr, sh_info)),
 			       phnum, 4);
 	}
 }
 
-void kcore_elfcore_put_phdr(unsigned char *out, size_t index,
-			    const struct kcore_elfcore_phdr *ph)
+bool kcore_elfcore_phdr_fits(unsigned elf_class,
+			     const struct kcore_elfcore_phdr *ph)
 {
-	unsigned char *p =
-		out + sizeof(Elf64_Ehdr) + index * sizeof(Elf64_Phdr);
+	return elf_class != 32 ||
+	       (ph->offset <= UINT32_MAX && ph->vaddr <= UINT32_MAX &&
+		ph->paddr <= UINT32_MAX && ph->filesz <= UINT32_MAX &&
+		ph->memsz <= UINT32_MAX && ph->align <= UINT32_MAX &&
+		ph->offset + ph->filesz <= UINT32_MAX);
+}
 
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_type), ph->type, 4);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_flags), ph->flags, 4);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_offset), ph->offset, 8);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_vaddr), ph->vaddr, 8);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_paddr), ph->paddr, 8);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_filesz), ph->filesz, 8);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_memsz), ph->memsz, 8);
-	kcore_store_le(p + offsetof(Elf64_Phdr, p_align), ph->align, 8);
+void kcore_elfcore_put_phdr(unsigned char *out, unsigned elf_class,
+			    size_t index, const struct kcore_elfcore_phdr *ph)
+{
+	unsigned c = elf_class == 32 ? 32 : 64;
+	unsigned char *p =
+		c == 32 ? out + sizeof(Elf32_Ehdr) + index * sizeof(Elf32_Phdr)
+			: out + sizeof(Elf64_Ehdr) + index * sizeof(Elf64_Phdr);
+
+	PHDR_PUT(c, p, p_type, ph->type);
+	PHDR_PUT(c, p, p_flags, ph->flags);
+	PHDR_PUT(c, p, p_offset, ph->offset);
+	PHDR_PUT(c, p, p_vaddr, ph->vaddr);
+	PHDR_PUT(c, p, p_paddr, ph->paddr);
+	PHDR_PUT(c, p, p_filesz, ph->filesz);
+	PHDR_PUT(c, p, p_memsz, ph->memsz);
+	PHDR_PUT(c, p, p_align, ph->align);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The ELF64 little-endian core header every ELF the library builds shares:
+ * The little-endian core header every ELF the library builds shares (ELF64;
+ * ELF32 for the cores of 32-bit processes, elf_class 32):
  * the ELF header, the program headers right after it and, from PN_XNUM
  * program headers on, section header 0 holding the real count.  One
  * builder for the dump writer (write-elf.c), the kernel view (view.c),
@@ -36,19 +37,28 @@ static inline bool kcore_elfcore_xnum(size_t phnum)
  * Bytes of the ELF header, phnum program headers and, when
  * kcore_elfcore_xnum(phnum), section header 0 right after them.
  */
-size_t kcore_elfcore_headers_len(size_t phnum);
+size_t kcore_elfcore_headers_len(unsigned elf_class, size_t phnum);
 
 /*
- * Write the ELF header of an ET_CORE for machine with phnum program
- * headers at offset sizeof(Elf64_Ehdr) into out.  Past PN_XNUM, section
+ * Write the ELF header of an ET_CORE of elf_class (32 or 64) for machine
+ * with phnum program headers right after it into out.  Past PN_XNUM, section
  * header 0 (sh_info = phnum) is written at shoff, or right after the
  * program headers when shoff is 0; out must hold it.
  */
-void kcore_elfcore_put_ehdr(unsigned char *out, uint16_t machine, size_t phnum,
-			    size_t shoff);
+void kcore_elfcore_put_ehdr(unsigned char *out, unsigned elf_class,
+			    uint16_t machine, size_t phnum, size_t shoff);
 
-/* Write program header index (0 = the first) of a header built above. */
-void kcore_elfcore_put_phdr(unsigned char *out, size_t index,
-			    const struct kcore_elfcore_phdr *ph);
+/* Write program header index (0 = the first) of a header built above.  In
+ * ELF32 a field is its low 32 bits: callers check with
+ * kcore_elfcore_phdr_fits() first. */
+void kcore_elfcore_put_phdr(unsigned char *out, unsigned elf_class,
+			    size_t index, const struct kcore_elfcore_phdr *ph);
+
+/* Whether ph's offset, address and sizes fit the fields of elf_class. */
+bool kcore_elfcore_phdr_fits(unsigned elf_class,
+			     const struct kcore_elfcore_phdr *ph);
+
+/* Offset of e_flags in the ELF header of elf_class. */
+size_t kcore_elfcore_flags_offset(unsigned elf_class);
 
 #endif

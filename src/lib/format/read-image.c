@@ -33,13 +33,13 @@ kcore_image_build(uint16_t machine, const unsigned char *notes,
 	img = calloc(1, size);
 	if (!img)
 		return &kcore_error_nomem;
-	kcore_elfcore_put_ehdr(img, machine, phnum, shoff);
+	kcore_elfcore_put_ehdr(img, 64, machine, phnum, shoff);
 	/* These images always named the section header size. */
 	kcore_store_le(img + offsetof(Elf64_Ehdr, e_shentsize),
 		       sizeof(Elf64_Shdr), 2);
 	if (notes_len)
 		memcpy(img + note_off, notes, notes_len);
-	kcore_elfcore_put_phdr(img, 0,
+	kcore_elfcore_put_phdr(img, 64, 0,
 			       &(struct kcore_elfcore_phdr){
 				       .type = PT_NOTE,
 				       .offset = note_off,
@@ -52,7 +52,7 @@ kcore_image_build(uint16_t machine, const unsigned char *notes,
 	pos = (size + align - 1) / align * align;
 	for (size_t i = 0; i < nloads; i++) {
 		loads[i].offset = pos;
-		kcore_elfcore_put_phdr(img, i + 1,
+		kcore_elfcore_put_phdr(img, 64, i + 1,
 				       &(struct kcore_elfcore_phdr){
 					       .type = PT_LOAD,
 					       .flags = PF_R | PF_W | PF_X,

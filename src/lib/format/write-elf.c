@@ -14,6 +14,7 @@
  * e_flags, but on a pipe.
  */
 #include <elf.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,7 @@ struct elf_writer {
 	size_t header_len;
 	size_t meta_off, meta_len; /* our note's descriptor in the header */
 	uint64_t total;		   /* size of the ELF image */
+	unsigned elf_class;	   /* 32 for the core of a 32-bit process */
 };
 
 static struct kcore_error *build_header(struct elf_writer *ew)
@@ -49,19 +51,21 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 	err = kcore_write_notes(&ew->w, &notes);
 	if (err)
 		return err;
-	notes_off = kcore_elfcore_headers_len(nphdr);
+	ew->elf_class = ws->src->info.elf_class == 32 ? 32 : 64;
+	notes_off = kcore_elfcore_headers_len(ew->elf_class, nphdr);
 	ew->header_len = notes_off + notes.len;
 	ew->header = calloc(1, ew->header_len);
 	if (!ew->header) {
 		kcore_note_blob_deinit(&notes);
 		return &kcore_error_nomem;
 	}
-	kcore_elfcore_put_ehdr(ew->header, ws->src->info.machine, nphdr, 0);
+	kcore_elfcore_put_ehdr(ew->header, ew->elf_class, ws->src->info.machine,
+			       nphdr, 0);
 	memcpy(ew->header + notes_off, notes.data, notes.len);
 	ew->meta_off = notes_off + notes.meta_off;
 	ew->meta_len = notes.meta_len;
 	/* Program headers: PT_NOTE, then the loads at page-aligned offsets. */
-	kcore_elfcore_put_phdr(ew->header, 0,
+	kcore_elfcore_put_phdr(ew->header, ew->elf_class, 0,
 			       &(struct kcore_elfcore_phdr){
 				       .type = PT_NOTE,
 				       .offset = notes_off,
@@ -83,19 +87,29 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 			if (s->out_offset + s->size > ew->total)
 				ew->total = s->out_offset + s->size;
 		}
-		kcore_elfcore_put_phdr(
-			ew->header, i + 1,
-			&(struct kcore_elfcore_phdr){
-				.type = PT_LOAD,
-				.flags = s->flags,
-				.offset = s->out_offset,
-				.vaddr = s->vaddr,
-				.paddr = s->has_paddr ? s->paddr : UINT64_MAX,
-				.filesz = s->size,
-				.memsz =
-					s->memsz > s->size ? s->memsz : s->size,
-				.align = 0, /* crash misreads p_align 4096 */
-			});
+		struct kcore_elfcore_phdr ph = {
+			.type = PT_LOAD,
+			.flags = s->flags,
+			.offset = s->out_offset,
+			.vaddr = s->vaddr,
+			/* ELF32 holds only the 32-bit cores of processes:
+			 * no physical addresses, 0 as the kernel writes. */
+			.paddr = s->has_paddr	       ? s->paddr
+				 : ew->elf_class == 32 ? 0
+						       : UINT64_MAX,
+			.filesz = s->size,
+			.memsz = s->memsz > s->size ? s->memsz : s->size,
+			.align = 0, /* crash misreads p_align 4096 */
+		};
+
+		if (!kcore_elfcore_phdr_fits(ew->elf_class, &ph))
+			return kcore_error_create(
+				KCORE_ERR_UNSUPPORTED, 0, NULL,
+				"segment at 0x%" PRIx64 " (offset %" PRIu64
+				", %" PRIu64 " bytes) does not fit the 32-bit "
+				"fields of an ELF32 core",
+				ph.vaddr, ph.offset, ph.filesz);
+		kcore_elfcore_put_phdr(ew->header, ew->elf_class, i + 1, &ph);
 	}
 	return NULL;
 }
@@ -258,14 +272,15 @@ static struct kcore_error *write_metadata(struct elf_writer *ew)
 static struct kcore_error *mark_incomplete(struct elf_writer *ew)
 {
 	struct kcore_writer *w = &ew->w;
-	unsigned char *flags = ew->header + offsetof(Elf64_Ehdr, e_flags);
+	size_t at = kcore_elfcore_flags_offset(ew->elf_class);
+	unsigned char *flags = ew->header + at;
 
 	kcore_store_le(flags, kcore_load(flags, 4, false) | DUMP_ELF_INCOMPLETE,
 		       4);
 	if (w->sink.os)
 		return NULL; /* rewritten with the stored frame, or a pipe */
 	return kcore_pwrite_all(w->sink.io, w->sink.out->fd, w->sink.out->tmp,
-				flags, 4, offsetof(Elf64_Ehdr, e_flags));
+				flags, 4, at);
 }
 
 static struct kcore_error *elfw_finish(struct kcore_writer *w,

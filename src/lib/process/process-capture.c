@@ -41,6 +41,12 @@
 #ifndef NT_X86_SHSTK
 #define NT_X86_SHSTK 0x204
 #endif
+#ifndef NT_386_TLS
+#define NT_386_TLS 0x200
+#endif
+#ifndef NT_PRXFPREG
+#define NT_PRXFPREG 0x46e62b7f
+#endif
 #ifndef NT_X86_XSAVE_LAYOUT
 #define NT_X86_XSAVE_LAYOUT 0x205
 #endif
@@ -128,6 +134,38 @@ struct prpsinfo_native {
 };
 _Static_assert(sizeof(struct prpsinfo_native) == 136,
 	       "64-bit elf_prpsinfo is 136 bytes");
+
+/*
+ * The 32-bit layouts compat binfmt_elf writes for an ia32 process on
+ * x86_64 (compat_elf_prstatus, compat_elf_prpsinfo): longs and timevals
+ * of 32 bits, 16-bit uid and gid (x86's __compat_uid_t), i386's
+ * user_regs_struct (17 words).
+ */
+#define IA32_NGREG 17
+struct prstatus_compat {
+	int32_t si_signo, si_code, si_errno;
+	int16_t cursig;
+	uint16_t pad0;
+	uint32_t sigpend, sighold;
+	int32_t pid, ppid, pgrp, sid;
+	int32_t utime[2], stime[2], cutime[2], cstime[2];
+	uint32_t reg[IA32_NGREG];
+	int32_t fpvalid;
+};
+_Static_assert(sizeof(struct prstatus_compat) == 144,
+	       "i386 elf_prstatus is 144 bytes");
+
+struct prpsinfo_compat {
+	char state, sname, zomb;
+	int8_t nice;
+	uint32_t flag;
+	uint16_t uid, gid;
+	int32_t pid, ppid, pgrp, sid;
+	char fname[16];
+	char psargs[80];
+};
+_Static_assert(sizeof(struct prpsinfo_compat) == 124,
+	       "i386 elf_prpsinfo is 124 bytes");
 
 uint64_t kcore_proc_now_ns(void)
 {
@@ -548,12 +586,15 @@ static void wait_all(struct kcore_process *p)
  * in the order of its regset view (fill_thread_core_info walks
  * user_x86_64_view or user_aarch64_view; regsets a kernel lacks fail
  * with EINVAL here and are left out, as are inactive ones). */
-static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
+struct regset_def {
+	uint32_t type;
+	const char *name;
+};
+
+static struct kcore_error *read_regsets(struct kcore_process *p,
+					struct kcore_proc_thread *t)
 {
-	static const struct {
-		uint32_t type;
-		const char *name;
-	} sets[] = {
+	static const struct regset_def sets[] = {
 #if defined(__aarch64__)
 		/* arch/arm64/kernel/ptrace.c, enum aarch64_regset (6.12) */
 		{ NT_PRFPREG, "CORE" },
@@ -579,8 +620,20 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 		{ NT_X86_SHSTK, "LINUX" },
 #endif
 	};
+#if defined(__x86_64__)
+	/* A compat task's view is user_x86_32_view (enum x86_regset_32):
+	 * i387 FSAVE, FXSAVE, XSTATE, the TLS descriptors, the I/O bitmap. */
+	static const struct regset_def sets32[] = {
+		{ NT_PRFPREG, "CORE" },	    { NT_PRXFPREG, "LINUX" },
+		{ NT_X86_XSTATE, "LINUX" }, { NT_386_TLS, "LINUX" },
+		{ NT_386_IOPERM, "LINUX" },
+	};
+#endif
 	struct iovec iov = { t->regs, sizeof(t->regs) };
 	unsigned char *buf;
+	bool compat = false;
+	const struct regset_def *tab = sets;
+	size_t nsets = sizeof(sets) / sizeof(sets[0]);
 
 	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)NT_PRSTATUS,
 		   &iov) != 0) {
@@ -593,28 +646,46 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 					  "thread %d",
 					  (int)t->tid);
 	}
-	if (iov.iov_len != sizeof(t->regs))
+#if defined(__x86_64__)
+	/* ptrace hands a compat task's i386 user_regs_struct out. */
+	compat = iov.iov_len == IA32_NGREG * 4;
+	if (compat) {
+		tab = sets32;
+		nsets = sizeof(sets32) / sizeof(sets32[0]);
+	}
+#endif
+	if (iov.iov_len != sizeof(t->regs) && !compat)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
 					  "thread %d has %zu bytes of general "
-					  "registers, not the %zu of 64-bit "
-					  "processes: "
-					  "32-bit processes are not supported",
+					  "registers, neither the %zu of "
+					  "64-bit processes nor those of a "
+					  "32-bit one this machine runs",
 					  (int)t->tid, (size_t)iov.iov_len,
 					  sizeof(t->regs));
+	if (p->nthreads_read++ && compat != p->compat)
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "thread %d runs %s code and an "
+					  "earlier thread the other: a core "
+					  "holds one word size",
+					  (int)t->tid,
+					  compat ? "32-bit" : "64-bit");
+	p->compat = compat;
 	t->has_regs = true;
 	/* Large enough for any XSAVE layout (AMX tiles included). */
 	buf = malloc(REGSET_BUF);
 	if (!buf)
 		return &kcore_error_nomem;
-	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++) {
+	for (size_t i = 0; i < nsets; i++) {
 		struct kcore_proc_regset *rs;
+		uint32_t type = tab[i].type;
+		const char *name = tab[i].name;
 
 		iov.iov_base = buf;
 		iov.iov_len = REGSET_BUF;
 		/* Inactive sets fail (ENODEV, ENXIO): no note, like the
 		 * kernel's ->active check. */
-		if (ptrace(PTRACE_GETREGSET, t->tid,
-			   (void *)(uintptr_t)sets[i].type, &iov) != 0 ||
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(uintptr_t)type,
+			   &iov) != 0 ||
 		    iov.iov_len == 0)
 			continue;
 #if defined(__aarch64__)
@@ -622,9 +693,8 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 		 * the buffer); the core note holds what the regset wrote,
 		 * for SVE, SSVE and ZA the size in their header
 		 * (user_sve_header.size, user_za_header.size). */
-		if ((sets[i].type == NT_ARM_SVE ||
-		     sets[i].type == NT_ARM_SSVE ||
-		     sets[i].type == NT_ARM_ZA) &&
+		if ((type == NT_ARM_SVE || type == NT_ARM_SSVE ||
+		     type == NT_ARM_ZA) &&
 		    iov.iov_len >= 4) {
 			uint32_t size;
 
@@ -641,8 +711,8 @@ static struct kcore_error *read_regsets(struct kcore_proc_thread *t)
 		}
 		memcpy(rs->data, buf, iov.iov_len);
 		rs->len = iov.iov_len;
-		rs->type = sets[i].type;
-		rs->name = sets[i].name;
+		rs->type = type;
+		rs->name = name;
 		t->nregsets++;
 	}
 	free(buf);
@@ -792,7 +862,7 @@ struct kcore_error *kcore_proc_capture(struct kcore_process *p)
 	for (size_t i = 0; !err && i < p->nthreads; i++)
 		if (p->threads[i].stopped && !p->threads[i].gone &&
 		    !p->threads[i].foreign)
-			err = read_regsets(&p->threads[i]);
+			err = read_regsets(p, &p->threads[i]);
 	/* Every thread is stopped: none can call execve, so the address
 	 * space /proc/PID/mem binds to now is the one of these registers.
 	 * A pagemap opened before that still sees an address space: no
@@ -902,13 +972,145 @@ static void thread_prstatus(struct kcore_process *p,
 			pr->fpvalid = 1;
 }
 
+/* ---- the 32-bit notes of an ia32 process (compat binfmt_elf) ---- */
+
+static int32_t low32(int64_t v)
+{
+	return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+static void prstatus_to_compat(const struct prstatus_native *pr,
+			       const unsigned char *regs,
+			       struct prstatus_compat *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->si_signo = pr->si_signo;
+	c->si_code = pr->si_code;
+	c->si_errno = pr->si_errno;
+	c->cursig = pr->cursig;
+	/* The kernel assigns the first word of the sigset to a compat_ulong:
+	 * its low 32 signals. */
+	c->sigpend = (uint32_t)pr->sigpend;
+	c->sighold = (uint32_t)pr->sighold;
+	c->pid = pr->pid;
+	c->ppid = pr->ppid;
+	c->pgrp = pr->pgrp;
+	c->sid = pr->sid;
+	for (int i = 0; i < 2; i++) {
+		c->utime[i] = low32(pr->utime[i]);
+		c->stime[i] = low32(pr->stime[i]);
+		c->cutime[i] = low32(pr->cutime[i]);
+		c->cstime[i] = low32(pr->cstime[i]);
+	}
+	memcpy(c->reg, regs, sizeof(c->reg));
+	c->fpvalid = pr->fpvalid;
+}
+
+/* high2lowuid(): an id past 16 bits is the overflow id. */
+static uint16_t uid16(uint32_t id)
+{
+	return id > 0xffff ? 65534 : (uint16_t)id;
+}
+
+static void prpsinfo_to_compat(const unsigned char *native,
+			       struct prpsinfo_compat *c)
+{
+	struct prpsinfo_native ps;
+
+	memcpy(&ps, native, sizeof(ps));
+	memset(c, 0, sizeof(*c));
+	c->state = ps.state;
+	c->sname = ps.sname;
+	c->zomb = ps.zomb;
+	c->nice = ps.nice;
+	c->flag = (uint32_t)ps.flag;
+	c->uid = uid16(ps.uid);
+	c->gid = uid16(ps.gid);
+	c->pid = ps.pid;
+	c->ppid = ps.ppid;
+	c->pgrp = ps.pgrp;
+	c->sid = ps.sid;
+	memcpy(c->fname, ps.fname, sizeof(c->fname));
+	memcpy(c->psargs, ps.psargs, sizeof(c->psargs));
+}
+
+/* Copy a field of n bytes (n <= 8) of the native union at from to the
+ * compat union at to, keeping its low bytes. */
+static void si_move(unsigned char *c, const unsigned char *nat, size_t to,
+		    size_t from, size_t n)
+{
+	memcpy(c + to, nat + from, n);
+}
+
+/*
+ * The compat siginfo (copy_siginfo_to_external32()): the same three ints,
+ * then the union at 12 instead of 16, with pointers, longs and clock_ts
+ * of 32 bits.  The layout follows siginfo_layout(): the signal and its
+ * code say which member is live.
+ */
+static void siginfo_to_compat(const unsigned char *nat, unsigned char *c)
+{
+	int32_t signo, code;
+
+	memset(c, 0, 128);
+	memcpy(c, nat, 12); /* si_signo, si_errno, si_code */
+	memcpy(&signo, nat, 4);
+	memcpy(&code, nat + 8, 4);
+	if (code > 0 &&
+	    (signo == SIGSEGV || signo == SIGBUS || signo == SIGILL ||
+	     signo == SIGFPE || signo == SIGTRAP)) {
+		si_move(c, nat, 12, 16, 4); /* si_addr */
+		/* addr_lsb, or the bounds, or the protection key */
+		si_move(c, nat, 16, 24, 2);
+		if (signo == SIGSEGV && code == 3) { /* SEGV_BNDERR */
+			si_move(c, nat, 20, 32, 4);
+			si_move(c, nat, 24, 40, 4);
+		} else if (signo == SIGSEGV && code == 4) { /* SEGV_PKUERR */
+			si_move(c, nat, 20, 28, 4);
+		}
+	} else if (code > 0 && signo == SIGCHLD) {
+		si_move(c, nat, 12, 16, 8); /* si_pid, si_uid */
+		si_move(c, nat, 20, 24, 4); /* si_status */
+		si_move(c, nat, 24, 32, 4); /* si_utime */
+		si_move(c, nat, 28, 40, 4); /* si_stime */
+	} else if ((code > 0 && signo == SIGPOLL) || code == SI_SIGIO) {
+		si_move(c, nat, 12, 16, 4); /* si_band */
+		si_move(c, nat, 16, 24, 4); /* si_fd */
+	} else if (code > 0 && signo == SIGSYS) {
+		si_move(c, nat, 12, 16, 4); /* si_call_addr */
+		si_move(c, nat, 16, 24, 8); /* si_syscall, si_arch */
+	} else if (code == SI_TIMER) {
+		si_move(c, nat, 12, 16, 8); /* si_tid, si_overrun */
+		si_move(c, nat, 20, 24, 4); /* si_value */
+	} else if (code < 0) {
+		si_move(c, nat, 12, 16, 8); /* si_pid, si_uid */
+		si_move(c, nat, 20, 24, 4); /* si_value */
+	} else {
+		si_move(c, nat, 12, 16, 8); /* SI_USER, SI_KERNEL: pid, uid */
+	}
+}
+
+/* NT_AUXV of a compat task: its saved_auxv holds 32-bit pairs, and
+ * /proc/PID/auxv, which walks it in longs, may add zeros past AT_NULL;
+ * the kernel's note ends with the AT_NULL pair. */
+static size_t auxv32_len(const unsigned char *auxv, size_t len)
+{
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		uint32_t type;
+
+		memcpy(&type, auxv + i, 4);
+		if (type == AT_NULL)
+			return i + 8;
+	}
+	return len & ~(size_t)7;
+}
+
 /* NT_FILE: count, page size, {start, end, page offset} per file
- * mapping, then the names. */
+ * mapping, then the names; words of 8 bytes, or of 4 for a compat task. */
 static void put_file_note(struct kcore_process *p, struct note_buf *nb)
 {
-	size_t count = 0, names = 0, len;
+	size_t count = 0, names = 0, len, w = p->compat ? 4 : 8;
 	unsigned char *d, *q;
-	uint64_t v;
 
 	for (size_t i = 0; i < p->nvmas; i++)
 		if (p->vmas[i].m.has_file) {
@@ -917,25 +1119,25 @@ static void put_file_note(struct kcore_process *p, struct note_buf *nb)
 		}
 	if (!count)
 		return;
-	len = 16 + 24 * count + names;
+	len = 2 * w + 3 * w * count + names;
 	d = calloc(1, len);
 	if (!d) {
 		nb->failed = true;
 		return;
 	}
-	v = count;
-	memcpy(d, &v, 8);
-	memcpy(d + 8, &p->page_size, 8);
-	q = d + 16;
+	kcore_store_le(d, count, (unsigned)w);
+	kcore_store_le(d + w, p->page_size, (unsigned)w);
+	q = d + 2 * w;
 	for (size_t i = 0; i < p->nvmas; i++) {
 		const struct kcore_proc_vma *vma = &p->vmas[i];
-		uint64_t e[3] = { vma->m.start, vma->m.end,
-				  vma->m.offset / p->page_size };
 
 		if (!vma->m.has_file)
 			continue;
-		memcpy(q, e, sizeof(e));
-		q += sizeof(e);
+		kcore_store_le(q, vma->m.start, (unsigned)w);
+		kcore_store_le(q + w, vma->m.end, (unsigned)w);
+		kcore_store_le(q + 2 * w, vma->m.offset / p->page_size,
+			       (unsigned)w);
+		q += 3 * w;
 	}
 	for (size_t i = 0; i < p->nvmas; i++) {
 		size_t n;
@@ -998,16 +1200,37 @@ struct kcore_error *kcore_proc_build_notes(struct kcore_process *p,
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct kcore_proc_thread *t = &p->threads[i];
 		struct prstatus_native pr;
+		struct prstatus_compat pr32;
+		struct prpsinfo_compat ps32;
+		unsigned char si32[128];
 
 		thread_prstatus(p, t, &pr);
-		nb_put(&nb, "CORE", NT_PRSTATUS, &pr, sizeof(pr));
+		if (p->compat) {
+			prstatus_to_compat(&pr, t->regs, &pr32);
+			nb_put(&nb, "CORE", NT_PRSTATUS, &pr32, sizeof(pr32));
+		} else {
+			nb_put(&nb, "CORE", NT_PRSTATUS, &pr, sizeof(pr));
+		}
 		if (i == 0) {
-			nb_put(&nb, "CORE", NT_PRPSINFO, p->psinfo,
-			       sizeof(p->psinfo));
-			if (t->has_siginfo)
+			if (p->compat) {
+				prpsinfo_to_compat(p->psinfo, &ps32);
+				nb_put(&nb, "CORE", NT_PRPSINFO, &ps32,
+				       sizeof(ps32));
+			} else {
+				nb_put(&nb, "CORE", NT_PRPSINFO, p->psinfo,
+				       sizeof(p->psinfo));
+			}
+			if (t->has_siginfo && p->compat) {
+				siginfo_to_compat(t->siginfo, si32);
+				nb_put(&nb, "CORE", NT_SIGINFO, si32,
+				       sizeof(si32));
+			} else if (t->has_siginfo) {
 				nb_put(&nb, "CORE", NT_SIGINFO, t->siginfo,
 				       sizeof(t->siginfo));
-			nb_put(&nb, "CORE", NT_AUXV, p->auxv, p->auxv_len);
+			}
+			nb_put(&nb, "CORE", NT_AUXV, p->auxv,
+			       p->compat ? auxv32_len(p->auxv, p->auxv_len)
+					 : p->auxv_len);
 			put_file_note(p, &nb);
 		}
 		for (size_t k = 0; k < t->nregsets; k++)

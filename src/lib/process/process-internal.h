@@ -77,6 +77,11 @@ struct kcore_process {
 	int dir_fd;
 	int pidfd;
 	bool mm_gone; /* a read of mem_fd found the address space gone */
+	/* A 32-bit (ia32) process on x86_64: ptrace hands out the regsets
+	 * of the kernel's 32-bit view, and the core is the one compat
+	 * binfmt_elf writes (ELFCLASS32, EM_386, 32-bit notes). */
+	bool compat;
+	size_t nthreads_read; /* threads whose registers were read */
 	struct kcore_process_info info;
 	struct kcore_proc_thread *threads;
 	size_t nthreads;

@@ -245,6 +245,7 @@ static struct kcore_error *build_image(struct kcore_source *src,
 	struct kcore_process *p = &b->proc;
 	unsigned char *notes = NULL, *img;
 	size_t notes_len, nphdr, hdr_len;
+	unsigned cls;
 	uint64_t off;
 	struct kcore_error *err;
 
@@ -260,18 +261,20 @@ static struct kcore_error *build_image(struct kcore_source *src,
 		if (p->vmas[i].m.dump_size)
 			b->loads[b->nloads++].m = &p->mappings[i];
 	nphdr = 1 + b->nloads;
-	hdr_len = kcore_elfcore_headers_len(nphdr);
+	cls = p->compat ? 32 : 64;
+	hdr_len = kcore_elfcore_headers_len(cls, nphdr);
 	img = calloc(1, hdr_len + notes_len);
 	if (!img) {
 		free(notes);
 		return &kcore_error_nomem;
 	}
 #if defined(__aarch64__)
-	kcore_elfcore_put_ehdr(img, EM_AARCH64, nphdr, 0);
+	kcore_elfcore_put_ehdr(img, cls, EM_AARCH64, nphdr, 0);
 #else
-	kcore_elfcore_put_ehdr(img, EM_X86_64, nphdr, 0);
+	kcore_elfcore_put_ehdr(img, cls, p->compat ? EM_386 : EM_X86_64, nphdr,
+			       0);
 #endif
-	kcore_elfcore_put_phdr(img, 0,
+	kcore_elfcore_put_phdr(img, cls, 0,
 			       &(struct kcore_elfcore_phdr){
 				       .type = PT_NOTE,
 				       .offset = hdr_len,
@@ -285,16 +288,26 @@ static struct kcore_error *build_image(struct kcore_source *src,
 
 		l->offset = off;
 		l->size = l->m->dump_size;
-		kcore_elfcore_put_phdr(img, i + 1,
-				       &(struct kcore_elfcore_phdr){
-					       .type = PT_LOAD,
-					       .flags = load_flags(l->m->perms),
-					       .offset = off,
-					       .vaddr = l->m->start,
-					       .filesz = l->size,
-					       .memsz = l->size,
-					       .align = p->page_size,
-				       });
+		struct kcore_elfcore_phdr ph = {
+			.type = PT_LOAD,
+			.flags = load_flags(l->m->perms),
+			.offset = off,
+			.vaddr = l->m->start,
+			.filesz = l->size,
+			.memsz = l->size,
+			.align = p->page_size,
+		};
+
+		if (!kcore_elfcore_phdr_fits(cls, &ph)) {
+			free(img);
+			return kcore_error_create(
+				KCORE_ERR_UNSUPPORTED, 0, NULL,
+				"the core of 32-bit process %d passes 4 GiB "
+				"at mapping 0x%" PRIx64 ": an ELF32 core "
+				"cannot hold it",
+				(int)p->pid, l->m->start);
+		}
+		kcore_elfcore_put_phdr(img, cls, i + 1, &ph);
 		off = round_up(off + l->size, p->page_size);
 	}
 	src->image = img;
