@@ -87,7 +87,7 @@ if [[ "$cfg_s" == none* || "$cfg_s" != "$cfg_p" ]]; then
 	exit 1
 fi
 /usr/bin/python3 - "$work" "$out" "$base" <<'PY' || rc=1
-import json, os, statistics, sys
+import json, os, statistics, sys, time
 work, out, base = sys.argv[1], sys.argv[2], sys.argv[3]
 med = statistics.median
 res = {}
@@ -116,6 +116,11 @@ for v in ("stock", "patched"):
                         for w in ("start", "end")]
     except OSError:
         r["loadavg"] = ["?", "?"]
+    try:
+        r["started"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(
+            os.stat(os.path.join(work, f"loadavg-{v}-start")).st_mtime))
+    except OSError:
+        r["started"] = "?"
     res[v] = r
 s, p = res["stock"], res["patched"]
 rows = []
@@ -158,6 +163,7 @@ lines.append("cores identical outside the notes (stock vs patched): " +
 lines.append(f"one config for both kernels: {open(os.path.join(work, 'stock', 'kernel-config-sum')).read().split()[0][:16]} (sha256 of build.sh's checked .config)")
 lines.append(f"kernels: {s['uname']} / {p['uname']} (QEMU TCG, 2 vCPUs, 1 GiB; kcore reads and SEEK: medians of 3 in one boot; coredumps: medians of the runs in one boot)")
 lines.append(f"host load average (1 min) at the start and end of each boot: stock {' -> '.join(s['loadavg'])}, patched {' -> '.join(p['loadavg'])} (2 CPUs)")
+lines.append(f"boots started: stock {s['started']}, patched {p['started']}")
 md = "\n".join(lines) + "\n"
 sfx = "" if base == "6.12" else "-" + base
 open(os.path.join(out, f"kernel-ab{sfx}.md"), "w").write(md)
