@@ -141,18 +141,24 @@ static const struct cli_option help_option = { "help", 'h',  CLI_ARG_NONE, NULL,
 /* dump's option arg names (-o, --output, --output=FILE), or NULL. */
 static const struct cli_option *dump_option(const char *arg)
 {
-	const struct cli_option *o;
+	const struct cli_option *tables[] = { cli_cmd_dump.options,
+					      cli_cmd_dump.group,
+					      cli_common_options };
 
 	if (arg[0] != '-' || !arg[1])
 		return NULL;
-	for (o = cli_cmd_dump.options; o->name; o++) {
-		size_t n = strlen(o->name);
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (const struct cli_option *o = tables[t]; o && o->name;
+		     o++) {
+			size_t n = strlen(o->name);
 
-		if (arg[1] == '-' && !strncmp(arg + 2, o->name, n) &&
-		    (!arg[2 + n] || arg[2 + n] == '='))
-			return o;
-		if (arg[1] != '-' && o->short_name && arg[1] == o->short_name)
-			return o;
+			if (arg[1] == '-' && !strncmp(arg + 2, o->name, n) &&
+			    (!arg[2 + n] || arg[2 + n] == '='))
+				return o;
+			if (arg[1] != '-' && o->short_name &&
+			    arg[1] == o->short_name)
+				return o;
+		}
 	}
 	if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
 		return &help_option;
