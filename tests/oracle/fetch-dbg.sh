@@ -26,6 +26,12 @@ fi
 [[ -n "$ver" ]] || { log "no VM kernel cached; run tests/vm/fetch-kernel.sh first"; exit 1; }
 
 dir="$root/dbg/$ver"
+# A complete entry is final (it is moved into place whole): reuse it
+# without the lock, which another version's download may hold for minutes.
+if [[ -f "$dir/.complete" ]]; then
+	echo "$dir/vmlinux"
+	exit 0
+fi
 mkdir -p "$root/dbg"
 exec 9> "$root/dbg/.lock"
 flock 9
