@@ -110,7 +110,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -159,7 +159,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --filter --all-mappings --stop --mapping --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --filter --all-mappings --stop --mapping --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -W "$(cd /proc && echo [0-9]*)" -- "$cur"))
 		fi
@@ -216,7 +216,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --range --phys --segments --exclude --allow-ram-output --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --range --phys --segments --exclude --allow-ram-output --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -233,7 +233,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --quiet --exclude --sha256 --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --quiet --verbose --exclude --sha256 --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -246,7 +246,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--output --force --quiet --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--output --force --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -259,14 +259,14 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--foreground --cache-size --no-prefetch --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--foreground --cache-size --no-prefetch --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
 	info)
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -277,7 +277,7 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
-		--len | --len= | -n)
+		--len | --len= | -l)
 			COMPREPLY=()
 			return
 			;;
@@ -287,7 +287,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--addr --len --phys --symbol --hex --raw --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--addr --len --phys --symbol --hex --raw --json --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -328,7 +328,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--block-size --threads --mode --classes --limit --time --compress --level --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--block-size --threads --mode --classes --limit --time --compress --level --progress --no-progress --json --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -382,7 +382,7 @@ _kcoredump()
 		;;
 	list)
 		case "$prev" in
-		--dir | --dir= | -d)
+		--dir | --dir= | -D)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
@@ -394,18 +394,18 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
-		--lines | --lines= | -n)
+		--lines | --lines= | -N)
 			COMPREPLY=()
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --json --since --until --newest --lines --reverse --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	show)
 		case "$prev" in
-		--dir | --dir= | -d)
+		--dir | --dir= | -D)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
@@ -419,16 +419,16 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --since --until --newest --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --since --until --newest --json --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	debug)
 		case "$prev" in
-		--dir | --dir= | -d)
+		--dir | --dir= | -D)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
 			;;
-		--debugger | --debugger= | -D)
+		--debugger | --debugger=)
 			COMPREPLY=($(compgen -W "gdb lldb" -- "$cur"))
 			return
 			;;
@@ -438,7 +438,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	help)

@@ -49,6 +49,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l force -s f -d 're
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l sync -d 'fsync the output before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l quiet -s q -d 'print no summary'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l verbose -s v -d 'also print what will be read (as --dry-run shows it) before reading'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
@@ -74,6 +75,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l force -s f -d 'rep
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l sync -d 'fsync the output before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l quiet -s q -d 'print no summary'
+complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l verbose -s v -d 'also print what will be read (as --dry-run shows it) before reading'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l json -s j -d 'print the summary as one JSON document'
@@ -101,6 +103,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l force -s f -d 
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l sync -d 'fsync the output before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l special-output -d 'write into an existing FIFO or device named by -o (owned by root or us; never through a symbolic link)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l quiet -s q -d 'print no summary'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l verbose -s v -d 'also print what will be read (as --dry-run shows it) before reading'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l json -s j -d 'print the summary as one JSON document'
@@ -110,6 +113,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_pr
 # verify
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l json -s j -d 'print the result as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l quiet -s q -d 'print nothing; only the exit status tells'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l verbose -s v -d 'a line for every segment (address, size, digest), not only for those that differ'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l exclude -s d -x -a 'free cache cache-private user zero all' -d 'with SOURCE: DUMP was made without these pages (as dump --exclude; default: what its note says), not counted as differing'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l sha256 -x -d 'also check the file\'s bytes against this SHA-256 (dump\'s "file sha256", what sha256sum prints)'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l help -s h -d 'show this help and exit'
@@ -119,13 +123,16 @@ complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not __fish_pre
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l output -s o -r -F -d 'write the sparse ELF dump to FILE'
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l force -s f -d 'replace an existing output file'
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l quiet -s q -d 'print no summary'
+complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l verbose -s v -d 'say how big DUMP is, the ratio and how long it took'
 complete -c kcoredump -n '__fish_seen_subcommand_from extract' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from extract; and not __fish_prev_arg_in --output -o; and not string match -q -- "-*" (commandline -ct)' -F
 
 # mount
-complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l foreground -s f -d 'stay in the foreground (unmount on Ctrl-C)'
+complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l foreground -s F -d 'stay in the foreground (unmount on Ctrl-C)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l cache-size -x -d 'decoded .zst/.xz frames to keep in memory (default: every frame with data, 64M..1G)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l no-prefetch -d 'do not decode the .zst frames with data in the background nor put their pages in the page cache'
+complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l quiet -s q -d 'in the foreground, show no progress of the first prefetch'
+complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l verbose -s v -d 'say what is served (file, size, data) before going to the background'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount; and not __fish_prev_arg_in --cache-size; and not string match -q -- "-*" (commandline -ct)' -F
 
@@ -137,19 +144,23 @@ complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-holes -d 'do n
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-modules -d 'do not list the modules of a process core (libdwfl)'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l open-mapped-files -d 'let libdwfl open the files your own process core names'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l registers -d 'show every register of each NT_PRSTATUS in text output'
+complete -c kcoredump -n '__fish_seen_subcommand_from info' -l quiet -s q -d 'print nothing: the exit status says whether SOURCE opens (0) and why not'
+complete -c kcoredump -n '__fish_seen_subcommand_from info' -l verbose -s v -d 'text: every register, as --registers'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from info; and not string match -q -- "-*" (commandline -ct)' -F
 
 # cat
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l addr -s a -x -d 'start at this address (virtual unless --phys)'
-complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l len -s n -x -d 'read SIZE bytes (default 256)'
+complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l len -s l -x -d 'read SIZE bytes (default 256)'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l phys -s p -d 'ADDR is a physical address'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l symbol -s s -x -d 'start at kernel symbol NAME (/proc/kallsyms or VMCOREINFO)'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l hex -s x -d 'print a hexdump -C style dump (default on a terminal)'
-complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l raw -s r -d 'write the bytes themselves (never to a terminal)'
+complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l raw -s R -d 'write the bytes themselves (never to a terminal)'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l json -s j -d 'print address, length and the bytes in hex as one JSON document'
+complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l quiet -s q -d '--hex: no closing line with the end address'
+complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l verbose -s v -d 'say on stderr what is read: address, length, and where --symbol\'s address came from'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from cat; and not __fish_prev_arg_in --addr -a --len -n --symbol -s; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from cat; and not __fish_prev_arg_in --addr -a --len -l --symbol -s; and not string match -q -- "-*" (commandline -ct)' -F
 
 # bench
 complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l block-size -x -d 'read sizes to try, comma-separated (default 4K,64K,1M,4M)'
@@ -163,6 +174,8 @@ complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l level -x -d 'com
 complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l json -s j -d 'print the results as one JSON document'
+complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l quiet -s q -d 'print only the table of measurements; no progress'
+complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l verbose -s v -d 'also each measurement\'s reads, seconds and what ended it (the time or the byte limit)'
 complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from bench; and not __fish_prev_arg_in --block-size --threads -T --mode --classes --limit --time --compress --level; and not string match -q -- "-*" (commandline -ct)' -F
 
@@ -184,27 +197,33 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l print-pat
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l help -s h -d 'show this help and exit'
 
 # list
-complete -c kcoredump -n '__fish_seen_subcommand_from list' -l dir -s d -x -a '(__fish_complete_directories)' -d 'list the cores in DIR (default /var/lib/kcoredump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l dir -s D -x -a '(__fish_complete_directories)' -d 'list the cores in DIR (default /var/lib/kcoredump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l json -s j -d 'print one JSON document instead of text'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l since -s S -x -d 'only cores of crashes at or after TIME (@EPOCH, YYYY-MM-DD[ HH:MM[:SS]] UTC, today, yesterday, now)'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l until -s U -x -d 'only cores of crashes at or before TIME'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l newest -s 1 -d 'only the newest core'
-complete -c kcoredump -n '__fish_seen_subcommand_from list' -l lines -s n -x -d 'only the N newest cores'
-complete -c kcoredump -n '__fish_seen_subcommand_from list' -l reverse -s r -d 'newest first'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l lines -s N -x -d 'only the N newest cores'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l reverse -d 'newest first'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l quiet -s q -d 'print only the cores\' paths, one a line (nothing when there are none)'
+complete -c kcoredump -n '__fish_seen_subcommand_from list' -l verbose -s v -d 'never fit the lines to the terminal: every column, whole paths'
 complete -c kcoredump -n '__fish_seen_subcommand_from list' -l help -s h -d 'show this help and exit'
 
 # show
-complete -c kcoredump -n '__fish_seen_subcommand_from show' -l dir -s d -x -a '(__fish_complete_directories)' -d 'the store (default /var/lib/kcoredump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from show' -l dir -s D -x -a '(__fish_complete_directories)' -d 'the store (default /var/lib/kcoredump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l since -s S -x -d 'only cores of crashes at or after TIME (as for list)'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l until -s U -x -d 'only cores of crashes at or before TIME'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l newest -s 1 -d 'only the newest matching core'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l json -s j -d 'the records as JSON: list\'s fields, the storage path and the metadata document'
+complete -c kcoredump -n '__fish_seen_subcommand_from show' -l quiet -s q -d 'print only each core\'s path'
+complete -c kcoredump -n '__fish_seen_subcommand_from show' -l verbose -s v -d 'also print the metadata record the handler wrote'
 complete -c kcoredump -n '__fish_seen_subcommand_from show' -l help -s h -d 'show this help and exit'
 
 # debug
-complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l dir -s d -x -a '(__fish_complete_directories)' -d 'the store (default /var/lib/kcoredump)'
-complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l debugger -s D -x -a 'gdb lldb' -d 'the debugger: gdb (default), lldb, or a program called as gdb'
+complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l dir -s D -x -a '(__fish_complete_directories)' -d 'the store (default /var/lib/kcoredump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l debugger -x -a 'gdb lldb' -d 'the debugger: gdb (default), lldb, or a program called as gdb'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l debugger-arguments -s A -x -d 'more arguments for the debugger (split at spaces; quotes group)'
+complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l quiet -s q -d 'do not say which core the debugger runs on'
+complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l verbose -s v -d 'also print the debugger\'s command line'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l help -s h -d 'show this help and exit'
 
 # help

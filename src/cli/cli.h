@@ -76,10 +76,22 @@ const char *cli_fuse_version(void);
 const struct cli_command *
 cli_find_command(const struct cli_command *const *commands, const char *name);
 
+/* -q and -v mean the same in every command (lint-short-options): less
+ * and more output, each command saying in its help what that is. */
+#define CLI_OPT_QUIET(help)                                       \
+	{                                                         \
+		"quiet", 'q', CLI_ARG_NONE, NULL, help, NULL, 'q' \
+	}
+#define CLI_OPT_VERBOSE(help)                                       \
+	{                                                           \
+		"verbose", 'v', CLI_ARG_NONE, NULL, help, NULL, 'v' \
+	}
+
 /* The options every command takes, appended to its own. */
 extern const struct cli_option cli_common_options[];
 /* The output options dump, convert and pid share (their group), handled
- * by cli_output_option() but for -q, --progress, --no-progress and -j. */
+ * by cli_output_option() but for -q, -v, --progress, --no-progress and
+ * -j. */
 extern const struct cli_option cli_output_options[];
 
 /*
@@ -224,6 +236,10 @@ struct cli_progress {
 	 * that passed since, so that a dump that waits (a slow disk, a
 	 * full pipe, the last phase) is seen to. */
 	struct cli_progress_timer *timer;
+	/* The line for other work than a dump's (verify, mount's
+	 * prefetch), fed the same figures; NULL: the dump's line. */
+	void (*draw)(const struct kcore_dump_stats *st, double elapsed,
+		     bool tty);
 };
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
 void cli_progress_start(struct cli_progress *ps);

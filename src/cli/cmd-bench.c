@@ -56,6 +56,9 @@ static const struct cli_option bench_options[] = {
 	  OPT_NO_PROGRESS },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print the results as one JSON document", NULL, 'j' },
+	CLI_OPT_QUIET("print only the table of measurements; no progress"),
+	CLI_OPT_VERBOSE("also each measurement's reads, seconds and what "
+			"ended it (the time or the byte limit)"),
 	{ 0 },
 };
 
@@ -183,10 +186,13 @@ static void show_progress(void *arg, size_t done, size_t total)
 
 static void render_text(FILE *f, const struct kcore_source_info *info,
 			const struct kcore_bench_opts *o,
-			const struct kcore_bench_result *r)
+			const struct kcore_bench_result *r, int verbosity)
 {
 	const struct kcore_bench_holes *h = &r->holes;
 	char a[32], b[32], c[32];
+
+	if (verbosity < 0)
+		goto table;
 
 	fprintf(f,
 		"Benchmark of %s (%s), at most %s and %.3g s per "
@@ -233,7 +239,9 @@ static void render_text(FILE *f, const struct kcore_source_info *info,
 	}
 	fprintf(f, "  the hole map lets a dump skip %s\n",
 		cli_human_size(h->skippable_bytes, c, sizeof(c)));
-	fprintf(f, "\n%-13s %-4s %5s %3s %10s %9s %9s %9s %9s %5s\n", "CLASS",
+	fputc('\n', f);
+table:
+	fprintf(f, "%-13s %-4s %5s %3s %10s %9s %9s %9s %9s %5s\n", "CLASS",
 		"MODE", "BLOCK", "THR", "BYTES", "MB/s", "READS/s", "MEDIAN",
 		"P99", "ZERO%");
 	for (size_t i = 0; i < r->nruns; i++) {
@@ -262,9 +270,17 @@ static void render_text(FILE *f, const struct kcore_source_info *info,
 		if (run->read_errors)
 			fprintf(f, "  %" PRIu64 " read errors",
 				run->read_errors);
+		if (verbosity > 0)
+			fprintf(f,
+				"  %" PRIu64
+				" reads in %.3f s, ended by the %s",
+				run->reads, run->seconds,
+				run->stopped_by_time ? "time" : "byte limit");
 		fputc('\n', f);
 	}
-	fprintf(f, "\n%zu measurements in %.1f s\n", r->nruns, r->seconds);
+	if (verbosity >= 0)
+		fprintf(f, "\n%zu measurements in %.1f s\n", r->nruns,
+			r->seconds);
 }
 
 static void render_json(FILE *f, const struct kcore_source_info *info,
@@ -397,7 +413,7 @@ static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_source *src = NULL;
 	const char *source = "/proc/kcore", *arg;
 	struct kcore_error *err;
-	int c, progress = -1, first;
+	int c, progress = -1, first, verbosity = 0;
 	uint64_t v;
 
 	if (!p)
@@ -455,6 +471,12 @@ static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 		case 'j':
 			ctx->json = true;
 			break;
+		case 'q':
+			verbosity = -1;
+			break;
+		case 'v':
+			verbosity = 1;
+			break;
 		}
 	}
 	int done = cli_parser_end(p, c, &first);
@@ -487,7 +509,7 @@ static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 	if (err)
 		return cli_fail(ctx, err);
 	ps.tty = isatty(STDERR_FILENO);
-	if (progress == 1 || (progress == -1 && ps.tty)) {
+	if (progress == 1 || (progress == -1 && ps.tty && verbosity >= 0)) {
 		opts.progress = show_progress;
 		opts.progress_arg = &ps;
 	}
@@ -502,7 +524,8 @@ static int cmd_bench(struct cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		render_json(stdout, kcore_source_info(src), &opts, &res);
 	else
-		render_text(stdout, kcore_source_info(src), &opts, &res);
+		render_text(stdout, kcore_source_info(src), &opts, &res,
+			    verbosity);
 	kcore_bench_result_deinit(&res);
 	kcore_source_destroy(src);
 	return EXIT_OK;

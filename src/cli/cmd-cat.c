@@ -24,8 +24,8 @@
 static const struct cli_option cat_options[] = {
 	{ "addr", 'a', CLI_ARG_REQUIRED, "ADDR",
 	  "start at this address (virtual unless --phys)", NULL, 'a' },
-	{ "len", 'n', CLI_ARG_REQUIRED, "SIZE", "read SIZE bytes (default 256)",
-	  NULL, 'n' },
+	{ "len", 'l', CLI_ARG_REQUIRED, "SIZE", "read SIZE bytes (default 256)",
+	  NULL, 'l' },
 	{ "phys", 'p', CLI_ARG_NONE, NULL, "ADDR is a physical address", NULL,
 	  'p' },
 	{ "symbol", 's', CLI_ARG_REQUIRED, "NAME",
@@ -33,11 +33,14 @@ static const struct cli_option cat_options[] = {
 	  's' },
 	{ "hex", 'x', CLI_ARG_NONE, NULL,
 	  "print a hexdump -C style dump (default on a terminal)", NULL, 'x' },
-	{ "raw", 'r', CLI_ARG_NONE, NULL,
-	  "write the bytes themselves (never to a terminal)", NULL, 'r' },
+	{ "raw", 'R', CLI_ARG_NONE, NULL,
+	  "write the bytes themselves (never to a terminal)", NULL, 'R' },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print address, length and the bytes in hex as one JSON document",
 	  NULL, 'j' },
+	CLI_OPT_QUIET("--hex: no closing line with the end address"),
+	CLI_OPT_VERBOSE("say on stderr what is read: address, length, and "
+			"where --symbol's address came from"),
 	{ 0 },
 };
 
@@ -172,7 +175,7 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 	struct cli_parser *p = cli_parser_create(&cli_cmd_cat, argc, argv);
 	const char *source = "/proc/kcore", *symbol = NULL, *arg, *from = NULL;
 	uint64_t addr = 0, len = DEFAULT_LEN;
-	bool have_addr = false, phys = false;
+	bool have_addr = false, phys = false, quiet = false, verbose = false;
 	enum mode mode = MODE_DEFAULT;
 	struct kcore_source *src = NULL;
 	struct kcore_error *err = NULL;
@@ -191,7 +194,7 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 			}
 			have_addr = true;
 			break;
-		case 'n':
+		case 'l':
 			if (!cli_parse_size(arg, &len) || !len) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, "cat",
@@ -207,11 +210,17 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 		case 'x':
 			mode = MODE_HEX;
 			break;
-		case 'r':
+		case 'R':
 			mode = MODE_RAW;
 			break;
 		case 'j':
 			ctx->json = true;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		}
 	}
@@ -260,6 +269,14 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 					 addr, len);
 		goto out;
 	}
+	if (verbose)
+		fprintf(stderr,
+			"kcoredump cat: %s: %" PRIu64
+			" bytes at %s 0x%016" PRIx64 "%s%s%s%s%s\n",
+			cli_esc(source), len, phys ? "physical" : "virtual",
+			addr, symbol ? " (" : "", symbol ? cli_esc(symbol) : "",
+			symbol ? " from " : "",
+			symbol ? (from ? from : "?") : "", symbol ? ")" : "");
 	buf = malloc(len < CHUNK ? (size_t)len : CHUNK);
 	if (!buf) {
 		err = &kcore_error_nomem;
@@ -308,7 +325,7 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 			err = kcore_error_create(KCORE_ERR_OS, errno,
 						 "<stdout>", "write failed");
 	}
-	if (!err && mode == MODE_HEX)
+	if (!err && mode == MODE_HEX && !quiet)
 		printf("%016" PRIx64 "\n", addr + len);
 out:
 	if (!err && fflush(stdout) != 0)

@@ -21,14 +21,16 @@
 #include "store-match.h"
 
 static const struct cli_option debug_options[] = {
-	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
-	  "the store (default /var/lib/kcoredump)", "@dir", 'd' },
-	{ "debugger", 'D', CLI_ARG_REQUIRED, "PROG",
+	{ "dir", 'D', CLI_ARG_REQUIRED, "DIR",
+	  "the store (default /var/lib/kcoredump)", "@dir", 'D' },
+	{ "debugger", 0, CLI_ARG_REQUIRED, "PROG",
 	  "the debugger: gdb (default), lldb, or a program called as gdb",
-	  "gdb lldb", 'D' },
+	  "gdb lldb", 1100 },
 	{ "debugger-arguments", 'A', CLI_ARG_REQUIRED, "ARGS",
 	  "more arguments for the debugger (split at spaces; quotes group)",
 	  NULL, 'A' },
+	CLI_OPT_QUIET("do not say which core the debugger runs on"),
+	CLI_OPT_VERBOSE("also print the debugger's command line"),
 	{ 0 },
 };
 
@@ -66,7 +68,7 @@ static size_t split_args(char *s, char **argv, size_t max)
 }
 
 static int run_debugger(const char *debugger, char *extra, const char *exe,
-			const char *core)
+			const char *core, bool verbose)
 {
 	char *argv[64];
 	size_t n = 0;
@@ -90,6 +92,12 @@ static int run_debugger(const char *debugger, char *extra, const char *exe,
 		argv[n++] = (char *)core;
 	}
 	argv[n] = NULL;
+	if (verbose) {
+		fputs("kcoredump debug: running", stderr);
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %s", cli_esc(argv[i]));
+		fputc('\n', stderr);
+	}
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -129,16 +137,21 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_error *err;
 	size_t n, nm = 0;
 	int opt, first, done, status;
+	bool quiet = false, verbose = false;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	while ((opt = cli_parser_next(p, &arg)) >= 0) {
-		if (opt == 'd')
+		if (opt == 'D')
 			dir = arg;
-		else if (opt == 'D')
+		else if (opt == 1100)
 			debugger = arg;
 		else if (opt == 'A')
 			extra = (char *)arg;
+		else if (opt == 'q')
+			quiet = true;
+		else if (opt == 'v')
+			verbose = true;
 	}
 	done = cli_parser_end(p, opt, &first);
 	if (done >= 0)
@@ -188,10 +201,12 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 			return cli_fail(ctx, err);
 		}
 	}
-	fprintf(stderr, "kcoredump debug: %s on %s%s%s\n", debugger,
-		cli_esc(core), exe ? " with " : " (no executable)",
-		exe ? cli_esc(exe) : "");
-	status = run_debugger(debugger, extra, exe, tmpdir[0] ? plain : core);
+	if (!quiet)
+		fprintf(stderr, "kcoredump debug: %s on %s%s%s\n", debugger,
+			cli_esc(core), exe ? " with " : " (no executable)",
+			exe ? cli_esc(exe) : "");
+	status = run_debugger(debugger, extra, exe, tmpdir[0] ? plain : core,
+			      verbose);
 	if (status < 0) {
 		fprintf(stderr, "kcoredump debug: cannot run '%s': %s\n",
 			debugger, strerror(errno));

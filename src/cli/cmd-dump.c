@@ -226,6 +226,11 @@ static void draw(struct cli_progress *ps, const struct kcore_dump_stats *st,
 	unsigned el = (unsigned)elapsed;
 	bool reading = !st->phase || !strcmp(st->phase, "reading");
 
+	if (ps->draw) {
+		ps->draw(st, elapsed, ps->tty);
+		ps->shown = true;
+		return;
+	}
 	if (!reading) {
 		snprintf(eta, sizeof(eta), "%s", st->phase);
 	} else if (rate > 0 && st->bytes_done) {
@@ -773,7 +778,8 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	struct kcore_error *err;
 	size_t dropped_segments = 0;
 	int c, status, progress = -1, exclude = 0;
-	bool quiet = false, dry_run = false, compress_set = false;
+	bool quiet = false, verbose = false, dry_run = false,
+	     compress_set = false;
 	struct kcore_opts_given given = { 0 };
 
 	if (!p)
@@ -884,6 +890,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case 'q':
 			quiet = true;
+			break;
+		case 'v':
+			verbose = true;
 			break;
 		case DOPT_PROGRESS:
 			progress = 1;
@@ -1013,6 +1022,8 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		kcore_source_destroy(src);
 		return EXIT_OK;
 	}
+	if (verbose)
+		print_plan(stderr, plan);
 	if (show) {
 		opts.progress = cli_dump_progress;
 		opts.progress_arg = &ps;

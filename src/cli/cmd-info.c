@@ -72,7 +72,11 @@ static const struct cli_option info_options[] = {
 	  "let libdwfl open the files your own process core names", NULL,
 	  1005 },
 	{ "registers", 0, CLI_ARG_NONE, NULL,
-	  "show every register of each NT_PRSTATUS in text output", NULL, 'r' },
+	  "show every register of each NT_PRSTATUS in text output", NULL,
+	  1004 },
+	CLI_OPT_QUIET("print nothing: the exit status says whether SOURCE "
+		      "opens (0) and why not"),
+	CLI_OPT_VERBOSE("text: every register, as --registers"),
 	{ 0 },
 };
 
@@ -81,7 +85,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	const struct cli_command *cmd = &cli_cmd_info;
 	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
 	struct info_model m = { .show_segments = true, .show_notes = true };
-	bool holes = true, modules = true;
+	bool holes = true, modules = true, quiet = false;
 	unsigned module_flags = 0;
 	const char *source = "/proc/kcore", *arg;
 	struct kcore_error *err;
@@ -112,6 +116,12 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 		case 1005:
 			module_flags |= KCORE_MODULES_OPEN_FILES;
 			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			m.all_registers = true;
+			break;
 		}
 	}
 	int first, done = cli_parser_end(p, c, &first);
@@ -131,9 +141,11 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_source_open(source, NULL, &m.src);
 	if (err)
 		return cli_fail(ctx, err);
-	err = collect(&m, holes, modules, module_flags);
+	err = quiet ? NULL : collect(&m, holes, modules, module_flags);
 	if (err) {
 		status = cli_fail(ctx, err);
+	} else if (quiet) {
+		/* Opened: that is the answer. */
 	} else if (ctx->json) {
 		render_info_json(stdout, &m);
 	} else {

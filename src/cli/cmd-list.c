@@ -26,8 +26,8 @@
 #include "store-match.h"
 
 static const struct cli_option list_options[] = {
-	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
-	  "list the cores in DIR (default /var/lib/kcoredump)", "@dir", 'd' },
+	{ "dir", 'D', CLI_ARG_REQUIRED, "DIR",
+	  "list the cores in DIR (default /var/lib/kcoredump)", "@dir", 'D' },
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print one JSON document instead of text", NULL, 'j' },
 	{ "since", 'S', CLI_ARG_REQUIRED, "TIME",
@@ -38,9 +38,13 @@ static const struct cli_option list_options[] = {
 	  "only cores of crashes at or before TIME", NULL, 'U' },
 	{ "newest", '1', CLI_ARG_NONE, NULL, "only the newest core", NULL,
 	  '1' },
-	{ "lines", 'n', CLI_ARG_REQUIRED, "N", "only the N newest cores", NULL,
-	  'n' },
-	{ "reverse", 'r', CLI_ARG_NONE, NULL, "newest first", NULL, 'r' },
+	{ "lines", 'N', CLI_ARG_REQUIRED, "N", "only the N newest cores", NULL,
+	  'N' },
+	{ "reverse", 0, CLI_ARG_NONE, NULL, "newest first", NULL, 1100 },
+	CLI_OPT_QUIET("print only the cores' paths, one a line (nothing when "
+		      "there are none)"),
+	CLI_OPT_VERBOSE("never fit the lines to the terminal: every column, "
+			"whole paths"),
 	{ 0 },
 };
 
@@ -101,9 +105,10 @@ static size_t longest(char **s, size_t n)
  * store (named once above), then shortened.
  */
 static void render_text(const char *dir,
-			const struct kcore_stored_core *const *cores, size_t n)
+			const struct kcore_stored_core *const *cores, size_t n,
+			bool verbose)
 {
-	size_t width = output_width(), hl, pw;
+	size_t width = verbose ? SIZE_MAX : output_width(), hl, pw;
 	char head[256], **full = calloc(n + 1, sizeof(char *)),
 			**rel = calloc(n + 1, sizeof(char *)),
 			**exe = calloc(n + 1, sizeof(char *)), **paths;
@@ -227,13 +232,14 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 	struct match *m = NULL;
 	int64_t since = INT64_MIN, until = INT64_MAX, lines = -1;
 	bool reverse = false;
+	int verbosity = 0;
 	size_t n, nm = 0, ns = 0;
 	int c, first, done, status = EXIT_OK;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		if (c == 'd') {
+		if (c == 'D') {
 			dir = arg;
 		} else if (c == 'j') {
 			ctx->json = true;
@@ -246,14 +252,18 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 			}
 		} else if (c == '1') {
 			lines = 1;
-		} else if (c == 'n') {
+		} else if (c == 'N') {
 			if (!store_parse_i64(arg, &lines) || lines < 0) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, "list",
 						       "bad count '%s'", arg);
 			}
-		} else if (c == 'r') {
+		} else if (c == 1100) {
 			reverse = true;
+		} else if (c == 'q') {
+			verbosity = -1;
+		} else if (c == 'v') {
+			verbosity = 1;
 		}
 	}
 	done = cli_parser_end(p, c, &first);
@@ -289,11 +299,18 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 		shown[i] = shown[ns - 1 - i];
 		shown[ns - 1 - i] = t;
 	}
-	if (ctx->json)
+	if (ctx->json) {
 		render_json(dir, shown, ns);
-	else if (ns)
-		render_text(dir, shown, ns);
-	else if (n)
+	} else if (verbosity < 0) {
+		for (size_t i = 0; i < ns; i++) {
+			char *path = store_core_path(dir, shown[i]);
+
+			printf("%s\n", path ? cli_esc(path) : "?");
+			free(path);
+		}
+	} else if (ns) {
+		render_text(dir, shown, ns, verbosity > 0);
+	} else if (n)
 		fprintf(stderr, "kcoredump: no stored core matches\n");
 	else if (access(dir, F_OK) != 0)
 		fprintf(stderr,

@@ -23,9 +23,11 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "kcoredump/dump.h"
 #include "kcoredump/view.h"
 
 #define FILE_NAME	 "vmcore"
@@ -36,8 +38,8 @@
 #define TIMEOUT 86400.0
 
 static const struct cli_option mount_options[] = {
-	{ "foreground", 'f', CLI_ARG_NONE, NULL,
-	  "stay in the foreground (unmount on Ctrl-C)", NULL, 'f' },
+	{ "foreground", 'F', CLI_ARG_NONE, NULL,
+	  "stay in the foreground (unmount on Ctrl-C)", NULL, 'F' },
 	{ "cache-size", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "decoded .zst/.xz frames to keep in memory (default: "
 	  "every frame with data, 64M..1G)",
@@ -46,6 +48,10 @@ static const struct cli_option mount_options[] = {
 	  "do not decode the .zst frames with data in the background "
 	  "nor put their pages in the page cache",
 	  NULL, MOPT_NO_PREFETCH },
+	CLI_OPT_QUIET("in the foreground, show no progress of the first "
+		      "prefetch"),
+	CLI_OPT_VERBOSE("say what is served (file, size, data) before going "
+			"to the background"),
 	{ 0 },
 };
 
@@ -60,6 +66,12 @@ struct mount_state {
 	 * prefetch looks it up itself through file (the mount point's
 	 * absolute path + "/vmcore"). */
 	char *file;
+	/* The first prefetch's progress (in the foreground, on a terminal):
+	 * data bytes given to the page cache, of the view's. */
+	struct cli_progress ps;
+	struct kcore_dump_stats st;
+	bool progress;
+	uint64_t t0_ns;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool looked_up;
@@ -337,6 +349,42 @@ static int mount_error(struct cli_ctx *ctx, const char *subject, int errnum,
 						"%s", msg));
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The prefetch's line: how much of the data is in the page cache, how
+ * fast, against the dump file's size, and what it is doing. */
+static void draw_prefetch(const struct kcore_dump_stats *st, double elapsed,
+			  bool tty)
+{
+	char a[32], b[32], c[32], f[32];
+	double rate = elapsed > 0 ? (double)st->bytes_read / elapsed : 0;
+	unsigned el = (unsigned)elapsed;
+
+	fprintf(stderr,
+		"%sprefetch: %5.1f%%  %s of %s decoded into the page cache "
+		"(%.1fx the %s file), %s/s, %s, %u:%02u%s",
+		tty ? "\r\033[K" : "",
+		st->bytes_total ? 100.0 * (double)st->bytes_done /
+					  (double)st->bytes_total
+				: 100.0,
+		cli_human_size(st->bytes_read, a, sizeof(a)),
+		cli_human_size(st->bytes_to_read, b, sizeof(b)),
+		st->bytes_written
+			? (double)st->bytes_read / (double)st->bytes_written
+			: 0.0,
+		cli_human_size(st->bytes_written, f, sizeof(f)),
+		cli_human_size((uint64_t)rate, c, sizeof(c)),
+		st->phase ? st->phase : "prefetching", el / 60, el % 60,
+		tty ? "" : "\n");
+	fflush(stderr);
+}
+
 /* Pages with data the prefetch decoded: into the kernel's page cache, so
  * that reads of them never come here (errors: the kernel keeps fewer). */
 static void store_pages(void *arg, uint64_t offset, const void *data,
@@ -350,6 +398,12 @@ static void store_pages(void *arg, uint64_t offset, const void *data,
 	bv.buf[0].mem = (void *)data;
 	(void)fuse_lowlevel_notify_store(m->se, FILE_INO, (off_t)offset, &bv,
 					 0);
+	if (m->progress) {
+		m->st.bytes_read += len;
+		m->st.bytes_done = offset + len;
+		m->st.elapsed = (double)(mono_ns() - m->t0_ns) / 1e9;
+		cli_dump_progress(&m->ps, &m->st);
+	}
 }
 
 /*
@@ -373,9 +427,23 @@ static void *prefetch(void *arg)
 		pthread_cond_wait(&m->cond, &m->lock);
 	go = !m->stop;
 	pthread_mutex_unlock(&m->lock);
+	if (go && m->progress) {
+		m->t0_ns = mono_ns();
+		m->st.phase = "prefetching";
+		cli_dump_progress(&m->ps, &m->st);
+		cli_progress_start(&m->ps);
+	}
 	if (go)
 		kcore_error_destroy(
 			kcore_view_prefetch(m->view, &m->stop, store_pages, m));
+	if (go && m->progress) {
+		cli_progress_stop(&m->ps);
+		m->st.phase = m->stop ? "stopped" : "done";
+		m->st.elapsed = (double)(mono_ns() - m->t0_ns) / 1e9;
+		cli_dump_progress(&m->ps, &m->st);
+		if (m->ps.tty)
+			fputc('\n', stderr);
+	}
 	return NULL;
 }
 
@@ -390,15 +458,21 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_error *err;
 	struct stat st;
 	uint64_t v;
-	bool want_prefetch = true, prefetching = false;
+	bool want_prefetch = true, prefetching = false, quiet = false,
+	     verbose = false;
+	char s1[32], s2[32];
 	pthread_t prefetcher;
 	int c, first, status = EXIT_FAILURE_;
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		if (c == 'f') {
+		if (c == 'F') {
 			m.foreground = true;
+		} else if (c == 'q') {
+			quiet = true;
+		} else if (c == 'v') {
+			verbose = true;
 		} else if (c == MOPT_NO_PREFETCH) {
 			want_prefetch = false;
 		} else if (c == MOPT_CACHE) {
@@ -458,6 +532,23 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_view_open(dump, &vo, &m.view);
 	if (err)
 		return cli_fail(ctx, err);
+	if (verbose)
+		fprintf(stderr,
+			"kcoredump mount: %s as %s/" FILE_NAME
+			": %s, %s of data%s\n",
+			cli_esc(dump), cli_esc(dir),
+			cli_human_size(kcore_view_size(m.view), s1, sizeof(s1)),
+			cli_human_size(kcore_view_data_bytes(m.view), s2,
+				       sizeof(s2)),
+			want_prefetch ? ", prefetched in the background" : "");
+	/* Progress of the prefetch where someone sees it: a terminal in
+	 * the foreground (in the background stderr is /dev/null). */
+	m.ps.tty = isatty(STDERR_FILENO);
+	m.progress = want_prefetch && m.foreground && m.ps.tty && !quiet;
+	m.ps.draw = draw_prefetch;
+	m.st.bytes_total = kcore_view_size(m.view);
+	m.st.bytes_to_read = kcore_view_data_bytes(m.view);
+	m.st.bytes_written = (uint64_t)m.dump_st.st_size;
 	pthread_mutex_init(&m.lock, NULL);
 	pthread_cond_init(&m.cond, NULL);
 	if (fuse_opt_add_arg(&args, "kcoredump") ||

@@ -48,7 +48,7 @@ struct pid_args {
 	struct kcore_dump_opts opts;
 	struct kcore_selection sel;
 	const char *mappings[64];
-	bool quiet, dry_run, compress_set;
+	bool quiet, verbose, dry_run, compress_set;
 	int progress;
 	int32_t pid;
 };
@@ -139,6 +139,9 @@ static int parse_args(struct cli_ctx *ctx, struct pid_args *a, int argc,
 			break;
 		case 'q':
 			a->quiet = true;
+			break;
+		case 'v':
+			a->verbose = true;
 			break;
 		case DOPT_PROGRESS:
 			a->progress = 1;
@@ -391,6 +394,8 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);
 	}
+	if (a.verbose)
+		mappings_text(stderr, kcore_source_process_info(src));
 	ps.tty = isatty(STDERR_FILENO);
 	if (a.progress == 1 || (a.progress == -1 && ps.tty && !a.quiet)) {
 		a.opts.progress = cli_dump_progress;

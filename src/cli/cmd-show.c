@@ -20,8 +20,8 @@
 #include "store-match.h"
 
 static const struct cli_option show_options[] = {
-	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
-	  "the store (default /var/lib/kcoredump)", "@dir", 'd' },
+	{ "dir", 'D', CLI_ARG_REQUIRED, "DIR",
+	  "the store (default /var/lib/kcoredump)", "@dir", 'D' },
 	{ "since", 'S', CLI_ARG_REQUIRED, "TIME",
 	  "only cores of crashes at or after TIME (as for list)", NULL, 'S' },
 	{ "until", 'U', CLI_ARG_REQUIRED, "TIME",
@@ -32,6 +32,8 @@ static const struct cli_option show_options[] = {
 	  "the records as JSON: list's fields, the storage path and the "
 	  "metadata document",
 	  NULL, 'j' },
+	CLI_OPT_QUIET("print only each core's path"),
+	CLI_OPT_VERBOSE("also print the metadata record the handler wrote"),
 	{ 0 },
 };
 
@@ -78,13 +80,21 @@ static void row(const char *label, const char *json, const char *key)
 	free(v);
 }
 
-static void show_one(const char *dir, const struct kcore_stored_core *c)
+static void show_one(const char *dir, const struct kcore_stored_core *c,
+		     int verbosity)
 {
 	const char *sig = kcore_signal_name((int)c->signal);
 	char when[32] = "-", s1[32], s2[32];
 	time_t t = (time_t)c->time;
 	struct tm tm;
 
+	if (verbosity < 0) { /* -q: where the core is */
+		printf("%s/%s%s%s\n", cli_esc(dir),
+		       c->subdir ? cli_esc(c->subdir) : "",
+		       c->subdir ? "/" : "",
+		       cli_esc(c->core_name ? c->core_name : c->meta_name));
+		return;
+	}
 	if (c->time >= 0 && gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	printf("%16s: %" PRId64 " (%s)\n", "PID", c->pid,
@@ -115,6 +125,9 @@ static void show_one(const char *dir, const struct kcore_stored_core *c)
 	row("SHA256", c->json, "sha256");
 	row("Build IDs", c->json, "build_ids");
 	row("Build IDs from", c->json, "build_ids_from");
+	if (verbosity > 0) /* -v: the record as the handler wrote it */
+		printf("%16s: %s\n", "Record",
+		       c->json ? cli_esc(c->json) : "-");
 }
 
 /* One record of show --json: list's fields, where the core is, and the
@@ -153,6 +166,7 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_stored_core *cores;
 	struct match *m = NULL;
 	bool newest = false;
+	int verbosity = 0;
 	struct json j;
 	size_t n, nm = 0, shown = 0, last = SIZE_MAX;
 	int c, first, done, status = EXIT_OK;
@@ -160,7 +174,7 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		if (c == 'd') {
+		if (c == 'D') {
 			dir = arg;
 		} else if (c == 'j') {
 			ctx->json = true;
@@ -173,6 +187,10 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 			}
 		} else if (c == '1') {
 			newest = true;
+		} else if (c == 'q') {
+			verbosity = -1;
+		} else if (c == 'v') {
+			verbosity = 1;
 		}
 	}
 	done = cli_parser_end(p, c, &first);
@@ -202,9 +220,9 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		if (ctx->json) {
 			show_json(&j, dir, &cores[i]);
 		} else {
-			if (shown)
+			if (shown && verbosity >= 0)
 				putchar('\n');
-			show_one(dir, &cores[i]);
+			show_one(dir, &cores[i], verbosity);
 		}
 		shown++;
 	}
@@ -212,7 +230,7 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		if (ctx->json)
 			show_json(&j, dir, &cores[last]);
 		else
-			show_one(dir, &cores[last]);
+			show_one(dir, &cores[last], verbosity);
 		shown = 1;
 	}
 	if (ctx->json) {

@@ -17,8 +17,9 @@
 static const struct cli_option verify_options[] = {
 	{ "json", 'j', CLI_ARG_NONE, NULL,
 	  "print the result as one JSON document", NULL, 'j' },
-	{ "quiet", 'q', CLI_ARG_NONE, NULL,
-	  "print nothing; only the exit status tells", NULL, 'q' },
+	CLI_OPT_QUIET("print nothing; only the exit status tells"),
+	CLI_OPT_VERBOSE("a line for every segment (address, size, digest), not "
+			"only for those that differ"),
 	{ "exclude", 'd', CLI_ARG_REQUIRED, "CLASSES",
 	  "with SOURCE: DUMP was made without these pages (as dump "
 	  "--exclude; default: what its note says), not counted as differing",
@@ -42,7 +43,8 @@ static const struct cli_option extract_options[] = {
 	  "write the sparse ELF dump to FILE", "@file", 'o' },
 	{ "force", 'f', CLI_ARG_NONE, NULL, "replace an existing output file",
 	  NULL, 'f' },
-	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	CLI_OPT_QUIET("print no summary"),
+	CLI_OPT_VERBOSE("say how big DUMP is, the ratio and how long it took"),
 	{ 0 },
 };
 
@@ -79,7 +81,7 @@ static const char *digest_origin(const char *dump,
 
 static void render_verify_text(const char *dump,
 			       const struct kcore_verify_result *r,
-			       const struct file_check *fc)
+			       const struct file_check *fc, bool verbose)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1], s[32];
 
@@ -99,10 +101,15 @@ static void render_verify_text(const char *dump,
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
 
-		if (v->match && !v->differ_bytes)
+		if (!verbose && v->match && !v->differ_bytes)
 			continue;
 		printf("  segment %zu at 0x%016" PRIx64 ": %s", i, v->vaddr,
 		       v->match ? "digest ok" : "DIGEST MISMATCH");
+		if (verbose) {
+			kcore_hex(v->actual, KCORE_DIGEST_LEN, hex);
+			printf(", %s, sha256 %s",
+			       cli_human_size(v->size, s, sizeof(s)), hex);
+		}
 		if (v->differ_bytes)
 			printf(", %s differ from the source",
 			       cli_human_size(v->differ_bytes, s, sizeof(s)));
@@ -252,7 +259,7 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	struct cli_parser *p = cli_parser_create(&cli_cmd_verify, argc, argv);
 	struct kcore_verify_result r;
 	struct kcore_error *err;
-	bool quiet = false;
+	bool quiet = false, verbose = false;
 	const char *arg;
 	int c, exclude = -1;
 
@@ -263,6 +270,8 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			ctx->json = true;
 		else if (c == 'q')
 			quiet = true;
+		else if (c == 'v')
+			verbose = true;
 		else if (c == 's') {
 			if (!is_sha256_hex(arg)) {
 				cli_parser_destroy(p);
@@ -305,7 +314,7 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	if (ctx->json)
 		render_verify_json(argv[first], &r, &fc);
 	else if (!quiet)
-		render_verify_text(argv[first], &r, &fc);
+		render_verify_text(argv[first], &r, &fc, verbose);
 	int status = !r.match || (r.compared && r.differ_bytes) ||
 				     (fc.expected && !fc.match)
 			     ? EXIT_MISMATCH
@@ -362,10 +371,11 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 	struct extract_progress ep = { .t0 = now_ns() };
 	struct cli_parser *p = cli_parser_create(&cli_cmd_extract, argc, argv);
 	const char *output = NULL, *arg;
-	bool force = false, quiet = false;
+	bool force = false, quiet = false, verbose = false;
 	struct kcore_error *err;
+	struct stat st;
 	uint64_t size;
-	char s[32];
+	char s[32], in[32];
 	int c;
 
 	if (!p)
@@ -377,6 +387,8 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 			force = true;
 		else if (c == 'q')
 			quiet = true;
+		else if (c == 'v')
+			verbose = true;
 	}
 	int first, done = cli_parser_end(p, c, &first);
 
@@ -396,6 +408,14 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 	if (!quiet)
 		printf("Extracted %s to %s (%s)\n", argv[first], output,
 		       cli_human_size(size, s, sizeof(s)));
+	if (verbose && !quiet && stat(argv[first], &st) == 0) {
+		double el = (double)(now_ns() - ep.t0) / 1e9;
+
+		printf("  %s compressed, ratio %.2f, %.1f s\n",
+		       cli_human_size((uint64_t)st.st_size, in, sizeof(in)),
+		       st.st_size ? (double)size / (double)st.st_size : 0.0,
+		       el);
+	}
 	return EXIT_OK;
 }
 

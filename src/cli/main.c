@@ -138,28 +138,39 @@ static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)
 static const struct cli_option help_option = { "help", 'h',  CLI_ARG_NONE, NULL,
 					       NULL,   NULL, 'h' };
 
-/* dump's option arg names (-o, --output, --output=FILE), or NULL. */
+/* The option of list o that arg names (-o, --output, --output=FILE), or
+ * NULL. */
+static const struct cli_option *option_in(const struct cli_option *o,
+					  const char *arg)
+{
+	for (; o && o->name; o++) {
+		size_t n = strlen(o->name);
+
+		if (arg[1] == '-' && !strncmp(arg + 2, o->name, n) &&
+		    (!arg[2 + n] || arg[2 + n] == '='))
+			return o;
+		if (arg[1] != '-' && o->short_name && arg[1] == o->short_name)
+			return o;
+	}
+	return NULL;
+}
+
+/* dump's option (its own or its group's) that arg names, or NULL; not
+ * -v: "kcoredump -v" is more often a version asked for than a verbose
+ * dump of the running kernel. */
 static const struct cli_option *dump_option(const char *arg)
 {
-	const struct cli_option *tables[] = { cli_cmd_dump.options,
-					      cli_cmd_dump.group,
-					      cli_common_options };
+	const struct cli_option *o;
 
 	if (arg[0] != '-' || !arg[1])
 		return NULL;
-	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
-		for (const struct cli_option *o = tables[t]; o && o->name;
-		     o++) {
-			size_t n = strlen(o->name);
-
-			if (arg[1] == '-' && !strncmp(arg + 2, o->name, n) &&
-			    (!arg[2 + n] || arg[2 + n] == '='))
-				return o;
-			if (arg[1] != '-' && o->short_name &&
-			    arg[1] == o->short_name)
-				return o;
-		}
-	}
+	o = option_in(cli_cmd_dump.options, arg);
+	if (!o)
+		o = option_in(cli_cmd_dump.group, arg);
+	if (o && o->short_name == 'v')
+		return NULL;
+	if (o)
+		return o;
 	if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
 		return &help_option;
 	return NULL;
@@ -175,6 +186,14 @@ static int check_shorthand(int argc, char **argv)
 {
 	const struct cli_option *o = NULL;
 
+	if (!strcmp(argv[1], "-v") || !strcmp(argv[1], "--verbose")) {
+		fprintf(stderr,
+			"kcoredump: '%s' is not a command: 'kcoredump "
+			"--version' shows the version, 'kcoredump dump %s' "
+			"is a verbose dump.\n",
+			argv[1], argv[1]);
+		return EXIT_USAGE;
+	}
 	if (argv[1][0] == '-' && !dump_option(argv[1])) {
 		fprintf(stderr,
 			"kcoredump: '%s' is not a command, and not an option "

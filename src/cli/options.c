@@ -47,7 +47,9 @@ const struct cli_option cli_output_options[] = {
 	  "write into an existing FIFO or device named by -o (owned by root "
 	  "or us; never through a symbolic link)",
 	  NULL, DOPT_SPECIAL_OUTPUT },
-	{ "quiet", 'q', CLI_ARG_NONE, NULL, "print no summary", NULL, 'q' },
+	CLI_OPT_QUIET("print no summary"),
+	CLI_OPT_VERBOSE("also print what will be read (as --dry-run shows it) "
+			"before reading"),
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
 	  DOPT_PROGRESS },

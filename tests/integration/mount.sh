@@ -13,7 +13,7 @@
 #    of blocks, its last data page reads right;
 #  - once mounted, the vmcore's pages with data are in the page cache
 #    (fincore) before anything reads them, not with --no-prefetch;
-#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-f,
+#  - unmount with fusermount3 -u, and on SIGTERM in the foreground (-F,
 #    a relative mount point: the daemon's working directory is /);
 #    the file system is read-only;
 #  - a clear error without /dev/fuse (a private mount namespace whose /dev
@@ -228,7 +228,7 @@ fi
 mkdir -p "$tmp/m-f"
 mounts+=("$tmp/m-f")
 # A relative mount point: the daemon changes to / and still unmounts it.
-(cd "$tmp" && exec "$kcoredump" mount -f p.zst m-f) 2> "$tmp/fg.err" &
+(cd "$tmp" && exec "$kcoredump" mount -F p.zst m-f) 2> "$tmp/fg.err" &
 pid=$!
 for _ in $(seq 100); do
 	mountpoint -q "$tmp/m-f" && break

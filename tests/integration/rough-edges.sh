@@ -42,17 +42,17 @@ k core-handler --dir "$store" --no-sync 1235 65534 65534 6 1767225700 other-prog
 	not_ok "core-handler: $(head -c 200 "$tmp/err")"
 mkdir -m 700 "$store/user.65534"
 mv "$store"/core.other-prog.* "$store/user.65534/"
-k list -d "$store" > "$tmp/root.txt" 2> "$tmp/err"
+k list -D "$store" > "$tmp/root.txt" 2> "$tmp/err"
 check "list (root): a header and one line per core" [ "$(wc -l < "$tmp/root.txt")" = 3 ]
 while read -r path; do
 	check "list (root): '$path' exists" [ -f "$path" ]
 done < <(awk 'NR > 1 { print $(NF - 1) }' "$tmp/root.txt")
-COLUMNS=80 k list -d "$store" > "$tmp/80.txt" 2> "$tmp/err"
+COLUMNS=80 k list -D "$store" > "$tmp/80.txt" 2> "$tmp/err"
 check "list at 80 columns: no line is longer" \
 	[ "$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$tmp/80.txt")" -le 80 ]
 check "list at 80 columns: one line per core (and the store's name)" \
 	[ "$(grep -c '^20[0-9][0-9]-' "$tmp/80.txt")" = 2 ] && grep -q "^Cores in $store" "$tmp/80.txt"
-k list --json -d "$store" > "$tmp/list.json"
+k list --json -D "$store" > "$tmp/list.json"
 check "list --json: each core's path exists" \
 	bash -c "jq -r '.cores[].path' '$tmp/list.json' | while read -r p; do [ -f \"\$p\" ] || exit 1; done"
 
@@ -60,7 +60,7 @@ if command -v setpriv > /dev/null; then
 	chmod 711 "$tmp" "$store"
 	chown -R 65534:65534 "$store/user.65534"
 	as_nobody() { setpriv --reuid 65534 --regid 65534 --clear-groups "$kcoredump" "$@"; }
-	as_nobody list -d "$store" > "$tmp/user.txt" 2> "$tmp/err"
+	as_nobody list -D "$store" > "$tmp/user.txt" 2> "$tmp/err"
 	rc=$?
 	check "list (uid 65534): exit 0 ($rc: $(head -c 200 "$tmp/err"))" [ "$rc" = 0 ]
 	path=$(awk 'NR == 2 { print $(NF - 1) }' "$tmp/user.txt")
@@ -68,19 +68,19 @@ if command -v setpriv > /dev/null; then
 		[ "$path" = "$(ls "$store"/user.65534/core.other-prog.*[0-9])" ]
 	check "list (uid 65534): only its own core" [ "$(wc -l < "$tmp/user.txt")" = 2 ]
 	rm -rf "$store/user.65534"
-	as_nobody list -d "$store" > "$tmp/none.txt" 2> "$tmp/err"
+	as_nobody list -D "$store" > "$tmp/none.txt" 2> "$tmp/err"
 	rc=$?
 	check "list (uid 65534, no user dir): exit 0, says no cores of yours ($rc)" \
 		[ "$rc" = 0 ] && grep -q "no cores of yours" "$tmp/err" && [ ! -s "$tmp/none.txt" ]
-	as_nobody list --json -d "$store" > "$tmp/none.json" 2> "$tmp/err"
+	as_nobody list --json -D "$store" > "$tmp/none.json" 2> "$tmp/err"
 	check "list --json (uid 65534, no user dir): an empty list" jqe '.cores == []' "$tmp/none.json"
 else
 	skip "list as a user: no setpriv"
 fi
 mkdir "$tmp/empty"
-k list -d "$tmp/empty" > "$tmp/out" 2> "$tmp/err"
+k list -D "$tmp/empty" > "$tmp/out" 2> "$tmp/err"
 check "list of an empty store: exit 0, 'no cores'" [ $? = 0 ] && grep -q "no cores in" "$tmp/err"
-k list -d "$tmp/missing" > "$tmp/out" 2> "$tmp/err"
+k list -D "$tmp/missing" > "$tmp/out" 2> "$tmp/err"
 check "list of a store never made: exit 0, says it does not exist" [ $? = 0 ] &&
 	grep -q "does not exist" "$tmp/err"
 

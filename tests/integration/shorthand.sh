@@ -24,8 +24,8 @@ expect()
 	fi
 }
 
-expect 2 "'-v' is not a command, and not an option of dump" -v
-expect 2 "'--verbose' is not a command, and not an option of dump" --verbose
+expect 2 "'-v' is not a command: 'kcoredump --version' shows the version" -v
+expect 2 "'--verbose' is not a command: 'kcoredump --version' shows the version" --verbose
 expect 2 "options go after the command: 'kcoredump info --json ...'" \
 	--json info "$fix/vmcore-x86_64.core"
 expect 2 "options go after the command: 'kcoredump verify -q ...'" \
