@@ -50,9 +50,15 @@ if [[ ! -f "$dir/.complete" ]]; then
 	fi
 	log "unpacking vmlinux from $(basename "$deb")"
 	mkdir "$tmp/root"
+	# 6.x packages hold the image as usr/lib/debug/boot/vmlinux-VER; from
+	# 7.x that name is a symbolic link to usr/lib/debug/lib/modules/VER/
+	# vmlinux, the regular file.  Take both names, keep the regular file.
 	dpkg-deb --fsys-tarfile "$deb" |
-		tar -x -C "$tmp/root" --wildcards '*/vmlinux-*'
-	vml=$(find "$tmp/root" -name "vmlinux-*" -type f | head -n 1) || true
+		tar -x -C "$tmp/root" --wildcards '*/boot/vmlinux-*' \
+			"*/lib/modules/$ver/vmlinux" 2> "$tmp/tar.err" || true
+	vml=$(find "$tmp/root" \( -name "vmlinux-*" -o -name vmlinux \) \
+		-type f 2> /dev/null | head -n 1) || true
+	[[ -n "$vml" ]] || sed 's/^/fetch-dbg: tar: /' "$tmp/tar.err" >&2
 	[[ -n "$vml" ]] || { log "no vmlinux in $deb"; exit 1; }
 	mkdir "$tmp/out"
 	mv "$vml" "$tmp/out/vmlinux"
