@@ -80,6 +80,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--dir | --dir= | -D)
+			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
@@ -110,7 +114,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

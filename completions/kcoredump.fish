@@ -5,7 +5,7 @@ set -l kcoredump_commands dump pid convert verify extract mount info cat bench c
 complete -c kcoredump -f
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -l help -s h -d 'show help'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -l version -s V -d 'show the version'
-complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a dump -d 'write a sparse, compressed, hashed ELF dump of a source'
+complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a dump -d 'write a sparse, compressed, hashed ELF dump of a source (or a stored core, as coredumpctl dump)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a pid -d 'write an ELF core of a running process (like gcore, sparse)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a convert -d 'rewrite a dump in another format (elf, kdump, lime, avml)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a verify -d 'check a dump against its digests (and a source)'
@@ -37,6 +37,8 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l case -x -d 'the c
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l examiner -x -d 'who takes the dump (in its note and record)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l notes -x -d 'free text for the note and the record'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l stored -d 'the arguments are MATCHes: write the plain bytes of the newest stored core that matches (as coredumpctl dump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dir -s D -x -a '(__fish_complete_directories)' -d 'with MATCH: the store (default /var/lib/kcoredump; implies --stored)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l output -s o -r -F -d 'write the output to FILE (\'-\' for stdout)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l compress -x -a 'zstd xz none' -d 'whole-stream compression: zstd, xz or none (default: from the suffix)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l level -x -d 'compression level (of the stream, or of the kdump codec)'
@@ -54,7 +56,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l progress -d 'show
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --dir -D --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l format -x -a 'elf' -d 'output format: elf, the only one for a process (kdump, lime and avml hold a kernel\'s physical memory)'

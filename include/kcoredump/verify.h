@@ -79,5 +79,15 @@ struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
 					   volatile sig_atomic_t *cancel,
 					   kcore_extract_progress_fn progress,
 					   void *arg, uint64_t *ret_size);
+/*
+ * The plain bytes of a stored core (a .zst/.xz stream decoded, or a plain
+ * file copied) into output ("-": stdout): a file is left sparse and
+ * published atomically (replacing one only with force); a pipe gets every
+ * byte, zeros too.  path is opened without following a final symbolic
+ * link.  *ret_size (may be NULL): the bytes written.
+ */
+struct kcore_error *kcore_copy_core(const char *path, const char *output,
+				    bool force, volatile sig_atomic_t *cancel,
+				    uint64_t *ret_size);
 
 #endif

@@ -178,6 +178,7 @@ enum {
 	DOPT_CASE,
 	DOPT_EXAMINER,
 	DOPT_NOTES,
+	DOPT_STORED,
 };
 
 /*

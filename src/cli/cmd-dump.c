@@ -17,6 +17,7 @@
 #include "kcoredump/output.h"
 #include "json.h"
 #include "kcoredump/dump.h"
+#include "store-dump.h"
 
 static const struct cli_option dump_options[] = {
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
@@ -70,6 +71,14 @@ static const struct cli_option dump_options[] = {
 	  "free text for the note and the record", NULL, DOPT_NOTES },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
+	{ "stored", 0, CLI_ARG_NONE, NULL,
+	  "the arguments are MATCHes: write the plain bytes of the newest "
+	  "stored core that matches (as coredumpctl dump)",
+	  NULL, DOPT_STORED },
+	{ "dir", 'D', CLI_ARG_REQUIRED, "DIR",
+	  "with MATCH: the store (default /var/lib/kcoredump; implies "
+	  "--stored)",
+	  "@dir", 'D' },
 	{ 0 },
 };
 
@@ -744,6 +753,19 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	}
 }
 
+/* The long name of the option whose key is key. */
+static const char *option_name(const struct cli_command *cmd, int key)
+{
+	const struct cli_option *lists[] = { cmd->options, cmd->group,
+					     cli_common_options };
+
+	for (size_t l = 0; l < 3; l++)
+		for (const struct cli_option *o = lists[l]; o && o->name; o++)
+			if (o->key == key)
+				return o->name;
+	return "?";
+}
+
 /* A signal while opening or planning: stop there, publish nothing. */
 static struct kcore_error *planning_cancelled(const struct kcore_dump_opts *o,
 					      struct kcore_error *err)
@@ -779,7 +801,9 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	size_t dropped_segments = 0;
 	int c, status, progress = -1, exclude = 0;
 	bool quiet = false, verbose = false, dry_run = false,
-	     compress_set = false;
+	     compress_set = false, stored = false;
+	const char *store_dir = NULL;
+	int other_opt = 0;
 	struct kcore_opts_given given = { 0 };
 
 	if (!p)
@@ -787,8 +811,13 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	sel.ranges = ranges;
 	sel.mappings = mappings;
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		int r = cli_output_option(ctx, name, c, arg, &opts,
-					  &compress_set);
+		int r;
+
+		/* What a stored core's copy takes: -o, -f, -q, -j. */
+		if (c != 'o' && c != 'f' && c != 'q' && c != 'v' && c != 'j' &&
+		    c != 'D' && c != DOPT_STORED && !other_opt)
+			other_opt = c;
+		r = cli_output_option(ctx, name, c, arg, &opts, &compress_set);
 
 		if (r > 0) {
 			cli_parser_destroy(p);
@@ -906,12 +935,39 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		case 'j':
 			ctx->json = true;
 			break;
+		case DOPT_STORED:
+			stored = true;
+			break;
+		case 'D':
+			store_dir = arg;
+			stored = true;
+			break;
 		}
 	}
 	int first, done = cli_parser_end(p, c, &first);
 
 	if (done >= 0)
 		return done;
+	/* dump MATCH...: a stored core, as coredumpctl dump. */
+	if (!convert && !stored && argc - first == 1 &&
+	    store_dump_wanted(argv[first]))
+		stored = true;
+	if (stored) {
+		if (other_opt)
+			return cli_usage_error(
+				ctx, name,
+				"--%s does not apply to a stored "
+				"core (it takes -o, --force, "
+				"-q, -j, -D)",
+				option_name(cmd, other_opt));
+		if (!opts.output)
+			return cli_usage_error(
+				ctx, name,
+				"needs -o FILE (or -o - for stdout)");
+		return store_dump(
+			ctx, name, store_dir ? store_dir : "/var/lib/kcoredump",
+			argc, argv, first, opts.output, opts.force, quiet);
+	}
 	if (argc - first > 1)
 		return cli_usage_error(ctx, name, "takes one SOURCE");
 	if (argc - first == 1)
@@ -1081,8 +1137,9 @@ const struct cli_command cli_cmd_dump = {
 	.name = "dump",
 	.run = cmd_dump,
 	.options = dump_options,
-	.args = "[SOURCE]",
+	.args = "[SOURCE | MATCH...]",
 	.args_complete = "@file",
-	.summary = "write a sparse, compressed, hashed ELF dump of a source",
+	.summary = "write a sparse, compressed, hashed ELF dump of a source "
+		   "(or a stored core, as coredumpctl dump)",
 	.group = cli_output_options,
 };
