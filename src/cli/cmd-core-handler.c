@@ -746,12 +746,10 @@ static int serve_connection(struct state *st, int fd)
 	return status;
 }
 
-static volatile sig_atomic_t got_child;
-
+/* Only to interrupt poll() when a child ends. */
 static void on_child(int sig)
 {
 	(void)sig;
-	got_child = 1;
 }
 
 /* Accept connections on a listening socket, a child for each. */
@@ -772,11 +770,11 @@ static int serve(struct state *st, int lfd)
 
 		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
 			running--;
-		got_child = 0;
 		/* At most --max-handlers at once; the kernel's
 		 * connections wait in the backlog meanwhile. */
 		if (running >= limit) {
-			pause();
+			/* SIGCHLD cuts the wait short. */
+			poll(NULL, 0, 200);
 			continue;
 		}
 		if (poll(&pfd, 1, 1000) <= 0)
