@@ -92,8 +92,13 @@ check "the drop-in names the handler line to enable" \
 # The coredump socket units are shipped disabled: the maintainer scripts
 # neither enable nor start them (they do create the kcoredump user).
 dpkg-deb -e "$deb" "$work/control"
-check "postinst enables and starts no unit" \
-	bash -c "! grep -qE 'deb-systemd-helper (--quiet )?enable|deb-systemd-invoke (start|restart)' '$work/control/postinst' 2>/dev/null"
+# (dh_installsystemd --no-enable: a unit is enabled again on upgrade only
+# if the administrator had enabled it: "was-enabled").
+check "postinst starts no unit and enables none unless it was enabled" \
+	awk '/^[[:space:]]*if / { cond = $0 }
+		/deb-systemd-invoke (start|restart)/ { bad = 1 }
+		/deb-systemd-helper enable/ && cond !~ /was-enabled/ { bad = 1 }
+		END { exit bad }' "$work/control/postinst"
 check "postinst creates the kcoredump user (systemd-sysusers)" \
 	grep -q 'systemd-sysusers.*kcoredump' "$work/control/postinst"
 
