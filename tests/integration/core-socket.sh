@@ -34,7 +34,7 @@ fix=$fixdir/process-x86_64.core
 play() {
 	local mode=$1 dir=$2
 	shift 2
-	mkdir -p -m 700 "$dir"
+	mkdir -p "$dir" && chmod 700 "$dir"
 	"$PY" "$peer" "$mode" "$core" "$tmp/res.json" -- \
 		"$kcoredump" core-handler -D "$dir" --no-sync "$@" 2>"$tmp/err"
 }
