@@ -339,8 +339,12 @@ _kcoredump()
 		;;
 	core-handler)
 		case "$prev" in
-		--dir | --dir= | -d)
+		--dir | --dir= | -D)
 			COMPREPLY=($(compgen -d -- "$cur"))
+			return
+			;;
+		--socket | --socket=)
+			COMPREPLY=($(compgen -f -- "$cur"))
 			return
 			;;
 		--compress | --compress= | -c)
@@ -381,7 +385,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --socket --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	list)

@@ -14,7 +14,7 @@ complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a info -d 'describe a kcore or ELF core: source, segments, notes'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a cat -d 'print memory at a virtual or physical address of any source'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a bench -d 'measure read throughput per segment class'
-complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a core-handler -d 'store a core from the kernel\'s core_pattern pipe'
+complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a core-handler -d 'store a core from the kernel\'s core_pattern pipe or coredump socket'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a list -d 'list the cores core-handler stored'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a show -d 'the crash record of stored cores (as coredumpctl info)'
 complete -c kcoredump -n "not __fish_seen_subcommand_from $kcoredump_commands" -a debug -d 'a debugger on the newest matching stored core (as coredumpctl debug)'
@@ -182,7 +182,8 @@ complete -c kcoredump -n '__fish_seen_subcommand_from bench' -l help -s h -d 'sh
 complete -c kcoredump -n '__fish_seen_subcommand_from bench; and not __fish_prev_arg_in --block-size --threads -T --mode --classes --limit --time --compress --level; and not string match -q -- "-*" (commandline -ct)' -F
 
 # core-handler
-complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l dir -s d -x -a '(__fish_complete_directories)' -d 'store cores in DIR (default /var/lib/kcoredump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l dir -s D -x -a '(__fish_complete_directories)' -d 'store cores in DIR (default /var/lib/kcoredump)'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l socket -r -F -d 'listen on the AF_UNIX socket PATH for the kernel\'s coredump connections (core_pattern @PATH or @@PATH, Linux 6.16/6.17); with --install: the socket to name'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l compress -s c -x -a 'none zstd xz' -d 'none (sparse ELF, the default), zstd or xz'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-size -x -d 'store at most SIZE bytes of a core (then truncate it)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l keep-free -x -d 'leave SIZE bytes free on the file system'
@@ -194,8 +195,10 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-handl
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l build-id-timeout -x -d 'time for the sandboxed build-ID helper (default 10; 0 = no build IDs)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-sync -d 'do not fsync the core before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-pagemap -d 'read every zero of the stream, even where the crashing process\'s page tables say it holds nothing'
-complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l install -d 'write the handler line into /proc/sys/kernel/core_pattern'
-complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l print-pattern -d 'print the core_pattern line for this binary and options'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l install -d 'write the best pattern the kernel takes into /proc/sys/kernel/core_pattern (@@socket, @socket, else the pipe), read it back, say what it replaced'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l print-pattern -d 'print the core_pattern line --install would write'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l quiet -s q -d 'log nothing but errors'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l verbose -s v -d 'log each step of storing a core, and every connection'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l help -s h -d 'show this help and exit'
 
 # list

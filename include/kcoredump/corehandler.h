@@ -66,11 +66,36 @@ struct kcore_ch_crash {
 	int dump_mode;	  /* %d: 0, 1 or 2; -1 when not known */
 };
 
+/* How the core reached the handler. */
+enum kcore_ch_via {
+	KCORE_CH_VIA_PIPE,   /* "|kcoredump core-handler ...": stdin */
+	KCORE_CH_VIA_SOCKET, /* "@/path" (Linux 6.16): the core at once */
+	KCORE_CH_VIA_SOCKET_REQUEST, /* "@@/path" (6.17): request, ack, core */
+};
+
+/* "pipe", "socket", "socket-request". */
+const char *kcore_ch_via_name(enum kcore_ch_via v);
+
+/* The crashing process at the other end of a coredump socket. */
+struct kcore_ch_peer {
+	int pidfd;	    /* SO_PEERPIDFD, or -1 */
+	char pidfd_why[96]; /* why there is none, or no PIDFD_GET_INFO */
+	bool have_peercred, have_info, have_cgroupid, have_coredump_mask;
+	int64_t peer_pid; /* SO_PEERCRED: pid, effective uid and gid */
+	uint32_t peer_uid, peer_gid;
+	uint64_t cgroupid;	/* PIDFD_GET_INFO */
+	uint32_t coredump_mask; /* PIDFD_INFO_COREDUMP */
+	/* The request ("@@"): its size, size_ack, mask; our answer's mask. */
+	uint32_t req_size, req_size_ack;
+	uint64_t req_mask, ack_mask;
+};
+
 /* syslog(3) priorities for the log callback. */
 #define KCORE_CH_LOG_ERR     3
 #define KCORE_CH_LOG_WARNING 4
 #define KCORE_CH_LOG_NOTICE  5
 #define KCORE_CH_LOG_INFO    6
+#define KCORE_CH_LOG_DEBUG   7
 
 struct kcore_ch_opts {
 	int in_fd;	  /* the core stream */
@@ -129,6 +154,12 @@ struct kcore_ch_opts {
 	 */
 	bool no_pagemap;
 	const char *procfs; /* NULL: "/proc" (tests) */
+	/* How the stream came (the default: the pipe), and from a socket,
+	 * its peer (kcore_ch_socket_accept()). */
+	enum kcore_ch_via via;
+	const struct kcore_ch_peer *peer;
+	/* Log the steps too (KCORE_CH_LOG_DEBUG). */
+	bool verbose;
 };
 
 struct kcore_ch_result {
@@ -182,6 +213,24 @@ struct kcore_error *kcore_coredir_open(const char *path, bool create,
 struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 				      struct kcore_ch_result *ret);
 void kcore_ch_result_deinit(struct kcore_ch_result *res);
+
+/*
+ * A connection from the kernel's coredump socket: the peer's facts
+ * (SO_PEERCRED, SO_PEERPIDFD, PIDFD_GET_INFO) into *crash (pid, real uid
+ * and gid, the dump mode, now as the time; signal 0 unless the kernel
+ * says, then the core's notes tell) and *peer, and if the kernel sends a
+ * request ("@@"), our answer: the kernel writes the core and waits until
+ * we close.  *ret_via says which.  Then the core follows on fd.  Errors:
+ * the request is malformed, short or refused, or nothing came within
+ * timeout_ms (0 = no limit).  kcore_ch_peer_deinit() closes the pidfd.
+ */
+struct kcore_error *kcore_ch_socket_accept(int fd, uint64_t timeout_ms,
+					   struct kcore_ch_crash *crash,
+					   struct kcore_ch_peer *peer,
+					   enum kcore_ch_via *ret_via);
+void kcore_ch_peer_deinit(struct kcore_ch_peer *peer);
+/* The pidfd still names a live (unreaped) process of thread group pid. */
+bool kcore_ch_peer_alive(const struct kcore_ch_peer *peer, int64_t pid);
 
 /* A stored core, as its metadata file describes it. */
 struct kcore_stored_core {

@@ -18,13 +18,19 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/statvfs.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <sys/un.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,11 +56,17 @@ enum {
 	OPT_DUMP_MODE,
 	OPT_MAX_HANDLERS,
 	OPT_BUILD_ID_TIMEOUT,
+	OPT_SOCKET,
 };
 
 static const struct cli_option core_handler_options[] = {
-	{ "dir", 'd', CLI_ARG_REQUIRED, "DIR",
-	  "store cores in DIR (default " DEFAULT_DIR ")", "@dir", 'd' },
+	{ "dir", 'D', CLI_ARG_REQUIRED, "DIR",
+	  "store cores in DIR (default " DEFAULT_DIR ")", "@dir", 'D' },
+	{ "socket", 0, CLI_ARG_REQUIRED, "PATH",
+	  "listen on the AF_UNIX socket PATH for the kernel's coredump "
+	  "connections (core_pattern @PATH or @@PATH, Linux 6.16/6.17); with "
+	  "--install: the socket to name",
+	  "@file", OPT_SOCKET },
 	{ "compress", 'c', CLI_ARG_REQUIRED, "METHOD",
 	  "none (sparse ELF, the default), zstd or xz", "none zstd xz", 'c' },
 	{ "max-size", 0, CLI_ARG_REQUIRED, "SIZE",
@@ -89,15 +101,22 @@ static const struct cli_option core_handler_options[] = {
 	  "page tables say it holds nothing",
 	  NULL, OPT_NO_PAGEMAP },
 	{ "install", 0, CLI_ARG_NONE, NULL,
-	  "write the handler line into /proc/sys/kernel/core_pattern", NULL,
-	  OPT_INSTALL },
+	  "write the best pattern the kernel takes into "
+	  "/proc/sys/kernel/core_pattern (@@socket, @socket, else the pipe), "
+	  "read it back, say what it replaced",
+	  NULL, OPT_INSTALL },
 	{ "print-pattern", 0, CLI_ARG_NONE, NULL,
-	  "print the core_pattern line for this binary and options", NULL,
+	  "print the core_pattern line --install would write", NULL,
 	  OPT_PRINT_PATTERN },
+	CLI_OPT_QUIET("log nothing but errors"),
+	CLI_OPT_VERBOSE("log each step of storing a core, and every "
+			"connection"),
 	{ 0 },
 };
 
 static bool use_kmsg;
+/* The least important priority logged: -q errors only, -v the steps. */
+static int log_max = KCORE_CH_LOG_INFO;
 
 /* Without a terminal the kernel log is where an administrator looks. */
 static void fix_std_fds(void)
@@ -130,6 +149,11 @@ static void log_line(void *arg, int priority, const char *msg)
 	char line[1024];
 	int n;
 
+	(void)arg;
+	if (priority > log_max) {
+		free(safe);
+		return;
+	}
 	if (use_kmsg)
 		/* One write() is one kernel log record. */
 		n = snprintf(line, sizeof(line), "<%d>kcoredump[%d]: %s\n",
@@ -281,33 +305,161 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 	return EXIT_OK;
 }
 
-static int install_pattern(const char *pattern)
+#define CORE_PATTERN   "/proc/sys/kernel/core_pattern"
+#define DEFAULT_SOCKET "/run/kcoredump/coredump.socket"
+
+/* The kernel's release as major * 1000 + minor, 0 if not known. */
+static unsigned kernel_version(void)
 {
-	int fd = open("/proc/sys/kernel/core_pattern",
-		      O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	size_t len = strlen(pattern);
+	struct utsname u;
+	unsigned major, minor;
 
-	if (fd < 0 || write(fd, pattern, len) != (ssize_t)len) {
-		int e = errno;
+	if (uname(&u) < 0 || sscanf(u.release, "%u.%u", &major, &minor) != 2)
+		return 0;
+	return major * 1000 + minor;
+}
 
-		if (fd >= 0)
-			close(fd);
-		fprintf(stderr,
-			"kcoredump core-handler: cannot write "
-			"/proc/sys/kernel/core_pattern: %s\n",
-			strerror(e));
-		return e == EACCES || e == EPERM || e == EROFS ? EXIT_ACCESS
-							       : EXIT_FAILURE_;
+/* What core_pattern says now ("" if unreadable); false if unreadable. */
+static bool read_pattern(char *out, size_t size)
+{
+	int fd = open(CORE_PATTERN, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	ssize_t n = -1;
+
+	out[0] = '\0';
+	if (fd >= 0) {
+		n = read(fd, out, size - 1);
+		close(fd);
 	}
-	if (close(fd) < 0) {
+	if (n < 0)
+		return false;
+	out[n] = '\0';
+	while (n > 0 && out[n - 1] == '\n')
+		out[--n] = '\0';
+	return true;
+}
+
+static int write_pattern(const char *pattern)
+{
+	int fd = open(CORE_PATTERN, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	size_t len = strlen(pattern);
+	int e;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, pattern, len) != (ssize_t)len) {
+		e = errno;
+		close(fd);
+		return -e;
+	}
+	return close(fd) < 0 ? -errno : 0;
+}
+
+/*
+ * The patterns to try, best first: the request protocol (Linux 6.17),
+ * the plain socket (6.16) when the socket is there, then the pipe.  An
+ * older kernel would take "@/run/..." as a file name relative to the
+ * crashing process's directory: never written there.  Since Linux 6.17
+ * /proc/sys/kernel/core_modes lists "socket" when the kernel has it.
+ */
+static size_t candidates(const char *sock, const char *pipe_pattern,
+			 char out[3][PATH_MAX + 512], char *why, size_t why_len)
+{
+	unsigned v = kernel_version();
+	char modes[256] = "";
+	struct stat sb;
+	size_t n = 0;
+	int fd;
+
+	why[0] = '\0';
+	fd = open("/proc/sys/kernel/core_modes", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t k = read(fd, modes, sizeof(modes) - 1);
+
+		modes[k > 0 ? k : 0] = '\0';
+		close(fd);
+	}
+	if (sock) {
+		if (stat(sock, &sb) < 0 || !S_ISSOCK(sb.st_mode))
+			snprintf(why, why_len,
+				 "no socket at %s (start kcoredump "
+				 "core-handler --socket %s, or the "
+				 "kcoredump-coredump.socket unit)",
+				 sock, sock);
+		else if (v < 6016 && !strstr(modes, "socket"))
+			snprintf(why, why_len,
+				 "Linux %u.%u has no coredump socket "
+				 "(6.16)",
+				 v / 1000, v % 1000);
+		else {
+			if (v >= 6017)
+				snprintf(out[n++], PATH_MAX + 512, "@@%s",
+					 sock);
+			snprintf(out[n++], PATH_MAX + 512, "@%s", sock);
+		}
+	}
+	snprintf(out[n++], PATH_MAX + 512, "%s", pipe_pattern);
+	return n;
+}
+
+/* Try each candidate: write, read back, keep the first that stays. */
+static int install_best(char cand[3][PATH_MAX + 512], size_t n, const char *why)
+{
+	char old[PATH_MAX + 512], now[PATH_MAX + 512];
+	int e = 0;
+
+	if (!read_pattern(old, sizeof(old))) {
 		fprintf(stderr,
-			"kcoredump core-handler: cannot write "
-			"/proc/sys/kernel/core_pattern: %s\n",
+			"kcoredump core-handler: cannot read " CORE_PATTERN
+			": %s\n",
 			strerror(errno));
 		return EXIT_FAILURE_;
 	}
-	printf("%s\n", pattern);
-	return EXIT_OK;
+	if (why[0])
+		fprintf(stderr, "kcoredump core-handler: not a socket: %s\n",
+			why);
+	for (size_t i = 0; i < n; i++) {
+		e = write_pattern(cand[i]);
+		if (e == 0 && read_pattern(now, sizeof(now)) &&
+		    strcmp(now, cand[i]) == 0) {
+			printf("%s\n", cand[i]);
+			fprintf(stderr,
+				"kcoredump core-handler: replaced '%s'; to "
+				"restore it: sysctl -w "
+				"kernel.core_pattern='%s'\n"
+				"kcoredump core-handler: to keep it across "
+				"boots, in /etc/sysctl.d/50-kcoredump-core-"
+				"pattern.conf:\n"
+				"kernel.core_pattern = %s\n%s",
+				old, old, cand[i],
+				cand[i][0] == '|' ? "kernel.core_pipe_limit "
+						    "= 16\n"
+						  : "");
+			return EXIT_OK;
+		}
+		if (e == -EACCES || e == -EPERM || e == -EROFS)
+			break;
+		fprintf(stderr,
+			"kcoredump core-handler: the kernel did not take '%s'"
+			"%s%s\n",
+			cand[i], e ? ": " : " (it reads back otherwise)",
+			e ? strerror(-e) : "");
+	}
+	/* Nothing stayed: put back what was there. */
+	if (write_pattern(old) < 0 || !read_pattern(now, sizeof(now)) ||
+	    strcmp(now, old) != 0)
+		fprintf(stderr,
+			"kcoredump core-handler: could not restore '%s'\n",
+			old);
+	if (e) {
+		fprintf(stderr,
+			"kcoredump core-handler: cannot write " CORE_PATTERN
+			": %s\n",
+			strerror(-e));
+		return e == -EACCES || e == -EPERM || e == -EROFS
+			       ? EXIT_ACCESS
+			       : EXIT_FAILURE_;
+	}
+	return EXIT_FAILURE_;
 }
 
 struct state {
@@ -315,6 +467,7 @@ struct state {
 	struct pattern_args pa;
 	bool install, print;
 	const char *dir;
+	const char *socket;
 };
 
 /* One option: 0, or the exit status of a usage error. */
@@ -327,8 +480,26 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 	double s;
 
 	switch (c) {
-	case 'd':
+	case 'D':
 		st->dir = pa->dir = arg;
+		break;
+	case OPT_SOCKET:
+		if (arg[0] != '/' || strlen(arg) >= 108)
+			return cli_usage_error(
+				ctx, "core-handler",
+				"--socket needs an absolute path "
+				"shorter than 108 bytes, not "
+				"'%s'",
+				arg);
+		st->socket = arg;
+		break;
+	case 'q':
+		log_max = KCORE_CH_LOG_ERR;
+		o->verbose = false;
+		break;
+	case 'v':
+		log_max = KCORE_CH_LOG_DEBUG;
+		o->verbose = true;
 		break;
 	case 'c': {
 		int m = kcore_compress_from_name(arg);
@@ -485,6 +656,197 @@ static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
 	return done >= 0 ? done : -1;
 }
 
+/* The store, its limits, then the library's handler. */
+static int store_core(struct state *st)
+{
+	struct kcore_ch_opts *o = &st->o;
+	struct kcore_ch_result res;
+	struct kcore_error *err;
+	int dir_fd;
+
+	o->cancel = cli_catch_signals();
+	/* A last resort if a write blocks past the timeout. */
+	if (o->timeout_ms)
+		alarm((unsigned)(o->timeout_ms / 1000) + 60);
+	err = kcore_coredir_open(st->dir, true, &dir_fd);
+	if (err)
+		return fail(err);
+	o->dir_fd = dir_fd;
+	o->dir = st->dir;
+	default_limits(dir_fd, o, st->pa.max_use, st->pa.keep_free);
+	err = kcore_core_handle(o, &res);
+	close(dir_fd);
+	if (err)
+		return fail(err);
+	kcore_ch_result_deinit(&res);
+	return EXIT_OK;
+}
+
+/* /proc/PID/comm, kept only if the pidfd is still that process. */
+static char *peer_comm(const struct kcore_ch_peer *peer, int64_t pid)
+{
+	char path[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%" PRId64 "/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || !kcore_ch_peer_alive(peer, pid))
+		return NULL;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return strdup(buf);
+}
+
+/* One connection from the kernel's coredump socket, on fd. */
+static int serve_connection(struct state *st, int fd)
+{
+	struct kcore_ch_opts *o = &st->o;
+	struct kcore_ch_peer peer;
+	struct kcore_error *err;
+	char *comm = NULL;
+	int status;
+
+	o->crash = (struct kcore_ch_crash){ .dump_mode = -1 };
+	err = kcore_ch_socket_accept(fd, o->timeout_ms, &o->crash, &peer,
+				     &o->via);
+	if (err) {
+		char *msg = kcore_error_describe(err);
+
+		log_line(NULL, KCORE_CH_LOG_ERR, msg ? msg : "out of memory");
+		free(msg);
+		kcore_error_destroy(err);
+		kcore_ch_peer_deinit(&peer);
+		close(fd);
+		return EXIT_FAILURE_;
+	}
+	if (st->o.verbose) {
+		char line[256];
+
+		snprintf(line, sizeof(line),
+			 "connection via %s from pid %" PRId64 " (uid %" PRIu32
+			 ", dump mode %d, pidfd %s)",
+			 kcore_ch_via_name(o->via), o->crash.pid, o->crash.uid,
+			 o->crash.dump_mode, peer.pidfd >= 0 ? "yes" : "no");
+		log_line(NULL, KCORE_CH_LOG_DEBUG, line);
+	}
+	comm = peer_comm(&peer, o->crash.pid);
+	o->crash.comm = comm;
+	o->in_fd = fd;
+	o->close_input = true;
+	o->peer = &peer;
+	status = store_core(st);
+	o->peer = NULL;
+	free(comm);
+	kcore_ch_peer_deinit(&peer);
+	return status;
+}
+
+/* Only to interrupt poll() when a child ends. */
+static void on_child(int sig)
+{
+	(void)sig;
+}
+
+/* Accept connections on a listening socket, a child for each. */
+static int serve(struct state *st, int lfd)
+{
+	volatile sig_atomic_t *cancel = cli_catch_signals();
+	struct sigaction sa = { .sa_handler = on_child };
+	unsigned running = 0, limit = st->o.max_handlers;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGCHLD, &sa, NULL);
+	/* Our own crash must not come back to us. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	while (!*cancel) {
+		struct pollfd pfd = { .fd = lfd, .events = POLLIN };
+		pid_t pid;
+		int c;
+
+		while ((pid = waitpid(-1, NULL, WNOHANG)) > 0)
+			running--;
+		/* At most --max-handlers at once; the kernel's
+		 * connections wait in the backlog meanwhile. */
+		if (running >= limit) {
+			/* SIGCHLD cuts the wait short. */
+			poll(NULL, 0, 200);
+			continue;
+		}
+		if (poll(&pfd, 1, 1000) <= 0)
+			continue;
+		c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		pid = fork();
+		if (pid == 0) {
+			close(lfd);
+			signal(SIGCHLD, SIG_DFL);
+			_exit(serve_connection(st, c));
+		}
+		if (pid > 0)
+			running++;
+		else
+			log_line(NULL, KCORE_CH_LOG_ERR,
+				 "cannot fork for a connection");
+		close(c);
+	}
+	return EXIT_OK;
+}
+
+static int listen_on(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat sb;
+	int fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
+		unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+		fprintf(stderr,
+			"kcoredump core-handler: cannot listen on %s: %s\n",
+			cli_esc(path), strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* A socket systemd passed (LISTEN_FDS), fd 3; -1 if none. */
+static int activated_fd(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
+	int64_t p, n;
+
+	if (!pid || !fds || !parse_i64(pid, &p) || p != getpid() ||
+	    !parse_i64(fds, &n) || n < 1)
+		return -1;
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	unsetenv("LISTEN_FDNAMES");
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	return 3;
+}
+
+/* fd is a socket: serve it whether it listens or is one connection. */
+static int serve_fd(struct state *st, int fd)
+{
+	int acc = 0;
+	socklen_t len = sizeof(acc);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &len) == 0 && acc)
+		return serve(st, fd);
+	return serve_connection(st, fd);
+}
+
 static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct state st = {
@@ -499,10 +861,9 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		.dir = DEFAULT_DIR,
 	};
 	struct kcore_ch_opts *o = &st.o;
-	struct kcore_ch_result res;
-	struct kcore_error *err;
 	struct timespec ts;
-	int first, rest, dir_fd, status, npos;
+	struct stat sb;
+	int first, rest, status, npos, fd;
 	char *comm = NULL;
 	int64_t v;
 
@@ -516,7 +877,10 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 	if (status >= 0)
 		return status;
 	if (st.install || st.print) {
-		char pattern[PATH_MAX + 512];
+		char pattern[PATH_MAX + 512], cand[3][PATH_MAX + 512],
+			why[PATH_MAX + 160];
+		const char *sock = st.socket;
+		size_t n;
 
 		if (argc > first)
 			return cli_usage_error(ctx, "core-handler",
@@ -529,13 +893,33 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		status = build_pattern(&st.pa, pattern, sizeof(pattern));
 		if (status != EXIT_OK)
 			return status;
+		if (!sock && stat(DEFAULT_SOCKET, &sb) == 0 &&
+		    S_ISSOCK(sb.st_mode))
+			sock = DEFAULT_SOCKET;
+		n = candidates(sock, pattern, cand, why, sizeof(why));
 		if (st.install)
-			return install_pattern(pattern);
-		printf("%s\n", pattern);
+			return install_best(cand, n, why);
+		printf("%s\n", cand[0]);
 		return EXIT_OK;
 	}
 	npos = argc - first;
-	if (npos < 5) {
+	if (st.socket && npos == 0) {
+		fd = listen_on(st.socket);
+		if (fd < 0)
+			return EXIT_FAILURE_;
+		status = serve(&st, fd);
+		close(fd);
+		unlink(st.socket);
+		return status;
+	}
+	if (npos == 0 && !st.socket) {
+		fd = activated_fd();
+		if (fd >= 0)
+			return serve_fd(&st, fd);
+		if (fstat(STDIN_FILENO, &sb) == 0 && S_ISSOCK(sb.st_mode))
+			return serve_fd(&st, STDIN_FILENO);
+	}
+	if (npos < 5 || st.socket) {
 		/* Not the kernel's call: the usage errors every command
 		 * gives, for options wherever they are. */
 		struct state again = st;
@@ -543,10 +927,14 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		status = parse_options(ctx, &again, argc, argv, &rest);
 		if (status >= 0)
 			return status;
+		if (st.socket)
+			return cli_usage_error(ctx, "core-handler",
+					       "--socket takes no arguments");
 		return cli_usage_error(ctx, "core-handler",
 				       "needs PID UID GID SIGNAL TIME [COMM] "
 				       "(%%P %%u %%g %%s %%t %%e), got %d "
-				       "arguments",
+				       "arguments; or a socket (--socket "
+				       "PATH, systemd's, or on stdin)",
 				       npos);
 	}
 	if (!parse_i64(argv[first], &o->crash.pid) ||
@@ -581,31 +969,16 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		o->crash.comm = comm;
 	}
-	o->cancel = cli_catch_signals();
-	/* A last resort if a write blocks past the timeout. */
-	if (o->timeout_ms)
-		alarm((unsigned)(o->timeout_ms / 1000) + 60);
-	err = kcore_coredir_open(st.dir, true, &dir_fd);
-	if (err) {
-		free(comm);
-		return fail(err);
-	}
-	o->dir_fd = dir_fd;
-	o->dir = st.dir;
-	default_limits(dir_fd, o, st.pa.max_use, st.pa.keep_free);
-	err = kcore_core_handle(o, &res);
-	close(dir_fd);
+	status = store_core(&st);
 	free(comm);
-	if (err)
-		return fail(err);
-	kcore_ch_result_deinit(&res);
-	return EXIT_OK;
+	return status;
 }
 
 const struct cli_command cli_cmd_core_handler = {
 	.name = "core-handler",
 	.run = cmd_core_handler,
 	.options = core_handler_options,
-	.args = "PID UID GID SIGNAL TIME [COMM]",
-	.summary = "store a core from the kernel's core_pattern pipe",
+	.args = "[PID UID GID SIGNAL TIME [COMM]]",
+	.summary = "store a core from the kernel's core_pattern pipe or "
+		   "coredump socket",
 };

@@ -75,6 +75,9 @@ for f in ./usr/bin/kcoredump ./usr/share/man/man8/kcoredump.8.gz \
 	./usr/share/fish/vendor_completions.d/kcoredump.fish \
 	./etc/sysctl.d/50-kcoredump-core-pattern.conf \
 	./usr/lib/tmpfiles.d/kcoredump.conf \
+	./lib/systemd/system/kcoredump-coredump.socket \
+	./lib/systemd/system/kcoredump-coredump@.service \
+	./usr/lib/sysusers.d/kcoredump.conf \
 	./usr/share/doc/kcoredump/README.Debian; do
 	check "the package holds $f" grep -qxF "$f" "$work/contents"
 done
@@ -85,6 +88,19 @@ check "the core_pattern drop-in is disabled (no active line)" \
 	bash -c "! grep -qvE '^[[:space:]]*(#|\$)' '$work/sysctl.conf'"
 check "the drop-in names the handler line to enable" \
 	grep -qF '#kernel.core_pattern = |/usr/bin/kcoredump core-handler' "$work/sysctl.conf"
+
+# The coredump socket units are shipped disabled: the maintainer scripts
+# neither enable nor start them (they do create the kcoredump user).
+dpkg-deb -e "$deb" "$work/control"
+# (dh_installsystemd --no-enable: a unit is enabled again on upgrade only
+# if the administrator had enabled it: "was-enabled").
+check "postinst starts no unit and enables none unless it was enabled" \
+	awk '/^[[:space:]]*if / { cond = $0 }
+		/deb-systemd-invoke (start|restart)/ { bad = 1 }
+		/deb-systemd-helper enable/ && cond !~ /was-enabled/ { bad = 1 }
+		END { exit bad }' "$work/control/postinst"
+check "postinst creates the kcoredump user (systemd-sysusers)" \
+	grep -q 'systemd-sysusers.*kcoredump' "$work/control/postinst"
 
 lintian --tag-display-limit 0 "$work"/kcoredump_"${ver}"_"$arch".changes \
 	> "$work/lintian.txt" 2>&1 || true

@@ -13,6 +13,8 @@
  *                         build-ID helper process, ACLs
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
  *                         a path
+ *   corehandler-socket.c  the kernel's coredump socket: the peer, the
+ *                         request protocol; where the process runs
  *   corehandler.c         the handler, in that order
  *
  * Dependencies point one way: corehandler.c uses all; store uses stream;
@@ -106,6 +108,18 @@ struct ch_store {
 	enum kcore_ch_reason full_reason;
 };
 
+/* Where the crashing process runs, from /proc/PID (when proc_ok). */
+#define CH_NS_NUM 7
+struct ch_place {
+	bool known;
+	int64_t ns_pid; /* its pid in its own PID namespace, -1 */
+	int pid_levels; /* NSpid entries: 1 = our PID namespace */
+	bool container; /* a PID namespace other than ours */
+	const char *ns_name[CH_NS_NUM];
+	char ns[CH_NS_NUM][48]; /* "pid:[4026531836]", "" unreadable */
+	bool ns_differs[CH_NS_NUM];
+};
+
 struct ch {
 	const struct kcore_ch_opts *o;
 	struct kcore_ch_result *res;
@@ -179,6 +193,10 @@ struct ch {
 	 * process ran with its own credentials), and why (not). */
 	bool user_access;
 	char access_why[160];
+
+	/* The signal: the kernel's, else the notes'. */
+	int signal;
+	struct ch_place place;
 };
 
 /* ---- corehandler-log.c ---- */
@@ -223,6 +241,11 @@ struct kcore_error *ch_store_finish_digest(struct ch *ch, uint64_t size);
  * malloc()ed. */
 unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
+
+/* ---- corehandler-socket.c ---- */
+/* ch->place from /proc/PID (if ch->proc_ok); a socket's pidfd is checked
+ * afterwards, and proc_ok cleared if the process is not that one. */
+void ch_place_facts(struct ch *ch);
 
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);

@@ -66,6 +66,65 @@ static void write_access(struct ch *ch, FILE *f)
 	fputs("},\n", f);
 }
 
+/* How the core came, and where the process ran. */
+static void write_received(struct ch *ch, FILE *f)
+{
+	const struct kcore_ch_peer *p = ch->o->peer;
+	const struct ch_place *pl = &ch->place;
+
+	fputs("  \"received\": {\"via\": ", f);
+	ch_json_str(f, kcore_ch_via_name(ch->o->via));
+	if (p) {
+		fprintf(f, ", \"pidfd\": %s", p->pidfd >= 0 ? "true" : "false");
+		if (p->pidfd_why[0]) {
+			fputs(", \"pidfd_why_not\": ", f);
+			ch_json_str(f, p->pidfd_why);
+		}
+		fputs(", \"cgroup_id\": ", f);
+		json_u64_or_null(f, p->have_cgroupid, p->cgroupid);
+		fputs(", \"coredump_mask\": ", f);
+		json_u64_or_null(f, p->have_coredump_mask, p->coredump_mask);
+		if (p->have_peercred)
+			fprintf(f,
+				", \"peer_pid\": %" PRId64
+				", \"peer_uid\": %" PRIu32
+				", \"peer_gid\": %" PRIu32,
+				p->peer_pid, p->peer_uid, p->peer_gid);
+		if (ch->o->via == KCORE_CH_VIA_SOCKET_REQUEST)
+			fprintf(f,
+				", \"request\": {\"size\": %" PRIu32
+				", \"size_ack\": %" PRIu32
+				", \"mask\": \"0x%" PRIx64
+				"\", \"ack_mask\": \"0x%" PRIx64 "\"}",
+				p->req_size, p->req_size_ack, p->req_mask,
+				p->ack_mask);
+	}
+	fputs(", \"ns_pid\": ", f);
+	if (pl->known && pl->ns_pid >= 0)
+		fprintf(f, "%" PRId64, pl->ns_pid);
+	else
+		fputs("null", f);
+	fputs(", \"in_container\": ", f);
+	fputs(!pl->known ? "null" : pl->container ? "true" : "false", f);
+	fputs(", \"namespaces\": ", f);
+	if (!pl->known) {
+		fputs("null", f);
+	} else {
+		fputs("{", f);
+		for (int i = 0; i < CH_NS_NUM; i++) {
+			fprintf(f, "%s\"%s\": ", i ? ", " : "", pl->ns_name[i]);
+			ch_json_str(f, pl->ns[i][0] ? pl->ns[i] : NULL);
+		}
+		fputs("}, \"namespaces_differ\": [", f);
+		for (int i = 0, k = 0; i < CH_NS_NUM; i++)
+			if (pl->ns_differs[i])
+				fprintf(f, "%s\"%s\"", k++ ? ", " : "",
+					pl->ns_name[i]);
+		fputs("]", f);
+	}
+	fputs("},\n", f);
+}
+
 static void write_build_ids(struct ch *ch, FILE *f)
 {
 	const struct ch_buildids *ids = &ch->ids;
@@ -131,8 +190,8 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		"  \"pid\": %" PRId64 ",\n  \"uid\": %" PRIu32
 		",\n  \"gid\": %" PRIu32 ",\n",
 		o->crash.pid, o->crash.uid, o->crash.gid);
-	fprintf(f, "  \"signal\": %d,\n  \"signal_name\": ", o->crash.signal);
-	ch_json_str(f, kcore_signal_name(o->crash.signal));
+	fprintf(f, "  \"signal\": %d,\n  \"signal_name\": ", ch->signal);
+	ch_json_str(f, kcore_signal_name(ch->signal));
 	fprintf(f, ",\n  \"time\": %" PRId64 ",\n  \"time_utc\": \"%s\",\n",
 		o->crash.time, when);
 	fputs("  \"comm\": ", f);
@@ -151,6 +210,7 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		fputs(",\n", f);
 	}
 	write_access(ch, f);
+	write_received(ch, f);
 	fprintf(f,
 		"  \"stream_bytes\": %" PRIu64 ",\n"
 		"  \"expected_bytes\": %" PRIu64 ",\n"

@@ -105,7 +105,10 @@ static struct kcore_error *find_holes(struct ch *ch)
 		return NULL;
 	}
 	if (fstat(o->in_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) {
-		ch_drop_holes(ch, "the core stream is not a pipe");
+		ch_drop_holes(ch, S_ISSOCK(sb.st_mode)
+					  ? "the core stream is a socket (its "
+					    "zeros are read)"
+					  : "the core stream is not a pipe");
 		return NULL;
 	}
 	loads = calloc(ch->norder ? ch->norder : 1, sizeof(*loads));
@@ -264,13 +267,32 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (err)
 		goto out;
 	ch_parse_notes(&ch);
+	ch.signal =
+		opts->crash.signal > 0 ? opts->crash.signal : ch.note_signal;
 	if (!opts->crash.comm || !*opts->crash.comm)
 		comm = ch.fname ? ch.fname : "?";
+	if (opts->verbose)
+		ch_log(&ch, KCORE_CH_LOG_DEBUG,
+		       "core of pid %" PRId64 " (%s) via %s: %zu header and "
+		       "note bytes, %zu program headers, %" PRIu64
+		       " stream bytes announced",
+		       opts->crash.pid, comm, kcore_ch_via_name(opts->via),
+		       ch.prefix_len, ch.phnum, ch.expected);
 	ret->expected_bytes = ch.expected;
 	err = find_holes(&ch);
 	if (err)
 		goto out;
 	ch.proc_ok = process_is_dumping(&ch);
+	ch_place_facts(&ch);
+	if (opts->verbose)
+		ch_log(&ch, KCORE_CH_LOG_DEBUG,
+		       "pid %" PRId64 " %s; page tables %s%s%s",
+		       opts->crash.pid,
+		       ch.proc_ok ? "is the dumping process in /proc"
+				  : "is not looked at in /proc",
+		       ch.holes ? "used" : "not used",
+		       ret->pagemap_why ? ": " : "",
+		       ret->pagemap_why ? ret->pagemap_why : "");
 	ch_priv_open_maps(&ch);
 	ch_priv_start_helper(&ch);
 	err = opts->keep_privileges ? NULL : ch_priv_drop(&ch);
@@ -336,7 +358,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		       "'%s/%s%s%s': %" PRIu64 " stream bytes (%" PRIu64
 		       " of them zeros left unread where the page tables had "
 		       "nothing), %" PRIu64 " allocated%s",
-		       opts->crash.pid, comm, opts->crash.signal,
+		       opts->crash.pid, comm, ch.signal,
 		       opts->dir ? opts->dir : ".",
 		       ret->subdir ? ret->subdir : "", ret->subdir ? "/" : "",
 		       ret->core_name, ret->stream_bytes, ret->unread_bytes,
