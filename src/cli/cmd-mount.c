@@ -75,6 +75,10 @@ struct mount_state {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool looked_up;
+	/* The prefetcher is in its stat() of the file, a request to this
+	 * daemon: once the loop has ended, only closing the session's
+	 * device ends it. */
+	bool in_stat;
 	volatile sig_atomic_t stop;
 	unsigned char *buf; /* reads (one thread serves requests) */
 	size_t buf_cap;
@@ -420,9 +424,13 @@ static void *prefetch(void *arg)
 	bool go;
 
 	(void)setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
-	if (m->file)
+	pthread_mutex_lock(&m->lock);
+	m->in_stat = m->file && !m->stop;
+	pthread_mutex_unlock(&m->lock);
+	if (m->in_stat)
 		(void)stat(m->file, &st);
 	pthread_mutex_lock(&m->lock);
+	m->in_stat = false;
 	while (!m->looked_up && !m->stop)
 		pthread_cond_wait(&m->cond, &m->lock);
 	go = !m->stop;
@@ -459,7 +467,7 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	struct stat st;
 	uint64_t v;
 	bool want_prefetch = true, prefetching = false, quiet = false,
-	     verbose = false;
+	     verbose = false, stuck = false;
 	char s1[32], s2[32];
 	pthread_t prefetcher;
 	int c, first, status = EXIT_FAILURE_;
@@ -600,13 +608,19 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 		pthread_mutex_lock(&m.lock);
 		m.stop = 1;
 		pthread_cond_broadcast(&m.cond);
+		/* A stat() the loop will never answer (a signal ended it
+		 * first): it ends when the session's device is closed. */
+		stuck = m.in_stat;
 		pthread_mutex_unlock(&m.lock);
-		pthread_join(prefetcher, NULL);
+		if (!stuck)
+			pthread_join(prefetcher, NULL);
 	}
 unmount:
 	fuse_session_unmount(m.se);
 destroy:
 	fuse_session_destroy(m.se);
+	if (prefetching && stuck)
+		pthread_join(prefetcher, NULL);
 out:
 	fuse_opt_free_args(&args);
 	kcore_view_destroy(m.view);
