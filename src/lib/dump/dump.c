@@ -14,12 +14,12 @@
  * writer puts the bytes where the plan says (ELF), with --hash none, goes
  * without the workers: small blocks (COPY_CHUNK) read, their zero pages
  * found and written one after the other on the calling thread, with the
- * same reads, holes and accounting as the pipeline.  Four 4 MiB blocks in
- * flight do not stay in the CPU's caches: every byte goes to memory and
- * back twice more than through one small buffer, and the ring's buffers
- * are most of the dump's memory (bench/results/sparse-copy.md).
- * KCOREDUMP_COPY_PATH=0 in the environment turns it off (the tests
- * compare both).
+ * same reads, holes and accounting as the pipeline, so the same bytes.
+ * The ring's 4 MiB blocks do not stay in the CPU's caches: every byte
+ * goes to memory and back twice more than through one small buffer, and
+ * they are most of the dump's memory (bench/results/sparse-copy.md).
+ * KCOREDUMP_COPY_PATH in the environment: 0 never takes it (the tests
+ * compare both), 1 takes it also when hashing (use_copy_path()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -58,6 +58,7 @@ struct dump {
 	uint64_t page;
 	uint64_t block;
 	struct kcore_extents ext;
+	uint64_t copy_chunk; /* the copy path's block */
 	/* workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv, done_cv;
@@ -600,26 +601,42 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 
 /* ---- the copy path ---- */
 
+/*
+ * Taken with --hash none; hashed, only with KCOREDUMP_COPY_PATH=1: the
+ * pipeline's workers hash blocks on the other CPUs while this thread
+ * reads and writes, which one thread cannot match on an idle machine
+ * (bench/results/sparse-copy.md has both).  KCOREDUMP_COPY_PATH=0: never.
+ */
 static bool use_copy_path(const struct dump *d)
 {
 	const char *env = getenv("KCOREDUMP_COPY_PATH");
 
+	if (env && !strcmp(env, "0"))
+		return false;
+	if (!d->opts->no_hash && !(env && !strcmp(env, "1")))
+		return false;
 	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
-	       !d->share_buf && d->opts->no_hash && !(env && !strcmp(env, "0"));
+	       !d->share_buf;
 }
 
-/* Its one block, allocated only when it is taken. */
+/* Its one block, allocated only when it is taken: COPY_CHUNK, or one
+ * hash block (the unit of the digests) when hashed. */
 static struct kcore_error *copy_setup(struct dump *d, struct job *j)
 {
-	uint64_t len = kcore_round_up(COPY_CHUNK, d->page);
+	uint64_t len = kcore_round_up(
+		d->opts->no_hash ? COPY_CHUNK : KCORE_HASH_BLOCK, d->page);
 	uint64_t pages = len / d->page;
 
+	d->copy_chunk = len;
 	j->b.slot = 0;
-	j->b.buf = aligned_alloc(4096, kcore_round_up(len, 4096));
+	j->b.buf = aligned_alloc(4096, kcore_round_up(len, KCORE_HASH_BLOCK));
 	j->b.zero = calloc(pages, 1);
 	j->b.hole = calloc(pages, 1);
 	j->b.bad = calloc(pages, 1);
-	if (!j->b.buf || !j->b.zero || !j->b.hole || !j->b.bad)
+	j->digest = calloc(1, sizeof(*j->digest));
+	j->nonzero = calloc(1, 1);
+	if (!j->b.buf || !j->b.zero || !j->b.hole || !j->b.bad || !j->digest ||
+	    !j->nonzero)
 		return &kcore_error_nomem;
 	return NULL;
 }
@@ -630,9 +647,12 @@ static void copy_teardown(struct job *j)
 	free(j->b.zero);
 	free(j->b.hole);
 	free(j->b.bad);
+	free(j->digest);
+	free(j->nonzero);
 }
 
-/* Segment bytes [off, off + len) read, their zero pages found, written. */
+/* Segment bytes [off, off + len) read, their zero pages found (and the
+ * hash block hashed), written. */
 static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
 				      uint64_t off, uint64_t len)
 {
@@ -645,14 +665,20 @@ static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
 	b->pages = (len + d->page - 1) / d->page;
 	fill_job(d, j);
 	d->res->stats.bytes_done += len;
-	for (uint64_t p = 0; p < b->pages; p++) {
-		uint64_t at = p * d->page;
+	if (!d->opts->no_hash) {
+		process_job(d, j); /* pads to whole hash blocks */
+	} else {
+		for (uint64_t p = 0; p < b->pages; p++) {
+			uint64_t at = p * d->page;
+			uint64_t n =
+				b->len - at < d->page ? b->len - at : d->page;
 
-		b->zero[p] = kcore_is_zero(b->buf + at, b->len - at < d->page
-								? b->len - at
-								: d->page);
+			b->zero[p] = kcore_is_zero(b->buf + at, n);
+		}
 	}
 	err = d->ops->block(d->w, b);
+	if (!err)
+		err = add_hashes(d, j);
 	if (err)
 		return err;
 	report_progress(d, false);
@@ -677,7 +703,7 @@ static struct kcore_error *copy_segment(struct dump *d, struct job *j,
 					size_t si)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
-	uint64_t chunk = kcore_round_up(COPY_CHUNK, d->page), off = 0;
+	uint64_t chunk = d->copy_chunk, off = 0;
 
 	d->ext.valid = false;
 	while (off < seg->size) {
