@@ -31,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 	printf 'load vaddr=0x400000 flags=r\n\tdata 4K\nend\n'
 	# 48 MiB of data: 42 MiB of pattern, 6 MiB of zero pages, in stripes.
 	echo "load vaddr=0x7e0000000000 flags=rw"
-	for i in 1 2 3; do
+	for _ in 1 2 3; do
 		for ((s = 0; s < 32; s++)); do
 			printf '\tdata 448K\n\tdata 64K zero\n'
 		done
