@@ -604,8 +604,9 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 /*
  * Taken with --hash none; hashed, only with KCOREDUMP_COPY_PATH=1: the
  * pipeline's workers hash blocks on the other CPUs while this thread
- * reads and writes, which one thread cannot match on an idle machine
- * (bench/results/sparse-copy.md has both).  KCOREDUMP_COPY_PATH=0: never.
+ * reads and writes, which one thread should not match on an idle machine
+ * (not measured: bench/results/sparse-copy.md has both under load).
+ * KCOREDUMP_COPY_PATH=0: never.
  */
 static bool use_copy_path(const struct dump *d)
 {
