@@ -9,6 +9,17 @@
  *
  * Unreadable pages are read as zeros, marked in the block and recorded in
  * the result; the dump goes on.
+ *
+ * The copy path: a regular file copied into a plain sparse file whose
+ * writer puts the bytes where the plan says (ELF), with --hash none, goes
+ * without the workers: small blocks (COPY_CHUNK) read, their zero pages
+ * found and written one after the other on the calling thread, with the
+ * same reads, holes and accounting as the pipeline, so the same bytes.
+ * The ring's 4 MiB blocks do not stay in the CPU's caches: every byte
+ * goes to memory and back twice more than through one small buffer, and
+ * they are most of the dump's memory (bench/results/sparse-copy.md).
+ * KCOREDUMP_COPY_PATH in the environment: 0 never takes it (the tests
+ * compare both), 1 takes it also when hashing (use_copy_path()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -25,6 +36,8 @@
 
 #define DEFAULT_BLOCK (4u << 20)
 #define PROGRESS_NS   200000000ull
+/* The copy path's block: cp's buffer, well inside a core's L2 cache. */
+#define COPY_CHUNK (128u << 10)
 
 struct job {
 	struct kcore_block b; /* what the writer is given */
@@ -45,6 +58,7 @@ struct dump {
 	uint64_t page;
 	uint64_t block;
 	struct kcore_extents ext;
+	uint64_t copy_chunk; /* the copy path's block */
 	/* workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv, done_cv;
@@ -585,6 +599,136 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 	return NULL;
 }
 
+/* ---- the copy path ---- */
+
+/*
+ * Taken with --hash none; hashed, only with KCOREDUMP_COPY_PATH=1: the
+ * pipeline's workers hash blocks on the other CPUs while this thread
+ * reads and writes, which one thread should not match on an idle machine
+ * (not measured: bench/results/sparse-copy.md has both under load).
+ * KCOREDUMP_COPY_PATH=0: never.
+ */
+static bool use_copy_path(const struct dump *d)
+{
+	const char *env = getenv("KCOREDUMP_COPY_PATH");
+
+	if (env && !strcmp(env, "0"))
+		return false;
+	if (!d->opts->no_hash && !(env && !strcmp(env, "1")))
+		return false;
+	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
+	       !d->share_buf;
+}
+
+/* Its one block, allocated only when it is taken: COPY_CHUNK, or one
+ * hash block (the unit of the digests) when hashed. */
+static struct kcore_error *copy_setup(struct dump *d, struct job *j)
+{
+	uint64_t len = kcore_round_up(
+		d->opts->no_hash ? COPY_CHUNK : KCORE_HASH_BLOCK, d->page);
+	uint64_t pages = len / d->page;
+
+	d->copy_chunk = len;
+	j->b.slot = 0;
+	j->b.buf = aligned_alloc(4096, kcore_round_up(len, KCORE_HASH_BLOCK));
+	j->b.zero = calloc(pages, 1);
+	j->b.hole = calloc(pages, 1);
+	j->b.bad = calloc(pages, 1);
+	j->digest = calloc(1, sizeof(*j->digest));
+	j->nonzero = calloc(1, 1);
+	if (!j->b.buf || !j->b.zero || !j->b.hole || !j->b.bad || !j->digest ||
+	    !j->nonzero)
+		return &kcore_error_nomem;
+	return NULL;
+}
+
+static void copy_teardown(struct job *j)
+{
+	free(j->b.buf);
+	free(j->b.zero);
+	free(j->b.hole);
+	free(j->b.bad);
+	free(j->digest);
+	free(j->nonzero);
+}
+
+/* Segment bytes [off, off + len) read, their zero pages found (and the
+ * hash block hashed), written. */
+static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
+				      uint64_t off, uint64_t len)
+{
+	struct kcore_block *b = &j->b;
+	struct kcore_error *err;
+
+	b->seg = si;
+	b->off = off;
+	b->len = len;
+	b->pages = (len + d->page - 1) / d->page;
+	fill_job(d, j);
+	d->res->stats.bytes_done += len;
+	if (!d->opts->no_hash) {
+		process_job(d, j); /* pads to whole hash blocks */
+	} else {
+		for (uint64_t p = 0; p < b->pages; p++) {
+			uint64_t at = p * d->page;
+			uint64_t n =
+				b->len - at < d->page ? b->len - at : d->page;
+
+			b->zero[p] = kcore_is_zero(b->buf + at, n);
+		}
+	}
+	err = d->ops->block(d->w, b);
+	if (!err)
+		err = add_hashes(d, j);
+	if (err)
+		return err;
+	report_progress(d, false);
+	return check_cancel(d);
+}
+
+/* What the writer is not given: counted as the pipeline counts them. */
+static struct kcore_error *copy_hole(struct dump *d, size_t si, uint64_t off,
+				     uint64_t len)
+{
+	d->res->stats.bytes_hole += len;
+	d->res->stats.bytes_done += len;
+	if (!len)
+		return NULL;
+	struct kcore_error *err = check_cancel(d);
+
+	return err ? err : d->ops->hole(d->w, si, off, len);
+}
+
+/* dump_segment()'s walk, block by block on this thread. */
+static struct kcore_error *copy_segment(struct dump *d, struct job *j,
+					size_t si)
+{
+	const struct kcore_plan_segment *seg = &d->plan->segs[si];
+	uint64_t chunk = d->copy_chunk, off = 0;
+
+	d->ext.valid = false;
+	while (off < seg->size) {
+		uint64_t ds, de, start, end;
+		struct kcore_error *err;
+
+		kcore_extent_next(&d->ext, si, off, &ds, &de);
+		if (ds >= seg->size)
+			return copy_hole(d, si, off, seg->size - off);
+		start = ds - ds % chunk;
+		if (start < off)
+			start = off;
+		err = copy_hole(d, si, off, start - off);
+		if (err)
+			return err;
+		end = start + chunk < seg->size ? start + chunk : seg->size;
+		err = copy_block(d, j, si, start, end - start);
+		if (err)
+			return err;
+		off = end;
+	}
+	return NULL;
+}
+
 /* ---- setup ---- */
 
 static void stop_workers(struct dump *d)
@@ -790,6 +934,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	struct kcore_dump_stats *st = &ret->stats;
 	struct kcore_error *err;
 	unsigned threads = thread_count(opts);
+	bool copy = false;
 
 	memset(ret, 0, sizeof(*ret));
 	pthread_mutex_init(&d.lock, NULL);
@@ -850,11 +995,22 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = d.ops->begin(&d.ws, &d.w);
 	if (!err) {
 		ret->flattened = d.w->flattened;
-		err = start_workers(&d, threads);
+		copy = use_copy_path(&d);
+		if (!copy)
+			err = start_workers(&d, threads);
 	}
 	st->phase = "reading";
-	for (size_t i = 0; !err && i < plan->nsegs; i++)
-		err = dump_segment(&d, i);
+	if (!err && copy) {
+		struct job cj = { 0 };
+
+		err = copy_setup(&d, &cj);
+		for (size_t i = 0; !err && i < plan->nsegs; i++)
+			err = copy_segment(&d, &cj, i);
+		copy_teardown(&cj);
+	} else {
+		for (size_t i = 0; !err && i < plan->nsegs; i++)
+			err = dump_segment(&d, i);
+	}
 	set_phase(&d, "compressing the last blocks");
 	while (!err && d.retired < d.submitted)
 		err = retire_oldest(&d);

@@ -183,6 +183,7 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	ew->w.digest_location = ws->opts->no_hash	    ? "none"
 				: stream && !ew->rewritable ? "trailer"
 							    : "note";
+	ew->w.in_place = !stream;
 	err = kcore_sink_init(&ew->w.sink, ws->out, ws->opts, stream);
 	if (!err)
 		err = build_header(ew);

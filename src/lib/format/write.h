@@ -110,6 +110,10 @@ struct kcore_writer {
 	 * AVML: not in the file) or "none" (--hash none). */
 	const char *digest_location;
 	bool flattened; /* kdump records on a stream */
+	/* block() writes each data run where the plan puts it, into a file
+	 * (pwrite), and hole() writes nothing: blocks of any size page
+	 * multiple may be handed to it (the pipeline's copy path, dump.c). */
+	bool in_place;
 };
 
 struct kcore_writer_ops {
