@@ -93,6 +93,7 @@ struct ch_buildids {
 };
 
 struct ch_helper;
+struct coredir_scan;
 
 /* Where the store's limits stand for this handler. */
 struct ch_store {
@@ -102,7 +103,10 @@ struct ch_store {
 	int slot;	   /* N, or -1 */
 	uint64_t reserved; /* bytes the slot announces */
 	bool limits_full;  /* a reservation was refused */
-	bool scanned;	   /* the store was looked at in full once */
+	/* Our last full look at the store (NULL: none), and the lock
+	 * file's generation when it began. */
+	struct coredir_scan *scan;
+	uint64_t scan_gen;
 	enum kcore_ch_reason full_reason;
 };
 
@@ -223,6 +227,9 @@ struct kcore_error *ch_store_finish_digest(struct ch *ch, uint64_t size);
  * malloc()ed. */
 unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
+/* An empty directory of ours in the store, already removed (the build-ID
+ * helper's root): made under the lock, the totals kept current. */
+int ch_store_empty_dir(struct ch *ch);
 
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);
