@@ -355,6 +355,14 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--max-cores | --max-cores=)
+			COMPREPLY=()
+			return
+			;;
+		--max-cores-per-user | --max-cores-per-user=)
+			COMPREPLY=()
+			return
+			;;
 		--timeout | --timeout= | -t)
 			COMPREPLY=()
 			return
@@ -377,7 +385,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --compress --max-size --keep-free --max-use --max-cores --max-cores-per-user --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --help" -- "$cur"))
 		fi
 		;;
 	list)

@@ -107,6 +107,11 @@ struct ch_store {
 	 * file's generation when it began. */
 	struct coredir_scan *scan;
 	uint64_t scan_gen;
+	/* The build-ID helper's root (when we are root): an empty directory
+	 * of ours, already removed, made by ch_store_enter() under the
+	 * lock (a change of the store's directory the totals expect). */
+	bool has_empty;
+	int empty_fd;
 	enum kcore_ch_reason full_reason;
 };
 
@@ -227,9 +232,6 @@ struct kcore_error *ch_store_finish_digest(struct ch *ch, uint64_t size);
  * malloc()ed. */
 unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
-/* An empty directory of ours in the store, already removed (the build-ID
- * helper's root): made under the lock, the totals kept current. */
-int ch_store_empty_dir(struct ch *ch);
 
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);

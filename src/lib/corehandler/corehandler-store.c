@@ -172,8 +172,24 @@ bool ch_store_enter(struct ch *ch, const char **ret_why)
 			close(fd);
 		}
 	}
-	/* A slot file made now moved the directory's mtime: ours, not a
-	 * change the totals miss. */
+	/* The build-ID helper's root, an empty directory of ours, removed
+	 * at once: made here, under the lock. */
+	if (s->slot >= 0 && geteuid() == 0 && ch->o->build_id_timeout_ms) {
+		char name[64];
+
+		snprintf(name, sizeof(name), ".kcoredump.empty.%d",
+			 (int)getpid());
+		if (mkdirat(ch->o->dir_fd, name, 0700) == 0 ||
+		    errno == EEXIST) {
+			s->empty_fd = openat(ch->o->dir_fd, name,
+					     O_RDONLY | O_DIRECTORY |
+						     O_NOFOLLOW | O_CLOEXEC);
+			s->has_empty = s->empty_fd >= 0;
+			unlinkat(ch->o->dir_fd, name, AT_REMOVEDIR);
+		}
+	}
+	/* A slot file or that directory moved the directory's mtime: ours,
+	 * not a change the totals miss. */
 	if (current && !totals_were_current(ch))
 		totals_keep(ch);
 	if (locked)
@@ -202,6 +218,9 @@ void ch_store_leave(struct ch *ch)
 		kcore_coredir_scan_free(s->scan);
 	free(s->scan);
 	s->scan = NULL;
+	if (s->has_empty)
+		close(s->empty_fd);
+	s->has_empty = false;
 }
 
 /*
@@ -527,28 +546,6 @@ static void totals_keep(struct ch *ch)
 	if (totals_load(ch, &t))
 		totals_store(ch, &t);
 	totals_free(&t);
-}
-
-int ch_store_empty_dir(struct ch *ch)
-{
-	bool locked = lock_store(ch),
-	     current = locked && totals_were_current(ch);
-	char name[64];
-	int fd;
-
-	snprintf(name, sizeof(name), ".kcoredump.empty.%d", (int)getpid());
-	if (mkdirat(ch->o->dir_fd, name, 0700) < 0 && errno != EEXIST)
-		fd = -1;
-	else
-		fd = openat(ch->o->dir_fd, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	unlinkat(ch->o->dir_fd, name, AT_REMOVEDIR);
-	/* Ours, not a change the totals miss. */
-	if (current)
-		totals_keep(ch);
-	if (locked)
-		unlock_store(ch);
-	return fd;
 }
 
 /* Whether the directories are still as when the look began. */
