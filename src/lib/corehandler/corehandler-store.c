@@ -12,7 +12,9 @@
  *                      the limits and written so far
  *   .kcoredump.lock    flock()ed around every decision about the limits:
  *                      reserving, removing older cores, publishing; it
- *                      holds the bytes published cores take
+ *                      holds the store's totals (see below), so that
+ *                      storing a core does not cost more with more
+ *                      cores stored
  *
  * A core being written is an O_TMPFILE inode (or a locked temporary
  * file), invisible to the others, so its reservation is what they count
@@ -52,6 +54,9 @@
 #define LOCK_NAME   ".kcoredump.lock"
 #define SLOT_FMT    ".kcoredump.slot.%u"
 #define STATE_MAGIC 0x6b63647374617432ull /* "kcdstat2" */
+/* The slot files' (as before the totals: an older handler still
+ * running during an upgrade counts ours, and we count its). */
+#define SLOT_MAGIC 0x6b636473746f7265ull /* "kcdstore" */
 /* uids the lock file keeps totals for (more: every handler looks). */
 #define STATE_MAX_UIDS 1024
 /* Look at the whole store again after this long, whatever the totals. */
@@ -100,13 +105,13 @@ static bool get_u64s(int fd, uint64_t *v, size_t n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		v[i] = kcore_load(b + 8 * i, 8, false);
-	return v[0] == STATE_MAGIC;
+	return v[0] == SLOT_MAGIC;
 }
 
 static void write_slot(struct ch *ch)
 {
 	struct ch_store *s = &ch->store;
-	uint64_t v[4] = { STATE_MAGIC, s->reserved, ch->stored,
+	uint64_t v[4] = { SLOT_MAGIC, s->reserved, ch->stored,
 			  (uint64_t)getpid() };
 
 	if (s->slot_fd >= 0)
