@@ -363,6 +363,14 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--max-cores | --max-cores=)
+			COMPREPLY=()
+			return
+			;;
+		--max-cores-per-user | --max-cores-per-user=)
+			COMPREPLY=()
+			return
+			;;
 		--timeout | --timeout= | -t)
 			COMPREPLY=()
 			return
@@ -385,7 +393,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --socket --compress --max-size --keep-free --max-use --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --socket --compress --max-size --keep-free --max-use --max-cores --max-cores-per-user --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --install --print-pattern --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	list)

@@ -188,6 +188,8 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l compress 
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-size -x -d 'store at most SIZE bytes of a core (then truncate it)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l keep-free -x -d 'leave SIZE bytes free on the file system'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-use -x -d 'let all stored cores take at most SIZE bytes (oldest removed)'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-cores -x -d 'keep at most N cores in the store (oldest removed; default no limit)'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-cores-per-user -x -d 'keep at most N cores of one crashing user (its oldest removed; default no limit)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l timeout -s t -x -d 'stop reading after SECONDS (default 300; 0 = never)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l owner -x -a 'root user' -d 'root (the default): files root\'s only; user: the crashing user may read its core when the process ran with its own credentials'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l dump-mode -x -d 'the kernel\'s %d (0, 1 or 2): 1 lets --owner user apply'

@@ -113,6 +113,11 @@ struct kcore_ch_opts {
 	 * cores are removed first.
 	 */
 	uint64_t max_size, keep_free, max_use;
+	/* Cores (each with its metadata) the store may hold in all, and of
+	 * one crashing uid; 0 = no limit.  Checked when a core is
+	 * published; older ones are removed first, in max_use's order
+	 * (max_cores_per_user: that uid's oldest). */
+	uint64_t max_cores, max_cores_per_user;
 	/* Time for reading the stream, 0 = none; zeros the page tables
 	 * let us move out unread (see no_pagemap) take none of it. */
 	uint64_t timeout_ms;

@@ -57,6 +57,8 @@ enum {
 	OPT_MAX_HANDLERS,
 	OPT_BUILD_ID_TIMEOUT,
 	OPT_SOCKET,
+	OPT_MAX_CORES,
+	OPT_MAX_CORES_PER_USER,
 };
 
 static const struct cli_option core_handler_options[] = {
@@ -77,6 +79,14 @@ static const struct cli_option core_handler_options[] = {
 	{ "max-use", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "let all stored cores take at most SIZE bytes (oldest removed)", NULL,
 	  OPT_MAX_USE },
+	{ "max-cores", 0, CLI_ARG_REQUIRED, "N",
+	  "keep at most N cores in the store (oldest removed; default no "
+	  "limit)",
+	  NULL, OPT_MAX_CORES },
+	{ "max-cores-per-user", 0, CLI_ARG_REQUIRED, "N",
+	  "keep at most N cores of one crashing user (its oldest removed; "
+	  "default no limit)",
+	  NULL, OPT_MAX_CORES_PER_USER },
 	{ "timeout", 't', CLI_ARG_REQUIRED, "SECONDS",
 	  "stop reading after SECONDS (default 300; 0 = never)", NULL, 't' },
 	{ "owner", 0, CLI_ARG_REQUIRED, "OWNER",
@@ -206,7 +216,8 @@ static bool pattern_safe(const char *s)
 
 struct pattern_args {
 	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
-		*owner, *max_handlers, *build_id_timeout;
+		*owner, *max_handlers, *build_id_timeout, *max_cores,
+		*max_cores_per_user;
 	bool no_sync, no_pagemap;
 };
 
@@ -254,6 +265,8 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 		{ "--owner", a->owner },
 		{ "--max-handlers", a->max_handlers },
 		{ "--build-id-timeout", a->build_id_timeout },
+		{ "--max-cores", a->max_cores },
+		{ "--max-cores-per-user", a->max_cores_per_user },
 	};
 	size_t len;
 
@@ -555,6 +568,19 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 					       arg);
 		o->max_handlers = (unsigned)v;
 		pa->max_handlers = arg;
+		break;
+	}
+	case OPT_MAX_CORES:
+	case OPT_MAX_CORES_PER_USER: {
+		uint64_t v;
+
+		if (!cli_parse_u64(arg, &v))
+			return cli_usage_error(ctx, "core-handler",
+					       "bad number of cores '%s'", arg);
+		*(c == OPT_MAX_CORES ? &o->max_cores : &o->max_cores_per_user) =
+			v;
+		*(c == OPT_MAX_CORES ? &pa->max_cores
+				     : &pa->max_cores_per_user) = arg;
 		break;
 	}
 	case OPT_DUMP_MODE:

@@ -642,6 +642,8 @@ static struct kcore_error *scan_dir(struct coredir_scan *s, int fd)
 		}
 		e.bytes =
 			allocated(fd, e.meta, &ms) + allocated(fd, e.core, &cs);
+		e.meta_ino = ms.st_ino;
+		e.core_ino = cs.st_ino;
 		text = read_small(fd, e.meta, &ms);
 		e.time = ms.st_mtime;
 		e.kind = COREDIR_FOREIGN;
@@ -686,6 +688,7 @@ static struct kcore_error *scan_dir(struct coredir_scan *s, int fd)
 				continue;
 			e.kind = st.st_uid == geteuid() ? COREDIR_ORPHAN_CORE
 							: COREDIR_FOREIGN;
+			e.core_ino = st.st_ino;
 			e.uid = st.st_uid;
 			e.time = st.st_mtime;
 		} else {
@@ -709,12 +712,37 @@ struct kcore_error *kcore_coredir_scan(int dir_fd, struct coredir_scan *ret)
 	struct kcore_error *err;
 	struct dirs d;
 
+	struct coredir_stamp top;
+
 	memset(ret, 0, sizeof(*ret));
+	/* The stamps before the names are read: a change while they are
+	 * read shows as a later mtime. */
+	if (!kcore_coredir_stamp(dir_fd, -1, &top))
+		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
+					  "cannot stat the core directory");
 	err = find_dirs(dir_fd, &d);
 	if (err)
 		return err;
-	for (size_t i = 1; i < d.n; i++)
+	ret->stamps = calloc(d.n, sizeof(*ret->stamps));
+	if (!ret->stamps) {
+		dirs_free(&d);
+		return &kcore_error_nomem;
+	}
+	ret->stamps[0] = top;
+	for (size_t i = 1; i < d.n; i++) {
+		struct stat st;
+		const char *uid =
+			d.names[i] + strlen(KCORE_COREDIR_USER_PREFIX);
+
+		ret->stamps[i].uid = strtoll(uid, NULL, 10);
+		if (fstat(d.fds[i], &st) == 0) {
+			ret->stamps[i].ino = st.st_ino;
+			ret->stamps[i].mtime_ns =
+				(int64_t)st.st_mtim.tv_sec * 1000000000 +
+				st.st_mtim.tv_nsec;
+		}
 		free(d.names[i]);
+	}
 	free(d.names);
 	ret->dfds = d.fds;
 	ret->ndfds = d.n;
@@ -735,6 +763,7 @@ void kcore_coredir_scan_free(struct coredir_scan *s)
 	for (size_t i = 1; i < s->ndfds; i++)
 		close(s->dfds[i]);
 	free(s->dfds);
+	free(s->stamps);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -790,25 +819,72 @@ struct coredir_entry *kcore_coredir_next_victim(struct coredir_scan *s)
 	return best;
 }
 
-/* Only regular files are removed: unlinkat() never follows a symlink,
- * and a symlink or directory with our name is left alone. */
-static void remove_file(int dir_fd, const char *name)
+struct coredir_entry *kcore_coredir_next_victim_uid(struct coredir_scan *s,
+						    int64_t uid)
+{
+	if (!s->ordered) {
+		if (s->n)
+			qsort(s->e, s->n, sizeof(*s->e), cmp_victims);
+		s->ordered = true;
+	}
+	/* Sorted by kind, then (cores) by uid and time: the first one. */
+	for (size_t i = 0; i < s->n; i++)
+		if (!s->e[i].removed && s->e[i].uid == uid &&
+		    s->e[i].kind >= COREDIR_FOREIGN)
+			return &s->e[i];
+	return NULL;
+}
+
+/* Only regular files are removed, and only the one the scan saw:
+ * unlinkat() never follows a symlink, and a symlink or directory with
+ * our name is left alone.  The bytes it took. */
+static uint64_t remove_file(int dir_fd, const char *name, uint64_t ino,
+			    bool *found)
 {
 	struct stat st;
 
 	if (name && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode))
-		unlinkat(dir_fd, name, 0);
+	    S_ISREG(st.st_mode) && (!ino || st.st_ino == ino) &&
+	    unlinkat(dir_fd, name, 0) == 0) {
+		*found = true;
+		return (uint64_t)st.st_blocks * 512;
+	}
+	return 0;
 }
 
 uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e)
 {
+	uint64_t b;
+
 	if (e->removed)
 		return 0;
 	/* The core first: metadata without a core is still listed. */
-	remove_file(e->dfd, e->core);
-	remove_file(e->dfd, e->meta);
+	e->existed = false;
+	b = remove_file(e->dfd, e->core, e->core_ino, &e->existed);
+	b += remove_file(e->dfd, e->meta, e->meta_ino, &e->existed);
 	e->removed = true;
 	s->total -= e->bytes < s->total ? e->bytes : s->total;
-	return e->bytes;
+	return b;
+}
+
+bool kcore_coredir_stamp(int dir_fd, int64_t uid, struct coredir_stamp *ret)
+{
+	struct stat st;
+	char name[32];
+
+	if (uid < 0) {
+		if (fstat(dir_fd, &st) < 0)
+			return false;
+	} else {
+		snprintf(name, sizeof(name),
+			 KCORE_COREDIR_USER_PREFIX "%" PRId64, uid);
+		if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			return false;
+	}
+	ret->uid = uid;
+	ret->ino = st.st_ino;
+	ret->mtime_ns =
+		(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return true;
 }

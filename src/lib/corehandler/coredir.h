@@ -29,13 +29,24 @@ struct coredir_entry {
 	uint64_t bytes;	   /* allocated bytes of both */
 	int64_t uid;	   /* the crashing uid, -1 if not known */
 	int64_t time;	   /* the crash time (else the mtime) */
+	uint64_t core_ino, meta_ino; /* as the scan saw them */
 	enum coredir_kind kind;
 	bool removed;
+	bool existed; /* kcore_coredir_remove() found a file of it */
+};
+
+/* A directory of the scan as it was before it was read: a change of its
+ * entries (a file made, renamed or removed) moves its mtime. */
+struct coredir_stamp {
+	int64_t uid; /* user.UID, or -1 for the top directory */
+	uint64_t ino;
+	int64_t mtime_ns;
 };
 
 struct coredir_scan {
 	int *dfds; /* [0]: the top directory (not ours to close) */
 	size_t ndfds;
+	struct coredir_stamp *stamps; /* one per dfds[] */
 	struct coredir_entry *e;
 	size_t n, cap;
 	uint64_t total; /* bytes of the entries not removed */
@@ -49,8 +60,16 @@ void kcore_coredir_scan_free(struct coredir_scan *s);
  * of the uid with the most cores, as systemd-coredump's vacuum does), or
  * NULL. */
 struct coredir_entry *kcore_coredir_next_victim(struct coredir_scan *s);
-/* Remove the entry's regular files; the bytes freed. */
+/* The next entry of uid to remove (its files not ours first, then its
+ * oldest core), or NULL. */
+struct coredir_entry *kcore_coredir_next_victim_uid(struct coredir_scan *s,
+						    int64_t uid);
+/* Remove the entry's regular files that are still the ones the scan saw
+ * (same inode): the bytes they took then (e->existed: one was there). */
 uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e);
+/* The stamp of a directory now (fstat of dir_fd for uid -1, else of its
+ * user.UID); false if it is not there. */
+bool kcore_coredir_stamp(int dir_fd, int64_t uid, struct coredir_stamp *ret);
 
 /* The per-user directory's name, "user.UID". */
 #define KCORE_COREDIR_USER_PREFIX "user."

@@ -95,6 +95,7 @@ struct ch_buildids {
 };
 
 struct ch_helper;
+struct coredir_scan;
 
 /* Where the store's limits stand for this handler. */
 struct ch_store {
@@ -104,7 +105,15 @@ struct ch_store {
 	int slot;	   /* N, or -1 */
 	uint64_t reserved; /* bytes the slot announces */
 	bool limits_full;  /* a reservation was refused */
-	bool scanned;	   /* the store was looked at in full once */
+	/* Our last full look at the store (NULL: none), and the lock
+	 * file's generation when it began. */
+	struct coredir_scan *scan;
+	uint64_t scan_gen;
+	/* The build-ID helper's root (when we are root): an empty directory
+	 * of ours, already removed, made by ch_store_enter() under the
+	 * lock (a change of the store's directory the totals expect). */
+	bool has_empty;
+	int empty_fd;
 	enum kcore_ch_reason full_reason;
 };
 

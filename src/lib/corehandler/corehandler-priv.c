@@ -464,16 +464,11 @@ static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 /* An empty directory of ours, already removed, for the helper's root. */
 static int empty_dir(struct ch *ch)
 {
-	char name[64];
-	int fd;
-
-	snprintf(name, sizeof(name), ".kcoredump.empty.%d", (int)getpid());
-	if (mkdirat(ch->o->dir_fd, name, 0700) < 0 && errno != EEXIST)
+	/* Made by ch_store_enter(); ours to close now. */
+	if (!ch->store.has_empty)
 		return -1;
-	fd = openat(ch->o->dir_fd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	unlinkat(ch->o->dir_fd, name, AT_REMOVEDIR);
-	return fd;
+	ch->store.has_empty = false;
+	return ch->store.empty_fd;
 }
 
 void ch_priv_open_maps(struct ch *ch)

@@ -12,7 +12,9 @@
  *                      the limits and written so far
  *   .kcoredump.lock    flock()ed around every decision about the limits:
  *                      reserving, removing older cores, publishing; it
- *                      holds the bytes published cores take
+ *                      holds the store's totals (see below), so that
+ *                      storing a core does not cost more with more
+ *                      cores stored
  *
  * A core being written is an O_TMPFILE inode (or a locked temporary
  * file), invisible to the others, so its reservation is what they count
@@ -51,12 +53,16 @@
 
 #define LOCK_NAME   ".kcoredump.lock"
 #define SLOT_FMT    ".kcoredump.slot.%u"
-#define STATE_MAGIC 0x6b636473746f7265ull /* "kcdstore" */
+#define STATE_MAGIC 0x6b63647374617432ull /* "kcdstat2" */
+/* The slot files' (as before the totals: an older handler still
+ * running during an upgrade counts ours, and we count its). */
+#define SLOT_MAGIC 0x6b636473746f7265ull /* "kcdstore" */
+/* uids the lock file keeps totals for (more: every handler looks). */
+#define STATE_MAX_UIDS 1024
+/* Look at the whole store again after this long, whatever the totals. */
+#define STATE_RECHECK_S 3600
 
-/* The little-endian records in the lock and slot files. */
-struct store_state {
-	uint64_t magic, published;
-};
+/* The little-endian record in a slot file. */
 struct slot_state {
 	uint64_t magic, reserved, written, pid;
 };
@@ -99,13 +105,13 @@ static bool get_u64s(int fd, uint64_t *v, size_t n)
 		return false;
 	for (size_t i = 0; i < n; i++)
 		v[i] = kcore_load(b + 8 * i, 8, false);
-	return v[0] == STATE_MAGIC;
+	return v[0] == SLOT_MAGIC;
 }
 
 static void write_slot(struct ch *ch)
 {
 	struct ch_store *s = &ch->store;
-	uint64_t v[4] = { STATE_MAGIC, s->reserved, ch->stored,
+	uint64_t v[4] = { SLOT_MAGIC, s->reserved, ch->stored,
 			  (uint64_t)getpid() };
 
 	if (s->slot_fd >= 0)
@@ -137,11 +143,14 @@ static void unlock_store(struct ch *ch)
 	flock(ch->store.lock_fd, LOCK_UN);
 }
 
+static bool totals_were_current(struct ch *ch);
+static void totals_keep(struct ch *ch);
+
 bool ch_store_enter(struct ch *ch, const char **ret_why)
 {
 	struct ch_store *s = &ch->store;
 	unsigned n = ch->o->max_handlers ? ch->o->max_handlers : 16;
-	bool locked;
+	bool locked, current = false;
 
 	if (n > CH_MAX_HANDLERS)
 		n = CH_MAX_HANDLERS;
@@ -152,6 +161,8 @@ bool ch_store_enter(struct ch *ch, const char **ret_why)
 	/* Slots are taken under the lock, where the others look at them;
 	 * the first free one (files are made as needed). */
 	locked = lock_store(ch);
+	if (locked)
+		current = totals_were_current(ch);
 	for (unsigned i = 0; i < n && s->slot < 0; i++) {
 		char name[64];
 		int fd;
@@ -166,6 +177,26 @@ bool ch_store_enter(struct ch *ch, const char **ret_why)
 			close(fd);
 		}
 	}
+	/* The build-ID helper's root, an empty directory of ours, removed
+	 * at once: made here, under the lock. */
+	if (s->slot >= 0 && geteuid() == 0 && ch->o->build_id_timeout_ms) {
+		char name[64];
+
+		snprintf(name, sizeof(name), ".kcoredump.empty.%d",
+			 (int)getpid());
+		if (mkdirat(ch->o->dir_fd, name, 0700) == 0 ||
+		    errno == EEXIST) {
+			s->empty_fd = openat(ch->o->dir_fd, name,
+					     O_RDONLY | O_DIRECTORY |
+						     O_NOFOLLOW | O_CLOEXEC);
+			s->has_empty = s->empty_fd >= 0;
+			unlinkat(ch->o->dir_fd, name, AT_REMOVEDIR);
+		}
+	}
+	/* A slot file or that directory moved the directory's mtime: ours,
+	 * not a change the totals miss. */
+	if (current && !totals_were_current(ch))
+		totals_keep(ch);
 	if (locked)
 		unlock_store(ch);
 	if (s->slot < 0) {
@@ -188,6 +219,13 @@ void ch_store_leave(struct ch *ch)
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	s->lock_fd = -1;
+	if (s->scan)
+		kcore_coredir_scan_free(s->scan);
+	free(s->scan);
+	s->scan = NULL;
+	if (s->has_empty)
+		close(s->empty_fd);
+	s->has_empty = false;
 }
 
 /*
@@ -226,20 +264,6 @@ static void others(struct ch *ch, uint64_t *ret_reserved, uint64_t *ret_pending)
 	}
 }
 
-static uint64_t published(struct ch *ch)
-{
-	uint64_t v[2];
-
-	return get_u64s(ch->store.lock_fd, v, 2) ? v[1] : UINT64_MAX;
-}
-
-static void set_published(struct ch *ch, uint64_t bytes)
-{
-	uint64_t v[2] = { STATE_MAGIC, bytes };
-
-	put_u64s(ch->store.lock_fd, v, 2);
-}
-
 static uint64_t free_bytes(struct ch *ch)
 {
 	struct statvfs sv;
@@ -273,22 +297,290 @@ static uint64_t have_bytes(const struct ch *ch)
 }
 
 /*
- * Under the lock: a fresh look at the store (orphans are cleaned on the
- * way), then older cores removed while need more bytes would not fit.
- * Returns the bytes that fit (up to need).
+ * The store's totals, in the lock file (little-endian u64s, written
+ * under the lock): STATE_MAGIC, bytes, cores, generation, the time of
+ * the last full look, the number of directories and of uids, then per
+ * directory (uid or -1 for the top, inode, mtime in ns), per uid (uid,
+ * cores, bytes), and a checksum.  Every handler that publishes or
+ * removes a core updates them and the directories' mtimes it leaves;
+ * a directory whose mtime moved since (a file made, renamed or removed
+ * by someone else) makes the totals stale, and the next handler looks
+ * at the whole store again.  So does a file of the store changed in
+ * place, at the latest STATE_RECHECK_S later.
  */
-static uint64_t make_room(struct ch *ch, uint64_t need,
-			  enum kcore_ch_reason *ret_reason)
-{
-	const struct kcore_ch_opts *o = ch->o;
-	struct ch_store *s = &ch->store;
-	uint64_t res_others, pend_others, fit = need;
-	struct coredir_scan scan;
-	struct kcore_error *err;
-	struct coredir_entry *v;
+struct totals_uid {
+	int64_t uid;
+	uint64_t cores, bytes;
+};
+struct totals {
+	uint64_t bytes, cores, gen, looked;
+	struct coredir_stamp *dirs;
+	size_t ndirs;
+	struct totals_uid *uids;
+	size_t nuids;
+	bool valid;    /* current: the store is as they say */
+	bool too_many; /* more uids than the lock file holds */
+};
 
-	*ret_reason = KCORE_CH_COMPLETE;
-	err = kcore_coredir_scan(o->dir_fd, &scan);
+static void totals_free(struct totals *t)
+{
+	free(t->dirs);
+	free(t->uids);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint64_t checksum(const unsigned char *b, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int64_t realtime_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+/* The totals as the lock file says (t->valid not yet decided); false
+ * when it holds none (made by an older version, or torn). */
+static bool totals_load(struct ch *ch, struct totals *t)
+{
+	size_t max = 8 * (8 + 3 * (size_t)(STATE_MAX_UIDS + 1) +
+			  3 * (size_t)STATE_MAX_UIDS);
+	unsigned char *b = malloc(max);
+	ssize_t n;
+	size_t words, at = 7;
+	bool ok = false;
+
+	memset(t, 0, sizeof(*t));
+	if (!b)
+		return false;
+	n = pread(ch->store.lock_fd, b, max, 0);
+	if (n < 7 * 8 || kcore_load(b, 8, false) != STATE_MAGIC)
+		goto out;
+	t->bytes = kcore_load(b + 8, 8, false);
+	t->cores = kcore_load(b + 16, 8, false);
+	t->gen = kcore_load(b + 24, 8, false);
+	t->looked = kcore_load(b + 32, 8, false);
+	t->ndirs = (size_t)kcore_load(b + 40, 8, false);
+	t->nuids = (size_t)kcore_load(b + 48, 8, false);
+	if (t->ndirs < 1 || t->ndirs > STATE_MAX_UIDS + 1 ||
+	    t->nuids > STATE_MAX_UIDS)
+		goto out;
+	words = 7 + 3 * t->ndirs + 3 * t->nuids;
+	if ((size_t)n < 8 * (words + 1) ||
+	    checksum(b, 8 * words) != kcore_load(b + 8 * words, 8, false))
+		goto out;
+	t->dirs = calloc(t->ndirs, sizeof(*t->dirs));
+	t->uids = calloc(t->nuids ? t->nuids : 1, sizeof(*t->uids));
+	if (!t->dirs || !t->uids)
+		goto out;
+	for (size_t i = 0; i < t->ndirs; i++, at += 3) {
+		t->dirs[i].uid = (int64_t)kcore_load(b + 8 * at, 8, false);
+		t->dirs[i].ino = kcore_load(b + 8 * at + 8, 8, false);
+		t->dirs[i].mtime_ns =
+			(int64_t)kcore_load(b + 8 * at + 16, 8, false);
+	}
+	for (size_t i = 0; i < t->nuids; i++, at += 3) {
+		t->uids[i].uid = (int64_t)kcore_load(b + 8 * at, 8, false);
+		t->uids[i].cores = kcore_load(b + 8 * at + 8, 8, false);
+		t->uids[i].bytes = kcore_load(b + 8 * at + 16, 8, false);
+	}
+	ok = true;
+out:
+	free(b);
+	if (!ok) {
+		uint64_t gen = t->gen;
+
+		totals_free(t);
+		t->gen = gen;
+	}
+	return ok;
+}
+
+/* Whether the store's directories are as the totals left them. */
+static bool totals_current(struct ch *ch, const struct totals *t)
+{
+	int64_t now = realtime_s();
+
+	if (!t->looked || (int64_t)t->looked > now ||
+	    now - (int64_t)t->looked >= STATE_RECHECK_S)
+		return false;
+	for (size_t i = 0; i < t->ndirs; i++) {
+		struct coredir_stamp st;
+
+		if (!kcore_coredir_stamp(ch->o->dir_fd, t->dirs[i].uid, &st) ||
+		    st.ino != t->dirs[i].ino ||
+		    st.mtime_ns != t->dirs[i].mtime_ns)
+			return false;
+	}
+	return true;
+}
+
+/* Write them back, with the directories' mtimes after our changes. */
+static void totals_store(struct ch *ch, struct totals *t)
+{
+	size_t words = 7 + 3 * t->ndirs + 3 * t->nuids;
+	unsigned char *b;
+
+	for (size_t i = 0; i < t->ndirs; i++)
+		if (!kcore_coredir_stamp(ch->o->dir_fd, t->dirs[i].uid,
+					 &t->dirs[i]))
+			t->looked = 0; /* gone: look again */
+	t->gen++;
+	b = malloc(8 * (words + 1));
+	if (!b)
+		return;
+	if (t->too_many)
+		t->looked = 0;
+	kcore_store_le(b, STATE_MAGIC, 8);
+	kcore_store_le(b + 8, t->bytes, 8);
+	kcore_store_le(b + 16, t->cores, 8);
+	kcore_store_le(b + 24, t->gen, 8);
+	kcore_store_le(b + 32, t->looked, 8);
+	kcore_store_le(b + 40, t->ndirs, 8);
+	kcore_store_le(b + 48, t->nuids, 8);
+	for (size_t i = 0, at = 7; i < t->ndirs; i++, at += 3) {
+		kcore_store_le(b + 8 * at, (uint64_t)t->dirs[i].uid, 8);
+		kcore_store_le(b + 8 * at + 8, t->dirs[i].ino, 8);
+		kcore_store_le(b + 8 * at + 16, (uint64_t)t->dirs[i].mtime_ns,
+			       8);
+	}
+	for (size_t i = 0, at = 7 + 3 * t->ndirs; i < t->nuids; i++, at += 3) {
+		kcore_store_le(b + 8 * at, (uint64_t)t->uids[i].uid, 8);
+		kcore_store_le(b + 8 * at + 8, t->uids[i].cores, 8);
+		kcore_store_le(b + 8 * at + 16, t->uids[i].bytes, 8);
+	}
+	kcore_store_le(b + 8 * words, checksum(b, 8 * words), 8);
+	if (pwrite(ch->store.lock_fd, b, 8 * (words + 1), 0) !=
+	    (ssize_t)(8 * (words + 1)))
+		kcore_store_le(b, 0, 8); /* a best effort: the next looks */
+	free(b);
+}
+
+static struct totals_uid *totals_uid(struct totals *t, int64_t uid, bool add)
+{
+	struct totals_uid *u;
+
+	for (size_t i = 0; i < t->nuids; i++)
+		if (t->uids[i].uid == uid)
+			return &t->uids[i];
+	if (!add)
+		return NULL;
+	if (t->nuids >= STATE_MAX_UIDS) {
+		t->too_many = true;
+		return NULL;
+	}
+	u = realloc(t->uids, (t->nuids + 1) * sizeof(*u));
+	if (!u) {
+		t->too_many = true;
+		return NULL;
+	}
+	t->uids = u;
+	u = &t->uids[t->nuids++];
+	u->uid = uid;
+	u->cores = u->bytes = 0;
+	return u;
+}
+
+static uint64_t sub_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* A core of uid (cores 1) or other bytes (cores 0) added or removed. */
+static void totals_add(struct totals *t, int64_t uid, uint64_t cores,
+		       uint64_t bytes, bool remove)
+{
+	struct totals_uid *u = cores ? totals_uid(t, uid, !remove) : NULL;
+
+	t->bytes = remove ? sub_sat(t->bytes, bytes) : t->bytes + bytes;
+	t->cores = remove ? sub_sat(t->cores, cores) : t->cores + cores;
+	if (u) {
+		u->bytes = remove ? sub_sat(u->bytes, bytes) : u->bytes + bytes;
+		u->cores = remove ? sub_sat(u->cores, cores) : u->cores + cores;
+	}
+}
+
+/* The totals of a full look (its entries not removed). */
+static bool totals_from_scan(const struct coredir_scan *sc, struct totals *t)
+{
+	uint64_t gen = t->gen;
+
+	totals_free(t);
+	t->gen = gen;
+	t->looked = (uint64_t)realtime_s();
+	t->dirs = calloc(sc->ndfds ? sc->ndfds : 1, sizeof(*t->dirs));
+	if (!t->dirs)
+		return false;
+	memcpy(t->dirs, sc->stamps, sc->ndfds * sizeof(*t->dirs));
+	t->ndirs = sc->ndfds;
+	if (t->ndirs > STATE_MAX_UIDS + 1) {
+		t->ndirs = STATE_MAX_UIDS + 1;
+		t->too_many = true;
+	}
+	for (size_t i = 0; i < sc->n; i++) {
+		const struct coredir_entry *e = &sc->e[i];
+
+		if (!e->removed)
+			totals_add(t, e->uid, e->kind >= COREDIR_FOREIGN,
+				   e->bytes, false);
+	}
+	t->valid = true;
+	return true;
+}
+
+static bool totals_were_current(struct ch *ch)
+{
+	struct totals t;
+	bool r = totals_load(ch, &t) && totals_current(ch, &t);
+
+	totals_free(&t);
+	return r;
+}
+
+static void totals_keep(struct ch *ch)
+{
+	struct totals t;
+
+	if (totals_load(ch, &t))
+		totals_store(ch, &t);
+	totals_free(&t);
+}
+
+/* Whether the directories are still as when the look began. */
+static bool scan_current(struct ch *ch, const struct coredir_scan *sc)
+{
+	for (size_t i = 0; i < sc->ndfds; i++) {
+		struct coredir_stamp st;
+
+		if (!kcore_coredir_stamp(ch->o->dir_fd, sc->stamps[i].uid,
+					 &st) ||
+		    st.ino != sc->stamps[i].ino ||
+		    st.mtime_ns != sc->stamps[i].mtime_ns)
+			return false;
+	}
+	return true;
+}
+
+/* A full look at the store, kept in ch->store.scan; false if it failed. */
+static bool look(struct ch *ch, bool locked)
+{
+	struct ch_store *s = &ch->store;
+	struct kcore_error *err;
+
+	if (s->scan)
+		kcore_coredir_scan_free(s->scan);
+	else
+		s->scan = malloc(sizeof(*s->scan));
+	if (!s->scan)
+		return false;
+	err = kcore_coredir_scan(ch->o->dir_fd, s->scan);
 	if (err) {
 		char *d = kcore_error_describe(err);
 
@@ -297,82 +589,189 @@ static uint64_t make_room(struct ch *ch, uint64_t need,
 		       d ? d : "out of memory");
 		free(d);
 		kcore_error_destroy(err);
-		*ret_reason =
-			o->max_use ? KCORE_CH_MAX_USE : KCORE_CH_KEEP_FREE;
-		return 0;
+		free(s->scan);
+		s->scan = NULL;
+		return false;
+	}
+	/* Counted by the tests: with current totals there is none. */
+	ch_log(ch, KCORE_CH_LOG_INFO,
+	       "looked at the whole store (%zu entries, %s the lock)",
+	       s->scan->n, locked ? "under" : "outside");
+	return true;
+}
+
+/* What the limits say of need more bytes (with core: and one more core)
+ * now: bit 0 max-use, 1 keep-free, 2 max-cores, 3 max-cores-per-user. */
+static unsigned over(struct ch *ch, struct totals *t, uint64_t need, bool core)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	struct ch_store *s = &ch->store;
+	uint64_t res_others, pend_others, have = have_bytes(ch), pend, avail;
+	struct totals_uid *u;
+	unsigned r = 0;
+
+	others(ch, &res_others, &pend_others);
+	pend = pend_others + sub_sat(s->reserved, have);
+	if (o->max_use &&
+	    t->bytes + res_others + s->reserved + need > o->max_use)
+		r |= 1;
+	if (o->keep_free) {
+		avail = free_bytes(ch);
+		if (avail == UINT64_MAX || avail < o->keep_free + pend + need)
+			r |= 2;
+	}
+	if (core && o->max_cores && t->cores + 1 > o->max_cores)
+		r |= 4;
+	u = totals_uid(t, o->crash.uid, false);
+	if (core && o->max_cores_per_user && u &&
+	    u->cores + 1 > o->max_cores_per_user)
+		r |= 8;
+	return r;
+}
+
+/*
+ * Under the lock: room for need more bytes (core: and for one more
+ * core), older cores removed while it would not fit; the bytes that fit
+ * (up to need; step when that fits without removing anything).  With
+ * current totals in the lock file and room, nothing is looked at: the
+ * cost does not grow with the cores stored.  Otherwise the store is
+ * looked at in full outside the lock, and that look is used under it
+ * when nothing changed meanwhile (else, when the totals are current
+ * again, only as the list of what to remove: each file is checked
+ * before it goes).  The lock may be dropped on the way: *ret_locked
+ * false when it could not be taken back.  *t: the totals (t->valid when
+ * current) for the caller to update.
+ */
+static uint64_t make_room(struct ch *ch, uint64_t need, uint64_t step,
+			  bool core, struct totals *t,
+			  enum kcore_ch_reason *ret_reason, bool *ret_locked)
+{
+	const struct kcore_ch_opts *o = ch->o;
+	struct ch_store *s = &ch->store;
+	uint64_t fit = need;
+	struct coredir_entry *v;
+	unsigned r;
+
+	*ret_reason = KCORE_CH_COMPLETE;
+	*ret_locked = true;
+	memset(t, 0, sizeof(*t));
+	for (int tries = 0;; tries++) {
+		uint64_t gen;
+
+		totals_free(t);
+		if (totals_load(ch, t) && totals_current(ch, t)) {
+			t->valid = true;
+			if (step > need && !over(ch, t, step, core))
+				return step;
+			if (!over(ch, t, need, core))
+				return need;
+			if (s->scan)
+				break;
+		}
+		if (s->scan && t->gen == s->scan_gen &&
+		    scan_current(ch, s->scan)) {
+			totals_from_scan(s->scan, t);
+			break;
+		}
+		gen = t->gen;
+		if (tries >= 2) {
+			/* The others keep changing it: under the lock. */
+			if (!look(ch, true))
+				goto failed;
+			s->scan_gen = gen;
+			totals_from_scan(s->scan, t);
+			if (!scan_current(ch, s->scan))
+				t->looked = 0; /* changed meanwhile */
+			break;
+		}
+		unlock_store(ch);
+		if (!look(ch, false)) {
+			*ret_locked = lock_store(ch);
+			goto failed;
+		}
+		s->scan_gen = gen;
+		if (!lock_store(ch)) {
+			*ret_locked = false;
+			*ret_reason = KCORE_CH_LOCK_TIMEOUT;
+			ch_log(ch, KCORE_CH_LOG_WARNING,
+			       "the store lock stayed taken; storing no more");
+			totals_free(t);
+			return 0;
+		}
 	}
 	/* Nobody writes orphans any more: they only take room. */
-	while ((v = kcore_coredir_next_victim(&scan)) &&
+	while ((v = kcore_coredir_next_victim(s->scan)) &&
 	       v->kind <= COREDIR_ORPHAN_CORE) {
-		uint64_t b = kcore_coredir_remove(&scan, v);
+		uint64_t b = kcore_coredir_remove(s->scan, v);
 
+		if (!v->existed)
+			continue;
+		totals_add(t, -1, 0, b, true);
 		ch_log(ch, KCORE_CH_LOG_NOTICE,
 		       "removed the orphaned %s '%s' (%" PRIu64 " bytes)",
 		       v->kind == COREDIR_ORPHAN_TMP ? "temporary file"
 						     : "core without metadata",
 		       v->core, b);
 	}
-	others(ch, &res_others, &pend_others);
-	for (;;) {
-		uint64_t use = scan.total + res_others + s->reserved + need;
-		uint64_t avail = free_bytes(ch), pend;
-		bool over_use = o->max_use && use > o->max_use;
-		bool over_free = false;
+	while ((r = over(ch, t, need, core))) {
+		uint64_t b;
 
-		pend = pend_others + (s->reserved > have_bytes(ch)
-					      ? s->reserved - have_bytes(ch)
-					      : 0);
-		if (o->keep_free)
-			over_free = avail == UINT64_MAX ||
-				    avail < o->keep_free + pend + need;
-		if (!over_use && !over_free)
-			break;
-		v = kcore_coredir_next_victim(&scan);
+		v = r & 8 ? kcore_coredir_next_victim_uid(s->scan, o->crash.uid)
+			  : NULL;
+		if (!v && (r & 7))
+			v = kcore_coredir_next_victim(s->scan);
 		if (!v) {
 			/* Nothing more to remove: what fits. */
-			uint64_t a = UINT64_MAX, b = UINT64_MAX;
+			uint64_t a = UINT64_MAX, c = UINT64_MAX;
+			uint64_t res_others, pend_others, avail, pend;
 
-			if (over_use)
-				a = o->max_use > use - need
-					    ? o->max_use - (use - need)
+			others(ch, &res_others, &pend_others);
+			pend = pend_others +
+			       sub_sat(s->reserved, have_bytes(ch));
+			avail = free_bytes(ch);
+			if (r & 1)
+				a = sub_sat(o->max_use, t->bytes + res_others +
+								s->reserved);
+			if (r & 2)
+				c = avail != UINT64_MAX
+					    ? sub_sat(avail,
+						      o->keep_free + pend)
 					    : 0;
-			if (over_free)
-				b = avail != UINT64_MAX &&
-						    avail > o->keep_free + pend
-					    ? avail - o->keep_free - pend
-					    : 0;
-			fit = a < b ? a : b;
-			if (fit > need)
-				fit = need;
-			*ret_reason =
-				a <= b ? KCORE_CH_MAX_USE : KCORE_CH_KEEP_FREE;
+			if (r & 3) {
+				fit = a < c ? a : c;
+				if (fit > need)
+					fit = need;
+				*ret_reason = a <= c ? KCORE_CH_MAX_USE
+						     : KCORE_CH_KEEP_FREE;
+			} else {
+				ch_log(ch, KCORE_CH_LOG_WARNING,
+				       "no older core to remove for %s",
+				       r & 8 ? "--max-cores-per-user"
+					     : "--max-cores");
+			}
 			break;
 		}
+		b = kcore_coredir_remove(s->scan, v);
+		if (!v->existed)
+			continue; /* gone since the look */
+		totals_add(t, v->uid, v->kind >= COREDIR_FOREIGN, b, true);
 		ch_log(ch, KCORE_CH_LOG_NOTICE,
 		       "removed the older core '%s' (%" PRIu64 " bytes) for %s",
-		       v->core ? v->core : v->meta, v->bytes,
-		       over_use ? "--max-use" : "--keep-free");
-		kcore_coredir_remove(&scan, v);
+		       v->core ? v->core : v->meta, b,
+		       r & 8   ? "--max-cores-per-user"
+		       : r & 1 ? "--max-use"
+		       : r & 2 ? "--keep-free"
+			       : "--max-cores");
 		ch->res->removed++;
 	}
-	set_published(ch, scan.total);
-	kcore_coredir_scan_free(&scan);
+	totals_store(ch, t);
 	return fit;
-}
-
-/* Whether need more bytes fit the limits without removing anything. */
-static bool fits(const struct ch *ch, uint64_t pub, uint64_t res_others,
-		 uint64_t avail, uint64_t pend, uint64_t need)
-{
-	const struct kcore_ch_opts *o = ch->o;
-
-	if (pub == UINT64_MAX)
-		return false; /* no total yet: look at the store */
-	if (o->max_use &&
-	    pub + res_others + ch->store.reserved + need > o->max_use)
-		return false;
-	return !o->keep_free ||
-	       (avail != UINT64_MAX && avail >= o->keep_free + pend + need);
+failed:
+	totals_free(t);
+	*ret_reason = !*ret_locked ? KCORE_CH_LOCK_TIMEOUT
+		      : o->max_use ? KCORE_CH_MAX_USE
+				   : KCORE_CH_KEEP_FREE;
+	return 0;
 }
 
 /*
@@ -384,8 +783,7 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		    enum kcore_ch_reason *ret_reason)
 {
 	struct ch_store *s = &ch->store;
-	uint64_t have = have_bytes(ch), need, fit, pub, res_others, pend_others,
-		 avail, pend, step;
+	uint64_t have = have_bytes(ch), need, fit, step;
 	enum kcore_ch_reason why = KCORE_CH_COMPLETE;
 
 	*ret_reason = KCORE_CH_COMPLETE;
@@ -408,26 +806,15 @@ static bool reserve(struct ch *ch, uint64_t want, uint64_t *ret_room,
 		why = KCORE_CH_LOCK_TIMEOUT;
 		fit = 0;
 	} else {
-		/* Quick: the published total the others keep up to date,
-		 * and the free space; a full look only when short. */
-		pub = published(ch);
-		others(ch, &res_others, &pend_others);
-		avail = free_bytes(ch);
-		pend = pend_others +
-		       (s->reserved > have ? s->reserved - have : 0);
-		/* The first time, a full look: files may have come and gone
-		 * behind the handlers' backs. */
-		if (s->scanned && fits(ch, pub, res_others, avail, pend, step))
-			fit = step;
-		else if (s->scanned &&
-			 fits(ch, pub, res_others, avail, pend, need))
-			fit = need;
-		else
-			fit = make_room(ch, need, &why);
-		s->scanned = true;
+		struct totals t;
+		bool locked;
+
+		fit = make_room(ch, need, step, false, &t, &why, &locked);
+		totals_free(&t);
 		s->reserved += fit;
 		write_slot(ch);
-		unlock_store(ch);
+		if (locked)
+			unlock_store(ch);
 	}
 	if (have + want <= s->reserved) {
 		*ret_room = s->reserved - have;
@@ -958,6 +1345,7 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 	struct kcore_error *err;
 	bool locked = false;
 	uint64_t meta_bytes = 0;
+	struct totals t = { 0 };
 	struct stat st;
 
 	if (ch->user_access &&
@@ -976,13 +1364,15 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 		meta_bytes = (uint64_t)st.st_blocks * 512;
 	if (ch->os)
 		ch->zdata = 0;
-	if (o->max_use || o->keep_free) {
+	if (o->max_use || o->keep_free || o->max_cores ||
+	    o->max_cores_per_user) {
 		enum kcore_ch_reason why;
 
 		locked = lock_store(ch);
 		if (locked) {
 			/* Ours counts as reserved until it is published:
-			 * make room for anything beyond. */
+			 * make room for anything beyond, and for one more
+			 * core. */
 			uint64_t have = ch->stored + meta_bytes;
 
 			uint64_t more = have > ch->store.reserved
@@ -990,9 +1380,9 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 						: 0;
 			uint64_t fit;
 
-			/* A full look, whatever the others wrote down. */
-			fit = make_room(ch, more, &why);
-			if (fit < more)
+			fit = make_room(ch, more, more, true, &t, &why,
+					&locked);
+			if (locked && fit < more)
 				ch_log(ch, KCORE_CH_LOG_WARNING,
 				       "the core and its metadata take "
 				       "%" PRIu64 " bytes more than the "
@@ -1008,12 +1398,20 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 	if (err) {
 		if (!mo->tmp)
 			unlinkat(ch->subdir_fd, ch->res->meta_name, 0);
-	} else if (locked) {
-		uint64_t pub = published(ch);
+	} else if (locked && t.valid) {
+		int64_t uid = o->crash.uid;
+		bool listed = ch->subdir_fd == o->dir_fd;
 
-		if (pub != UINT64_MAX)
-			set_published(ch, pub + ch->stored + meta_bytes);
+		totals_add(&t, uid, 1, ch->stored + meta_bytes, false);
+		for (size_t i = 0; i < t.ndirs && !listed; i++)
+			listed = t.dirs[i].uid == uid;
+		if (!listed)
+			t.looked = 0; /* a directory the totals miss */
+		totals_store(ch, &t);
 	}
+	if (locked && err && t.valid)
+		totals_store(ch, &t); /* nothing of ours stayed */
+	totals_free(&t);
 	ch->store.reserved = 0;
 	write_slot(ch);
 	if (locked)
