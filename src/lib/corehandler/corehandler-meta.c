@@ -247,9 +247,10 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 	fprintf(f,
 		"  \"limits\": {\"max_size\": %" PRIu64
 		", \"max_use\": %" PRIu64 ", \"keep_free\": %" PRIu64
+		", \"max_cores\": %" PRIu64 ", \"max_cores_per_user\": %" PRIu64
 		", \"max_handlers\": %u},\n",
-		o->max_size, o->max_use, o->keep_free,
-		o->max_handlers ? o->max_handlers : 16);
+		o->max_size, o->max_use, o->keep_free, o->max_cores,
+		o->max_cores_per_user, o->max_handlers ? o->max_handlers : 16);
 	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
 	write_build_ids(ch, f);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
