@@ -69,7 +69,15 @@ def play(sock, mode, core):
             b = f.read(1 << 16)
             if not b:
                 break
-            sock.sendall(b)
+            try:
+                sock.sendall(b)
+            except (ConnectionResetError, BrokenPipeError) as e:
+                # The server closed early (a limit cut the core): the
+                # kernel stops writing there, as on a pipe.
+                res["closed"] = True
+                res["closed_early"] = True
+                res["error"] = str(e)
+                return res
     # The kernel shuts its side down, then (COREDUMP_WAIT) reads until
     # the server closes.
     sock.shutdown(socket.SHUT_WR)
