@@ -118,6 +118,8 @@ complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l quiet -s q -d '
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l verbose -s v -d 'a line for every segment (address, size, digest), not only for those that differ'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l exclude -s d -x -a 'free cache cache-private user zero all' -d 'with SOURCE: DUMP was made without these pages (as dump --exclude; default: what its note says), not counted as differing'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l sha256 -x -d 'also check the file\'s bytes against this SHA-256 (dump\'s "file sha256", what sha256sum prints)'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l progress -d 'show progress even when stderr is not a terminal'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify; and not __fish_prev_arg_in --exclude -d --sha256; and not string match -q -- "-*" (commandline -ct)' -F
 

@@ -63,6 +63,20 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 				 int exclude_level,
 				 volatile sig_atomic_t *cancel,
 				 struct kcore_verify_result *ret);
+/*
+ * The same, calling progress (when not NULL) from the calling thread as
+ * it goes: the bytes checked so far (read, or holes passed) and the
+ * bytes there are to check (segments' data, and their whole size again
+ * when source is compared).
+ */
+typedef void (*kcore_verify_progress_fn)(void *arg, uint64_t done,
+					 uint64_t total);
+struct kcore_error *kcore_verify_progress(const char *dump, const char *source,
+					  int exclude_level,
+					  volatile sig_atomic_t *cancel,
+					  kcore_verify_progress_fn progress,
+					  void *arg,
+					  struct kcore_verify_result *ret);
 void kcore_verify_result_deinit(struct kcore_verify_result *res);
 
 /* Decompress a .zst/.xz dump into a sparse file, published atomically. */

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "json.h"
+#include "kcoredump/dump.h"
 #include "kcoredump/verify.h"
 
 static const struct cli_option verify_options[] = {
@@ -28,8 +29,67 @@ static const struct cli_option verify_options[] = {
 	  "also check the file's bytes against this SHA-256 (dump's \"file "
 	  "sha256\", what sha256sum prints)",
 	  NULL, 's' },
+	{ "progress", 0, CLI_ARG_NONE, NULL,
+	  "show progress even when stderr is not a terminal", NULL,
+	  DOPT_PROGRESS },
+	{ "no-progress", 0, CLI_ARG_NONE, NULL, "never show progress", NULL,
+	  DOPT_NO_PROGRESS },
 	{ 0 },
 };
+
+/* verify's progress line: what is checked of how much, how fast. */
+static void draw_verify(const struct kcore_dump_stats *st, double elapsed,
+			bool tty)
+{
+	char a[32], b[32], c[32];
+	double rate = elapsed > 0 ? (double)st->bytes_done / elapsed : 0;
+	unsigned el = (unsigned)elapsed;
+
+	fprintf(stderr,
+		"%sverify: %5.1f%%  %s of %s checked, %s/s, %s, %u:%02u%s",
+		tty ? "\r\033[K" : "",
+		st->bytes_total ? 100.0 * (double)st->bytes_done /
+					  (double)st->bytes_total
+				: 100.0,
+		cli_human_size(st->bytes_done, a, sizeof(a)),
+		cli_human_size(st->bytes_total, b, sizeof(b)),
+		cli_human_size((uint64_t)rate, c, sizeof(c)),
+		st->phase ? st->phase : "checking", el / 60, el % 60,
+		tty ? "" : "\n");
+	fflush(stderr);
+}
+
+struct verify_progress {
+	struct cli_progress ps;
+	struct kcore_dump_stats st;
+	struct timespec t0;
+	double last;
+};
+
+static double since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) +
+	       (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* From kcore_verify_progress: a redraw every 100 ms at most (the timer
+ * redraws between), and at the end. */
+static void verify_progress(void *arg, uint64_t done, uint64_t total)
+{
+	struct verify_progress *vp = arg;
+	double el = since(&vp->t0);
+
+	vp->st.bytes_done = done;
+	vp->st.bytes_total = total;
+	vp->st.elapsed = el;
+	if (el - vp->last < 0.1 && done < total)
+		return;
+	vp->last = el;
+	cli_dump_progress(&vp->ps, &vp->st);
+}
 
 /* The file's SHA-256, when --sha256 asked for it. */
 struct file_check {
@@ -261,7 +321,8 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	struct kcore_error *err;
 	bool quiet = false, verbose = false;
 	const char *arg;
-	int c, exclude = -1;
+	int c, exclude = -1, progress = -1;
+	struct verify_progress vp = { .st.phase = "checking" };
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -272,6 +333,10 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			quiet = true;
 		else if (c == 'v')
 			verbose = true;
+		else if (c == DOPT_PROGRESS)
+			progress = 1;
+		else if (c == DOPT_NO_PROGRESS)
+			progress = 0;
 		else if (c == 's') {
 			if (!is_sha256_hex(arg)) {
 				cli_parser_destroy(p);
@@ -301,9 +366,25 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 		return cli_usage_error(ctx, "verify",
 				       "--exclude is for comparing with a "
 				       "SOURCE");
-	err = kcore_verify(argv[first],
-			   argc - first == 2 ? argv[first + 1] : NULL, exclude,
-			   cli_catch_signals(), &r);
+	vp.ps.tty = isatty(STDERR_FILENO);
+	vp.ps.draw = draw_verify;
+	if (progress < 0)
+		progress = vp.ps.tty && !quiet;
+	clock_gettime(CLOCK_MONOTONIC, &vp.t0);
+	if (progress)
+		cli_progress_start(&vp.ps);
+	err = kcore_verify_progress(argv[first],
+				    argc - first == 2 ? argv[first + 1] : NULL,
+				    exclude, cli_catch_signals(),
+				    progress ? verify_progress : NULL, &vp, &r);
+	cli_progress_stop(&vp.ps);
+	if (progress && vp.ps.shown) {
+		vp.st.phase = err ? "stopped" : "done";
+		vp.st.elapsed = since(&vp.t0);
+		draw_verify(&vp.st, vp.st.elapsed, vp.ps.tty);
+		if (vp.ps.tty)
+			fputc('\n', stderr);
+	}
 	if (!err && fc.expected) {
 		err = check_file(argv[first], &fc);
 		if (err)

@@ -92,4 +92,26 @@ else
 	compare "pid" "$tmp/p.json" "$tmp/p.err"
 fi
 exec {fd}>&-
+
+# verify --progress (issue 28 item 7: it was silent for as long as it
+# read): lines "verify: P%  X of Y checked ...", the last one at 100% and
+# "done", X = Y; without a terminal and without --progress, no line.
+"$kcoredump" dump -q "$fixdir/vmcore-x86_64.core" -o "$tmp/v.zst"
+for args in "" "$fixdir/vmcore-x86_64.core"; do
+	# shellcheck disable=SC2086 # args: no SOURCE, or one
+	"$kcoredump" verify --progress "$tmp/v.zst" $args >/dev/null 2>"$tmp/v.err"
+	rc=$?
+	last=$(grep '^verify: ' "$tmp/v.err" | tail -n 1) || true
+	check "verify --progress${args:+ with SOURCE} exits 0 ($rc)" [ $rc -eq 0 ]
+	check "verify --progress${args:+ with SOURCE}: the last line is 100%, done ('$last')" \
+		bash -c "[[ '$last' == 'verify: 100.0%  '*' checked, '*', done, '* ]]"
+	check "verify --progress${args:+ with SOURCE}: all of it checked" \
+		bash -c "[[ '$last' =~ \ ([^ ]+\ [KMGT]?i?B)\ of\ ([^ ]+\ [KMGT]?i?B)\ checked ]] && [[ \${BASH_REMATCH[1]} == \${BASH_REMATCH[2]} ]]"
+done
+"$kcoredump" verify "$tmp/v.zst" >/dev/null 2>"$tmp/v.err"
+check "verify without a terminal: no progress line" \
+	bash -c "! grep -q '^verify: ' '$tmp/v.err'"
+"$kcoredump" verify --progress -q "$tmp/v.zst" >"$tmp/v.out" 2>"$tmp/v.err"
+check "verify -q --progress: progress on stderr, nothing on stdout" \
+	bash -c "grep -q '^verify: 100' '$tmp/v.err' && [ ! -s '$tmp/v.out' ]"
 finish

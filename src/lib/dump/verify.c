@@ -117,12 +117,29 @@ static struct kcore_error *cancelled(volatile sig_atomic_t *cancel,
 	return NULL;
 }
 
+/* What verify is told to stop by, and tells its progress to. */
+struct vctl {
+	volatile sig_atomic_t *cancel;
+	kcore_verify_progress_fn progress;
+	void *arg;
+	uint64_t done, total;
+};
+
+/* n more bytes checked (read, or holes passed): progress, then a
+ * signal's stop. */
+static struct kcore_error *vstep(struct vctl *vc, uint64_t n, const char *path)
+{
+	vc->done += n;
+	if (vc->progress)
+		vc->progress(vc->arg, vc->done, vc->total);
+	return cancelled(vc->cancel, path);
+}
+
 /* ---- plain ELF dumps ---- */
 
 static struct kcore_error *hash_segment(struct kcore_source *src,
 					const struct kcore_segment *seg,
-					unsigned char *buf,
-					volatile sig_atomic_t *cancel,
+					unsigned char *buf, struct vctl *vc,
 					unsigned char out[KCORE_DIGEST_LEN])
 {
 	struct kcore_content_hasher *h;
@@ -146,6 +163,8 @@ static struct kcore_error *hash_segment(struct kcore_source *src,
 		de -= seg->offset;
 		if (ds > pos)
 			err = kcore_content_hasher_add_zeros(h, ds - pos);
+		if (!err && ds > pos)
+			err = vstep(vc, ds - pos, src->path);
 		for (pos = ds; !err && pos < de;) {
 			uint64_t n = de - pos < CHUNK ? de - pos : CHUNK;
 
@@ -154,10 +173,13 @@ static struct kcore_error *hash_segment(struct kcore_source *src,
 			if (!err)
 				err = kcore_content_hasher_add(h, buf, n);
 			if (!err)
-				err = cancelled(cancel, src->path);
+				err = vstep(vc, n, src->path);
 			pos += n;
 		}
 	}
+	/* A hole to the segment's end. */
+	if (!err && pos < seg->filesz)
+		err = vstep(vc, seg->filesz - pos, src->path);
 	if (!err)
 		err = kcore_content_hasher_finish(h, out);
 	kcore_content_hasher_destroy(h);
@@ -282,7 +304,7 @@ static struct kcore_error *read_side(struct kcore_source *s, bool physical,
 static struct kcore_error *compare_source(struct kcore_source *dump,
 					  const char *source,
 					  struct kcore_verify_result *r,
-					  volatile sig_atomic_t *cancel)
+					  struct vctl *vc)
 {
 	struct kcore_source *src;
 	struct kcore_error *err = kcore_source_open(source, NULL, &src);
@@ -324,6 +346,7 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 				n = za < zb ? za : zb;
 				r->bytes_checked += n;
 				pos += n;
+				err = vstep(vc, n, source);
 				continue;
 			}
 			if (za && za < n)
@@ -352,7 +375,7 @@ static struct kcore_error *compare_source(struct kcore_source *dump,
 			}
 			r->bytes_checked += n;
 			if (!err)
-				err = cancelled(cancel, source);
+				err = vstep(vc, n, source);
 			pos += n;
 		}
 		r->differ_bytes += vs->differ_bytes;
@@ -455,8 +478,7 @@ static bool note_segments(const struct kcore_source *src,
 }
 
 static struct kcore_error *verify_plain(const char *path, const char *source,
-					int exclude,
-					volatile sig_atomic_t *cancel,
+					int exclude, struct vctl *vc,
 					struct kcore_verify_result *r)
 {
 	struct kcore_source *src;
@@ -518,15 +540,18 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 		r->exclude_level = (unsigned)exclude;
 	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
 		err = read_trailer_fd(src, r);
+	/* The bytes to go through: every segment's, and again each
+	 * load's whole size when a source is compared. */
+	for (size_t k = 0; k < n; k++)
+		vc->total += segs[k].filesz + (source ? segs[k].memsz : 0);
 	for (size_t k = 0; !err && k < n; k++)
-		err = hash_segment(src, &segs[k], buf, cancel,
-				   r->segs[k].actual);
+		err = hash_segment(src, &segs[k], buf, vc, r->segs[k].actual);
 	free(buf);
 	free(segs);
 	if (!err)
 		finish_result(r);
 	if (!err && source)
-		err = compare_source(src, source, r, cancel);
+		err = compare_source(src, source, r, vc);
 	kcore_source_destroy(src);
 	return err;
 }
@@ -710,7 +735,7 @@ static void stream_notes(const unsigned char *hdr, size_t len,
 }
 
 static struct kcore_error *verify_stream(int fd, const char *path,
-					 volatile sig_atomic_t *cancel,
+					 struct vctl *vc,
 					 struct kcore_verify_result *r)
 {
 	struct kcore_istream *is;
@@ -751,6 +776,9 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 	}
 	stream_notes(hdr, hdr_len, ph, phnum, r);
 	qsort(loads, n, sizeof(*loads), cmp_sload);
+	for (size_t k = 0; k < n; k++)
+		if (loads[k].offset + loads[k].filesz > vc->total)
+			vc->total = loads[k].offset + loads[k].filesz;
 	pos = hdr_len;
 	for (size_t k = 0; !err && k < n;) {
 		struct kcore_content_hasher *h, **in = NULL;
@@ -780,6 +808,8 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 			m = m < CHUNK ? m : CHUNK;
 			err = sread(is, path, buf, m, pos);
 			pos += m;
+			if (!err)
+				err = vstep(vc, m, path);
 		}
 		if (!err)
 			err = kcore_content_hasher_create(
@@ -813,7 +843,7 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 							 hi - lo);
 			}
 			if (!err)
-				err = cancelled(cancel, path);
+				err = vstep(vc, m, path);
 			done += m;
 			pos += m;
 		}
@@ -918,6 +948,18 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 				 volatile sig_atomic_t *cancel,
 				 struct kcore_verify_result *ret)
 {
+	return kcore_verify_progress(dump, source, exclude_level, cancel, NULL,
+				     NULL, ret);
+}
+
+struct kcore_error *kcore_verify_progress(const char *dump, const char *source,
+					  int exclude_level,
+					  volatile sig_atomic_t *cancel,
+					  kcore_verify_progress_fn progress,
+					  void *arg,
+					  struct kcore_verify_result *ret)
+{
+	struct vctl vc = { .cancel = cancel, .progress = progress, .arg = arg };
 	enum kcore_compress method = KCORE_COMPRESS_NONE;
 	bool seekable = true;
 	struct kcore_error *err = NULL;
@@ -936,7 +978,7 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 	 * has to go back).
 	 */
 	if (!err && !seekable && !source) {
-		err = verify_stream(fd, dump, cancel, ret);
+		err = verify_stream(fd, dump, &vc, ret);
 		close(fd);
 		if (err)
 			kcore_verify_result_deinit(ret);
@@ -946,7 +988,7 @@ struct kcore_error *kcore_verify(const char *dump, const char *source,
 	if (err)
 		return err;
 	ret->method = method;
-	err = verify_plain(dump, source, exclude_level, cancel, ret);
+	err = verify_plain(dump, source, exclude_level, &vc, ret);
 	if (err)
 		kcore_verify_result_deinit(ret);
 	return err;
