@@ -162,6 +162,11 @@ struct ch {
 	uint64_t zpos;	 /* stream position of the .zst writer */
 	uint64_t stored_header_off;
 	uint64_t cut; /* UINT64_MAX = not cut */
+	/* A .zst/.xz without --keep-free: the room the file system had
+	 * for more data (after what the compressor holds and the end of
+	 * the stream) when ch->zpos was space_at; zero runs written. */
+	uint64_t space_room, space_at, zruns;
+	bool space_known;
 	struct ch_store store;
 
 	/* Digest records: le64 block index + SHA-256 of the block. */

@@ -273,6 +273,20 @@ static uint64_t free_bytes(struct ch *ch)
 	return (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
+/* What a compressed core's frames still being compressed may take once
+ * written: their uncompressed size, at most the bytes the compressor
+ * can hold. */
+static uint64_t inflight_bytes(const struct ch *ch)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t threads = ch->o->threads ? ch->o->threads
+			   : cpus > 0	  ? (uint64_t)cpus
+					  : 1;
+	uint64_t inflight = (2 * threads + 2) * (4u << 20);
+
+	return ch->zdata < inflight ? ch->zdata : inflight;
+}
+
 /*
  * The bytes this handler's core takes (or may take) now, for the limits:
  * the file's bytes and the room kept for the metadata.  A compressed
@@ -283,16 +297,8 @@ static uint64_t have_bytes(const struct ch *ch)
 {
 	uint64_t have = ch->stored;
 
-	if (ch->os) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		uint64_t threads = ch->o->threads ? ch->o->threads
-				   : cpus > 0	  ? (uint64_t)cpus
-						  : 1;
-		uint64_t inflight = (2 * threads + 2) * (4u << 20);
-
-		have = kcore_ostream_bytes_out(ch->os) +
-		       (ch->zdata < inflight ? ch->zdata : inflight);
-	}
+	if (ch->os)
+		have = kcore_ostream_bytes_out(ch->os) + inflight_bytes(ch);
 	return have + META_RESERVE;
 }
 
@@ -829,6 +835,46 @@ refused:
 }
 
 /*
+ * A compressed stream that hits ENOSPC is dead (its frames in flight, its
+ * seek table or index lost), and it cannot be cut back: without
+ * --keep-free (which counts the same), the free space is watched instead,
+ * and the core cut while the frames the compressor holds, the end of the
+ * stream, the metadata and NO_SPACE_ROOM still fit: it is then finished
+ * and decodes whole.  The data bytes (of len) that may be handed to the
+ * compressor now.  The free space is looked at again when half of what
+ * was left has been handed over (fstatvfs() per run would be costly for
+ * cores of scattered pages).
+ */
+#define NO_SPACE_ROOM (64u << 10)
+static uint64_t space_left(struct ch *ch, uint64_t len)
+{
+	uint64_t avail, frames, end, hold, used;
+
+	used = ch->zpos - ch->space_at;
+	if (ch->space_known && used < ch->space_room / 2 &&
+	    len < ch->space_room / 2 - used)
+		return len;
+	avail = free_bytes(ch);
+	if (avail == UINT64_MAX) {
+		ch->space_known = false;
+		return len; /* unknown: as before, a write fails */
+	}
+	/* Compressed frames may be a little larger than their input; each
+	 * frame and zero run costs a seek table or index entry and a hole
+	 * map entry (a zero frame: ~100 bytes; frames end at zero runs). */
+	frames = ch->zpos / KCORE_STREAM_DEFAULT_FRAME + 2 * ch->zruns + 4;
+	end = 128 * frames + META_RESERVE + CH_HEADER_ROOM + NO_SPACE_ROOM;
+	hold = inflight_bytes(ch);
+	hold += hold / 64;
+	ch->space_known = true;
+	ch->space_at = ch->zpos;
+	ch->space_room = avail > end + hold ? avail - end - hold : 0;
+	/* Data handed over now adds to what is held, compressed later. */
+	ch->space_room -= ch->space_room / 64;
+	return len < ch->space_room ? len : ch->space_room;
+}
+
+/*
  * How many of len bytes may be stored now (a multiple of PAGE, or len);
  * sets *ret_reason when fewer.  --max-size counts a .zst's compressed
  * bytes as they are written, so it is enforced a few frames late; the
@@ -855,6 +901,10 @@ static uint64_t allowance(struct ch *ch, uint64_t len,
 		allow = room;
 		*ret_reason = why;
 	}
+	if (ch->os && !o->keep_free && (room = space_left(ch, len)) < allow) {
+		allow = room;
+		*ret_reason = KCORE_CH_NO_SPACE;
+	}
 	if (allow < len)
 		allow -= allow % PAGE;
 	else
@@ -878,6 +928,8 @@ static struct kcore_error *write_at(struct ch *ch, uint64_t off,
 						     ch->out->tmp, off,
 						     "stream written out of "
 						     "order");
+		if (off > ch->zpos)
+			ch->zruns++;
 		err = kcore_ostream_write_zeros(ch->os, off - ch->zpos);
 		if (!err)
 			err = kcore_ostream_write(ch->os, buf, len);
@@ -918,7 +970,6 @@ void ch_store_set_cut(struct ch *ch, uint64_t off, enum kcore_ch_reason why)
  * block, or, when run starts the block, the whole block before it too
  * (its digest record dropped: the digest then ends at a block boundary).
  */
-#define NO_SPACE_ROOM (64u << 10)
 static void no_space(struct ch *ch, uint64_t bstart, uint64_t run)
 {
 	uint64_t at =
@@ -974,7 +1025,8 @@ static struct kcore_error *store_block(struct ch *ch, const unsigned char *buf,
 				err = write_at(ch, run, buf + (run - bstart),
 					       (size_t)allow);
 			if (err && !ch->os &&
-			    (err->errnum == ENOSPC || err->errnum == EDQUOT)) {
+			    (err->errnum == ENOSPC || err->errnum == EDQUOT ||
+			     err->errnum == EFBIG)) {
 				kcore_error_destroy(err);
 				no_space(ch, bstart, run);
 				ch->res->data_bytes -= run_len;
