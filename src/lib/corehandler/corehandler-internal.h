@@ -129,6 +129,42 @@ struct ch_place {
 	bool ns_differs[CH_NS_NUM];
 };
 
+/* Facts of the crashing process from /proc/PID (as systemd-coredump
+ * records them), each NULL or -1 when not known. */
+#define CH_MAX_CMDLINE (64u << 10)
+#define CH_MAX_ENVIRON (64u << 10)
+#define CH_MAX_FDS     1024u
+struct ch_fd {
+	int fd;
+	char *target;
+	bool have_info;
+	uint64_t pos;
+	unsigned flags;
+	uint64_t mnt_id;
+};
+struct ch_limit {
+	char name[32]; /* "open_files" for "Max open files" */
+	char soft[24], hard[24], units[16];
+};
+#define CH_MAX_LIMITS 32
+struct ch_facts {
+	char *cmdline; /* arguments separated by spaces */
+	size_t cmdline_len;
+	bool cmdline_truncated;
+	char *cwd, *root, *cgroup;
+	char *unit, *user_unit, *slice, *session;
+	int64_t owner_uid;
+	char boot_id[40], machine_id[40], hostname[256];
+	struct ch_limit limits[CH_MAX_LIMITS];
+	size_t nlimits;
+	struct ch_fd *fds;
+	size_t nfds;
+	bool fds_truncated;
+	char *environ; /* NUL-separated entries (record_environ) */
+	size_t environ_len;
+	bool environ_truncated;
+};
+
 struct ch {
 	const struct kcore_ch_opts *o;
 	struct kcore_ch_result *res;
@@ -193,6 +229,8 @@ struct ch {
 	/* Whether the crashing process is the one the kernel named (it is
 	 * dumping core), so that its /proc files describe the core. */
 	bool proc_ok;
+	int proc_fd; /* /proc/PID, opened while it dumps (or -1) */
+	struct ch_facts facts;
 	struct ch_map maps[CH_MAX_MAPS];
 	size_t nmaps;
 	struct ch_helper *helper;
@@ -255,6 +293,11 @@ void ch_store_deinit(struct ch *ch);
 /* ch->place from /proc/PID (if ch->proc_ok); a socket's pidfd is checked
  * afterwards, and proc_ok cleared if the process is not that one. */
 void ch_place_facts(struct ch *ch);
+
+/* ---- corehandler.c ---- */
+/* The unit, slice, session and owner of a cgroup path, as systemd's
+ * cgroup-util derives them (facts->cgroup must be set). */
+void ch_cgroup_units(struct ch_facts *f);
 
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);
