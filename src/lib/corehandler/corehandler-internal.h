@@ -94,6 +94,15 @@ struct ch_buildids {
 	uint64_t cap_eff;
 };
 
+/* A module's FDO packaging metadata note (owner "FDO", type 0xcafe1a7e:
+ * a JSON object of strings), from the first page of its file in the
+ * core; the values decoded, each NULL if absent. */
+#define CH_MAX_PACKAGE_JSON 4096u
+struct ch_package {
+	size_t module; /* in ch->ids.mods */
+	char *type, *name, *version, *arch, *os_cpe, *debuginfod;
+};
+
 struct ch_helper;
 struct coredir_scan;
 
@@ -235,6 +244,8 @@ struct ch {
 	size_t nmaps;
 	struct ch_helper *helper;
 	struct ch_buildids ids;
+	struct ch_package *pkgs;
+	size_t npkgs;
 
 	/* The crashing user may read the core (--owner user, and the
 	 * process ran with its own credentials), and why (not). */
@@ -338,5 +349,12 @@ void ch_buildids_deinit(struct ch_buildids *ids);
 /* A compressed core: add the build IDs in the first pages of the files
  * NT_FILE maps at offset 0 that the helper did not report. */
 void ch_buildid_add_first_pages(struct ch *ch);
+/* The package notes in the first page of each module's file in the
+ * core (ch->pkgs); the JSON bounded and parsed strictly. */
+void ch_buildid_packages(struct ch *ch);
+void ch_packages_deinit(struct ch *ch);
+/* A package note's JSON (len bytes) into p; false if it is not a flat
+ * object of string members. */
+bool ch_package_parse(const char *json, size_t len, struct ch_package *p);
 
 #endif

@@ -258,6 +258,41 @@ static void write_build_ids(struct ch *ch, FILE *f)
 	fputs(ids->count ? "\n  ],\n" : "],\n", f);
 }
 
+/* The package notes: each module's package, the note's strings decoded
+ * and escaped again (never the note's JSON as it came). */
+static void write_packages(struct ch *ch, FILE *f)
+{
+	static const char *const keys[] = { "type",    "name",
+					    "version", "architecture",
+					    "os_cpe",  "debuginfod_url" };
+
+	if (!ch->npkgs)
+		return;
+	fputs("  \"packages\": [", f);
+	for (size_t i = 0; i < ch->npkgs; i++) {
+		const struct ch_package *p = &ch->pkgs[i];
+		const struct ch_module *m = &ch->ids.mods[p->module];
+		const char *vals[] = { p->type, p->name,   p->version,
+				       p->arch, p->os_cpe, p->debuginfod };
+		char hex[2 * sizeof(m->build_id) + 1] = "";
+
+		if (m->build_id_len)
+			kcore_hex(m->build_id, m->build_id_len, hex);
+		fprintf(f, "%s{\"build_id\": ", i ? ", " : "");
+		ch_json_str(f, m->build_id_len ? hex : NULL);
+		fputs(", \"file\": ", f);
+		ch_json_str(f, m->name);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (!vals[k])
+				continue;
+			fprintf(f, ", \"%s\": ", keys[k]);
+			ch_json_str(f, vals[k]);
+		}
+		fputs("}", f);
+	}
+	fputs("],\n", f);
+}
+
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 {
 	const struct kcore_ch_opts *o = ch->o;
@@ -347,6 +382,7 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		o->max_cores_per_user, o->max_handlers ? o->max_handlers : 16);
 	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
 	write_build_ids(ch, f);
+	write_packages(ch, f);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(f,
 			"  \"cpu_user_seconds\": %.3f,\n"

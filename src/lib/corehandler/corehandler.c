@@ -732,6 +732,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (fstat(ch.out->fd, &sb) == 0)
 		ret->allocated_bytes = (uint64_t)sb.st_blocks * 512;
 	build_ids(&ch);
+	ch_buildid_packages(&ch);
 	ret->user_access = ch.user_access;
 	ret->elapsed = (double)(ch_mono_ns() - t0) / 1e9;
 	err = ch_meta_build(&ch, &meta, &meta_len);
@@ -753,6 +754,7 @@ out:
 	free(meta);
 	close_input(&ch);
 	facts_deinit(&ch);
+	ch_packages_deinit(&ch);
 	ch_priv_deinit(&ch);
 	ch_store_deinit(&ch);
 	ch_stream_deinit(&ch);
