@@ -6,7 +6,9 @@
 # PRPSINFO), cwd, root, cgroup, boot and machine ID, rlimits, open fds
 # with their targets; the environment only with --record-environ, and
 # show prints it to root only.  show prints them with coredumpctl's
-# labels, show --json has them in the record.
+# labels, show --json has them in the record.  A program linked with an
+# FDO package note: its package (name with a quote escaped) in the
+# metadata and show, for a sparse ELF and a .zst core.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock (other tests change it too), and puts the
@@ -175,5 +177,40 @@ if m=$(meta "$d" "$pid"); then
 	hasnt "without --record-environ: show has no environment" "$tmp/show2" "KCD_FACTS_SECRET"
 else
 	not_ok "crash without --record-environ: no metadata for pid $pid in $d"
+fi
+
+# --- 3. a module's package note --------------------------------------------
+# A program linked with an FDO packaging metadata note (ld
+# --package-metadata: .note.package in the first page's PT_NOTE), in a
+# .zst and a sparse ELF core.
+prog=$tmp/kcd-pkg
+printf '#include <unistd.h>\nint main(void) { for (;;) pause(); }\n' >"$tmp/pkg.c"
+pkgjson='{"type":"deb","name":"kcd-\"test","version":"1.2-3","architecture":"amd64"}'
+if command -v cc >/dev/null &&
+	cc -o "$prog" "$tmp/pkg.c" -Xlinker "--package-metadata=$pkgjson" 2>"$tmp/cc.err"; then
+	for fmt in none zstd; do
+		d=$tmp/p-$fmt
+		install "$d" --compress $fmt
+		(exec 9>&- && exec "$prog") >/dev/null 2>&1 &
+		pid=$!
+		sleep 0.5
+		kill -SEGV "$pid"
+		wait "$pid" 2>/dev/null
+		if m=$(meta "$d" "$pid"); then
+			id=$(jq -r --arg f "$prog" '.build_ids[] | select(.name == $f) | .build_id' "$m")
+			jqcheck "$fmt core: the package note of $prog (build ID ${id:-?})" "$m" \
+				--arg f "$prog" --arg id "$id" '.packages | length == 1 and
+				.[0].file == $f and .[0].build_id == $id and .[0].type == "deb" and
+				.[0].name == "kcd-\"test" and .[0].version == "1.2-3" and
+				.[0].architecture == "amd64"'
+			"$kcoredump" show --dir "$d" "$pid" >"$tmp/show-$fmt" 2>&1
+			has "$fmt core: show prints the package" "$tmp/show-$fmt" \
+				'Package:  kcd-\"test 1.2-3 (deb) in '"$prog"
+		else
+			not_ok "$fmt core of a packaged program: no metadata for pid $pid in $d"
+		fi
+	done
+else
+	skip "package note: cannot link a program with --package-metadata ($(head -c 200 "$tmp/cc.err" 2>/dev/null))"
 fi
 finish

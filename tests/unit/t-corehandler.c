@@ -520,6 +520,45 @@ static void cgroup_units(void)
 		    "session-.scope", NULL, "user-10x.slice", NULL, -1);
 }
 
+/* Package notes' JSON: a flat object of strings, nothing else. */
+static void package_notes(void)
+{
+	static const char good[] = "{\"type\":\"deb\", \"name\" : \"a\\\"b\","
+				   "\"version\":\"1\\u00e9\\ud800\\u0000\","
+				   "\"other\":\"x\"}\0\0";
+	static const char *const bad[] = {
+		"{\"name\":1}",	       "{\"name\":\"a\"} x",
+		"{\"name\":\"a\",}",   "[\"name\"]",
+		"{\"name\":\"a\\q\"}", "{\"name\":\"a\tb\"}",
+		"{\"name\":\"a",       "{\"name\":{\"x\":\"y\"}}",
+		"{\"other\":\"a\"}",   "",
+	};
+	struct ch_package p;
+
+	ok(ch_package_parse(good, sizeof(good) - 1, &p) && p.type &&
+		   strcmp(p.type, "deb") == 0 && p.name &&
+		   strcmp(p.name, "a\"b") == 0 && p.version &&
+		   strcmp(p.version, "1\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd") ==
+			   0 &&
+		   !p.arch,
+	   "package note: decoded (escapes, a surrogate and NUL as U+FFFD)");
+	free(p.type);
+	free(p.name);
+	free(p.version);
+	free(p.arch);
+	free(p.os_cpe);
+	free(p.debuginfod);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(!ch_package_parse(bad[i], strlen(bad[i]), &p),
+		   "package note %s: refused", bad[i]);
+	{
+		char nul[] = "{\"name\":\"a\0b\"}";
+
+		ok(!ch_package_parse(nul, sizeof(nul) - 1, &p),
+		   "package note with a NUL inside: refused");
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-corehandler.XXXXXX";
@@ -532,6 +571,7 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	cgroup_units();
+	package_notes();
 	if (!mkdtemp(dir))
 		return 99;
 	err = kcore_coredir_open(dir, false, &dir_fd);

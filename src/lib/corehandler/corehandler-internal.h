@@ -12,7 +12,8 @@
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
  *                         build-ID helper process, ACLs
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
- *                         a path
+ *                         a path; the package notes of the first pages
+ *                         (in the handler, without privileges)
  *   corehandler-socket.c  the kernel's coredump socket: the peer, the
  *                         request protocol; where the process runs
  *   corehandler.c         the handler, in that order

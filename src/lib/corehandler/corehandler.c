@@ -8,7 +8,10 @@
  *   headers   ELF header, program headers, then everything up to the first
  *             PT_LOAD's data (the notes), read into memory with bounds
  *   /proc     the crashing process's page tables (pagemap) and mapped
- *             files (map_files, O_PATH), if it is the one dumping
+ *             files (map_files, O_PATH), if it is the one dumping; what
+ *             systemd-coredump records of it (cmdline, cwd, cgroup,
+ *             limits, open fds, environ if asked), through the directory
+ *             opened while it dumps
  *   helper    the build-ID helper starts and drops everything itself
  *   drop      no capability left, no new privileges
  *   data      1 MiB blocks at stream offsets k MiB; all-zero pages (what
@@ -21,6 +24,7 @@
  *   build IDs the helper reads the unpublished core (or, for a .zst, the
  *             headers and first page of every PT_LOAD arranged as a small
  *             core) within its own time limit
+ *   packages  the FDO package note in each module's first page
  *   publish   under the store lock: the limits once more, the metadata,
  *             then the core (never visible without its metadata)
  */
