@@ -199,6 +199,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-handl
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l build-id-timeout -x -d 'time for the sandboxed build-ID helper (default 10; 0 = no build IDs)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-sync -d 'do not fsync the core before publishing it'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l no-pagemap -d 'read every zero of the stream, even where the crashing process\'s page tables say it holds nothing'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l record-environ -d 'also record the crashing process\'s environment (at most 64 KiB) in the metadata; show prints it to root only'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l install -d 'write the best pattern the kernel takes into /proc/sys/kernel/core_pattern (@@socket, @socket, else the pipe), read it back, say what it replaced'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l print-pattern -d 'print the core_pattern line --install would write'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l quiet -s q -d 'log nothing but errors'

@@ -158,6 +158,9 @@ struct kcore_ch_opts {
 	 * splice(2), unread.
 	 */
 	bool no_pagemap;
+	/* Also record the crashing process's environment (/proc/PID/
+	 * environ, at most 64 KiB) in the metadata. */
+	bool record_environ;
 	const char *procfs; /* NULL: "/proc" (tests) */
 	/* How the stream came (the default: the pipe), and from a socket,
 	 * its peer (kcore_ch_socket_accept()). */

@@ -53,6 +53,7 @@ enum {
 	OPT_PRINT_PATTERN,
 	OPT_NO_SYNC,
 	OPT_NO_PAGEMAP,
+	OPT_RECORD_ENVIRON,
 	OPT_DUMP_MODE,
 	OPT_MAX_HANDLERS,
 	OPT_BUILD_ID_TIMEOUT,
@@ -110,6 +111,10 @@ static const struct cli_option core_handler_options[] = {
 	  "read every zero of the stream, even where the crashing process's "
 	  "page tables say it holds nothing",
 	  NULL, OPT_NO_PAGEMAP },
+	{ "record-environ", 0, CLI_ARG_NONE, NULL,
+	  "also record the crashing process's environment (at most 64 KiB) "
+	  "in the metadata; show prints it to root only",
+	  NULL, OPT_RECORD_ENVIRON },
 	{ "install", 0, CLI_ARG_NONE, NULL,
 	  "write the best pattern the kernel takes into "
 	  "/proc/sys/kernel/core_pattern (@@socket, @socket, else the pipe), "
@@ -218,7 +223,7 @@ struct pattern_args {
 	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
 		*owner, *max_handlers, *build_id_timeout, *max_cores,
 		*max_cores_per_user;
-	bool no_sync, no_pagemap;
+	bool no_sync, no_pagemap, record_environ;
 };
 
 /*
@@ -305,6 +310,9 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 		len += (size_t)snprintf(out + len, size - len, " --no-sync");
 	if (a->no_pagemap && len < size)
 		len += (size_t)snprintf(out + len, size - len, " --no-pagemap");
+	if (a->record_environ && len < size)
+		len += (size_t)snprintf(out + len, size - len,
+					" --record-environ");
 	if (len < size)
 		len += (size_t)snprintf(out + len, size - len,
 					" %%P %%u %%g %%s %%t %%e");
@@ -607,6 +615,10 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 	case OPT_NO_PAGEMAP:
 		o->no_pagemap = true;
 		pa->no_pagemap = true;
+		break;
+	case OPT_RECORD_ENVIRON:
+		o->record_environ = true;
+		pa->record_environ = true;
 		break;
 	case OPT_INSTALL:
 		st->install = true;

@@ -2,7 +2,10 @@
 /*
  * kcoredump show: the crash record of the stored cores that match (as
  * coredumpctl info), from the metadata core-handler wrote: who crashed,
- * how, when, where the core is, how complete it is, its build IDs.
+ * how, when, where the core is, how complete it is, its build IDs;
+ * what the handler read of the process (full command line, directories,
+ * cgroup and units, limits, open files, packages); its environment to
+ * root only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -80,6 +83,243 @@ static void row(const char *label, const char *json, const char *key)
 	free(v);
 }
 
+/* ---- walking the values of one metadata line (the handler's JSON) ---- */
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* The end of the JSON value at p (strings, nesting, scalars). */
+static const char *value_end(const char *p)
+{
+	int depth = 0;
+	bool str = false;
+
+	for (; *p; p++) {
+		if (str) {
+			if (*p == '\\' && p[1])
+				p++;
+			else if (*p == '"')
+				str = false;
+			if (!str && depth == 0)
+				return p + 1;
+			continue;
+		}
+		if (*p == '"')
+			str = true;
+		else if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']') {
+			if (depth == 0)
+				return p;
+			if (--depth == 0)
+				return p + 1;
+		} else if (*p == ',' && depth == 0)
+			return p;
+	}
+	return p;
+}
+
+/*
+ * The next element of the array or member of the object whose text
+ * *pos is in (at its '[' or '{' first): its key (objects; raw, with
+ * quotes) and value, false at the end.
+ */
+static bool next_item(const char **pos, const char **key, size_t *key_len,
+		      const char **val, size_t *val_len)
+{
+	const char *p = skip_ws(*pos), *e;
+
+	if (*p == '[' || *p == '{' || *p == ',')
+		p = skip_ws(p + 1);
+	if (!*p || *p == ']' || *p == '}')
+		return false;
+	if (key) {
+		e = value_end(p);
+		*key = p;
+		*key_len = (size_t)(e - p);
+		p = skip_ws(e);
+		if (*p != ':')
+			return false;
+		p = skip_ws(p + 1);
+	}
+	e = value_end(p);
+	*val = p;
+	*val_len = (size_t)(e - p);
+	*pos = e;
+	return e > p;
+}
+
+/* A value for the text: a string's inside (its escapes kept, as the
+ * handler wrote them), else the raw value, escaped for the terminal. */
+static void put_value(const char *v, size_t len)
+{
+	char *t;
+
+	if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
+		printf("%.*s", (int)(len - 2), v + 1);
+		return;
+	}
+	t = strndup(v, len);
+	printf("%s", t ? cli_esc(t) : "?");
+	free(t);
+}
+
+/* The raw value of key in the object text obj (len bytes), or NULL. */
+static bool member(const char *obj, const char *name, const char **val,
+		   size_t *val_len)
+{
+	const char *pos = obj, *k;
+	size_t kl, nl = strlen(name);
+
+	while (next_item(&pos, &k, &kl, val, val_len))
+		if (kl == nl + 2 && k[0] == '"' && memcmp(k + 1, name, nl) == 0)
+			return true;
+	return false;
+}
+
+/* A row whose value is a string member, only when the record has it. */
+static void row_if(const char *label, const char *json, const char *key)
+{
+	char *v = field(json, key);
+
+	if (v && strcmp(v, "null") != 0) {
+		printf("%16s: ", label);
+		put_value(v, strlen(v));
+		putchar('\n');
+	}
+	free(v);
+}
+
+/* Open FDs: "N:target" then its position and flags, as coredumpctl. */
+static void show_fds(const char *json)
+{
+	char *v = field(json, "open_fds"), *t;
+	const char *pos = v, *e, *x;
+	size_t el, xl;
+	int n = 0;
+
+	while (v && next_item(&pos, NULL, NULL, &e, &el)) {
+		t = strndup(e, el);
+		if (!t)
+			break;
+		printf("%16s  ", n++ ? "" : "Open FDs:");
+		if (member(t, "fd", &x, &xl))
+			put_value(x, xl);
+		putchar(':');
+		if (member(t, "target", &x, &xl))
+			put_value(x, xl);
+		putchar('\n');
+		if (member(t, "pos", &x, &xl)) {
+			printf("%18spos:    ", "");
+			put_value(x, xl);
+			putchar('\n');
+		}
+		if (member(t, "flags", &x, &xl)) {
+			printf("%18sflags:  ", "");
+			put_value(x, xl);
+			putchar('\n');
+		}
+		free(t);
+	}
+	free(v);
+	v = field(json, "open_fds_truncated");
+	if (v)
+		printf("%18s(only the first %s)\n", "", cli_esc(v));
+	free(v);
+}
+
+/* Limits: "open_files 1024 4096 files" (soft, hard, units). */
+static void show_limits(const char *json)
+{
+	char *v = field(json, "rlimits"), *t;
+	const char *pos = v, *k, *e, *x;
+	size_t kl, el, xl;
+	int n = 0;
+
+	while (v && next_item(&pos, &k, &kl, &e, &el)) {
+		t = strndup(e, el);
+		if (!t)
+			break;
+		printf("%16s  ", n++ ? "" : "Limits:");
+		put_value(k, kl);
+		if (member(t, "soft", &x, &xl)) {
+			printf(" soft ");
+			put_value(x, xl);
+		}
+		if (member(t, "hard", &x, &xl)) {
+			printf(" hard ");
+			put_value(x, xl);
+		}
+		if (member(t, "units", &x, &xl)) {
+			putchar(' ');
+			put_value(x, xl);
+		}
+		putchar('\n');
+		free(t);
+	}
+	free(v);
+}
+
+/* An array of strings, one a line (the environment). */
+static void show_strings(const char *label, const char *json, const char *key)
+{
+	char *v = field(json, key);
+	const char *pos = v, *e;
+	size_t el;
+	int n = 0;
+
+	while (v && next_item(&pos, NULL, NULL, &e, &el)) {
+		printf("%16s%s ", n ? "" : label, n ? " " : ":");
+		n++;
+		put_value(e, el);
+		putchar('\n');
+	}
+	free(v);
+}
+
+/* Package: "name version (type)" of each module with a package note. */
+static void show_packages(const char *json)
+{
+	char *v = field(json, "packages"), *t;
+	const char *pos = v, *e, *x;
+	size_t el, xl;
+	size_t n = 0, count = 0;
+
+	while (v && next_item(&pos, NULL, NULL, &e, &el))
+		count++;
+	pos = v;
+	while (v && next_item(&pos, NULL, NULL, &e, &el)) {
+		t = strndup(e, el);
+		if (!t)
+			break;
+		printf("%16s  ", n++	     ? ""
+				 : count > 1 ? "Packages:"
+					     : "Package:");
+		if (member(t, "name", &x, &xl))
+			put_value(x, xl);
+		if (member(t, "version", &x, &xl)) {
+			putchar(' ');
+			put_value(x, xl);
+		}
+		if (member(t, "type", &x, &xl)) {
+			printf(" (");
+			put_value(x, xl);
+			putchar(')');
+		}
+		if (member(t, "file", &x, &xl)) {
+			printf(" in ");
+			put_value(x, xl);
+		}
+		putchar('\n');
+		free(t);
+	}
+	free(v);
+}
+
 static void show_one(const char *dir, const struct kcore_stored_core *c,
 		     int verbosity)
 {
@@ -104,11 +344,30 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	printf("%16s: %" PRId64 " (%s)\n", "Signal", c->signal,
 	       sig ? sig : "?");
 	printf("%16s: %s\n", "Timestamp", when);
-	row("Command Line", c->json, "prpsinfo_args");
+	{
+		char *full = field(c->json, "cmdline");
+
+		if (full)
+			row("Command Line", c->json, "cmdline");
+		else
+			row("Command Line", c->json, "prpsinfo_args");
+		free(full);
+	}
 	printf("%16s: %s\n", "Executable",
 	       cli_esc(c->exe	 ? c->exe
 		       : c->comm ? c->comm
 				 : "-"));
+	row_if("CWD", c->json, "cwd");
+	row_if("Root", c->json, "root");
+	row_if("Control Group", c->json, "cgroup");
+	row_if("Unit", c->json, "unit");
+	row_if("User Unit", c->json, "user_unit");
+	row_if("Slice", c->json, "slice");
+	row_if("Session", c->json, "session");
+	row_if("Owner UID", c->json, "owner_uid");
+	row_if("Boot ID", c->json, "boot_id");
+	row_if("Machine ID", c->json, "machine_id");
+	row_if("Hostname", c->json, "hostname");
 	row("Threads", c->json, "threads");
 	row("Access", c->json, "access");
 	printf("%16s: %s/%s%s%s (%s)\n", "Storage", cli_esc(dir),
@@ -125,6 +384,12 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	row("SHA256", c->json, "sha256");
 	row("Build IDs", c->json, "build_ids");
 	row("Build IDs from", c->json, "build_ids_from");
+	show_packages(c->json);
+	show_limits(c->json);
+	show_fds(c->json);
+	/* The environment may hold secrets: root's eyes only. */
+	if (geteuid() == 0)
+		show_strings("Environment", c->json, "environ");
 	if (verbosity > 0) /* -v: the record as the handler wrote it */
 		printf("%16s: %s\n", "Record",
 		       c->json ? cli_esc(c->json) : "-");

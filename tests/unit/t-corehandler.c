@@ -470,6 +470,95 @@ static void json_str_tests(void)
 	free(buf);
 }
 
+/* The units of a cgroup path, as systemd names them. */
+static void cgroup_case(const char *path, const char *unit,
+			const char *user_unit, const char *slice,
+			const char *session, long long owner)
+{
+	struct ch_facts f = { .cgroup = (char *)path };
+
+	ch_cgroup_units(&f);
+	ok((!unit ? !f.unit : f.unit && strcmp(f.unit, unit) == 0) &&
+		   (!user_unit ? !f.user_unit
+			       : f.user_unit &&
+					 strcmp(f.user_unit, user_unit) == 0) &&
+		   (!slice ? !f.slice
+			   : f.slice && strcmp(f.slice, slice) == 0) &&
+		   (!session ? !f.session
+			     : f.session && strcmp(f.session, session) == 0) &&
+		   f.owner_uid == owner,
+	   "cgroup %s: unit %s, user unit %s, slice %s, session %s, owner "
+	   "%lld (got %s, %s, %s, %s, %lld)",
+	   path, unit ? unit : "-", user_unit ? user_unit : "-",
+	   slice ? slice : "-", session ? session : "-", owner,
+	   f.unit ? f.unit : "-", f.user_unit ? f.user_unit : "-",
+	   f.slice ? f.slice : "-", f.session ? f.session : "-",
+	   (long long)f.owner_uid);
+	free(f.unit);
+	free(f.user_unit);
+	free(f.slice);
+	free(f.session);
+}
+
+static void cgroup_units(void)
+{
+	cgroup_case("/system.slice/foo.service", "foo.service", NULL,
+		    "system.slice", NULL, -1);
+	cgroup_case("/user.slice/user-1000.slice/session-3.scope",
+		    "session-3.scope", NULL, "user-1000.slice", "3", 1000);
+	cgroup_case("/user.slice/user-1000.slice/user@1000.service/app.slice/"
+		    "app-gnome-foo-42.scope",
+		    "user@1000.service", "app-gnome-foo-42.scope",
+		    "user-1000.slice", NULL, 1000);
+	cgroup_case("/system.slice/getty@tty1.service", "getty@tty1.service",
+		    NULL, "system.slice", NULL, -1);
+	cgroup_case("/", NULL, NULL, "-.slice", NULL, -1);
+	cgroup_case("/init.scope", "init.scope", NULL, "-.slice", NULL, -1);
+	cgroup_case("/machine.slice/x/../y", NULL, NULL, "machine.slice", NULL,
+		    -1);
+	cgroup_case("/user.slice/user-10x.slice/session-.scope",
+		    "session-.scope", NULL, "user-10x.slice", NULL, -1);
+}
+
+/* Package notes' JSON: a flat object of strings, nothing else. */
+static void package_notes(void)
+{
+	static const char good[] = "{\"type\":\"deb\", \"name\" : \"a\\\"b\","
+				   "\"version\":\"1\\u00e9\\ud800\\u0000\","
+				   "\"other\":\"x\"}\0\0";
+	static const char *const bad[] = {
+		"{\"name\":1}",	       "{\"name\":\"a\"} x",
+		"{\"name\":\"a\",}",   "[\"name\"]",
+		"{\"name\":\"a\\q\"}", "{\"name\":\"a\tb\"}",
+		"{\"name\":\"a",       "{\"name\":{\"x\":\"y\"}}",
+		"{\"other\":\"a\"}",   "",
+	};
+	struct ch_package p;
+
+	ok(ch_package_parse(good, sizeof(good) - 1, &p) && p.type &&
+		   strcmp(p.type, "deb") == 0 && p.name &&
+		   strcmp(p.name, "a\"b") == 0 && p.version &&
+		   strcmp(p.version, "1\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd") ==
+			   0 &&
+		   !p.arch,
+	   "package note: decoded (escapes, a surrogate and NUL as U+FFFD)");
+	free(p.type);
+	free(p.name);
+	free(p.version);
+	free(p.arch);
+	free(p.os_cpe);
+	free(p.debuginfod);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(!ch_package_parse(bad[i], strlen(bad[i]), &p),
+		   "package note %s: refused", bad[i]);
+	{
+		char nul[] = "{\"name\":\"a\0b\"}";
+
+		ok(!ch_package_parse(nul, sizeof(nul) - 1, &p),
+		   "package note with a NUL inside: refused");
+	}
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-corehandler.XXXXXX";
@@ -481,6 +570,8 @@ int main(void)
 	volatile sig_atomic_t cancel = 1;
 
 	signal(SIGPIPE, SIG_IGN);
+	cgroup_units();
+	package_notes();
 	if (!mkdtemp(dir))
 		return 99;
 	err = kcore_coredir_open(dir, false, &dir_fd);

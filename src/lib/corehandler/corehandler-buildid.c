@@ -224,3 +224,314 @@ void ch_buildid_add_first_pages(struct ch *ch)
 		ids->count++;
 	}
 }
+
+/* ---- package notes (https://systemd.io/ELF_PACKAGE_METADATA/) ---- */
+
+#ifndef NT_FDO_PACKAGING_METADATA
+#define NT_FDO_PACKAGING_METADATA 0xcafe1a7e
+#endif
+
+struct pj {
+	const char *p, *end;
+};
+
+static void pj_ws(struct pj *j)
+{
+	while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' ||
+				 *j->p == '\n' || *j->p == '\r'))
+		j->p++;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+				      : -1;
+}
+
+/* A JSON string at j->p, decoded (malloc()ed; \u0000 and surrogates
+ * become U+FFFD), or NULL. */
+static char *pj_string(struct pj *j)
+{
+	char *out, *o;
+
+	if (j->p >= j->end || *j->p != '"')
+		return NULL;
+	j->p++;
+	/* Decoding never grows a string by more than 3/2 (\uXXXX: 6 bytes
+	 * to at most 3). */
+	out = malloc((size_t)(j->end - j->p) * 2 + 1);
+	if (!out)
+		return NULL;
+	o = out;
+	while (j->p < j->end && *j->p != '"') {
+		unsigned char c = (unsigned char)*j->p++;
+		unsigned v = 0;
+
+		if (c < 0x20)
+			goto bad;
+		if (c != '\\') {
+			*o++ = (char)c;
+			continue;
+		}
+		if (j->p >= j->end)
+			goto bad;
+		c = (unsigned char)*j->p++;
+		switch (c) {
+		case '"':
+		case '\\':
+		case '/':
+			*o++ = (char)c;
+			continue;
+		case 'b':
+			*o++ = '\b';
+			continue;
+		case 'f':
+			*o++ = '\f';
+			continue;
+		case 'n':
+			*o++ = '\n';
+			continue;
+		case 'r':
+			*o++ = '\r';
+			continue;
+		case 't':
+			*o++ = '\t';
+			continue;
+		case 'u':
+			break;
+		default:
+			goto bad;
+		}
+		if (j->end - j->p < 4)
+			goto bad;
+		for (int i = 0; i < 4; i++) {
+			int h = hexval(j->p[i]);
+
+			if (h < 0)
+				goto bad;
+			v = v * 16 + (unsigned)h;
+		}
+		j->p += 4;
+		if (v == 0 || (v >= 0xd800 && v <= 0xdfff))
+			v = 0xfffd;
+		if (v < 0x80) {
+			*o++ = (char)v;
+		} else if (v < 0x800) {
+			*o++ = (char)(0xc0 | (v >> 6));
+			*o++ = (char)(0x80 | (v & 0x3f));
+		} else {
+			*o++ = (char)(0xe0 | (v >> 12));
+			*o++ = (char)(0x80 | ((v >> 6) & 0x3f));
+			*o++ = (char)(0x80 | (v & 0x3f));
+		}
+	}
+	if (j->p >= j->end)
+		goto bad;
+	j->p++;
+	*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+static void package_free(struct ch_package *p)
+{
+	free(p->type);
+	free(p->name);
+	free(p->version);
+	free(p->arch);
+	free(p->os_cpe);
+	free(p->debuginfod);
+	memset(p, 0, sizeof(*p));
+}
+
+bool ch_package_parse(const char *json, size_t len, struct ch_package *p)
+{
+	struct pj j = { json, json + len };
+
+	memset(p, 0, sizeof(*p));
+	/* The note's JSON ends with its NUL (and padding). */
+	while (j.end > j.p && j.end[-1] == '\0')
+		j.end--;
+	if (memchr(j.p, '\0', (size_t)(j.end - j.p)))
+		return false;
+	pj_ws(&j);
+	if (j.p >= j.end || *j.p++ != '{')
+		return false;
+	pj_ws(&j);
+	if (j.p < j.end && *j.p == '}') {
+		j.p++;
+	} else {
+		for (;;) {
+			char *key, *val, **slot = NULL;
+
+			pj_ws(&j);
+			key = pj_string(&j);
+			if (!key)
+				goto bad;
+			pj_ws(&j);
+			if (j.p >= j.end || *j.p++ != ':') {
+				free(key);
+				goto bad;
+			}
+			pj_ws(&j);
+			val = pj_string(&j);
+			if (!val) {
+				free(key);
+				goto bad;
+			}
+			if (strcmp(key, "type") == 0)
+				slot = &p->type;
+			else if (strcmp(key, "name") == 0)
+				slot = &p->name;
+			else if (strcmp(key, "version") == 0)
+				slot = &p->version;
+			else if (strcmp(key, "architecture") == 0)
+				slot = &p->arch;
+			else if (strcmp(key, "osCpe") == 0)
+				slot = &p->os_cpe;
+			else if (strcmp(key, "debugInfoUrl") == 0)
+				slot = &p->debuginfod;
+			free(key);
+			if (slot && !*slot)
+				*slot = val;
+			else
+				free(val);
+			pj_ws(&j);
+			if (j.p < j.end && *j.p == ',') {
+				j.p++;
+				continue;
+			}
+			if (j.p < j.end && *j.p == '}') {
+				j.p++;
+				break;
+			}
+			goto bad;
+		}
+	}
+	pj_ws(&j);
+	if (j.p != j.end || (!p->name && !p->type))
+		goto bad;
+	return true;
+bad:
+	package_free(p);
+	return false;
+}
+
+static uint64_t ldn(const unsigned char *p, int n, bool big)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/* The package note of the ELF file whose first page is page. */
+static bool first_page_package(const unsigned char *page, size_t len,
+			       struct ch_package *ret)
+{
+	bool big, is64;
+	uint64_t phoff, phnum, phent;
+
+	if (len < sizeof(Elf64_Ehdr) || memcmp(page, ELFMAG, SELFMAG) != 0)
+		return false;
+	big = page[EI_DATA] == ELFDATA2MSB;
+	is64 = page[EI_CLASS] == ELFCLASS64;
+	phoff = is64 ? ldn(page + 32, 8, big) : ldn(page + 28, 4, big);
+	phent = ldn(page + (is64 ? 54 : 42), 2, big);
+	phnum = ldn(page + (is64 ? 56 : 44), 2, big);
+	if (phent != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
+	    phoff > len || phnum > (len - phoff) / phent)
+		return false;
+	for (uint64_t i = 0; i < phnum; i++) {
+		const unsigned char *ph = page + phoff + i * phent;
+		uint64_t type = ldn(ph, 4, big), off, size, pos, end;
+
+		off = is64 ? ldn(ph + 8, 8, big) : ldn(ph + 4, 4, big);
+		size = is64 ? ldn(ph + 32, 8, big) : ldn(ph + 16, 4, big);
+		/* The first page maps file offset 0: p_offset is its place. */
+		if (type != PT_NOTE || off > len || size > len - off)
+			continue;
+		for (pos = off, end = off + size; pos + 12 <= end;) {
+			uint64_t namesz = ldn(page + pos, 4, big),
+				 descsz = ldn(page + pos + 4, 4, big),
+				 ntype = ldn(page + pos + 8, 4, big);
+			uint64_t desc = pos + 12 + ((namesz + 3) & ~3ull);
+
+			if (namesz > end - pos || desc > end ||
+			    descsz > end - desc)
+				break;
+			if (ntype == NT_FDO_PACKAGING_METADATA && namesz == 4 &&
+			    memcmp(page + pos + 12, "FDO", 4) == 0 &&
+			    descsz <= CH_MAX_PACKAGE_JSON)
+				return ch_package_parse((const char *)page +
+								desc,
+							(size_t)descsz, ret);
+			pos = desc + ((descsz + 3) & ~3ull);
+		}
+	}
+	return false;
+}
+
+void ch_buildid_packages(struct ch *ch)
+{
+	const struct ch_buildids *ids = &ch->ids;
+	unsigned char page[CH_PAGE];
+
+	for (size_t m = 0; m < ids->count; m++) {
+		const unsigned char *first = NULL;
+		size_t len = 0;
+		struct ch_package pkg, *n;
+
+		for (size_t i = 0; i < ch->phnum && !first; i++) {
+			const struct ch_phdr *ph = &ch->ph[i];
+			uint64_t end = ch->cut != UINT64_MAX
+					       ? ch->cut
+					       : ch->res->stream_bytes;
+			ssize_t r;
+
+			if (ph->type != PT_LOAD ||
+			    ph->vaddr != ids->mods[m].start || !ph->filesz)
+				continue;
+			if (ch->os) {
+				if (ch->caps && ch->caps[i].len) {
+					first = ch->cap + ch->caps[i].off;
+					len = ch->caps[i].len;
+				}
+				continue;
+			}
+			/* A sparse ELF: the page as stored. */
+			len = ph->filesz < CH_PAGE ? (size_t)ph->filesz
+						   : CH_PAGE;
+			if (ph->offset > end || len > end - ph->offset)
+				continue;
+			r = pread(ch->out->fd, page, len, (off_t)ph->offset);
+			if (r == (ssize_t)len)
+				first = page;
+		}
+		if (!first || len > CH_PAGE ||
+		    !first_page_package(first, len, &pkg))
+			continue;
+		n = realloc(ch->pkgs, (ch->npkgs + 1) * sizeof(*n));
+		if (!n) {
+			package_free(&pkg);
+			break;
+		}
+		ch->pkgs = n;
+		pkg.module = m;
+		ch->pkgs[ch->npkgs++] = pkg;
+	}
+}
+
+void ch_packages_deinit(struct ch *ch)
+{
+	for (size_t i = 0; i < ch->npkgs; i++)
+		package_free(&ch->pkgs[i]);
+	free(ch->pkgs);
+	ch->pkgs = NULL;
+	ch->npkgs = 0;
+}

@@ -12,7 +12,8 @@
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
  *                         build-ID helper process, ACLs
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
- *                         a path
+ *                         a path; the package notes of the first pages
+ *                         (in the handler, without privileges)
  *   corehandler-socket.c  the kernel's coredump socket: the peer, the
  *                         request protocol; where the process runs
  *   corehandler.c         the handler, in that order
@@ -94,6 +95,15 @@ struct ch_buildids {
 	uint64_t cap_eff;
 };
 
+/* A module's FDO packaging metadata note (owner "FDO", type 0xcafe1a7e:
+ * a JSON object of strings), from the first page of its file in the
+ * core; the values decoded, each NULL if absent. */
+#define CH_MAX_PACKAGE_JSON 4096u
+struct ch_package {
+	size_t module; /* in ch->ids.mods */
+	char *type, *name, *version, *arch, *os_cpe, *debuginfod;
+};
+
 struct ch_helper;
 struct coredir_scan;
 
@@ -127,6 +137,42 @@ struct ch_place {
 	const char *ns_name[CH_NS_NUM];
 	char ns[CH_NS_NUM][48]; /* "pid:[4026531836]", "" unreadable */
 	bool ns_differs[CH_NS_NUM];
+};
+
+/* Facts of the crashing process from /proc/PID (as systemd-coredump
+ * records them), each NULL or -1 when not known. */
+#define CH_MAX_CMDLINE (64u << 10)
+#define CH_MAX_ENVIRON (64u << 10)
+#define CH_MAX_FDS     1024u
+struct ch_fd {
+	int fd;
+	char *target;
+	bool have_info;
+	uint64_t pos;
+	unsigned flags;
+	uint64_t mnt_id;
+};
+struct ch_limit {
+	char name[32]; /* "open_files" for "Max open files" */
+	char soft[24], hard[24], units[16];
+};
+#define CH_MAX_LIMITS 32
+struct ch_facts {
+	char *cmdline; /* arguments separated by spaces */
+	size_t cmdline_len;
+	bool cmdline_truncated;
+	char *cwd, *root, *cgroup;
+	char *unit, *user_unit, *slice, *session;
+	int64_t owner_uid;
+	char boot_id[40], machine_id[40], hostname[256];
+	struct ch_limit limits[CH_MAX_LIMITS];
+	size_t nlimits;
+	struct ch_fd *fds;
+	size_t nfds;
+	bool fds_truncated;
+	char *environ; /* NUL-separated entries (record_environ) */
+	size_t environ_len;
+	bool environ_truncated;
 };
 
 struct ch {
@@ -198,10 +244,14 @@ struct ch {
 	/* Whether the crashing process is the one the kernel named (it is
 	 * dumping core), so that its /proc files describe the core. */
 	bool proc_ok;
+	int proc_fd; /* /proc/PID, opened while it dumps (or -1) */
+	struct ch_facts facts;
 	struct ch_map maps[CH_MAX_MAPS];
 	size_t nmaps;
 	struct ch_helper *helper;
 	struct ch_buildids ids;
+	struct ch_package *pkgs;
+	size_t npkgs;
 
 	/* The crashing user may read the core (--owner user, and the
 	 * process ran with its own credentials), and why (not). */
@@ -261,6 +311,11 @@ void ch_store_deinit(struct ch *ch);
  * afterwards, and proc_ok cleared if the process is not that one. */
 void ch_place_facts(struct ch *ch);
 
+/* ---- corehandler.c ---- */
+/* The unit, slice, session and owner of a cgroup path, as systemd's
+ * cgroup-util derives them (facts->cgroup must be set). */
+void ch_cgroup_units(struct ch_facts *f);
+
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len);
@@ -300,5 +355,12 @@ void ch_buildids_deinit(struct ch_buildids *ids);
 /* A compressed core: add the build IDs in the first pages of the files
  * NT_FILE maps at offset 0 that the helper did not report. */
 void ch_buildid_add_first_pages(struct ch *ch);
+/* The package notes in the first page of each module's file in the
+ * core (ch->pkgs); the JSON bounded and parsed strictly. */
+void ch_buildid_packages(struct ch *ch);
+void ch_packages_deinit(struct ch *ch);
+/* A package note's JSON (len bytes) into p; false if it is not a flat
+ * object of string members. */
+bool ch_package_parse(const char *json, size_t len, struct ch_package *p);
 
 #endif

@@ -125,6 +125,99 @@ static void write_received(struct ch *ch, FILE *f)
 	fputs("},\n", f);
 }
 
+static void str_member(FILE *f, const char *key, const char *v)
+{
+	if (!v || !*v)
+		return;
+	fprintf(f, "  \"%s\": ", key);
+	ch_json_str(f, v);
+	fputs(",\n", f);
+}
+
+/* What systemd-coredump records of the process: each member only when
+ * known; one per line, arrays and objects on theirs. */
+static void write_facts(struct ch *ch, FILE *f)
+{
+	const struct ch_facts *x = &ch->facts;
+
+	if (x->cmdline) {
+		fputs("  \"cmdline\": ", f);
+		kcore_json_string(f, x->cmdline, x->cmdline_len);
+		fputs(",\n", f);
+		if (x->cmdline_truncated)
+			fputs("  \"cmdline_truncated\": true,\n", f);
+	}
+	str_member(f, "cwd", x->cwd);
+	str_member(f, "root", x->root);
+	str_member(f, "cgroup", x->cgroup);
+	str_member(f, "unit", x->unit);
+	str_member(f, "user_unit", x->user_unit);
+	str_member(f, "slice", x->slice);
+	str_member(f, "session", x->session);
+	if (x->owner_uid >= 0)
+		fprintf(f, "  \"owner_uid\": %" PRId64 ",\n", x->owner_uid);
+	str_member(f, "boot_id", x->boot_id);
+	str_member(f, "machine_id", x->machine_id);
+	str_member(f, "hostname", x->hostname);
+	if (x->nlimits) {
+		fputs("  \"rlimits\": {", f);
+		for (size_t i = 0; i < x->nlimits; i++) {
+			const struct ch_limit *l = &x->limits[i];
+
+			fprintf(f, "%s", i ? ", " : "");
+			ch_json_str(f, l->name);
+			fputs(": {\"soft\": ", f);
+			ch_json_str(f, l->soft);
+			fputs(", \"hard\": ", f);
+			ch_json_str(f, l->hard);
+			if (l->units[0]) {
+				fputs(", \"units\": ", f);
+				ch_json_str(f, l->units);
+			}
+			fputs("}", f);
+		}
+		fputs("},\n", f);
+	}
+	if (x->fds) {
+		fputs("  \"open_fds\": [", f);
+		for (size_t i = 0; i < x->nfds; i++) {
+			const struct ch_fd *d = &x->fds[i];
+
+			fprintf(f, "%s{\"fd\": %d, \"target\": ", i ? ", " : "",
+				d->fd);
+			ch_json_str(f, d->target);
+			if (d->have_info)
+				fprintf(f,
+					", \"pos\": %" PRIu64
+					", \"flags\": \"0%o\", \"mnt_id\": "
+					"%" PRIu64,
+					d->pos, d->flags, d->mnt_id);
+			fputs("}", f);
+		}
+		fputs("],\n", f);
+		if (x->fds_truncated)
+			fprintf(f, "  \"open_fds_truncated\": %u,\n",
+				CH_MAX_FDS);
+	}
+	if (x->environ) {
+		size_t i = 0, k = 0;
+
+		fputs("  \"environ\": [", f);
+		while (i < x->environ_len) {
+			size_t n = strnlen(x->environ + i, x->environ_len - i);
+
+			if (n) {
+				fputs(k++ ? ", " : "", f);
+				kcore_json_string(f, x->environ + i, n);
+			}
+			i += n + 1;
+		}
+		fputs("],\n", f);
+		if (x->environ_truncated)
+			fputs("  \"environ_truncated\": true,\n", f);
+	}
+}
+
 static void write_build_ids(struct ch *ch, FILE *f)
 {
 	const struct ch_buildids *ids = &ch->ids;
@@ -163,6 +256,41 @@ static void write_build_ids(struct ch *ch, FILE *f)
 		fputs("}", f);
 	}
 	fputs(ids->count ? "\n  ],\n" : "],\n", f);
+}
+
+/* The package notes: each module's package, the note's strings decoded
+ * and escaped again (never the note's JSON as it came). */
+static void write_packages(struct ch *ch, FILE *f)
+{
+	static const char *const keys[] = { "type",    "name",
+					    "version", "architecture",
+					    "os_cpe",  "debuginfod_url" };
+
+	if (!ch->npkgs)
+		return;
+	fputs("  \"packages\": [", f);
+	for (size_t i = 0; i < ch->npkgs; i++) {
+		const struct ch_package *p = &ch->pkgs[i];
+		const struct ch_module *m = &ch->ids.mods[p->module];
+		const char *vals[] = { p->type, p->name,   p->version,
+				       p->arch, p->os_cpe, p->debuginfod };
+		char hex[2 * sizeof(m->build_id) + 1] = "";
+
+		if (m->build_id_len)
+			kcore_hex(m->build_id, m->build_id_len, hex);
+		fprintf(f, "%s{\"build_id\": ", i ? ", " : "");
+		ch_json_str(f, m->build_id_len ? hex : NULL);
+		fputs(", \"file\": ", f);
+		ch_json_str(f, m->name);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			if (!vals[k])
+				continue;
+			fprintf(f, ", \"%s\": ", keys[k]);
+			ch_json_str(f, vals[k]);
+		}
+		fputs("}", f);
+	}
+	fputs("],\n", f);
 }
 
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
@@ -209,6 +337,7 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		ch_json_str(f, ch->note_error);
 		fputs(",\n", f);
 	}
+	write_facts(ch, f);
 	write_access(ch, f);
 	write_received(ch, f);
 	fprintf(f,
@@ -253,6 +382,7 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 		o->max_cores_per_user, o->max_handlers ? o->max_handlers : 16);
 	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
 	write_build_ids(ch, f);
+	write_packages(ch, f);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(f,
 			"  \"cpu_user_seconds\": %.3f,\n"
