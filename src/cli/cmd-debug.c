@@ -133,9 +133,8 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 	     plain[PATH_MAX + 8];
 	struct kcore_stored_core *cores, *c = NULL;
 	const char *exe = NULL;
-	struct match *m = NULL;
 	struct kcore_error *err;
-	size_t n, nm = 0;
+	size_t n;
 	int opt, first, done, status;
 	bool quiet = false, verbose = false;
 
@@ -156,19 +155,10 @@ static int cmd_debug(struct cli_ctx *ctx, int argc, char **argv)
 	done = cli_parser_end(p, opt, &first);
 	if (done >= 0)
 		return done;
-	done = store_args_matches(ctx, "debug", argc, argv, first, &m, &nm);
+	done = store_newest_match(ctx, "debug", dir, argc, argv, first, &cores,
+				  &n, &c);
 	if (done >= 0)
 		return done;
-	done = store_load(ctx, dir, &cores, &n);
-	if (done >= 0) {
-		free(m);
-		return done;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (store_matches(&cores[i], m, nm) && cores[i].core_name &&
-		    cores[i].core_present)
-			c = &cores[i];
-	free(m);
 	if (!c) {
 		fprintf(stderr, "kcoredump debug: no stored core matches\n");
 		kcore_stored_cores_free(cores, n);

@@ -34,28 +34,16 @@ int store_dump(struct cli_ctx *ctx, const char *cmd, const char *dir, int argc,
 	       bool quiet)
 {
 	struct kcore_stored_core *cores, *c = NULL;
-	struct match *m = NULL;
 	struct kcore_error *err;
-	size_t n, nm = 0;
+	size_t n;
 	uint64_t size = 0;
 	char *path;
 	int done;
 
-	done = store_args_matches(ctx, cmd, argc, argv, first, &m, &nm);
+	done = store_newest_match(ctx, cmd, dir, argc, argv, first, &cores, &n,
+				  &c);
 	if (done >= 0)
 		return done;
-	done = store_load(ctx, dir, &cores, &n);
-	if (done >= 0) {
-		free(m);
-		return done;
-	}
-	/* The store lists the oldest first: the last match is the
-	 * newest. */
-	for (size_t i = 0; i < n; i++)
-		if (store_matches(&cores[i], m, nm) && cores[i].core_name &&
-		    cores[i].core_present)
-			c = &cores[i];
-	free(m);
 	if (!c) {
 		fprintf(stderr,
 			"kcoredump %s: no stored core in %s matches%s%s\n", cmd,

@@ -320,3 +320,31 @@ void store_json_core(struct json *j, const struct kcore_stored_core *c)
 	json_u64(j, "allocated_bytes", c->allocated_bytes);
 	json_string(j, "status", c->reason);
 }
+
+int store_newest_match(struct cli_ctx *ctx, const char *cmd, const char *dir,
+		       int argc, char **argv, int first,
+		       struct kcore_stored_core **ret_cores, size_t *ret_n,
+		       struct kcore_stored_core **ret_core)
+{
+	struct match *m = NULL;
+	size_t nm = 0;
+	int done;
+
+	*ret_core = NULL;
+	done = store_args_matches(ctx, cmd, argc, argv, first, &m, &nm);
+	if (done >= 0)
+		return done;
+	done = store_load(ctx, dir, ret_cores, ret_n);
+	if (done >= 0) {
+		free(m);
+		return done;
+	}
+	/* The store lists the oldest first: the last match is the
+	 * newest. */
+	for (size_t i = 0; i < *ret_n; i++)
+		if (store_matches(&(*ret_cores)[i], m, nm) &&
+		    (*ret_cores)[i].core_name && (*ret_cores)[i].core_present)
+			*ret_core = &(*ret_cores)[i];
+	free(m);
+	return -1;
+}

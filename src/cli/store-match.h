@@ -60,6 +60,17 @@ int store_args_matches(struct cli_ctx *ctx, const char *cmd, int argc,
  */
 int store_load(struct cli_ctx *ctx, const char *dir,
 	       struct kcore_stored_core **ret, size_t *ret_n);
+/*
+ * The newest core in dir whose file is there and that the MATCH
+ * arguments argv[first..argc) of command cmd name: *ret_core (NULL when
+ * none), in *ret_cores and *ret_n for kcore_stored_cores_free().  -1 on
+ * success (a match or none), else the exit status of the error already
+ * reported.
+ */
+int store_newest_match(struct cli_ctx *ctx, const char *cmd, const char *dir,
+		       int argc, char **argv, int first,
+		       struct kcore_stored_core **ret_cores, size_t *ret_n,
+		       struct kcore_stored_core **ret_core);
 /* DIR/[SUBDIR/]CORE (or its metadata's name when it names no core);
  * malloc()ed, NULL when out of memory. */
 char *store_core_path(const char *dir, const struct kcore_stored_core *c);

@@ -1026,53 +1026,6 @@ static struct kcore_error *write_nonzero(struct kcore_output *out,
 	return err;
 }
 
-/* With a hole map: decode the data runs only; zero runs stay holes. */
-static struct kcore_error *
-extract_map(struct kcore_istream *is, const char *dump,
-	    struct kcore_output *out, unsigned char *buf,
-	    volatile sig_atomic_t *cancel, kcore_extract_progress_fn progress,
-	    void *arg)
-{
-	uint64_t size = kcore_istream_size(is), pos = 0;
-	struct kcore_error *err = NULL;
-
-	while (!err && pos < size) {
-		uint64_t ds, de;
-
-		kcore_istream_next_data(is, pos, size, &ds, &de);
-		for (pos = ds; !err && pos < de;) {
-			size_t n =
-				de - pos < CHUNK ? (size_t)(de - pos) : CHUNK;
-			size_t got;
-
-			err = kcore_istream_pread(is, buf, n, pos, &got);
-			if (!err && got < n)
-				err = kcore_error_create_at(
-					KCORE_ERR_FORMAT, 0, dump, pos + got,
-					"the stream ends early at "
-					"decompressed offset 0x%" PRIx64,
-					pos + got);
-			if (!err)
-				err = write_nonzero(out, buf, n, pos);
-			if (!err)
-				err = cancelled(cancel, dump);
-			pos += n;
-			if (!err && progress)
-				progress(arg, pos, size);
-		}
-		pos = de;
-	}
-	return err;
-}
-
-struct kcore_error *kcore_extract(const char *dump, const char *output,
-				  bool force, volatile sig_atomic_t *cancel,
-				  uint64_t *ret_size)
-{
-	return kcore_extract_progress(dump, output, force, cancel, NULL, NULL,
-				      ret_size);
-}
-
 /*
  * Bytes [pos, pos + n) of buf to out: a sparse file keeps its zero pages
  * as holes; a pipe gets every byte.
@@ -1104,6 +1057,60 @@ static struct kcore_error *write_zeros(struct kcore_output *out,
 		pos += m;
 	}
 	return err;
+}
+
+/* With a hole map: decode the data runs only; zero runs stay holes in a
+ * file.  Into a pipe every byte goes in order, the zero runs still
+ * answered by the map without decoding. */
+static struct kcore_error *
+extract_map(struct kcore_istream *is, const char *dump,
+	    struct kcore_output *out, unsigned char *buf,
+	    volatile sig_atomic_t *cancel, kcore_extract_progress_fn progress,
+	    void *arg)
+{
+	uint64_t size = kcore_istream_size(is), pos = 0;
+	struct kcore_error *err = NULL;
+
+	while (!err && pos < size) {
+		uint64_t ds, de;
+
+		if (out->seekable) {
+			kcore_istream_next_data(is, pos, size, &ds, &de);
+		} else {
+			ds = pos;
+			de = size;
+		}
+		for (pos = ds; !err && pos < de;) {
+			size_t n =
+				de - pos < CHUNK ? (size_t)(de - pos) : CHUNK;
+			size_t got;
+
+			err = kcore_istream_pread(is, buf, n, pos, &got);
+			if (!err && got < n)
+				err = kcore_error_create_at(
+					KCORE_ERR_FORMAT, 0, dump, pos + got,
+					"the stream ends early at "
+					"decompressed offset 0x%" PRIx64,
+					pos + got);
+			if (!err)
+				err = write_out(out, buf, n, pos);
+			if (!err)
+				err = cancelled(cancel, dump);
+			pos += n;
+			if (!err && progress)
+				progress(arg, pos, size);
+		}
+		pos = de;
+	}
+	return err;
+}
+
+struct kcore_error *kcore_extract(const char *dump, const char *output,
+				  bool force, volatile sig_atomic_t *cancel,
+				  uint64_t *ret_size)
+{
+	return kcore_extract_progress(dump, output, force, cancel, NULL, NULL,
+				      ret_size);
 }
 
 /*
@@ -1192,32 +1199,8 @@ struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
 	if (!err && !buf)
 		err = &kcore_error_nomem;
 	if (!err && kcore_istream_has_hole_map(is)) {
-		if (out->seekable) {
-			err = extract_map(is, dump, out, buf, cancel, progress,
-					  arg);
-			pos = kcore_istream_size(is);
-		}
-		/* Into a pipe: every byte in order, zero runs answered by
-		 * the map without decoding. */
-		while (!out->seekable && !err && pos < kcore_istream_size(is)) {
-			uint64_t left = kcore_istream_size(is) - pos;
-			size_t n = left < CHUNK ? (size_t)left : CHUNK, got;
-
-			err = kcore_istream_pread(is, buf, n, pos, &got);
-			if (!err && got < n)
-				err = kcore_error_create_at(
-					KCORE_ERR_FORMAT, 0, dump, pos + got,
-					"the stream ends early at "
-					"decompressed offset 0x%" PRIx64,
-					pos + got);
-			if (!err)
-				err = write_out(out, buf, n, pos);
-			pos += n;
-			if (!err)
-				err = cancelled(cancel, dump);
-			if (!err && progress)
-				progress(arg, pos, kcore_istream_size(is));
-		}
+		err = extract_map(is, dump, out, buf, cancel, progress, arg);
+		pos = kcore_istream_size(is);
 	}
 	while (!err && !kcore_istream_has_hole_map(is)) {
 		size_t n;
