@@ -656,6 +656,7 @@ static uint64_t make_room(struct ch *ch, uint64_t need, uint64_t step,
 	struct ch_store *s = &ch->store;
 	uint64_t fit = need;
 	struct coredir_entry *v;
+	bool fresh = false;
 	unsigned r;
 
 	*ret_reason = KCORE_CH_COMPLETE;
@@ -726,6 +727,16 @@ static uint64_t make_room(struct ch *ch, uint64_t need, uint64_t step,
 			  : NULL;
 		if (!v && (r & 7))
 			v = kcore_coredir_next_victim(s->scan);
+		/* The list came from a look outside the lock (or an earlier
+		 * one): cores published since are not in it.  Once, look
+		 * again, under the lock, before settling for less. */
+		if (!v && !fresh) {
+			fresh = true;
+			if (look(ch, true) && totals_from_scan(s->scan, t))
+				continue;
+			if (!s->scan)
+				goto failed;
+		}
 		if (!v) {
 			/* Nothing more to remove: what fits. */
 			uint64_t a = UINT64_MAX, c = UINT64_MAX;
