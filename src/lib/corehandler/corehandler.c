@@ -184,6 +184,34 @@ static bool unit_name_ok(const char *s, size_t len)
 }
 
 /*
+ * The components of path p while they are slices (the last one in
+ * *slice and *slice_len when slice is not NULL), then the component after
+ * them if it is a unit name (its length in *ret_len), else NULL.
+ */
+static const char *after_slices(const char *p, const char **slice,
+				size_t *slice_len, size_t *ret_len)
+{
+	for (;;) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (!len)
+			return NULL;
+		if (!ends_with(p, len, ".slice") || !unit_name_ok(p, len)) {
+			*ret_len = len;
+			return unit_name_ok(p, len) ? p : NULL;
+		}
+		if (slice) {
+			*slice = p;
+			*slice_len = len;
+		}
+		p += len;
+	}
+}
+
+/*
  * From the cgroup path, as systemd reads it: the unit is the first
  * component after the slices (system.slice/foo.service, user.slice/
  * user-1000.slice/session-3.scope); the slice is the last slice before
@@ -193,32 +221,13 @@ static bool unit_name_ok(const char *s, size_t len)
  */
 void ch_cgroup_units(struct ch_facts *f)
 {
-	const char *p = f->cgroup, *slice = NULL, *unit = NULL;
-	size_t slice_len = 0, unit_len = 0;
+	const char *slice = NULL, *unit;
+	size_t slice_len = 0, unit_len;
 
 	f->owner_uid = -1;
-	if (!p || *p != '/')
+	if (!f->cgroup || *f->cgroup != '/')
 		return;
-	for (;;) {
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		len = strcspn(p, "/");
-		if (!len)
-			break;
-		if (ends_with(p, len, ".slice") && unit_name_ok(p, len)) {
-			slice = p;
-			slice_len = len;
-		} else {
-			if (unit_name_ok(p, len)) {
-				unit = p;
-				unit_len = len;
-			}
-			break;
-		}
-		p += len;
-	}
+	unit = after_slices(f->cgroup, &slice, &slice_len, &unit_len);
 	f->slice = slice ? strndup(slice, slice_len) : strdup("-.slice");
 	if (!unit)
 		return;
@@ -236,24 +245,11 @@ void ch_cgroup_units(struct ch_facts *f)
 	if (unit_len > 13 && strncmp(unit, "user@", 5) == 0 &&
 	    ends_with(unit, unit_len, ".service")) {
 		/* The user's manager: its slices, then the user unit. */
-		p = unit + unit_len;
-		for (;;) {
-			size_t len;
+		const char *u =
+			after_slices(unit + unit_len, NULL, NULL, &unit_len);
 
-			while (*p == '/')
-				p++;
-			len = strcspn(p, "/");
-			if (!len)
-				break;
-			if (ends_with(p, len, ".slice") &&
-			    unit_name_ok(p, len)) {
-				p += len;
-				continue;
-			}
-			if (unit_name_ok(p, len))
-				f->user_unit = strndup(p, len);
-			break;
-		}
+		if (u)
+			f->user_unit = strndup(u, unit_len);
 	}
 }
 
