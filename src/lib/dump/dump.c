@@ -560,6 +560,30 @@ static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 	return NULL;
 }
 
+/*
+ * The next block with data of segment si at or after off: [*ret_start,
+ * *ret_end), starting at a multiple of align (not before off), at most
+ * block long; false (*ret_start = the segment's end) when only holes
+ * remain.  [off, *ret_start) is a hole either way.
+ */
+static bool next_block(struct dump *d, size_t si, uint64_t off, uint64_t align,
+		       uint64_t block, uint64_t *ret_start, uint64_t *ret_end)
+{
+	uint64_t size = d->plan->segs[si].size, ds, de, start;
+
+	kcore_extent_next(&d->ext, si, off, &ds, &de);
+	if (ds >= size) {
+		*ret_start = *ret_end = size;
+		return false;
+	}
+	start = ds - ds % align;
+	if (start < off)
+		start = off;
+	*ret_start = start;
+	*ret_end = start + block < size ? start + block : size;
+	return true;
+}
+
 static struct kcore_error *dump_segment(struct dump *d, size_t si)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
@@ -577,20 +601,13 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 	}
 	d->ext.valid = false;
 	while (off < seg->size) {
-		uint64_t ds, de, start, end;
-		struct kcore_error *err;
+		uint64_t start, end;
+		bool data = next_block(d, si, off, KCORE_HASH_BLOCK, d->block,
+				       &start, &end);
+		struct kcore_error *err = submit_hole(d, si, off, start - off);
 
-		kcore_extent_next(&d->ext, si, off, &ds, &de);
-		if (ds >= seg->size)
-			return submit_hole(d, si, off, seg->size - off);
-		start = ds - ds % KCORE_HASH_BLOCK;
-		if (start < off)
-			start = off;
-		err = submit_hole(d, si, off, start - off);
-		if (err)
+		if (err || !data)
 			return err;
-		end = start + d->block < seg->size ? start + d->block
-						   : seg->size;
 		err = submit(d, si, start, end - start);
 		if (err)
 			return err;
@@ -708,19 +725,12 @@ static struct kcore_error *copy_segment(struct dump *d, struct job *j,
 
 	d->ext.valid = false;
 	while (off < seg->size) {
-		uint64_t ds, de, start, end;
-		struct kcore_error *err;
+		uint64_t start, end;
+		bool data = next_block(d, si, off, chunk, chunk, &start, &end);
+		struct kcore_error *err = copy_hole(d, si, off, start - off);
 
-		kcore_extent_next(&d->ext, si, off, &ds, &de);
-		if (ds >= seg->size)
-			return copy_hole(d, si, off, seg->size - off);
-		start = ds - ds % chunk;
-		if (start < off)
-			start = off;
-		err = copy_hole(d, si, off, start - off);
-		if (err)
+		if (err || !data)
 			return err;
-		end = start + chunk < seg->size ? start + chunk : seg->size;
 		err = copy_block(d, j, si, start, end - start);
 		if (err)
 			return err;
