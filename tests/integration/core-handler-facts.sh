@@ -20,31 +20,7 @@ kcoredump=$(readlink -f "$1")
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-if [ "$(id -u)" != 0 ]; then
-	echo "1..0 # SKIP needs root to set core_pattern"
-	exit 77
-fi
-for tool in jq flock setpriv; do
-	command -v $tool >/dev/null || {
-		echo "1..0 # SKIP $tool not installed"
-		exit 77
-	}
-done
-tmp=$(mktemp -d /tmp/kcd-chfacts.XXXXXX)
-chmod 711 "$tmp"
-exec 9>/tmp/kcd-core-pattern.lock
-flock 9
-old_pattern=$(cat /proc/sys/kernel/core_pattern)
-restore() {
-	printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern
-	rm -rf "$tmp"
-}
-trap restore EXIT
-if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
-	echo "1..0 # SKIP core_pattern is not writable here"
-	exit 77
-fi
-ulimit -c unlimited
+core_pattern_setup chfacts jq flock setpriv
 
 # install DIR ARGS...: the handler as core_pattern, storing into DIR.
 install() {

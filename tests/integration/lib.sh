@@ -75,3 +75,41 @@ compressed_headers()
 	read -r c d < <(first_frame "$1") || return 1
 	[ -n "$c" ] && [ -n "$d" ] && [ "$c" -gt 0 ] && [ $((2 * c)) -le "$d" ]
 }
+
+# core_pattern_setup NAME TOOL...: for a test that sets this machine's
+# core_pattern: root and TOOLs there (else a skip, exit 77), $tmp made
+# (/tmp/kcd-NAME.*), the lock every such test shares held, the old
+# pattern put back and $tmp removed on exit, cores unlimited.
+core_pattern_setup()
+{
+	local name=$1 tool
+	shift
+	if [ "$(id -u)" != 0 ]; then
+		echo "1..0 # SKIP needs root to set core_pattern"
+		exit 77
+	fi
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || {
+			echo "1..0 # SKIP $tool not installed"
+			exit 77
+		}
+	done
+	tmp=$(mktemp -d "/tmp/kcd-$name.XXXXXX")
+	chmod 711 "$tmp"
+	exec 9>/tmp/kcd-core-pattern.lock
+	flock 9
+	old_pattern=$(cat /proc/sys/kernel/core_pattern)
+	trap core_pattern_restore EXIT
+	if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
+		echo "1..0 # SKIP core_pattern is not writable here"
+		exit 77
+	fi
+	ulimit -c unlimited
+}
+
+# The EXIT trap of core_pattern_setup.
+core_pattern_restore()
+{
+	printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern
+	rm -rf "$tmp"
+}
