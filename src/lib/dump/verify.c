@@ -1175,26 +1175,21 @@ copy_plain(int fd, const char *dump, struct kcore_output *out,
 	return err;
 }
 
-struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
-					   bool force,
-					   volatile sig_atomic_t *cancel,
-					   kcore_extract_progress_fn progress,
-					   void *arg, uint64_t *ret_size)
+/* The stream is (on fd, open) decoded into output; both are closed. */
+static struct kcore_error *extract_stream(int fd, struct kcore_istream *is,
+					  const char *dump, const char *output,
+					  bool force,
+					  volatile sig_atomic_t *cancel,
+					  kcore_extract_progress_fn progress,
+					  void *arg, uint64_t *ret_size)
 {
-	struct kcore_istream *is = NULL;
 	struct kcore_output *out = NULL;
 	struct kcore_error *err;
 	unsigned char *buf = NULL;
 	uint64_t pos = 0;
-	int fd = open(dump, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
-		return kcore_explain_open_error(dump, errno, false, NULL);
-	err = kcore_istream_open(fd, dump, &is);
-	if (!err)
-		err = kcore_output_open(
-			output, &(struct kcore_output_opts){ .force = force },
-			&out);
+	err = kcore_output_open(
+		output, &(struct kcore_output_opts){ .force = force }, &out);
 	buf = err ? NULL : malloc(CHUNK);
 	if (!err && !buf)
 		err = &kcore_error_nomem;
@@ -1229,6 +1224,28 @@ struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
 	return err;
 }
 
+struct kcore_error *kcore_extract_progress(const char *dump, const char *output,
+					   bool force,
+					   volatile sig_atomic_t *cancel,
+					   kcore_extract_progress_fn progress,
+					   void *arg, uint64_t *ret_size)
+{
+	struct kcore_istream *is = NULL;
+	struct kcore_error *err;
+	int fd = open(dump, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return kcore_explain_open_error(dump, errno, false, NULL);
+	err = kcore_istream_open(fd, dump, &is);
+	if (err) {
+		kcore_istream_destroy(is);
+		close(fd);
+		return err;
+	}
+	return extract_stream(fd, is, dump, output, force, cancel, progress,
+			      arg, ret_size);
+}
+
 struct kcore_error *kcore_copy_core(const char *path, const char *output,
 				    bool force, volatile sig_atomic_t *cancel,
 				    uint64_t *ret_size)
@@ -1243,12 +1260,11 @@ struct kcore_error *kcore_copy_core(const char *path, const char *output,
 	if (fd < 0)
 		return kcore_explain_open_error(path, errno, false, NULL);
 	err = kcore_istream_open(fd, path, &is);
+	/* The file opened here, never its name again. */
+	if (!err)
+		return extract_stream(fd, is, path, output, force, cancel, NULL,
+				      NULL, ret_size);
 	kcore_istream_destroy(is);
-	if (!err) {
-		close(fd);
-		return kcore_extract_progress(path, output, force, cancel, NULL,
-					      NULL, ret_size);
-	}
 	if (err->code != KCORE_ERR_FORMAT) {
 		close(fd);
 		return err;
