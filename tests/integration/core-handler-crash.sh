@@ -22,13 +22,10 @@ PY=/usr/bin/python3
 core_pattern_setup chcrash jq flock
 export PATH=$(dirname "$kcore_read"):$PATH
 
-# install DIR ARGS...: the handler as core_pattern, storing into DIR.
+# install DIR ARGS...: the handler as core_pattern, storing into DIR, in
+# the form --print-pattern prints (lib.sh: install_handler).
 install() {
-	local dir=$1
-	shift
-	mkdir -p -m 700 "$dir"
-	printf '|%s core-handler --dir %s --no-sync %s %%P %%u %%g %%s %%t %%e\n' \
-		"$kcoredump" "$dir" "$*" > /proc/sys/kernel/core_pattern
+	install_handler "$@" || bail_out "cannot install the handler as core_pattern"
 }
 # meta DIR PID: the metadata of pid's core, once published (at most 120 s).
 meta() {

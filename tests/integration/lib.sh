@@ -76,29 +76,52 @@ compressed_headers()
 	[ -n "$c" ] && [ -n "$d" ] && [ "$c" -gt 0 ] && [ $((2 * c)) -le "$d" ]
 }
 
+# The machine-wide settings a crash test may change, saved and put back
+# together.
+KCD_SYSCTLS="kernel/core_pattern kernel/core_pipe_limit fs/suid_dumpable"
+
 # core_pattern_setup NAME TOOL...: for a test that sets this machine's
-# core_pattern: root and TOOLs there (else a skip, exit 77), $tmp made
-# (/tmp/kcd-NAME.*), the lock every such test shares held, the old
-# pattern put back and $tmp removed on exit, cores unlimited.
+# core_pattern (or core_pipe_limit, suid_dumpable): root and TOOLs there
+# (else a skip, exit 77), $tmp made (/tmp/kc.*, short: the kernel keeps
+# 127 bytes of a pattern that names it twice; NAME in $tmp/.test), the
+# lock every such test shares held, the old settings put back and $tmp
+# removed on exit, cores unlimited.
+#
+# An EXIT trap does not run when the test is killed (ctest's timeout sends
+# SIGKILL), and a pattern naming a deleted handler or store would send
+# every later crash on this machine to nowhere.  So a guardian in its own
+# session, out of reach of the kill, waits for the test to end, puts the
+# saved settings back and removes $tmp; it inherits the lock and holds it
+# until then, so no other crash test starts before the machine is whole.
 core_pattern_setup()
 {
-	local name=$1 tool
+	local name=$1 tool s
 	shift
 	if [ "$(id -u)" != 0 ]; then
 		echo "1..0 # SKIP needs root to set core_pattern"
 		exit 77
 	fi
-	for tool in "$@"; do
+	for tool in "$@" setsid; do
 		command -v "$tool" >/dev/null || {
 			echo "1..0 # SKIP $tool not installed"
 			exit 77
 		}
 	done
-	tmp=$(mktemp -d "/tmp/kcd-$name.XXXXXX")
+	tmp=$(mktemp -d /tmp/kc.XXXXXX)
 	chmod 711 "$tmp"
+	echo "$name" > "$tmp/.test"
 	exec 9>/tmp/kcd-core-pattern.lock
 	flock 9
+	saved=$tmp.saved
+	mkdir -m 700 "$saved"
+	for s in $KCD_SYSCTLS; do
+		[ -r "/proc/sys/$s" ] && cp "/proc/sys/$s" "$saved/${s//\//.}"
+	done
 	old_pattern=$(cat /proc/sys/kernel/core_pattern)
+	setsid bash -c "$(declare -f sysctls_restore)"'
+		while kill -0 "$1" 2>/dev/null; do sleep 0.5; done
+		sysctls_restore "$2" "$3"' guardian "$$" "$saved" "$tmp" \
+		</dev/null >/dev/null 2>&1 &
 	trap core_pattern_restore EXIT
 	if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
 		echo "1..0 # SKIP core_pattern is not writable here"
@@ -107,9 +130,58 @@ core_pattern_setup()
 	ulimit -c unlimited
 }
 
+# sysctls_restore SAVED TMP: put back the settings SAVED holds, then
+# remove TMP and SAVED (the guardian's work, and the EXIT trap's).
+sysctls_restore()
+{
+	local f s
+	for f in "$1"/*; do
+		[ -f "$f" ] || continue
+		s=${f##*/}
+		s=${s//.//}
+		[ "$(cat "/proc/sys/$s")" = "$(cat "$f")" ] || cat "$f" > "/proc/sys/$s"
+	done
+	rm -rf "$2" "$1"
+}
+
 # The EXIT trap of core_pattern_setup.
 core_pattern_restore()
 {
-	printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern
-	rm -rf "$tmp"
+	sysctls_restore "$saved" "$tmp"
+}
+
+# handler_pattern DIR ARGS...: the core_pattern line that stores crashes
+# into DIR with ARGS, as `core-handler --print-pattern` prints it (the
+# form --install writes).  The kernel keeps 127 bytes of a pattern and
+# drops the rest without a word, which would cut the handler's arguments;
+# for a longer line (a deep build directory) it says so and runs a copy of
+# $kcoredump from $tmp instead.  Returns 1 when even that is too long.
+handler_pattern()
+{
+	local dir=$1 line
+	shift
+	if line=$("$kcoredump" core-handler --print-pattern --dir "$dir" --no-sync "$@" 2>/dev/null) &&
+		[ ${#line} -le 127 ]; then
+		printf '%s\n' "$line"
+		return 0
+	fi
+	echo "# the pattern for $kcoredump is longer than the kernel's 127 bytes: running a copy, $tmp/k" >&2
+	[ -x "$tmp/k" ] || cp "$kcoredump" "$tmp/k" || return 1
+	# --print-pattern itself refuses a line the kernel would cut.
+	"$tmp/k" core-handler --print-pattern --dir "$dir" --no-sync "$@"
+}
+
+# install_handler DIR ARGS...: make DIR (0700) and the handler storing into
+# it this machine's core_pattern; fails (saying why) if the kernel did not
+# take the whole line.
+install_handler()
+{
+	local dir=$1 line
+	mkdir -p -m 700 "$dir"
+	line=$(handler_pattern "$@") || return 1
+	printf '%s\n' "$line" > /proc/sys/kernel/core_pattern
+	if [ "$(cat /proc/sys/kernel/core_pattern)" != "$line" ]; then
+		echo "# core_pattern did not take: $line" >&2
+		return 1
+	fi
 }

@@ -50,3 +50,11 @@ finish()
 	fi
 	exit 0
 }
+
+# bail_out WHY: stop the test here, failed, saying why.
+bail_out()
+{
+	not_ok "$*"
+	echo "Bail out! $*"
+	finish
+}
