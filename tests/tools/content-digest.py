@@ -64,6 +64,10 @@ def digest_stream(f):
         chunk = f.read(CHUNK)
         if not chunk:
             break
+        if not buf and len(chunk) % BLOCK == 0:
+            add(h, size // BLOCK, chunk)  # the usual case: no copies
+            size += len(chunk)
+            continue
         buf += chunk
         n = len(buf) - len(buf) % BLOCK
         add(h, size // BLOCK, buf[:n])
