@@ -1,25 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # kcoredump core-handler as this machine's core_pattern, on real crashes
-# (tests/vm/helpers/crash-sparse, built for the host): the page tables
-# are used (the zeros of a sparse crash are consumed unread) although
-# kcmp(2) is refused for some unrelated processes (PID 1 on some
+# (tests/vm/helpers/crash-sparse and tests/tools/crash-shapes, built for
+# the host), with kernel.core_pipe_limit 0 as Debian ships it (the kernel
+# keeps the crashing process only while it writes the core): a core
+# smaller than the handler's pipe still has the process's facts (the
+# command line with a 120-character argument, cwd, fds, namespaces) and
+# its executable's build ID, and its page tables were looked at; the page
+# tables are used (the zeros of a sparse crash are consumed unread)
+# although kcmp(2) is refused for some unrelated processes (PID 1 on some
 # machines), and are not used when another process shares the memory; a
 # crash whose zeros take longer than --timeout to arrive is stored
-# complete, as the time limit counts the bytes with data.
+# complete, as the time limit counts the bytes with data; --install sets
+# core_pipe_limit (to --max-handlers) and says how to restore it.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock (other tests and helpers change it too), and
-# puts the old pattern back on every exit.  Needs root.
-#   core-handler-crash.sh KCOREDUMP CRASH_SPARSE VMCHECK_PY KCORE_READ
+# puts the old pattern (and core_pipe_limit) back on every exit.  Needs
+# root.
+#   core-handler-crash.sh KCOREDUMP CRASH_SPARSE VMCHECK_PY KCORE_READ CRASH_SHAPES
 set -uo pipefail
 kcoredump=$(readlink -f "$1") sparse=$(readlink -f "$2") vmcheck=$3
-kcore_read=$(readlink -f "$4")
+kcore_read=$(readlink -f "$4") shapes=$(readlink -f "$5")
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-core_pattern_setup chcrash jq flock
+core_pattern_setup chcrash jq flock readelf
 export PATH=$(dirname "$kcore_read"):$PATH
 
 # install DIR ARGS...: the handler as core_pattern, storing into DIR.
@@ -48,11 +55,12 @@ crash() {
 	(cd "$tmp" && exec "$sparse" "$desc" "$@") >/dev/null 2>&1
 	awk '$1 == "pid" { print $2 }' "$desc"
 }
-jqcheck() { # WHAT FILE FILTER
-	if jq -e "$3" "$2" >/dev/null; then
+jqcheck() { # WHAT FILE [JQ-OPTIONS...] FILTER
+	if jq -e "${@:3}" "$2" >/dev/null; then
 		ok "$1"
 	else
-		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds}' "$2")"
+		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds,
+			facts_why_not, cmdline, cwd, build_ids}' "$2")"
 	fi
 }
 vm_check() { # WHAT CORE DESC ARGS...
@@ -76,6 +84,44 @@ print("refused: " + os.strerror(ctypes.get_errno()) if r == -1 else "allowed")
 PY
 )
 echo "# kcmp(2) of this process with PID 1: $kcmp_pid1"
+
+# --- 0. a small crash: the process is looked at before the stream ----------
+# With core_pipe_limit 0 the kernel does not wait for the handler: the
+# process ends once the last bytes of its core are in the pipe, and a
+# core of a few hundred KiB fits there.  Its facts are read first, its
+# page tables before the pipe grows.
+long=--a-long-argument=$(printf 'x%.0s' {1..120})
+shapes_id=$(readelf -n "$shapes" | awk '/Build ID:/ { print $3; exit }')
+d=$tmp/s0
+install "$d"
+(cd "$tmp" && exec "$shapes" abort "$long") >/dev/null 2>&1 &
+pid=$!
+wait "$pid" 2>/dev/null
+echo "# core_pipe_limit $(cat /proc/sys/kernel/core_pipe_limit); $shapes has build ID ${shapes_id:-?}"
+if m=$(meta "$d" "$pid"); then
+	jqcheck "small crash ($(jq .stream_bytes "$m") stream bytes, less than the 1 MiB pipe): no facts_why_not" \
+		"$m" '.stream_bytes < 1048576 and has("facts_why_not") == false'
+	jqcheck "small crash: the full command line (${#long}-byte argument), cwd, root" "$m" \
+		--arg c "$shapes abort $long" --arg w "$tmp" \
+		'.cmdline == $c and .cwd == $w and .root == "/"'
+	jqcheck "small crash: open fds, rlimits, cgroup, namespaces" "$m" \
+		'(.open_fds | length) > 0 and .rlimits.open_files.soft != null and
+		(.cgroup | startswith("/")) and (.received.namespaces.pid | startswith("pid:["))'
+	jqcheck "small crash: the page tables were looked at (no 1 MiB hole to skip)" "$m" \
+		'(.pagemap.used | not) and (.pagemap.why_not | test("no empty run"))'
+	jqcheck "small crash: build ID ${shapes_id:-?} of $shapes" "$m" \
+		--arg f "$shapes" --arg id "${shapes_id:-none}" \
+		'[.build_ids[] | select(.name == $f) | .build_id] == [$id]'
+	"$kcoredump" show --dir "$d" "$pid" >"$tmp/show0" 2>&1
+	if grep -qxF "    Command Line: $shapes abort $long" "$tmp/show0"; then
+		ok "show: the full command line"
+	else
+		not_ok "show: no full command line"
+		diag <"$tmp/show0"
+	fi
+else
+	not_ok "small crash: no metadata for pid $pid in $d"
+fi
 
 # --- 1. the page tables, with processes kcmp is refused for ----------------
 d=$tmp/s1
@@ -174,5 +220,21 @@ if unshare -pf --mount-proc true 2>/dev/null; then
 	fi
 else
 	skip "namespace crash: unshare -p is not allowed here"
+fi
+
+# --- 5. --install sets core_pipe_limit and says how to restore it ---------
+"$kcoredump" core-handler --dir "$tmp/inst" --max-handlers 12 --install \
+	>"$tmp/inst.out" 2>"$tmp/inst.err"
+limit=$(cat /proc/sys/kernel/core_pipe_limit)
+if [[ $(cat "$tmp/inst.out") != '|'* ]]; then
+	skip "--install chose $(cat "$tmp/inst.out"), not the pipe"
+elif [ "$limit" = 12 ] &&
+	grep -qF 'kernel.core_pipe_limit was 0, now 12' "$tmp/inst.err" &&
+	grep -qF 'sysctl -w kernel.core_pipe_limit=0' "$tmp/inst.err" &&
+	grep -qxF 'kernel.core_pipe_limit = 12' "$tmp/inst.err"; then
+	ok "--install: core_pipe_limit 0 -> 12 (--max-handlers), the restore command and the sysctl.d line"
+else
+	not_ok "--install: core_pipe_limit $limit"
+	diag <"$tmp/inst.err"
 fi
 finish

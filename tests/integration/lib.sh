@@ -80,6 +80,9 @@ compressed_headers()
 # core_pattern: root and TOOLs there (else a skip, exit 77), $tmp made
 # (/tmp/kcd-NAME.*), the lock every such test shares held, the old
 # pattern put back and $tmp removed on exit, cores unlimited.
+# kernel.core_pipe_limit is set to 0, as Debian ships it without
+# systemd-coredump (the kernel then keeps the crashing process only while
+# it writes the core), and put back on exit too.
 core_pattern_setup()
 {
 	local name=$1 tool
@@ -99,9 +102,16 @@ core_pattern_setup()
 	exec 9>/tmp/kcd-core-pattern.lock
 	flock 9
 	old_pattern=$(cat /proc/sys/kernel/core_pattern)
+	old_pipe_limit=$(cat /proc/sys/kernel/core_pipe_limit)
 	trap core_pattern_restore EXIT
+	# A signal ends the test through the EXIT trap, which restores.
+	trap 'exit 143' TERM INT HUP
 	if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
 		echo "1..0 # SKIP core_pattern is not writable here"
+		exit 77
+	fi
+	if ! echo 0 > /proc/sys/kernel/core_pipe_limit; then
+		echo "1..0 # SKIP core_pipe_limit is not writable here"
 		exit 77
 	fi
 	ulimit -c unlimited
@@ -111,5 +121,7 @@ core_pattern_setup()
 core_pattern_restore()
 {
 	printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern
+	[ -n "${old_pipe_limit:-}" ] &&
+		echo "$old_pipe_limit" > /proc/sys/kernel/core_pipe_limit
 	rm -rf "$tmp"
 }

@@ -244,7 +244,8 @@ struct ch {
 	/* Whether the crashing process is the one the kernel named (it is
 	 * dumping core), so that its /proc files describe the core. */
 	bool proc_ok;
-	int proc_fd; /* /proc/PID, opened while it dumps (or -1) */
+	int proc_fd;	    /* /proc/PID, opened while it dumps (or -1) */
+	char proc_why[256]; /* why not proc_ok */
 	struct ch_facts facts;
 	struct ch_map maps[CH_MAX_MAPS];
 	size_t nmaps;
@@ -307,8 +308,9 @@ unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
 
 /* ---- corehandler-socket.c ---- */
-/* ch->place from /proc/PID (if ch->proc_ok); a socket's pidfd is checked
- * afterwards, and proc_ok cleared if the process is not that one. */
+/* ch->place from /proc/PID (through ch->proc_fd, if ch->proc_ok); a
+ * socket's pidfd is checked afterwards, and proc_ok cleared if the
+ * process is not that one. */
 void ch_place_facts(struct ch *ch);
 
 /* ---- corehandler.c ---- */

@@ -140,6 +140,13 @@ static void write_facts(struct ch *ch, FILE *f)
 {
 	const struct ch_facts *x = &ch->facts;
 
+	/* Why /proc/PID was not looked at (then only the machine's facts
+	 * below are there). */
+	if (!ch->proc_ok && ch->proc_why[0]) {
+		fputs("  \"facts_why_not\": ", f);
+		ch_json_str(f, ch->proc_why);
+		fputs(",\n", f);
+	}
 	if (x->cmdline) {
 		fputs("  \"cmdline\": ", f);
 		kcore_json_string(f, x->cmdline, x->cmdline_len);

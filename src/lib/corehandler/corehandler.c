@@ -4,14 +4,15 @@
  * writes into our stdin, in this order.
  *
  *   restrict  keep only the capabilities the next steps need
+ *   /proc     before a byte of the stream: the crashing process's
+ *             directory, if it is the one dumping, and what
+ *             systemd-coredump records of it (cmdline, cwd, cgroup,
+ *             limits, open fds, namespaces, environ if asked) through it
  *   slot      one of the store's handler slots, or store nothing
  *   headers   ELF header, program headers, then everything up to the first
  *             PT_LOAD's data (the notes), read into memory with bounds
- *   /proc     the crashing process's page tables (pagemap) and mapped
- *             files (map_files, O_PATH), if it is the one dumping; what
- *             systemd-coredump records of it (cmdline, cwd, cgroup,
- *             limits, open fds, environ if asked), through the directory
- *             opened while it dumps
+ *   tables    the process's page tables (pagemap) and mapped files
+ *             (map_files, O_PATH), then the pipe grows to 1 MiB
  *   helper    the build-ID helper starts and drops everything itself
  *   drop      no capability left, no new privileges
  *   data      1 MiB blocks at stream offsets k MiB; all-zero pages (what
@@ -86,13 +87,32 @@ static ssize_t read_at(int dir, const char *name, char *buf, size_t max)
 	return (ssize_t)got;
 }
 
+/* Why the crashing process was not looked at in /proc (ch->proc_why). */
+static void proc_why(struct ch *ch, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void proc_why(struct ch *ch, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ch->proc_why, sizeof(ch->proc_why), fmt, ap);
+	va_end(ap);
+}
+
 /*
  * Whether /proc/PID is the process dumping this core: the kernel gave
- * its pid, and until we close the pipe it cannot exit, so while it says
- * CoreDumping (Linux 4.15, commit c643401218be) it is that process.  The
- * directory is opened first and status read through it: ch->proc_fd
- * stays that process's (a reused pid is another directory), and every
- * later fact is read relative to it.
+ * its pid, and while it says CoreDumping (Linux 4.15, commit
+ * c643401218be) it is that process.  The directory is opened first and
+ * status read through it: ch->proc_fd stays that process's (a reused pid
+ * is another directory), and every later fact is read relative to it.
+ *
+ * This is the handler's first step, before a byte of the stream is
+ * read: with kernel.core_pipe_limit 0 (the default) the kernel does not
+ * wait for the handler once the core is written (wait_for_dump_helpers()
+ * runs only with a limit), so the process ends, and its /proc directory
+ * with it, as soon as the last bytes fit into the pipe.  Until then the
+ * kernel blocks on the pipe, which keeps its own size (64 KiB) until the
+ * page tables have been looked at.
  */
 static bool process_is_dumping(struct ch *ch)
 {
@@ -100,15 +120,31 @@ static bool process_is_dumping(struct ch *ch)
 	char path[96], buf[4096];
 	int fd;
 
-	if (ch->o->crash.pid <= 0 || ch->o->crash.pid > INT32_MAX)
+	if (ch->o->crash.pid <= 0 || ch->o->crash.pid > INT32_MAX) {
+		proc_why(ch, "no process id for the core");
 		return false;
+	}
 	snprintf(path, sizeof(path), "%s/%" PRId64, procfs, ch->o->crash.pid);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (fd < 0) {
+		proc_why(ch, "cannot open %s: %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (the process ended before the "
+					   "handler started)"
+					 : "");
 		return false;
-	if (read_at(fd, "status", buf, sizeof(buf) - 1) <= 0 ||
-	    status_field(buf, "Tgid") != ch->o->crash.pid ||
+	}
+	if (read_at(fd, "status", buf, sizeof(buf) - 1) <= 0) {
+		proc_why(ch, "cannot read %s/status: %s", path,
+			 strerror(errno));
+		close(fd);
+		return false;
+	}
+	if (status_field(buf, "Tgid") != ch->o->crash.pid ||
 	    status_field(buf, "CoreDumping") != 1) {
+		proc_why(ch,
+			 "%s is not dumping core (the process ended, or "
+			 "the pid is another's)",
+			 path);
 		close(fd);
 		return false;
 	}
@@ -458,6 +494,10 @@ static void process_facts(struct ch *ch)
 	    !kcore_ch_peer_alive(ch->o->peer, ch->o->crash.pid)) {
 		ch->proc_ok = false;
 		facts_free(f);
+		proc_why(ch,
+			 "the pidfd of the connection's peer no longer "
+			 "names pid %" PRId64 " (its facts were dropped)",
+			 ch->o->crash.pid);
 	}
 }
 
@@ -502,8 +542,9 @@ static struct kcore_error *find_holes(struct ch *ch)
 		loads[i] = (struct ch_load){ p->offset, p->vaddr, p->filesz,
 					     p->memsz };
 	}
-	err = ch_holes_create(o->procfs, o->crash.pid, loads, ch->norder,
-			      CH_BLOCK, &ch->holes, &ch->res->pagemap_why);
+	err = ch_holes_create(o->procfs, ch->proc_ok ? ch->proc_fd : -1,
+			      o->crash.pid, loads, ch->norder, CH_BLOCK,
+			      &ch->holes, &ch->res->pagemap_why);
 	free(loads);
 	if (err || !ch->holes)
 		return err;
@@ -635,6 +676,11 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	err = opts->keep_privileges ? NULL : ch_priv_restrict(&ch);
 	if (err)
 		goto out;
+	/* The process first, before a byte of the stream is read (see
+	 * process_is_dumping()). */
+	ch.proc_ok = process_is_dumping(&ch);
+	ch_place_facts(&ch);
+	process_facts(&ch);
 	if (!ch_store_enter(&ch, &why)) {
 		/* The kernel waits on us: say why, take nothing. */
 		ch_log(&ch, KCORE_CH_LOG_WARNING,
@@ -645,8 +691,6 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		ret->not_stored = true;
 		goto out;
 	}
-	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
-	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
 	err = ch_read_headers(&ch);
 	if (err)
 		goto out;
@@ -663,22 +707,25 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		       opts->crash.pid, comm, kcore_ch_via_name(opts->via),
 		       ch.prefix_len, ch.phnum, ch.expected);
 	ret->expected_bytes = ch.expected;
+	/* While the pipe keeps its size the kernel is at most that far
+	 * ahead of us, so a core larger than that keeps the process (and
+	 * its page tables, its mapped files) until the look is done. */
 	err = find_holes(&ch);
 	if (err)
 		goto out;
-	ch.proc_ok = process_is_dumping(&ch);
-	ch_place_facts(&ch);
-	process_facts(&ch);
+	ch_priv_open_maps(&ch);
+	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
+	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
 	if (opts->verbose)
 		ch_log(&ch, KCORE_CH_LOG_DEBUG,
-		       "pid %" PRId64 " %s; page tables %s%s%s",
+		       "pid %" PRId64 " %s%s; page tables %s%s%s",
 		       opts->crash.pid,
 		       ch.proc_ok ? "is the dumping process in /proc"
-				  : "is not looked at in /proc",
+				  : "is not looked at in /proc: ",
+		       ch.proc_ok ? "" : ch.proc_why,
 		       ch.holes ? "used" : "not used",
 		       ret->pagemap_why ? ": " : "",
 		       ret->pagemap_why ? ret->pagemap_why : "");
-	ch_priv_open_maps(&ch);
 	ch_priv_start_helper(&ch);
 	err = opts->keep_privileges ? NULL : ch_priv_drop(&ch);
 	if (err)
