@@ -815,9 +815,14 @@ static int serve_connection(struct state *st, int fd)
 	struct kcore_ch_opts *o = &st->o;
 	struct kcore_ch_peer peer;
 	struct kcore_error *err;
+	struct timespec ts;
 	char *comm = NULL;
 	int status;
 
+	/* --timeout counts from this connection, not from the listener's
+	 * start. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	o->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	o->crash = (struct kcore_ch_crash){ .dump_mode = -1 };
 	err = kcore_ch_socket_accept(fd, o->timeout_ms, &o->crash, &peer,
 				     &o->via);

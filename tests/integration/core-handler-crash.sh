@@ -11,8 +11,10 @@
 # although kcmp(2) is refused for some unrelated processes (PID 1 on some
 # machines), and are not used when another process shares the memory; a
 # crash whose zeros take longer than --timeout to arrive is stored
-# complete, as the time limit counts the bytes with data; --install sets
-# core_pipe_limit (to --max-handlers) and says how to restore it.
+# complete, as the time limit counts the bytes with data; a --socket
+# listener with --timeout 2 stores a crash 4 s after its start (each
+# connection has its own time limit); --install sets core_pipe_limit (to
+# --max-handlers) and says how to restore it.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock (other tests and helpers change it too), and
@@ -222,7 +224,46 @@ else
 	skip "namespace crash: unshare -p is not allowed here"
 fi
 
-# --- 5. --install sets core_pipe_limit and says how to restore it ---------
+# --- 5. a --socket listener stores a crash that comes after --timeout -------
+# The kernel connects to the listener (core_pattern @@PATH, Linux 6.17;
+# @PATH, 6.16) for each crash; --timeout counts from each connection,
+# not from the listener's start.
+kv=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+if [ "$kv" -ge 6016 ]; then
+	d=$tmp/s5
+	mkdir -m 700 "$d"
+	sock=$tmp/s5.sock
+	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
+		2>"$tmp/s5.log" &
+	listener=$!
+	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; core_pattern_restore' EXIT
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
+	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
+	# Twice the time limit after the listener started.
+	sleep 4
+	(cd "$tmp" && exec "$shapes" abort "$long") >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "listener with --timeout 2, crash 4 s after its start: stored complete via $(jq -r .received.via "$m")" \
+			"$m" '.complete and (.received.via | startswith("socket"))'
+	else
+		not_ok "listener with --timeout 2, crash 4 s after its start: nothing stored"
+		diag <"$tmp/s5.log"
+	fi
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+else
+	skip "listener: Linux $(uname -r) has no coredump socket (6.16)"
+fi
+
+# --- 6. --install sets core_pipe_limit and says how to restore it ---------
 "$kcoredump" core-handler --dir "$tmp/inst" --max-handlers 12 --install \
 	>"$tmp/inst.out" 2>"$tmp/inst.err"
 limit=$(cat /proc/sys/kernel/core_pipe_limit)
