@@ -11,7 +11,9 @@
 # although kcmp(2) is refused for some unrelated processes (PID 1 on some
 # machines), and are not used when another process shares the memory; a
 # crash whose zeros take longer than --timeout to arrive is stored
-# complete, as the time limit counts the bytes with data; a --socket
+# complete, as the time limit counts the bytes with data; show prints the
+# build IDs (path and hex), Access in words and the container rows, list
+# takes -n N and -r; a --socket
 # listener with --timeout 2 stores a crash 4 s after its start (each
 # connection has its own time limit); --install sets core_pipe_limit (to
 # --max-handlers) and says how to restore it.
@@ -65,6 +67,14 @@ jqcheck() { # WHAT FILE [JQ-OPTIONS...] FILTER
 			facts_why_not, cmdline, cwd, build_ids}' "$2")"
 	fi
 }
+showhas() { # WHAT FILE LINE: FILE has LINE, whole
+	if grep -qxF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1: no line '$3'"
+		diag <"$2"
+	fi
+}
 vm_check() { # WHAT CORE DESC ARGS...
 	local what=$1 core=$2 desc=$3 out=$tmp/vmcheck.out
 	shift 3
@@ -115,14 +125,35 @@ if m=$(meta "$d" "$pid"); then
 		--arg f "$shapes" --arg id "${shapes_id:-none}" \
 		'[.build_ids[] | select(.name == $f) | .build_id] == [$id]'
 	"$kcoredump" show --dir "$d" "$pid" >"$tmp/show0" 2>&1
-	if grep -qxF "    Command Line: $shapes abort $long" "$tmp/show0"; then
-		ok "show: the full command line"
+	showhas "show: the full command line" "$tmp/show0" "    Command Line: $shapes abort $long"
+	showhas "show: Build IDs row, $shapes with its build ID in hex" "$tmp/show0" \
+		"      Build IDs:  $shapes with build-id ${shapes_id:-none}"
+	showhas "show: Access in words" "$tmp/show0" "          Access: root only: --owner root"
+	if grep -qE '^ +[A-Za-z ]+: *[[{]' "$tmp/show0"; then
+		not_ok "show: a row prints raw JSON"
+		grep -E '^ +[A-Za-z ]+: *[[{]' "$tmp/show0" | diag
 	else
-		not_ok "show: no full command line"
-		diag <"$tmp/show0"
+		ok "show: no row prints raw JSON"
 	fi
 else
 	not_ok "small crash: no metadata for pid $pid in $d"
+fi
+
+# list -n N and -r as coredumpctl's, on a second crash in the same store.
+pid0=$pid
+(cd "$tmp" && exec "$shapes" abort second) >/dev/null 2>&1 &
+pid=$!
+wait "$pid" 2>/dev/null
+if meta "$d" "$pid" >/dev/null; then
+	lpids() { "$kcoredump" list --dir "$d" --json "$@" 2>/dev/null | jq -c '[.cores[].pid]'; }
+	got=$(lpids -n 1)
+	[ "$got" = "[$pid]" ] && ok "list -n 1: the newest" || not_ok "list -n 1: $got, want [$pid]"
+	got=$(lpids -r)
+	[ "$got" = "[$pid,$pid0]" ] && ok "list -r: newest first" || not_ok "list -r: $got, want [$pid,$pid0]"
+	got=$("$kcoredump" list --dir "$d" -q -r -n 1 2>/dev/null | wc -l)
+	[ "$got" = 1 ] && ok "list -r -n 1 -q: one path" || not_ok "list -r -n 1 -q: $got lines"
+else
+	not_ok "second small crash: no metadata for pid $pid in $d"
 fi
 
 # --- 1. the page tables, with processes kcmp is refused for ----------------
@@ -217,6 +248,12 @@ if unshare -pf --mount-proc true 2>/dev/null; then
 			"$tmp/s4.info" "[.notes[] | .prpsinfo // empty][0].pid == ${nspid:-0} and
 			[.notes[] | .prstatus // empty][0].pid == ${nspid:-0} and
 			[.notes[] | .prpsinfo // empty][0].ppid == 1"
+		"$kcoredump" show --dir "$d" "$host" >"$tmp/show4" 2>&1
+		showhas "namespace crash: show's Container row" "$tmp/show4" \
+			"       Container: yes, PID ${nspid:-?} in its PID namespace"
+		nsid=$(jq -r .received.namespaces.pid "$m")
+		showhas "namespace crash: show's Namespaces row has $nsid" "$tmp/show4" \
+			"     Namespaces:  $nsid"
 	else
 		not_ok "namespace crash: no metadata in $d"
 	fi
