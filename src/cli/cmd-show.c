@@ -467,6 +467,37 @@ static void show_container(const char *json, const char *exe)
 	free(root);
 }
 
+/* The process's facts the handler could not read: each with the error,
+ * then why (the kernel's access rule). */
+static void show_unreadable(const char *json)
+{
+	char *v = field(json, "facts_unreadable"), *why;
+	const char *pos = v, *k, *e;
+	size_t kl, el;
+	int n = 0;
+
+	while (v && next_item(&pos, &k, &kl, &e, &el)) {
+		if (!n++)
+			printf("%16s: ", "Not Readable");
+		else
+			printf(", ");
+		put_value(k, kl);
+		printf(" (");
+		put_value(e, el);
+		putchar(')');
+	}
+	if (n)
+		putchar('\n');
+	free(v);
+	why = field(json, "facts_unreadable_why");
+	if (n && why && strcmp(why, "null") != 0) {
+		printf("%16s  ", "");
+		put_value(why, strlen(why));
+		putchar('\n');
+	}
+	free(why);
+}
+
 static void show_one(const char *dir, const struct kcore_stored_core *c,
 		     int verbosity)
 {
@@ -505,6 +536,7 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 		       : c->comm ? c->comm
 				 : "-"));
 	row_if("Facts Not Read", c->json, "facts_why_not");
+	show_unreadable(c->json);
 	show_container(c->json, c->exe);
 	row_if("CWD", c->json, "cwd");
 	row_if("Root", c->json, "root");

@@ -15,7 +15,8 @@
 # build IDs (path and hex), Access in words and the container rows, list
 # takes -n N and -r; a --socket
 # listener with --timeout 2 stores a crash 4 s after its start (each
-# connection has its own time limit); --install sets core_pipe_limit (to
+# connection has its own time limit), an unprivileged one says which facts
+# the kernel refused it and why; --install sets core_pipe_limit (to
 # --max-handlers) and says how to restore it.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
@@ -30,7 +31,7 @@ kcore_read=$(readlink -f "$4") shapes=$(readlink -f "$5")
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-core_pattern_setup chcrash jq flock readelf
+core_pattern_setup chcrash jq flock readelf setpriv
 export PATH=$(dirname "$kcore_read"):$PATH
 
 # install DIR ARGS...: the handler as core_pattern, storing into DIR.
@@ -291,6 +292,53 @@ if [ "$kv" -ge 6016 ]; then
 	else
 		not_ok "listener with --timeout 2, crash 4 s after its start: nothing stored"
 		diag <"$tmp/s5.log"
+	fi
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+
+	# An unprivileged listener (nobody, no capabilities, as the
+	# kcoredump user of kcoredump-coredump@.service) and root's crash:
+	# what the kernel shows only to a tracer is missing, and the
+	# metadata says which and why.
+	d=$tmp/s6 run=$tmp/s6run
+	mkdir -m 700 "$d" "$run"
+	chown 65534:65534 "$d" "$run"
+	sock=$run/sock
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all "$kcoredump" core-handler --dir "$d" --no-sync \
+		--socket "$sock" 2>"$tmp/s6.log" &
+	listener=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
+	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
+	(cd "$tmp" && exec "$shapes" abort unprivileged) >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "unprivileged listener, root's crash: cwd, root, open_fds, namespaces unreadable (Permission denied), said why" \
+			"$m" '(.facts_unreadable | .cwd == "Permission denied" and
+			.root == "Permission denied" and .open_fds == "Permission denied" and
+			.namespaces == "Permission denied") and
+			(.facts_unreadable_why | test("uid 65534 without CAP_SYS_PTRACE")) and
+			has("cwd") == false and has("open_fds") == false'
+		jqcheck "unprivileged listener: the command line is still read" "$m" \
+			--arg c "$shapes abort unprivileged" '.cmdline == $c'
+		"$kcoredump" show --dir "$d" "$pid" >"$tmp/show6" 2>&1
+		if grep -qE '^ +Not Readable: .*cwd \(Permission denied\)' "$tmp/show6" &&
+			grep -qF 'without CAP_SYS_PTRACE' "$tmp/show6"; then
+			ok "show: the Not Readable row and why"
+		else
+			not_ok "show: no Not Readable row"
+			diag <"$tmp/show6"
+		fi
+	else
+		not_ok "unprivileged listener: nothing stored"
+		diag <"$tmp/s6.log"
 	fi
 	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
 	kill "$listener" 2>/dev/null

@@ -353,8 +353,9 @@ void kcore_ch_peer_deinit(struct kcore_ch_peer *peer)
 
 /* ---- what /proc says of the crashing process's place ---- */
 
-/* The namespace link name of dir (a /proc/PID directory), "" if none. */
-static void ns_of(int dir, const char *name, char *out, size_t size)
+/* The namespace link name of dir (a /proc/PID directory), "" if none;
+ * the errno, or 0. */
+static int ns_of(int dir, const char *name, char *out, size_t size)
 {
 	char path[32];
 	ssize_t n;
@@ -362,6 +363,7 @@ static void ns_of(int dir, const char *name, char *out, size_t size)
 	snprintf(path, sizeof(path), "ns/%s", name);
 	n = dir >= 0 ? readlinkat(dir, path, out, size - 1) : -1;
 	out[n > 0 ? n : 0] = '\0';
+	return n > 0 ? 0 : n < 0 && dir >= 0 ? errno : EIO;
 }
 
 void ch_place_facts(struct ch *ch)
@@ -405,7 +407,11 @@ void ch_place_facts(struct ch *ch)
 	snprintf(path, sizeof(path), "%s/self", procfs);
 	self = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (int i = 0; i < CH_NS_NUM; i++) {
-		ns_of(ch->proc_fd, names[i], pl->ns[i], sizeof(pl->ns[i]));
+		int e = ns_of(ch->proc_fd, names[i], pl->ns[i],
+			      sizeof(pl->ns[i]));
+
+		if (e && !pl->ns_err)
+			pl->ns_err = e;
 		ns_of(self, names[i], mine, sizeof(mine));
 		pl->ns_differs[i] =
 			pl->ns[i][0] && mine[0] && strcmp(pl->ns[i], mine) != 0;
@@ -424,5 +430,9 @@ void ch_place_facts(struct ch *ch)
 		memset(pl, 0, sizeof(*pl));
 		pl->ns_pid = -1;
 		ch->proc_ok = false;
+		snprintf(ch->proc_why, sizeof(ch->proc_why),
+			 "the pidfd of the connection's peer no longer names "
+			 "pid %" PRId64,
+			 ch->o->crash.pid);
 	}
 }

@@ -38,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,7 +179,10 @@ static char *slurp_at(int dir, const char *name, size_t max, size_t *ret_len,
 		return NULL;
 	n = read_at(dir, name, buf, max + 1);
 	if (n < 0) {
+		int e = errno;
+
 		free(buf);
+		errno = e;
 		return NULL;
 	}
 	if ((size_t)n > max) {
@@ -332,21 +337,25 @@ static int fd_cmp(const void *a, const void *b)
 	return (x->fd > y->fd) - (x->fd < y->fd);
 }
 
-/* /proc/PID/fd: each descriptor's target, position and flags. */
-static void open_fds(struct ch *ch, struct ch_facts *f)
+/* /proc/PID/fd: each descriptor's target, position and flags; the
+ * errno when the directory cannot be read, or 0. */
+static int open_fds(struct ch *ch, struct ch_facts *f)
 {
 	int dfd = openat(ch->proc_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int derr = dfd < 0 ? errno : 0;
 	int ifd = openat(ch->proc_fd, "fdinfo",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *e;
 
 	if (!d) {
-		if (dfd >= 0)
+		if (dfd >= 0) {
+			derr = errno;
 			close(dfd);
+		}
 		if (ifd >= 0)
 			close(ifd);
-		return;
+		return derr ? derr : EIO;
 	}
 	f->fds = calloc(CH_MAX_FDS, sizeof(*f->fds));
 	while (f->fds && (e = readdir(d))) {
@@ -381,6 +390,7 @@ static void open_fds(struct ch *ch, struct ch_facts *f)
 		close(ifd);
 	if (f->fds)
 		qsort(f->fds, f->nfds, sizeof(*f->fds), fd_cmp);
+	return f->fds ? 0 : ENOMEM;
 }
 
 /* A file of one line of at most size - 1 bytes, without the newline;
@@ -418,6 +428,54 @@ static void facts_free(struct ch_facts *f)
 	*f = (struct ch_facts){ .owner_uid = -1 };
 }
 
+/* Note that fact what could not be read (err an errno). */
+static void unreadable(struct ch_facts *f, const char *what, int err)
+{
+	if (f->nunreadable < CH_MAX_UNREADABLE)
+		f->unreadable[f->nunreadable++] =
+			(struct ch_unreadable){ what, err ? err : EIO };
+}
+
+/* Whether this process has CAP_SYS_PTRACE in its effective set. */
+static bool have_sys_ptrace(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return false;
+	return data[CAP_SYS_PTRACE / 32].effective &
+	       (1u << (CAP_SYS_PTRACE % 32));
+}
+
+/*
+ * Why the kernel refused facts with EACCES or EPERM: the files of
+ * /proc/PID that show where a process is and what it holds (cwd, root,
+ * fd, environ, ns) are the kernel's only to a process that may ptrace it
+ * (PTRACE_MODE_READ_FSCREDS); another user's process, or a non-dumpable
+ * one, needs CAP_SYS_PTRACE, which an unprivileged socket handler (the
+ * kcoredump user of kcoredump-coredump@.service) does not have.
+ */
+static void unreadable_why(struct ch_facts *f)
+{
+	bool denied = false;
+
+	for (size_t i = 0; i < f->nunreadable; i++)
+		denied |= f->unreadable[i].err == EACCES ||
+			  f->unreadable[i].err == EPERM;
+	if (!denied)
+		return;
+	snprintf(f->unreadable_why, sizeof(f->unreadable_why),
+		 "the kernel shows these only to a process that may ptrace "
+		 "the crashing one (same user and dumpable, or "
+		 "CAP_SYS_PTRACE); the handler runs as uid %u%s",
+		 (unsigned)geteuid(),
+		 have_sys_ptrace() ? " with CAP_SYS_PTRACE"
+				   : " without CAP_SYS_PTRACE");
+}
+
 /*
  * What systemd-coredump records of the process beside its core: read
  * through the directory opened while it dumps (it cannot exit before we
@@ -432,7 +490,7 @@ static void process_facts(struct ch *ch)
 	struct ch_facts *f = &ch->facts;
 	char buf[8192], path[128];
 	size_t len = 0;
-	int fd;
+	int fd, n;
 
 	f->owner_uid = -1;
 	fd = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -457,6 +515,8 @@ static void process_facts(struct ch *ch)
 		return;
 	f->cmdline = slurp_at(ch->proc_fd, "cmdline", CH_MAX_CMDLINE,
 			      &f->cmdline_len, &f->cmdline_truncated);
+	if (!f->cmdline)
+		unreadable(f, "cmdline", errno);
 	if (f->cmdline) {
 		/* NUL-separated arguments, spaces between them. */
 		while (f->cmdline_len && f->cmdline[f->cmdline_len - 1] == '\0')
@@ -471,8 +531,15 @@ static void process_facts(struct ch *ch)
 		}
 	}
 	f->cwd = link_at(ch->proc_fd, "cwd");
+	if (!f->cwd)
+		unreadable(f, "cwd", errno);
 	f->root = link_at(ch->proc_fd, "root");
-	if (read_at(ch->proc_fd, "cgroup", buf, sizeof(buf) - 1) > 0) {
+	if (!f->root)
+		unreadable(f, "root", errno);
+	n = (int)read_at(ch->proc_fd, "cgroup", buf, sizeof(buf) - 1);
+	if (n < 0)
+		unreadable(f, "cgroup", errno);
+	if (n > 0) {
 		/* The unified hierarchy's line, "0::/path". */
 		const char *p = strstr(buf, "0::/");
 
@@ -483,12 +550,23 @@ static void process_facts(struct ch *ch)
 			ch_cgroup_units(f);
 		}
 	}
-	if (read_at(ch->proc_fd, "limits", buf, sizeof(buf) - 1) > 0)
+	n = (int)read_at(ch->proc_fd, "limits", buf, sizeof(buf) - 1);
+	if (n < 0)
+		unreadable(f, "rlimits", errno);
+	if (n > 0)
 		parse_limits(f, buf);
-	open_fds(ch, f);
-	if (ch->o->record_environ)
+	n = open_fds(ch, f);
+	if (n)
+		unreadable(f, "open_fds", n);
+	if (ch->o->record_environ) {
 		f->environ = slurp_at(ch->proc_fd, "environ", CH_MAX_ENVIRON,
 				      &f->environ_len, &f->environ_truncated);
+		if (!f->environ)
+			unreadable(f, "environ", errno);
+	}
+	if (ch->place.ns_err)
+		unreadable(f, "namespaces", ch->place.ns_err);
+	unreadable_why(f);
 	/* A pid from a socket: the pidfd must still be that process. */
 	if (ch->o->peer && ch->o->peer->pidfd >= 0 &&
 	    !kcore_ch_peer_alive(ch->o->peer, ch->o->crash.pid)) {
