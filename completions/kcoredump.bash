@@ -410,7 +410,7 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
-		--lines | --lines= | -N)
+		--lines | --lines= | -n)
 			COMPREPLY=()
 			return
 			;;

@@ -148,7 +148,9 @@ struct kcore_ch_opts {
 	/* Messages for the system log; called from this thread. */
 	void (*log)(void *arg, int priority, const char *msg);
 	void *log_arg;
-	/* The time the handler started (CLOCK_MONOTONIC ns); 0 = now. */
+	/* When this core's handling started (CLOCK_MONOTONIC ns; 0 = now):
+	 * the process's start from a pipe, the connection's from a socket.
+	 * timeout_ms counts from it. */
 	uint64_t start_ns;
 	/*
 	 * Read every byte of the stream.  Otherwise, where the crashing

@@ -422,8 +422,71 @@ static size_t candidates(const char *sock, const char *pipe_pattern,
 	return n;
 }
 
+#define CORE_PIPE_LIMIT "/proc/sys/kernel/core_pipe_limit"
+
+/*
+ * With core_pipe_limit 0 (the kernel's default, Debian's without
+ * systemd-coredump) the kernel does not wait for a pipe handler: the
+ * crashing process ends as soon as its core is in the pipe, and with it
+ * what the handler reads of it in /proc.  A limit makes the kernel wait
+ * until the handler exits (wait_for_dump_helpers()), for at most that many
+ * crashes at once: the handler's own --max-handlers, as systemd sets 16.
+ * Says what it was and how to restore it; the value to keep in *ret.
+ */
+static void install_pipe_limit(unsigned want, unsigned *ret)
+{
+	char buf[32] = "";
+	unsigned long old;
+	ssize_t k;
+	char *end;
+	int fd = open(CORE_PIPE_LIMIT, O_RDONLY | O_CLOEXEC);
+
+	*ret = want;
+	k = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	buf[k > 0 ? k : 0] = '\0';
+	old = strtoul(buf, &end, 10);
+	if (k <= 0 || end == buf) {
+		fprintf(stderr,
+			"kcoredump core-handler: cannot read " CORE_PIPE_LIMIT
+			"%s%s: the crashing process may be gone before its "
+			"facts are read\n",
+			k < 0 ? ": " : "", k < 0 ? strerror(errno) : "");
+		return;
+	}
+	if (old) {
+		*ret = (unsigned)old;
+		fprintf(stderr,
+			"kcoredump core-handler: kernel.core_pipe_limit is "
+			"%lu already (kept)\n",
+			old);
+		return;
+	}
+	fd = open(CORE_PIPE_LIMIT, O_WRONLY | O_CLOEXEC);
+	snprintf(buf, sizeof(buf), "%u\n", want);
+	if (fd < 0 || write(fd, buf, strlen(buf)) != (ssize_t)strlen(buf)) {
+		fprintf(stderr,
+			"kcoredump core-handler: cannot set "
+			"kernel.core_pipe_limit to %u: %s; with 0 the kernel "
+			"does not wait for the handler\n",
+			want, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	fprintf(stderr,
+		"kcoredump core-handler: kernel.core_pipe_limit was 0, now %u "
+		"(the kernel keeps a crashing process until the handler has "
+		"read it, for %u crashes at once); to restore it: sysctl -w "
+		"kernel.core_pipe_limit=0\n",
+		want, want);
+}
+
 /* Try each candidate: write, read back, keep the first that stays. */
-static int install_best(char cand[3][PATH_MAX + 512], size_t n, const char *why)
+static int install_best(char cand[3][PATH_MAX + 512], size_t n, const char *why,
+			unsigned pipe_limit)
 {
 	char old[PATH_MAX + 512], now[PATH_MAX + 512];
 	int e = 0;
@@ -442,19 +505,25 @@ static int install_best(char cand[3][PATH_MAX + 512], size_t n, const char *why)
 		e = write_pattern(cand[i]);
 		if (e == 0 && read_pattern(now, sizeof(now)) &&
 		    strcmp(now, cand[i]) == 0) {
+			unsigned limit = 0;
+
 			printf("%s\n", cand[i]);
 			fprintf(stderr,
 				"kcoredump core-handler: replaced '%s'; to "
 				"restore it: sysctl -w "
-				"kernel.core_pattern='%s'\n"
+				"kernel.core_pattern='%s'\n",
+				old, old);
+			if (cand[i][0] == '|')
+				install_pipe_limit(pipe_limit, &limit);
+			fprintf(stderr,
 				"kcoredump core-handler: to keep it across "
 				"boots, in /etc/sysctl.d/50-kcoredump-core-"
 				"pattern.conf:\n"
-				"kernel.core_pattern = %s\n%s",
-				old, old, cand[i],
-				cand[i][0] == '|' ? "kernel.core_pipe_limit "
-						    "= 16\n"
-						  : "");
+				"kernel.core_pattern = %s\n",
+				cand[i]);
+			if (limit)
+				fprintf(stderr, "kernel.core_pipe_limit = %u\n",
+					limit);
 			return EXIT_OK;
 		}
 		if (e == -EACCES || e == -EPERM || e == -EROFS)
@@ -746,9 +815,14 @@ static int serve_connection(struct state *st, int fd)
 	struct kcore_ch_opts *o = &st->o;
 	struct kcore_ch_peer peer;
 	struct kcore_error *err;
+	struct timespec ts;
 	char *comm = NULL;
 	int status;
 
+	/* --timeout counts from this connection, not from the listener's
+	 * start. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	o->start_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	o->crash = (struct kcore_ch_crash){ .dump_mode = -1 };
 	err = kcore_ch_socket_accept(fd, o->timeout_ms, &o->crash, &peer,
 				     &o->via);
@@ -936,7 +1010,7 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 			sock = DEFAULT_SOCKET;
 		n = candidates(sock, pattern, cand, why, sizeof(why));
 		if (st.install)
-			return install_best(cand, n, why);
+			return install_best(cand, n, why, st.o.max_handlers);
 		printf("%s\n", cand[0]);
 		return EXIT_OK;
 	}

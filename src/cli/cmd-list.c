@@ -38,9 +38,10 @@ static const struct cli_option list_options[] = {
 	  "only cores of crashes at or before TIME", NULL, 'U' },
 	{ "newest", '1', CLI_ARG_NONE, NULL, "only the newest core", NULL,
 	  '1' },
-	{ "lines", 'N', CLI_ARG_REQUIRED, "N", "only the N newest cores", NULL,
-	  'N' },
-	{ "reverse", 0, CLI_ARG_NONE, NULL, "newest first", NULL, 1100 },
+	/* -n and -r as coredumpctl's (dump's -n and -r are others). */
+	{ "lines", 'n', CLI_ARG_REQUIRED, "N", "only the N newest cores", NULL,
+	  'n' },
+	{ "reverse", 'r', CLI_ARG_NONE, NULL, "newest first", NULL, 'r' },
 	CLI_OPT_QUIET("print only the cores' paths, one a line (nothing when "
 		      "there are none)"),
 	CLI_OPT_VERBOSE("never fit the lines to the terminal: every column, "
@@ -252,13 +253,13 @@ static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)
 			}
 		} else if (c == '1') {
 			lines = 1;
-		} else if (c == 'N') {
+		} else if (c == 'n') {
 			if (!store_parse_i64(arg, &lines) || lines < 0) {
 				cli_parser_destroy(p);
 				return cli_usage_error(ctx, "list",
 						       "bad count '%s'", arg);
 			}
-		} else if (c == 1100) {
+		} else if (c == 'r') {
 			reverse = true;
 		} else if (c == 'q') {
 			verbosity = -1;

@@ -40,10 +40,14 @@ static const struct cli_option show_options[] = {
 	{ 0 },
 };
 
+static const char *value_end(const char *p);
+
 /*
  * The raw value of a top-level key of the metadata (the handler writes
  * one key per line, two spaces in), up to the end of its line without the
- * comma; NULL if absent.  Strings keep their quotes and escapes.
+ * comma, or for an array or object that goes on over the next lines (the
+ * build IDs), up to its end; NULL if absent.  Strings keep their quotes
+ * and escapes.
  */
 static char *field(const char *json, const char *key)
 {
@@ -59,6 +63,9 @@ static char *field(const char *json, const char *key)
 			const char *v = line + 6 + klen;
 			size_t vlen = len - 6 - klen;
 
+			if (vlen && (v[0] == '[' || v[0] == '{') &&
+			    v[vlen - 1] != ',' && v[vlen - 1] != v[0] + 2)
+				vlen = (size_t)(value_end(v) - v);
 			if (vlen && v[vlen - 1] == ',')
 				vlen--;
 			return strndup(v, vlen);
@@ -320,6 +327,177 @@ static void show_packages(const char *json)
 	free(v);
 }
 
+/* Whether the raw value v (len bytes) is the literal word. */
+static bool is_word(const char *v, size_t len, const char *word)
+{
+	return len == strlen(word) && memcmp(v, word, len) == 0;
+}
+
+/*
+ * Build IDs: one module a line, "PATH with build-id HEX" as coredumpctl
+ * names them in its stack traces; why there are none when the handler
+ * said so.
+ */
+static void show_build_ids(const char *json)
+{
+	char *v = field(json, "build_ids"), *t;
+	const char *pos = v, *e, *x;
+	size_t el, xl;
+	int n = 0;
+
+	while (v && next_item(&pos, NULL, NULL, &e, &el)) {
+		t = strndup(e, el);
+		if (!t)
+			break;
+		printf("%16s  ", n++ ? "" : "Build IDs:");
+		if (member(t, "name", &x, &xl) && !is_word(x, xl, "null"))
+			put_value(x, xl);
+		else
+			printf("(unnamed)");
+		if (member(t, "build_id", &x, &xl) && !is_word(x, xl, "null")) {
+			printf(" with build-id ");
+			put_value(x, xl);
+		} else {
+			printf(" without build-id");
+		}
+		putchar('\n');
+		free(t);
+	}
+	free(v);
+	v = field(json, "build_ids_error");
+	if (v && strcmp(v, "null") != 0) {
+		printf("%16s  ", n++ ? "" : "Build IDs:");
+		printf("(");
+		put_value(v, strlen(v));
+		printf(")\n");
+	}
+	free(v);
+	if (!n)
+		printf("%16s: -\n", "Build IDs");
+}
+
+/* Access: who may read the core, and why, in words. */
+static void show_access(const char *json, int64_t uid)
+{
+	char *v = field(json, "access");
+	const char *x;
+	size_t xl;
+
+	printf("%16s: ", "Access");
+	if (!v || strcmp(v, "null") == 0) {
+		printf("-\n");
+		free(v);
+		return;
+	}
+	if (member(v, "user", &x, &xl) && is_word(x, xl, "true"))
+		printf("root and the crashing user (uid %" PRId64 ")", uid);
+	else
+		printf("root only");
+	if (member(v, "why", &x, &xl) && !is_word(x, xl, "null")) {
+		printf(": ");
+		put_value(x, xl);
+	}
+	if (member(v, "dump_mode", &x, &xl) && !is_word(x, xl, "null")) {
+		printf(" (dump mode ");
+		put_value(x, xl);
+		putchar(')');
+	}
+	putchar('\n');
+	free(v);
+}
+
+/*
+ * Where the process ran, when that is not where the handler runs: its
+ * pid in its own PID namespace, the namespaces that are not the
+ * handler's (their ids), and the executable as the handler's file
+ * system names it (the process's root, then its own path).
+ */
+static void show_container(const char *json, const char *exe)
+{
+	char *v = field(json, "received"), *ns = NULL, *root;
+	const char *x, *pos, *e;
+	size_t xl, el;
+	int n = 0;
+
+	if (!v)
+		return;
+	if (member(v, "in_container", &x, &xl) && is_word(x, xl, "true")) {
+		printf("%16s: yes", "Container");
+		if (member(v, "ns_pid", &x, &xl) && !is_word(x, xl, "null")) {
+			printf(", PID ");
+			put_value(x, xl);
+			printf(" in its PID namespace");
+		}
+		putchar('\n');
+	}
+	if (member(v, "namespaces", &x, &xl) && x[0] == '{')
+		ns = strndup(x, xl);
+	if (ns && member(v, "namespaces_differ", &x, &xl)) {
+		pos = x;
+		while (next_item(&pos, NULL, NULL, &e, &el)) {
+			char name[32];
+			const char *id;
+			size_t il;
+
+			if (el < 3 || el - 2 >= sizeof(name) || e[0] != '"')
+				continue;
+			memcpy(name, e + 1, el - 2);
+			name[el - 2] = '\0';
+			if (!member(ns, name, &id, &il) ||
+			    is_word(id, il, "null"))
+				continue;
+			printf("%16s  ", n++ ? "" : "Namespaces:");
+			put_value(id, il);
+			putchar('\n');
+		}
+	}
+	free(ns);
+	free(v);
+	root = field(json, "root");
+	if (root && exe && exe[0] == '/' && strlen(root) > 3 &&
+	    strcmp(root, "\"/\"") != 0) {
+		size_t rl = strlen(root);
+
+		/* The root's inside, without a trailing '/'. */
+		if (root[0] == '"' && root[rl - 1] == '"')
+			printf("%16s: %.*s%s\n", "Host Executable",
+			       (int)(rl - 2 - (root[rl - 2] == '/')), root + 1,
+			       cli_esc(exe));
+	}
+	free(root);
+}
+
+/* The process's facts the handler could not read: each with the error,
+ * then why (the kernel's access rule). */
+static void show_unreadable(const char *json)
+{
+	char *v = field(json, "facts_unreadable"), *why;
+	const char *pos = v, *k, *e;
+	size_t kl, el;
+	int n = 0;
+
+	while (v && next_item(&pos, &k, &kl, &e, &el)) {
+		if (!n++)
+			printf("%16s: ", "Not Readable");
+		else
+			printf(", ");
+		put_value(k, kl);
+		printf(" (");
+		put_value(e, el);
+		putchar(')');
+	}
+	if (n)
+		putchar('\n');
+	free(v);
+	why = field(json, "facts_unreadable_why");
+	if (n && why && strcmp(why, "null") != 0) {
+		printf("%16s  ", "");
+		put_value(why, strlen(why));
+		putchar('\n');
+	}
+	free(why);
+}
+
 static void show_one(const char *dir, const struct kcore_stored_core *c,
 		     int verbosity)
 {
@@ -357,6 +535,9 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	       cli_esc(c->exe	 ? c->exe
 		       : c->comm ? c->comm
 				 : "-"));
+	row_if("Facts Not Read", c->json, "facts_why_not");
+	show_unreadable(c->json);
+	show_container(c->json, c->exe);
 	row_if("CWD", c->json, "cwd");
 	row_if("Root", c->json, "root");
 	row_if("Control Group", c->json, "cgroup");
@@ -369,7 +550,7 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	row_if("Machine ID", c->json, "machine_id");
 	row_if("Hostname", c->json, "hostname");
 	row("Threads", c->json, "threads");
-	row("Access", c->json, "access");
+	show_access(c->json, c->uid);
 	printf("%16s: %s/%s%s%s (%s)\n", "Storage", cli_esc(dir),
 	       c->subdir ? cli_esc(c->subdir) : "", c->subdir ? "/" : "",
 	       cli_esc(c->core_name ? c->core_name : c->meta_name),
@@ -382,7 +563,7 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	row("Complete", c->json, "complete");
 	row("Truncation", c->json, "truncation_reason");
 	row("SHA256", c->json, "sha256");
-	row("Build IDs", c->json, "build_ids");
+	show_build_ids(c->json);
 	row("Build IDs from", c->json, "build_ids_from");
 	show_packages(c->json);
 	show_limits(c->json);

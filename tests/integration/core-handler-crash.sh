@@ -1,25 +1,37 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # kcoredump core-handler as this machine's core_pattern, on real crashes
-# (tests/vm/helpers/crash-sparse, built for the host): the page tables
-# are used (the zeros of a sparse crash are consumed unread) although
-# kcmp(2) is refused for some unrelated processes (PID 1 on some
+# (tests/vm/helpers/crash-sparse and tests/tools/crash-shapes, built for
+# the host), with kernel.core_pipe_limit 0 as Debian ships it (the kernel
+# keeps the crashing process only while it writes the core): a core
+# smaller than the handler's pipe still has the process's facts (the
+# command line with a 120-character argument, cwd, fds, namespaces) and
+# its executable's build ID, and its page tables were looked at; the page
+# tables are used (the zeros of a sparse crash are consumed unread)
+# although kcmp(2) is refused for some unrelated processes (PID 1 on some
 # machines), and are not used when another process shares the memory; a
 # crash whose zeros take longer than --timeout to arrive is stored
-# complete, as the time limit counts the bytes with data.
+# complete, as the time limit counts the bytes with data; show prints the
+# build IDs (path and hex), Access in words and the container rows, list
+# takes -n N and -r; a --socket
+# listener with --timeout 2 stores a crash 4 s after its start (each
+# connection has its own time limit), an unprivileged one says which facts
+# the kernel refused it and why; --install sets core_pipe_limit (to
+# --max-handlers) and says how to restore it.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock (other tests and helpers change it too), and
-# puts the old pattern back on every exit.  Needs root.
-#   core-handler-crash.sh KCOREDUMP CRASH_SPARSE VMCHECK_PY KCORE_READ
+# puts the old pattern (and core_pipe_limit) back on every exit.  Needs
+# root.
+#   core-handler-crash.sh KCOREDUMP CRASH_SPARSE VMCHECK_PY KCORE_READ CRASH_SHAPES
 set -uo pipefail
 kcoredump=$(readlink -f "$1") sparse=$(readlink -f "$2") vmcheck=$3
-kcore_read=$(readlink -f "$4")
+kcore_read=$(readlink -f "$4") shapes=$(readlink -f "$5")
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 
-core_pattern_setup chcrash jq flock
+core_pattern_setup chcrash jq flock readelf setpriv
 export PATH=$(dirname "$kcore_read"):$PATH
 
 # install DIR ARGS...: the handler as core_pattern, storing into DIR, in
@@ -45,11 +57,20 @@ crash() {
 	(cd "$tmp" && exec "$sparse" "$desc" "$@") >/dev/null 2>&1
 	awk '$1 == "pid" { print $2 }' "$desc"
 }
-jqcheck() { # WHAT FILE FILTER
-	if jq -e "$3" "$2" >/dev/null; then
+jqcheck() { # WHAT FILE [JQ-OPTIONS...] FILTER
+	if jq -e "${@:3}" "$2" >/dev/null; then
 		ok "$1"
 	else
-		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds}' "$2")"
+		not_ok "$1: $(jq -c '{complete, truncation_reason, pagemap, stream_seconds,
+			facts_why_not, cmdline, cwd, build_ids}' "$2")"
+	fi
+}
+showhas() { # WHAT FILE LINE: FILE has LINE, whole
+	if grep -qxF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1: no line '$3'"
+		diag <"$2"
 	fi
 }
 vm_check() { # WHAT CORE DESC ARGS...
@@ -73,6 +94,65 @@ print("refused: " + os.strerror(ctypes.get_errno()) if r == -1 else "allowed")
 PY
 )
 echo "# kcmp(2) of this process with PID 1: $kcmp_pid1"
+
+# --- 0. a small crash: the process is looked at before the stream ----------
+# With core_pipe_limit 0 the kernel does not wait for the handler: the
+# process ends once the last bytes of its core are in the pipe, and a
+# core of a few hundred KiB fits there.  Its facts are read first, its
+# page tables before the pipe grows.
+long=--a-long-argument=$(printf 'x%.0s' {1..120})
+shapes_id=$(readelf -n "$shapes" | awk '/Build ID:/ { print $3; exit }')
+d=$tmp/s0
+install "$d"
+(cd "$tmp" && exec "$shapes" abort "$long") >/dev/null 2>&1 &
+pid=$!
+wait "$pid" 2>/dev/null
+echo "# core_pipe_limit $(cat /proc/sys/kernel/core_pipe_limit); $shapes has build ID ${shapes_id:-?}"
+if m=$(meta "$d" "$pid"); then
+	jqcheck "small crash ($(jq .stream_bytes "$m") stream bytes, less than the 1 MiB pipe): no facts_why_not" \
+		"$m" '.stream_bytes < 1048576 and has("facts_why_not") == false'
+	jqcheck "small crash: the full command line (${#long}-byte argument), cwd, root" "$m" \
+		--arg c "$shapes abort $long" --arg w "$tmp" \
+		'.cmdline == $c and .cwd == $w and .root == "/"'
+	jqcheck "small crash: open fds, rlimits, cgroup, namespaces" "$m" \
+		'(.open_fds | length) > 0 and .rlimits.open_files.soft != null and
+		(.cgroup | startswith("/")) and (.received.namespaces.pid | startswith("pid:["))'
+	jqcheck "small crash: the page tables were looked at (no 1 MiB hole to skip)" "$m" \
+		'(.pagemap.used | not) and (.pagemap.why_not | test("no empty run"))'
+	jqcheck "small crash: build ID ${shapes_id:-?} of $shapes" "$m" \
+		--arg f "$shapes" --arg id "${shapes_id:-none}" \
+		'[.build_ids[] | select(.name == $f) | .build_id] == [$id]'
+	"$kcoredump" show --dir "$d" "$pid" >"$tmp/show0" 2>&1
+	showhas "show: the full command line" "$tmp/show0" "    Command Line: $shapes abort $long"
+	showhas "show: Build IDs row, $shapes with its build ID in hex" "$tmp/show0" \
+		"      Build IDs:  $shapes with build-id ${shapes_id:-none}"
+	showhas "show: Access in words" "$tmp/show0" "          Access: root only: --owner root"
+	if grep -qE '^ +[A-Za-z ]+: *[[{]' "$tmp/show0"; then
+		not_ok "show: a row prints raw JSON"
+		grep -E '^ +[A-Za-z ]+: *[[{]' "$tmp/show0" | diag
+	else
+		ok "show: no row prints raw JSON"
+	fi
+else
+	not_ok "small crash: no metadata for pid $pid in $d"
+fi
+
+# list -n N and -r as coredumpctl's, on a second crash in the same store.
+pid0=$pid
+(cd "$tmp" && exec "$shapes" abort second) >/dev/null 2>&1 &
+pid=$!
+wait "$pid" 2>/dev/null
+if meta "$d" "$pid" >/dev/null; then
+	lpids() { "$kcoredump" list --dir "$d" --json "$@" 2>/dev/null | jq -c '[.cores[].pid]'; }
+	got=$(lpids -n 1)
+	[ "$got" = "[$pid]" ] && ok "list -n 1: the newest" || not_ok "list -n 1: $got, want [$pid]"
+	got=$(lpids -r)
+	[ "$got" = "[$pid,$pid0]" ] && ok "list -r: newest first" || not_ok "list -r: $got, want [$pid,$pid0]"
+	got=$("$kcoredump" list --dir "$d" -q -r -n 1 2>/dev/null | wc -l)
+	[ "$got" = 1 ] && ok "list -r -n 1 -q: one path" || not_ok "list -r -n 1 -q: $got lines"
+else
+	not_ok "second small crash: no metadata for pid $pid in $d"
+fi
 
 # --- 1. the page tables, with processes kcmp is refused for ----------------
 d=$tmp/s1
@@ -166,10 +246,118 @@ if unshare -pf --mount-proc true 2>/dev/null; then
 			"$tmp/s4.info" "[.notes[] | .prpsinfo // empty][0].pid == ${nspid:-0} and
 			[.notes[] | .prstatus // empty][0].pid == ${nspid:-0} and
 			[.notes[] | .prpsinfo // empty][0].ppid == 1"
+		"$kcoredump" show --dir "$d" "$host" >"$tmp/show4" 2>&1
+		showhas "namespace crash: show's Container row" "$tmp/show4" \
+			"       Container: yes, PID ${nspid:-?} in its PID namespace"
+		nsid=$(jq -r .received.namespaces.pid "$m")
+		showhas "namespace crash: show's Namespaces row has $nsid" "$tmp/show4" \
+			"     Namespaces:  $nsid"
 	else
 		not_ok "namespace crash: no metadata in $d"
 	fi
 else
 	skip "namespace crash: unshare -p is not allowed here"
+fi
+
+# --- 5. a --socket listener stores a crash that comes after --timeout -------
+# The kernel connects to the listener (core_pattern @@PATH, Linux 6.17;
+# @PATH, 6.16) for each crash; --timeout counts from each connection,
+# not from the listener's start.
+kv=$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')
+if [ "$kv" -ge 6016 ]; then
+	d=$tmp/s5
+	mkdir -m 700 "$d"
+	sock=$tmp/s5.sock
+	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
+		2>"$tmp/s5.log" &
+	listener=$!
+	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; core_pattern_restore' EXIT
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
+	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
+	# Twice the time limit after the listener started.
+	sleep 4
+	(cd "$tmp" && exec "$shapes" abort "$long") >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "listener with --timeout 2, crash 4 s after its start: stored complete via $(jq -r .received.via "$m")" \
+			"$m" '.complete and (.received.via | startswith("socket"))'
+	else
+		not_ok "listener with --timeout 2, crash 4 s after its start: nothing stored"
+		diag <"$tmp/s5.log"
+	fi
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+
+	# An unprivileged listener (nobody, no capabilities, as the
+	# kcoredump user of kcoredump-coredump@.service) and root's crash:
+	# what the kernel shows only to a tracer is missing, and the
+	# metadata says which and why.
+	d=$tmp/s6 run=$tmp/s6run
+	mkdir -m 700 "$d" "$run"
+	chown 65534:65534 "$d" "$run"
+	sock=$run/sock
+	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all "$kcoredump" core-handler --dir "$d" --no-sync \
+		--socket "$sock" 2>"$tmp/s6.log" &
+	listener=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
+	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
+	(cd "$tmp" && exec "$shapes" abort unprivileged) >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "unprivileged listener, root's crash: cwd, root, open_fds, namespaces unreadable (Permission denied), said why" \
+			"$m" '(.facts_unreadable | .cwd == "Permission denied" and
+			.root == "Permission denied" and .open_fds == "Permission denied" and
+			.namespaces == "Permission denied") and
+			(.facts_unreadable_why | test("uid 65534 without CAP_SYS_PTRACE")) and
+			has("cwd") == false and has("open_fds") == false'
+		jqcheck "unprivileged listener: the command line is still read" "$m" \
+			--arg c "$shapes abort unprivileged" '.cmdline == $c'
+		"$kcoredump" show --dir "$d" "$pid" >"$tmp/show6" 2>&1
+		if grep -qE '^ +Not Readable: .*cwd \(Permission denied\)' "$tmp/show6" &&
+			grep -qF 'without CAP_SYS_PTRACE' "$tmp/show6"; then
+			ok "show: the Not Readable row and why"
+		else
+			not_ok "show: no Not Readable row"
+			diag <"$tmp/show6"
+		fi
+	else
+		not_ok "unprivileged listener: nothing stored"
+		diag <"$tmp/s6.log"
+	fi
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+else
+	skip "listener: Linux $(uname -r) has no coredump socket (6.16)"
+fi
+
+# --- 6. --install sets core_pipe_limit and says how to restore it ---------
+"$kcoredump" core-handler --dir "$tmp/inst" --max-handlers 12 --install \
+	>"$tmp/inst.out" 2>"$tmp/inst.err"
+limit=$(cat /proc/sys/kernel/core_pipe_limit)
+if [[ $(cat "$tmp/inst.out") != '|'* ]]; then
+	skip "--install chose $(cat "$tmp/inst.out"), not the pipe"
+elif [ "$limit" = 12 ] &&
+	grep -qF 'kernel.core_pipe_limit was 0, now 12' "$tmp/inst.err" &&
+	grep -qF 'sysctl -w kernel.core_pipe_limit=0' "$tmp/inst.err" &&
+	grep -qxF 'kernel.core_pipe_limit = 12' "$tmp/inst.err"; then
+	ok "--install: core_pipe_limit 0 -> 12 (--max-handlers), the restore command and the sysctl.d line"
+else
+	not_ok "--install: core_pipe_limit $limit"
+	diag <"$tmp/inst.err"
 fi
 finish

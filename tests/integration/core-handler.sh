@@ -131,7 +131,9 @@ check "list EXE path" [ "$(pids "$(jq -r .executable "$dl/core.crashme.1000.4242
 check "list -S/-U" [ "$(pids -S 2023-11-15 -U '2023-11-15 23:59:59')" = "[4243]" ]
 check "list -S @EPOCH" [ "$(pids -S @1700086401)" = "[4244]" ]
 check "list -1" [ "$(pids -1)" = "[4244]" ]
-check "list -N 2 --reverse" [ "$(pids -N 2 --reverse)" = "[4244,4243]" ]
+check "list -n 2 --reverse" [ "$(pids -n 2 --reverse)" = "[4244,4243]" ]
+check "list -n 2 -r (coredumpctl's letters)" [ "$(pids -n 2 -r)" = "[4244,4243]" ]
+check "list -rn1" [ "$(pids -rn1)" = "[4244]" ]
 check "list: nothing matches" [ "$(pids COMM=nope)" = "[]" ]
 "$kcoredump" list --dir "$dl" FOO=1 >/dev/null 2>&1
 check "list: an unknown field is a usage error" [ $? -eq 2 ]

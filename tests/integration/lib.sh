@@ -93,6 +93,9 @@ KCD_SYSCTLS="kernel/core_pattern kernel/core_pipe_limit fs/suid_dumpable"
 # session, out of reach of the kill, waits for the test to end, puts the
 # saved settings back and removes $tmp; it inherits the lock and holds it
 # until then, so no other crash test starts before the machine is whole.
+# kernel.core_pipe_limit is set to 0, as Debian ships it without
+# systemd-coredump (the kernel then keeps the crashing process only while
+# it writes the core).
 core_pattern_setup()
 {
 	local name=$1 tool s
@@ -123,8 +126,14 @@ core_pattern_setup()
 		sysctls_restore "$2" "$3"' guardian "$$" "$saved" "$tmp" \
 		</dev/null >/dev/null 2>&1 &
 	trap core_pattern_restore EXIT
+	# A signal ends the test through the EXIT trap, which restores.
+	trap 'exit 143' TERM INT HUP
 	if ! printf '%s\n' "$old_pattern" > /proc/sys/kernel/core_pattern; then
 		echo "1..0 # SKIP core_pattern is not writable here"
+		exit 77
+	fi
+	if ! echo 0 > /proc/sys/kernel/core_pipe_limit; then
+		echo "1..0 # SKIP core_pipe_limit is not writable here"
 		exit 77
 	fi
 	ulimit -c unlimited

@@ -89,10 +89,13 @@ check "list -q: two paths, each a file" [ "$(wc -l < "$tmp/lq")" = 2 ] &&
 	[ -f "$(head -n 1 "$tmp/lq")" ] && [ -f "$(tail -n 1 "$tmp/lq")" ]
 COLUMNS=40 k list -v -D "$store" > "$tmp/lv" 2>&1
 check "list -v: not fitted to 40 columns (whole paths)" grep -qF "$(head -n 1 "$tmp/lq")" "$tmp/lv"
-k list -q -N 1 --reverse -D "$store" > "$tmp/l1" 2>&1
-check "list -N 1: the newest" grep -q 'other' "$tmp/l1"
-k list -r -D "$store" > /dev/null 2>&1
-check "list -r is no more (--reverse has no short form)" [ $? = 2 ]
+k list -q -n 1 --reverse -D "$store" > "$tmp/l1" 2>&1
+check "list -n 1: the newest" grep -q 'other' "$tmp/l1"
+k list -q -r -D "$store" > "$tmp/lr" 2>&1
+check "list -r: newest first, as coredumpctl" [ "$(head -n 1 "$tmp/lr")" = "$(tail -n 1 "$tmp/lq")" ] &&
+	[ "$(wc -l < "$tmp/lr")" = 2 ]
+k list -N 1 -D "$store" > /dev/null 2>&1
+check "list -N is no more (-n, as coredumpctl)" [ $? = 2 ]
 k show -q -D "$store" myprog > "$tmp/sq" 2>&1
 check "show -q: the core's path" [ "$(wc -l < "$tmp/sq")" = 1 ] && [ -f "$(cat "$tmp/sq")" ]
 k show -v -D "$store" myprog > "$tmp/sv" 2>&1

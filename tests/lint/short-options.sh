@@ -7,6 +7,11 @@
 set -u
 . "${0%/*}/lib.sh"
 
+# Letters a command takes as the tool it follows does, whatever they
+# mean elsewhere: list's -n N and -r are coredumpctl's (dump's -n is
+# --dry-run, its -r --range).
+borrowed=" list:n list:r "
+
 # Commands not checked yet (none: core-handler's --dir is -D, as in
 # list, show and debug, since issue 25).
 pending=" "
@@ -23,6 +28,7 @@ for cmd in "${cmds[@]}"; do
 		continue
 	}
 	while read -r letter name; do
+		[[ $borrowed == *" $cmd:$letter "* ]] && continue
 		if [[ -z ${meaning[$letter]+set} ]]; then
 			meaning[$letter]=$name
 			where[$letter]=$cmd

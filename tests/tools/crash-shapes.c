@@ -10,6 +10,10 @@
  *   crash-shapes vmas N          N one-page anonymous mappings, each
  *                                touched, alternately read-only and
  *                                read-write so that none merge
+ *   crash-shapes abort [ARG...]  abort() at once, without the heap: a core
+ *                                of a few hundred KiB, smaller than the
+ *                                pipe a core_pattern handler may make; the
+ *                                ARGs are only its command line
  */
 #include <pthread.h>
 #include <signal.h>
@@ -33,7 +37,8 @@ static void *parked(void *arg)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: crash-shapes small | threads N | vmas N\n");
+	fprintf(stderr, "usage: crash-shapes small | threads N | vmas N | "
+			"abort [ARG...]\n");
 	return 2;
 }
 
@@ -44,6 +49,10 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return usage();
+	if (strcmp(argv[1], "abort") == 0) {
+		signal(SIGABRT, SIG_DFL);
+		abort();
+	}
 	/* Some heap with text in it, as any program has. */
 	heap = malloc(1 << 20);
 	if (!heap)

@@ -330,12 +330,13 @@ static const struct kcore_proc_vma *find_vma(const struct kcore_process *p,
 
 /* Everything but the runs; *ret_why when the page tables cannot be used. */
 static struct kcore_error *look(struct ch_holes *h, const char *procfs,
-				pid_t pid, const struct ch_load *loads,
-				size_t nloads, uint64_t min_run, char **ret_why)
+				int proc_fd, pid_t pid,
+				const struct ch_load *loads, size_t nloads,
+				uint64_t min_run, char **ret_why)
 {
 	struct kcore_process *p = &h->proc;
 	struct kcore_error *err;
-	char *status, path[512];
+	char *status;
 
 	p->pid = p->mm_tid = pid;
 	p->mem_fd = p->pagemap_fd = p->pidfd = p->dir_fd = -1;
@@ -343,19 +344,32 @@ static struct kcore_error *look(struct ch_holes *h, const char *procfs,
 	p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
 	snprintf(p->procfs, sizeof(p->procfs), "%s", procfs);
 	h->scan.read = KCORE_PROCESS_READ_SCAN;
-	/* Everything of the process opens through its directory. */
-	snprintf(path, sizeof(path), "%s/%d", procfs, (int)pid);
-	p->dir_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Everything of the process opens through the directory the
+	 * handler opened first, while the process was dumping (a pid
+	 * reused since would be another directory). */
+	if (proc_fd < 0) {
+		*ret_why = why("process %d was not looked at in %s", (int)pid,
+			       procfs);
+		return NULL;
+	}
+	p->dir_fd = fcntl(proc_fd, F_DUPFD_CLOEXEC, 3);
 	if (p->dir_fd < 0) {
-		*ret_why = why("cannot open %s: %s", path, strerror(errno));
+		*ret_why = why("cannot duplicate the descriptor of %s/%d: %s",
+			       procfs, (int)pid, strerror(errno));
 		return NULL;
 	}
 	/* The pagemap first: it holds on to the memory it was opened for,
-	 * whatever happens to the pid later. */
+	 * whatever happens to the pid later.  With core_pipe_limit 0 the
+	 * kernel keeps the process only while it writes the core, so this
+	 * look comes before the pipe is enlarged (corehandler.c). */
 	p->pagemap_fd = kcore_proc_open_file(p, "pagemap", O_RDONLY);
 	if (p->pagemap_fd < 0) {
-		*ret_why = why("cannot open %s/%d/pagemap: %s", procfs,
-			       (int)pid, strerror(errno));
+		*ret_why = why("cannot open %s/%d/pagemap: %s%s", procfs,
+			       (int)pid, strerror(errno),
+			       errno == ESRCH || errno == ENOENT
+				       ? " (the process ended before the "
+					 "handler looked)"
+				       : "");
 		return NULL;
 	}
 	status = kcore_proc_slurp(p, "status", NULL);
@@ -406,10 +420,10 @@ static struct kcore_error *look(struct ch_holes *h, const char *procfs,
 	return NULL;
 }
 
-struct kcore_error *ch_holes_create(const char *procfs, int64_t pid,
-				    const struct ch_load *loads, size_t nloads,
-				    uint64_t min_run, struct ch_holes **ret,
-				    char **ret_why)
+struct kcore_error *ch_holes_create(const char *procfs, int proc_fd,
+				    int64_t pid, const struct ch_load *loads,
+				    size_t nloads, uint64_t min_run,
+				    struct ch_holes **ret, char **ret_why)
 {
 	struct ch_holes *h;
 	struct kcore_error *err;
@@ -423,8 +437,8 @@ struct kcore_error *ch_holes_create(const char *procfs, int64_t pid,
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return &kcore_error_nomem;
-	err = look(h, procfs ? procfs : "/proc", (pid_t)pid, loads, nloads,
-		   min_run, ret_why);
+	err = look(h, procfs ? procfs : "/proc", proc_fd, (pid_t)pid, loads,
+		   nloads, min_run, ret_why);
 	if (err && err != &kcore_error_nomem) {
 		/* The page tables only save work: say why, read it all. */
 		free(*ret_why);

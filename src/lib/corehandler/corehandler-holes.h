@@ -18,18 +18,18 @@ struct ch_load {
 };
 
 /*
- * Look at process pid (the one dumping core into the stream) under
- * procfs and find, in its private anonymous mappings, the runs of at
- * least min_run stream bytes that its page tables leave empty.  When
- * the page tables cannot be trusted to say what the kernel writes (the
- * process is not dumping core, shares its memory with another process,
- * its mappings do not match the loads, ...), *ret is NULL and *ret_why
- * (malloc()ed) says why; that is not an error.
+ * Look at process pid (the one dumping core into the stream), through
+ * proc_fd (its directory under procfs, opened while it dumps) and find, in its
+ * private anonymous mappings, the runs of at least min_run stream bytes that
+ * its page tables leave empty.  When the page tables cannot be trusted to say
+ * what the kernel writes (the process is not dumping core, shares its memory
+ * with another process, its mappings do not match the loads, ...), *ret is NULL
+ * and *ret_why (malloc()ed) says why; that is not an error.
  */
-struct kcore_error *ch_holes_create(const char *procfs, int64_t pid,
-				    const struct ch_load *loads, size_t nloads,
-				    uint64_t min_run, struct ch_holes **ret,
-				    char **ret_why);
+struct kcore_error *ch_holes_create(const char *procfs, int proc_fd,
+				    int64_t pid, const struct ch_load *loads,
+				    size_t nloads, uint64_t min_run,
+				    struct ch_holes **ret, char **ret_why);
 void ch_holes_destroy(struct ch_holes *h);
 
 /* Stream bytes before guard may have been decided before the first look

@@ -134,6 +134,7 @@ struct ch_place {
 	int64_t ns_pid; /* its pid in its own PID namespace, -1 */
 	int pid_levels; /* NSpid entries: 1 = our PID namespace */
 	bool container; /* a PID namespace other than ours */
+	int ns_err;	/* errno of the first unreadable ns link, or 0 */
 	const char *ns_name[CH_NS_NUM];
 	char ns[CH_NS_NUM][48]; /* "pid:[4026531836]", "" unreadable */
 	bool ns_differs[CH_NS_NUM];
@@ -157,6 +158,12 @@ struct ch_limit {
 	char soft[24], hard[24], units[16];
 };
 #define CH_MAX_LIMITS 32
+/* A fact of /proc/PID that could not be read, and the errno. */
+#define CH_MAX_UNREADABLE 10
+struct ch_unreadable {
+	const char *what; /* the metadata member: "cwd", "open_fds", ... */
+	int err;
+};
 struct ch_facts {
 	char *cmdline; /* arguments separated by spaces */
 	size_t cmdline_len;
@@ -173,6 +180,10 @@ struct ch_facts {
 	char *environ; /* NUL-separated entries (record_environ) */
 	size_t environ_len;
 	bool environ_truncated;
+	struct ch_unreadable unreadable[CH_MAX_UNREADABLE];
+	size_t nunreadable;
+	/* Why the kernel refused them, when it was access (NUL if not). */
+	char unreadable_why[320];
 };
 
 struct ch {
@@ -244,7 +255,8 @@ struct ch {
 	/* Whether the crashing process is the one the kernel named (it is
 	 * dumping core), so that its /proc files describe the core. */
 	bool proc_ok;
-	int proc_fd; /* /proc/PID, opened while it dumps (or -1) */
+	int proc_fd;	    /* /proc/PID, opened while it dumps (or -1) */
+	char proc_why[256]; /* why not proc_ok */
 	struct ch_facts facts;
 	struct ch_map maps[CH_MAX_MAPS];
 	size_t nmaps;
@@ -307,8 +319,9 @@ unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
 
 /* ---- corehandler-socket.c ---- */
-/* ch->place from /proc/PID (if ch->proc_ok); a socket's pidfd is checked
- * afterwards, and proc_ok cleared if the process is not that one. */
+/* ch->place from /proc/PID (through ch->proc_fd, if ch->proc_ok); a
+ * socket's pidfd is checked afterwards, and proc_ok cleared if the
+ * process is not that one. */
 void ch_place_facts(struct ch *ch);
 
 /* ---- corehandler.c ---- */

@@ -140,6 +140,24 @@ static void write_facts(struct ch *ch, FILE *f)
 {
 	const struct ch_facts *x = &ch->facts;
 
+	/* Why /proc/PID was not looked at (then only the machine's facts
+	 * below are there). */
+	if (!ch->proc_ok && ch->proc_why[0]) {
+		fputs("  \"facts_why_not\": ", f);
+		ch_json_str(f, ch->proc_why);
+		fputs(",\n", f);
+	}
+	/* What could not be read of it, and why. */
+	if (x->nunreadable) {
+		fputs("  \"facts_unreadable\": {", f);
+		for (size_t i = 0; i < x->nunreadable; i++) {
+			fprintf(f, "%s\"%s\": ", i ? ", " : "",
+				x->unreadable[i].what);
+			ch_json_str(f, strerror(x->unreadable[i].err));
+		}
+		fputs("},\n", f);
+	}
+	str_member(f, "facts_unreadable_why", x->unreadable_why);
 	if (x->cmdline) {
 		fputs("  \"cmdline\": ", f);
 		kcore_json_string(f, x->cmdline, x->cmdline_len);

@@ -473,11 +473,9 @@ static int empty_dir(struct ch *ch)
 
 void ch_priv_open_maps(struct ch *ch)
 {
-	const char *procfs = ch->o->procfs ? ch->o->procfs : "/proc";
-
-	/* Only files of the process the kernel named while it dumps: a
-	 * reused pid would be another process's files. */
-	if (!ch->proc_ok || ch->o->build_id_timeout_ms == 0)
+	/* Only files of the process the kernel named while it dumps (its
+	 * directory opened then): a reused pid would be another's. */
+	if (!ch->proc_ok || ch->proc_fd < 0 || ch->o->build_id_timeout_ms == 0)
 		return;
 	for (size_t k = 0; k < ch->files.count && ch->nmaps < CH_MAX_MAPS;
 	     k++) {
@@ -487,11 +485,10 @@ void ch_priv_open_maps(struct ch *ch)
 
 		if (f->offset != 0)
 			continue;
-		snprintf(path, sizeof(path),
-			 "%s/%" PRId64 "/map_files/%" PRIx64 "-%" PRIx64,
-			 procfs, ch->o->crash.pid, f->start, f->end);
+		snprintf(path, sizeof(path), "map_files/%" PRIx64 "-%" PRIx64,
+			 f->start, f->end);
 		/* O_PATH: the file's own open() does not run. */
-		fd = open(path, O_PATH | O_CLOEXEC);
+		fd = openat(ch->proc_fd, path, O_PATH | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		ch->maps[ch->nmaps++] = (struct ch_map){ .start = f->start,

@@ -353,15 +353,17 @@ void kcore_ch_peer_deinit(struct kcore_ch_peer *peer)
 
 /* ---- what /proc says of the crashing process's place ---- */
 
-static void ns_of(const char *procfs, const char *who, const char *name,
-		  char *out, size_t size)
+/* The namespace link name of dir (a /proc/PID directory), "" if none;
+ * the errno, or 0. */
+static int ns_of(int dir, const char *name, char *out, size_t size)
 {
-	char path[128];
+	char path[32];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%s/ns/%s", procfs, who, name);
-	n = readlink(path, out, size - 1);
+	snprintf(path, sizeof(path), "ns/%s", name);
+	n = dir >= 0 ? readlinkat(dir, path, out, size - 1) : -1;
 	out[n > 0 ? n : 0] = '\0';
+	return n > 0 ? 0 : n < 0 && dir >= 0 ? errno : EIO;
 }
 
 void ch_place_facts(struct ch *ch)
@@ -371,17 +373,15 @@ void ch_place_facts(struct ch *ch)
 						      "cgroup" };
 	const char *procfs = ch->o->procfs ? ch->o->procfs : "/proc";
 	struct ch_place *pl = &ch->place;
-	char who[32], path[96], buf[4096], mine[64];
+	char path[96], buf[4096], mine[64];
 	const char *p;
 	ssize_t n;
-	int fd;
+	int fd, self;
 
 	pl->ns_pid = -1;
-	if (!ch->proc_ok)
+	if (!ch->proc_ok || ch->proc_fd < 0)
 		return;
-	snprintf(who, sizeof(who), "%" PRId64, ch->o->crash.pid);
-	snprintf(path, sizeof(path), "%s/%s/status", procfs, who);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(ch->proc_fd, "status", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
@@ -404,13 +404,21 @@ void ch_place_facts(struct ch *ch)
 			pl->pid_levels = k;
 		}
 	}
+	snprintf(path, sizeof(path), "%s/self", procfs);
+	self = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (int i = 0; i < CH_NS_NUM; i++) {
-		ns_of(procfs, who, names[i], pl->ns[i], sizeof(pl->ns[i]));
-		ns_of(procfs, "self", names[i], mine, sizeof(mine));
+		int e = ns_of(ch->proc_fd, names[i], pl->ns[i],
+			      sizeof(pl->ns[i]));
+
+		if (e && !pl->ns_err)
+			pl->ns_err = e;
+		ns_of(self, names[i], mine, sizeof(mine));
 		pl->ns_differs[i] =
 			pl->ns[i][0] && mine[0] && strcmp(pl->ns[i], mine) != 0;
 		pl->ns_name[i] = names[i];
 	}
+	if (self >= 0)
+		close(self);
 	/* The pids of /proc/PID/status go from our namespace down to its
 	 * own: more than one is a PID namespace below ours. */
 	pl->container = pl->pid_levels > 1 || pl->ns_differs[0];
@@ -422,5 +430,9 @@ void ch_place_facts(struct ch *ch)
 		memset(pl, 0, sizeof(*pl));
 		pl->ns_pid = -1;
 		ch->proc_ok = false;
+		snprintf(ch->proc_why, sizeof(ch->proc_why),
+			 "the pidfd of the connection's peer no longer names "
+			 "pid %" PRId64,
+			 ch->o->crash.pid);
 	}
 }

@@ -4,14 +4,15 @@
  * writes into our stdin, in this order.
  *
  *   restrict  keep only the capabilities the next steps need
+ *   /proc     before a byte of the stream: the crashing process's
+ *             directory, if it is the one dumping, and what
+ *             systemd-coredump records of it (cmdline, cwd, cgroup,
+ *             limits, open fds, namespaces, environ if asked) through it
  *   slot      one of the store's handler slots, or store nothing
  *   headers   ELF header, program headers, then everything up to the first
  *             PT_LOAD's data (the notes), read into memory with bounds
- *   /proc     the crashing process's page tables (pagemap) and mapped
- *             files (map_files, O_PATH), if it is the one dumping; what
- *             systemd-coredump records of it (cmdline, cwd, cgroup,
- *             limits, open fds, environ if asked), through the directory
- *             opened while it dumps
+ *   tables    the process's page tables (pagemap) and mapped files
+ *             (map_files, O_PATH), then the pipe grows to 1 MiB
  *   helper    the build-ID helper starts and drops everything itself
  *   drop      no capability left, no new privileges
  *   data      1 MiB blocks at stream offsets k MiB; all-zero pages (what
@@ -37,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -86,13 +89,32 @@ static ssize_t read_at(int dir, const char *name, char *buf, size_t max)
 	return (ssize_t)got;
 }
 
+/* Why the crashing process was not looked at in /proc (ch->proc_why). */
+static void proc_why(struct ch *ch, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void proc_why(struct ch *ch, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ch->proc_why, sizeof(ch->proc_why), fmt, ap);
+	va_end(ap);
+}
+
 /*
  * Whether /proc/PID is the process dumping this core: the kernel gave
- * its pid, and until we close the pipe it cannot exit, so while it says
- * CoreDumping (Linux 4.15, commit c643401218be) it is that process.  The
- * directory is opened first and status read through it: ch->proc_fd
- * stays that process's (a reused pid is another directory), and every
- * later fact is read relative to it.
+ * its pid, and while it says CoreDumping (Linux 4.15, commit
+ * c643401218be) it is that process.  The directory is opened first and
+ * status read through it: ch->proc_fd stays that process's (a reused pid
+ * is another directory), and every later fact is read relative to it.
+ *
+ * This is the handler's first step, before a byte of the stream is
+ * read: with kernel.core_pipe_limit 0 (the default) the kernel does not
+ * wait for the handler once the core is written (wait_for_dump_helpers()
+ * runs only with a limit), so the process ends, and its /proc directory
+ * with it, as soon as the last bytes fit into the pipe.  Until then the
+ * kernel blocks on the pipe, which keeps its own size (64 KiB) until the
+ * page tables have been looked at.
  */
 static bool process_is_dumping(struct ch *ch)
 {
@@ -100,15 +122,31 @@ static bool process_is_dumping(struct ch *ch)
 	char path[96], buf[4096];
 	int fd;
 
-	if (ch->o->crash.pid <= 0 || ch->o->crash.pid > INT32_MAX)
+	if (ch->o->crash.pid <= 0 || ch->o->crash.pid > INT32_MAX) {
+		proc_why(ch, "no process id for the core");
 		return false;
+	}
 	snprintf(path, sizeof(path), "%s/%" PRId64, procfs, ch->o->crash.pid);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	if (fd < 0) {
+		proc_why(ch, "cannot open %s: %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (the process ended before the "
+					   "handler started)"
+					 : "");
 		return false;
-	if (read_at(fd, "status", buf, sizeof(buf) - 1) <= 0 ||
-	    status_field(buf, "Tgid") != ch->o->crash.pid ||
+	}
+	if (read_at(fd, "status", buf, sizeof(buf) - 1) <= 0) {
+		proc_why(ch, "cannot read %s/status: %s", path,
+			 strerror(errno));
+		close(fd);
+		return false;
+	}
+	if (status_field(buf, "Tgid") != ch->o->crash.pid ||
 	    status_field(buf, "CoreDumping") != 1) {
+		proc_why(ch,
+			 "%s is not dumping core (the process ended, or "
+			 "the pid is another's)",
+			 path);
 		close(fd);
 		return false;
 	}
@@ -141,7 +179,10 @@ static char *slurp_at(int dir, const char *name, size_t max, size_t *ret_len,
 		return NULL;
 	n = read_at(dir, name, buf, max + 1);
 	if (n < 0) {
+		int e = errno;
+
 		free(buf);
+		errno = e;
 		return NULL;
 	}
 	if ((size_t)n > max) {
@@ -296,21 +337,25 @@ static int fd_cmp(const void *a, const void *b)
 	return (x->fd > y->fd) - (x->fd < y->fd);
 }
 
-/* /proc/PID/fd: each descriptor's target, position and flags. */
-static void open_fds(struct ch *ch, struct ch_facts *f)
+/* /proc/PID/fd: each descriptor's target, position and flags; the
+ * errno when the directory cannot be read, or 0. */
+static int open_fds(struct ch *ch, struct ch_facts *f)
 {
 	int dfd = openat(ch->proc_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int derr = dfd < 0 ? errno : 0;
 	int ifd = openat(ch->proc_fd, "fdinfo",
 			 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *e;
 
 	if (!d) {
-		if (dfd >= 0)
+		if (dfd >= 0) {
+			derr = errno;
 			close(dfd);
+		}
 		if (ifd >= 0)
 			close(ifd);
-		return;
+		return derr ? derr : EIO;
 	}
 	f->fds = calloc(CH_MAX_FDS, sizeof(*f->fds));
 	while (f->fds && (e = readdir(d))) {
@@ -345,6 +390,7 @@ static void open_fds(struct ch *ch, struct ch_facts *f)
 		close(ifd);
 	if (f->fds)
 		qsort(f->fds, f->nfds, sizeof(*f->fds), fd_cmp);
+	return f->fds ? 0 : ENOMEM;
 }
 
 /* A file of one line of at most size - 1 bytes, without the newline;
@@ -382,6 +428,54 @@ static void facts_free(struct ch_facts *f)
 	*f = (struct ch_facts){ .owner_uid = -1 };
 }
 
+/* Note that fact what could not be read (err an errno). */
+static void unreadable(struct ch_facts *f, const char *what, int err)
+{
+	if (f->nunreadable < CH_MAX_UNREADABLE)
+		f->unreadable[f->nunreadable++] =
+			(struct ch_unreadable){ what, err ? err : EIO };
+}
+
+/* Whether this process has CAP_SYS_PTRACE in its effective set. */
+static bool have_sys_ptrace(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3
+	};
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return false;
+	return data[CAP_SYS_PTRACE / 32].effective &
+	       (1u << (CAP_SYS_PTRACE % 32));
+}
+
+/*
+ * Why the kernel refused facts with EACCES or EPERM: the files of
+ * /proc/PID that show where a process is and what it holds (cwd, root,
+ * fd, environ, ns) are the kernel's only to a process that may ptrace it
+ * (PTRACE_MODE_READ_FSCREDS); another user's process, or a non-dumpable
+ * one, needs CAP_SYS_PTRACE, which an unprivileged socket handler (the
+ * kcoredump user of kcoredump-coredump@.service) does not have.
+ */
+static void unreadable_why(struct ch_facts *f)
+{
+	bool denied = false;
+
+	for (size_t i = 0; i < f->nunreadable; i++)
+		denied |= f->unreadable[i].err == EACCES ||
+			  f->unreadable[i].err == EPERM;
+	if (!denied)
+		return;
+	snprintf(f->unreadable_why, sizeof(f->unreadable_why),
+		 "the kernel shows these only to a process that may ptrace "
+		 "the crashing one (same user and dumpable, or "
+		 "CAP_SYS_PTRACE); the handler runs as uid %u%s",
+		 (unsigned)geteuid(),
+		 have_sys_ptrace() ? " with CAP_SYS_PTRACE"
+				   : " without CAP_SYS_PTRACE");
+}
+
 /*
  * What systemd-coredump records of the process beside its core: read
  * through the directory opened while it dumps (it cannot exit before we
@@ -396,7 +490,7 @@ static void process_facts(struct ch *ch)
 	struct ch_facts *f = &ch->facts;
 	char buf[8192], path[128];
 	size_t len = 0;
-	int fd;
+	int fd, n;
 
 	f->owner_uid = -1;
 	fd = open("/etc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -421,6 +515,8 @@ static void process_facts(struct ch *ch)
 		return;
 	f->cmdline = slurp_at(ch->proc_fd, "cmdline", CH_MAX_CMDLINE,
 			      &f->cmdline_len, &f->cmdline_truncated);
+	if (!f->cmdline)
+		unreadable(f, "cmdline", errno);
 	if (f->cmdline) {
 		/* NUL-separated arguments, spaces between them. */
 		while (f->cmdline_len && f->cmdline[f->cmdline_len - 1] == '\0')
@@ -435,8 +531,15 @@ static void process_facts(struct ch *ch)
 		}
 	}
 	f->cwd = link_at(ch->proc_fd, "cwd");
+	if (!f->cwd)
+		unreadable(f, "cwd", errno);
 	f->root = link_at(ch->proc_fd, "root");
-	if (read_at(ch->proc_fd, "cgroup", buf, sizeof(buf) - 1) > 0) {
+	if (!f->root)
+		unreadable(f, "root", errno);
+	n = (int)read_at(ch->proc_fd, "cgroup", buf, sizeof(buf) - 1);
+	if (n < 0)
+		unreadable(f, "cgroup", errno);
+	if (n > 0) {
 		/* The unified hierarchy's line, "0::/path". */
 		const char *p = strstr(buf, "0::/");
 
@@ -447,17 +550,32 @@ static void process_facts(struct ch *ch)
 			ch_cgroup_units(f);
 		}
 	}
-	if (read_at(ch->proc_fd, "limits", buf, sizeof(buf) - 1) > 0)
+	n = (int)read_at(ch->proc_fd, "limits", buf, sizeof(buf) - 1);
+	if (n < 0)
+		unreadable(f, "rlimits", errno);
+	if (n > 0)
 		parse_limits(f, buf);
-	open_fds(ch, f);
-	if (ch->o->record_environ)
+	n = open_fds(ch, f);
+	if (n)
+		unreadable(f, "open_fds", n);
+	if (ch->o->record_environ) {
 		f->environ = slurp_at(ch->proc_fd, "environ", CH_MAX_ENVIRON,
 				      &f->environ_len, &f->environ_truncated);
+		if (!f->environ)
+			unreadable(f, "environ", errno);
+	}
+	if (ch->place.ns_err)
+		unreadable(f, "namespaces", ch->place.ns_err);
+	unreadable_why(f);
 	/* A pid from a socket: the pidfd must still be that process. */
 	if (ch->o->peer && ch->o->peer->pidfd >= 0 &&
 	    !kcore_ch_peer_alive(ch->o->peer, ch->o->crash.pid)) {
 		ch->proc_ok = false;
 		facts_free(f);
+		proc_why(ch,
+			 "the pidfd of the connection's peer no longer "
+			 "names pid %" PRId64 " (its facts were dropped)",
+			 ch->o->crash.pid);
 	}
 }
 
@@ -502,8 +620,9 @@ static struct kcore_error *find_holes(struct ch *ch)
 		loads[i] = (struct ch_load){ p->offset, p->vaddr, p->filesz,
 					     p->memsz };
 	}
-	err = ch_holes_create(o->procfs, o->crash.pid, loads, ch->norder,
-			      CH_BLOCK, &ch->holes, &ch->res->pagemap_why);
+	err = ch_holes_create(o->procfs, ch->proc_ok ? ch->proc_fd : -1,
+			      o->crash.pid, loads, ch->norder, CH_BLOCK,
+			      &ch->holes, &ch->res->pagemap_why);
 	free(loads);
 	if (err || !ch->holes)
 		return err;
@@ -635,6 +754,11 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	err = opts->keep_privileges ? NULL : ch_priv_restrict(&ch);
 	if (err)
 		goto out;
+	/* The process first, before a byte of the stream is read (see
+	 * process_is_dumping()). */
+	ch.proc_ok = process_is_dumping(&ch);
+	ch_place_facts(&ch);
+	process_facts(&ch);
 	if (!ch_store_enter(&ch, &why)) {
 		/* The kernel waits on us: say why, take nothing. */
 		ch_log(&ch, KCORE_CH_LOG_WARNING,
@@ -645,8 +769,6 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		ret->not_stored = true;
 		goto out;
 	}
-	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
-	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
 	err = ch_read_headers(&ch);
 	if (err)
 		goto out;
@@ -663,22 +785,25 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		       opts->crash.pid, comm, kcore_ch_via_name(opts->via),
 		       ch.prefix_len, ch.phnum, ch.expected);
 	ret->expected_bytes = ch.expected;
+	/* While the pipe keeps its size the kernel is at most that far
+	 * ahead of us, so a core larger than that keeps the process (and
+	 * its page tables, its mapped files) until the look is done. */
 	err = find_holes(&ch);
 	if (err)
 		goto out;
-	ch.proc_ok = process_is_dumping(&ch);
-	ch_place_facts(&ch);
-	process_facts(&ch);
+	ch_priv_open_maps(&ch);
+	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
+	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
 	if (opts->verbose)
 		ch_log(&ch, KCORE_CH_LOG_DEBUG,
-		       "pid %" PRId64 " %s; page tables %s%s%s",
+		       "pid %" PRId64 " %s%s; page tables %s%s%s",
 		       opts->crash.pid,
 		       ch.proc_ok ? "is the dumping process in /proc"
-				  : "is not looked at in /proc",
+				  : "is not looked at in /proc: ",
+		       ch.proc_ok ? "" : ch.proc_why,
 		       ch.holes ? "used" : "not used",
 		       ret->pagemap_why ? ": " : "",
 		       ret->pagemap_why ? ret->pagemap_why : "");
-	ch_priv_open_maps(&ch);
 	ch_priv_start_helper(&ch);
 	err = opts->keep_privileges ? NULL : ch_priv_drop(&ch);
 	if (err)
