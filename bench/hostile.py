@@ -29,6 +29,13 @@ security tests check time and memory bounds on small ones.
                              2^(LOG2-3) bytes each) in 24 KB of records:
                              the headers, the first page of each bitmap
                              with pfn 1 set, one descriptor and its page
+  hostile.py truncated-elf LOG2 OUT
+                             an 8 KB ELF vmcore whose one PT_LOAD (at
+                             offset 4096) declares p_filesz = p_memsz =
+                             2^LOG2: all but its first page past the end
+                             of the file (issue 42 item 2)
+  hostile.py meta-note N OUT an ELF vmcore whose kcoredump metadata note
+                             has N distinct k=v lines (issue 42 item 3)
   hostile.py zst-hole-map IN OUT
                              IN (a .zst dump of ours) with a hole map,
                              CRC valid, that calls every byte a hole
@@ -210,6 +217,38 @@ def zst_hole_map(src, out):
     open(out, "wb").write(d[:mstart] + frame + seek)
 
 
+def truncated_elf(log2, out):
+    notes = vmcoreinfo()
+    note_off = 64 + 2 * 56
+    eh = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    eh += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, 2, 0, 0, 0)
+    ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), len(notes), 0)
+    size = 1 << log2
+    ph += struct.pack("<IIQQQQQQ", 1, 7, PAGE, 0, 0, size, size, PAGE)
+    with open(out, "wb") as f:
+        f.write(eh + ph + notes)
+        f.seek(PAGE)
+        f.write(b"\x42" * PAGE)
+
+
+def meta_note(n, out):
+    text = b"".join(b"k%d=v\n" % i for i in range(n))
+    name = b"KCOREDUMP\0"
+    pad = lambda b: b + bytes(-len(b) % 4)
+    meta = struct.pack("<III", len(name), len(text), 0x4B434D44) + pad(name) + pad(text)
+    notes = vmcoreinfo() + meta
+    note_off = 64 + 2 * 56
+    data = (note_off + len(notes) + PAGE - 1) // PAGE * PAGE
+    eh = b"\x7fELF" + bytes([2, 1, 1, 0]) + bytes(8)
+    eh += struct.pack("<HHIQQQIHHHHHH", 4, 62, 1, 0, 64, 0, 0, 64, 56, 2, 0, 0, 0)
+    ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), len(notes), 0)
+    ph += struct.pack("<IIQQQQQQ", 1, 7, data, PAGE_OFFSET, 0, PAGE, PAGE, PAGE)
+    with open(out, "wb") as f:
+        f.write(eh + ph + notes)
+        f.seek(data)
+        f.write(b"\x42" * PAGE)
+
+
 def lime(n, out):
     rec = bytearray()
     with open(out, "wb") as f:
@@ -236,6 +275,10 @@ def main():
         lime(arg, out)
     elif kind == "pgtable":
         pgtable(arg, out)
+    elif kind == "truncated-elf":
+        truncated_elf(arg, out)
+    elif kind == "meta-note":
+        meta_note(arg, out)
     elif kind == "flat-kdump":
         flat_kdump(arg, out)
     elif kind == "sparse-kdump":

@@ -104,8 +104,11 @@ struct kcore_error *kcore_note_file(const struct kcore_source *src,
  * kcoredump's metadata note (name "KCOREDUMP"): its "key=value" lines in
  * order.  Keys may repeat ("segment", "unreadable"); values are the
  * note's untrusted text (escape them for a terminal).  Keys and values
- * point into text; kcore_metadata_deinit() frees both.
+ * point into text; kcore_metadata_deinit() frees both.  A note of more
+ * than KCORE_METADATA_MAX_FIELDS lines is refused (KCORE_ERR_FORMAT): our
+ * writer puts about 40 lines and one per segment.
  */
+#define KCORE_METADATA_MAX_FIELDS (1u << 20)
 struct kcore_metadata_field {
 	const char *key;
 	const char *value;

@@ -329,26 +329,68 @@ static void json_meta_record(struct json *j, const char *line)
 	json_object_end(j);
 }
 
+struct meta_key {
+	const char *key;
+	size_t index;
+};
+
+static int cmp_meta_key(const void *a, const void *b)
+{
+	const struct meta_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Which fields are the first of their key: the keys sorted (n log n; a
+ * note's fields are untrusted and many), ties by position.  NULL when
+ * out of memory.
+ */
+static bool *meta_firsts(const struct kcore_metadata *md)
+{
+	struct meta_key *keys =
+		calloc(md->nfields ? md->nfields : 1, sizeof(*keys));
+	bool *first = calloc(md->nfields ? md->nfields : 1, sizeof(*first));
+
+	if (!keys || !first) {
+		free(keys);
+		free(first);
+		return NULL;
+	}
+	for (size_t i = 0; i < md->nfields; i++)
+		keys[i] = (struct meta_key){ md->fields[i].key, i };
+	qsort(keys, md->nfields, sizeof(*keys), cmp_meta_key);
+	for (size_t i = 0; i < md->nfields; i++)
+		first[keys[i].index] =
+			!i || strcmp(keys[i - 1].key, keys[i].key) != 0;
+	free(keys);
+	return first;
+}
+
 /* Our metadata note, decoded: scalars as members, the repeated segment
  * and unreadable lines as arrays. */
-static void json_meta(struct json *j, const struct kcore_metadata *md)
+static struct kcore_error *json_meta(struct json *j,
+				     const struct kcore_metadata *md)
 {
 	/* The keys that repeat: arrays of the same name. */
 	static const char *const lists[] = { "segment", "unreadable" };
+	bool *first = meta_firsts(md);
 
+	if (!first)
+		return &kcore_error_nomem;
 	json_object_begin(j, "metadata");
 	for (size_t i = 0; i < md->nfields; i++) {
 		const struct kcore_metadata_field *f = &md->fields[i];
-		bool listed = false, seen = false;
+		bool listed = false;
 		uint64_t n;
 
 		for (size_t l = 0; l < 2; l++)
 			listed |= !strcmp(f->key, lists[l]);
-		for (size_t k = 0; k < i; k++)
-			seen |= !strcmp(md->fields[k].key, f->key);
-		if (seen)
-			continue; /* a repeated scalar: the first counts */
-		if (listed)
+		/* A repeated scalar: the first counts. */
+		if (!first[i] || listed)
 			continue;
 		if (meta_number(f->value, strlen(f->value), &n))
 			json_u64(j, f->key, n);
@@ -363,6 +405,8 @@ static void json_meta(struct json *j, const struct kcore_metadata *md)
 		json_array_end(j);
 	}
 	json_object_end(j);
+	free(first);
+	return NULL;
 }
 
 static void text_meta(FILE *f, const struct kcore_metadata *md)
@@ -810,7 +854,7 @@ static void json_note_body(struct json *j, const struct info_model *m,
 
 		err = kcore_note_metadata(m->src, note, &md);
 		if (!err) {
-			json_meta(j, &md);
+			err = json_meta(j, &md);
 			kcore_metadata_deinit(&md);
 		}
 	}

@@ -242,8 +242,14 @@ kcore_content_hasher_add_zeros(struct kcore_content_hasher *c, uint64_t len)
 
 		if (n > len)
 			n = len;
-		if (c->fill == 0 && n == block_room(c) &&
-		    (c->pos + n) % KCORE_HASH_BLOCK == 0) {
+		if (c->fill == 0 && c->pos % KCORE_HASH_BLOCK == 0 &&
+		    len >= KCORE_HASH_BLOCK) {
+			/* Whole zero blocks contribute nothing: pass them all
+			 * at once (a segment may declare 2^61 bytes). */
+			n = len / KCORE_HASH_BLOCK * KCORE_HASH_BLOCK;
+			c->pos += n;
+		} else if (c->fill == 0 && n == block_room(c) &&
+			   (c->pos + n) % KCORE_HASH_BLOCK == 0) {
 			/* A whole zero block: nothing to hash. */
 			c->pos += n;
 		} else {
@@ -341,6 +347,34 @@ void kcore_file_hasher_destroy(struct kcore_file_hasher *h)
 	free(h);
 }
 
+static struct kcore_error *file_interrupted(volatile sig_atomic_t *cancel,
+					    const char *path)
+{
+	if (cancel && *cancel)
+		return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, path,
+					  "interrupted while hashing");
+	return NULL;
+}
+
+/* A hole's zeros, hashed as bytes (a file's SHA-256 has no shortcut for
+ * them): a signal stops it between 64 KiB steps. */
+static struct kcore_error *file_zeros(struct kcore_file_hasher *h, uint64_t len,
+				      volatile sig_atomic_t *cancel,
+				      const char *path)
+{
+	static const unsigned char zeros[64 * 1024];
+	struct kcore_error *err = NULL;
+
+	while (!err && len) {
+		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
+
+		EVP_DigestUpdate(h->ctx, zeros, n);
+		len -= n;
+		err = file_interrupted(cancel, path);
+	}
+	return err;
+}
+
 struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
 				      volatile sig_atomic_t *cancel,
 				      unsigned char out[KCORE_DIGEST_LEN])
@@ -367,9 +401,9 @@ struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
 			data = errno == ENXIO ? (off_t)end : (off_t)off;
 		if ((uint64_t)data > end)
 			data = (off_t)end;
-		kcore_file_hasher_add_zeros(h, (uint64_t)data - off);
+		err = file_zeros(h, (uint64_t)data - off, cancel, path);
 		off = (uint64_t)data;
-		if (off >= end)
+		if (err || off >= end)
 			break;
 		hole = lseek(fd, data, SEEK_HOLE);
 		if (hole < 0 || (uint64_t)hole > end || hole <= data)
@@ -379,13 +413,9 @@ struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
 					      ? (size_t)((uint64_t)hole - off)
 					      : cap;
 
-			if (cancel && *cancel) {
-				err = kcore_error_create(KCORE_ERR_INTERRUPTED,
-							 0, path,
-							 "interrupted while "
-							 "hashing");
+			err = file_interrupted(cancel, path);
+			if (err)
 				break;
-			}
 			err = kcore_pread_all(NULL, fd, path, buf, want, off,
 					      NULL);
 			if (!err)
@@ -394,8 +424,8 @@ struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
 		}
 	}
 	if (!err)
-		kcore_file_hasher_add_zeros(h,
-					    size - (off < size ? off : size));
+		err = file_zeros(h, size - (off < size ? off : size), cancel,
+				 path);
 	if (!err)
 		kcore_file_hasher_finish(h, out);
 	free(buf);

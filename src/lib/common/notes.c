@@ -475,7 +475,8 @@ const char *kcore_signal_name(int sig)
  * Our metadata note: "key=value" lines (kcoredump(8) METADATA NOTE).  The
  * text is copied (up to its first NUL) and split in place; a line without
  * '=' makes the note undecodable rather than being skipped, so that what
- * is shown is all the note says.
+ * is shown is all the note says; so does a line past the
+ * KCORE_METADATA_MAX_FIELDS'th.
  */
 struct kcore_error *kcore_note_metadata(const struct kcore_source *src,
 					const struct kcore_note *note,
@@ -512,6 +513,14 @@ struct kcore_error *kcore_note_metadata(const struct kcore_source *src,
 				"metadata note at offset 0x%" PRIx64
 				": line %zu is not key=value",
 				note->offset, line);
+		}
+		if (m.nfields == KCORE_METADATA_MAX_FIELDS) {
+			kcore_metadata_deinit(&m);
+			return kcore_error_create_at(
+				KCORE_ERR_FORMAT, 0, src->path, note->offset,
+				"metadata note at offset 0x%" PRIx64
+				": more than %u lines",
+				note->offset, KCORE_METADATA_MAX_FIELDS);
 		}
 		if (m.nfields == cap) {
 			size_t ncap = cap ? 2 * cap : 32;

@@ -1039,10 +1039,11 @@ static struct kcore_error *write_out(struct kcore_output *out,
 	return kcore_write_all(NULL, out->fd, "stdout", buf, n);
 }
 
-/* n zero bytes at pos: nothing in a sparse file, zeros into a pipe. */
-static struct kcore_error *write_zeros(struct kcore_output *out,
-				       unsigned char *buf, uint64_t n,
-				       uint64_t pos)
+/* n zero bytes at pos: nothing in a sparse file, zeros into a pipe (a
+ * signal stops it). */
+static struct kcore_error *
+write_zeros(struct kcore_output *out, unsigned char *buf, uint64_t n,
+	    uint64_t pos, volatile sig_atomic_t *cancel, const char *dump)
 {
 	struct kcore_error *err = NULL;
 
@@ -1053,6 +1054,8 @@ static struct kcore_error *write_zeros(struct kcore_output *out,
 		size_t m = n < CHUNK ? (size_t)n : CHUNK;
 
 		err = write_out(out, buf, m, pos);
+		if (!err)
+			err = cancelled(cancel, dump);
 		n -= m;
 		pos += m;
 	}
@@ -1144,7 +1147,8 @@ copy_plain(int fd, const char *dump, struct kcore_output *out,
 		h = lseek(fd, d, SEEK_HOLE);
 		if (h < 0 || (uint64_t)h > size)
 			h = (off_t)size;
-		err = write_zeros(out, buf, (uint64_t)d - pos, pos);
+		err = write_zeros(out, buf, (uint64_t)d - pos, pos, cancel,
+				  dump);
 		for (pos = (uint64_t)d; !err && pos < (uint64_t)h;) {
 			uint64_t left = (uint64_t)h - pos;
 			size_t n = left < CHUNK ? (size_t)left : CHUNK;
