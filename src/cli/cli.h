@@ -225,13 +225,16 @@ void cli_record_destroy(struct cli_record *r);
 int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		 char **argv);
 
-/* Progress of a dump on stderr (cmd-dump.c); arg is a struct
+/* Progress of a dump on stderr (progress.c); arg is a struct
  * cli_progress. */
 struct kcore_dump_stats;
 struct cli_progress_timer;
 struct cli_progress {
 	bool tty;
 	bool shown;
+	/* The flag cli_catch_signals() sets, or NULL: once set, the line
+	 * says "stopping…" (redrawn at once) instead of an ETA. */
+	volatile sig_atomic_t *cancel;
 	/* cli_progress_start(): a thread that redraws the last figures at
 	 * least every 500 ms (a second without a terminal), with the time
 	 * that passed since, so that a dump that waits (a slow disk, a
@@ -239,13 +242,42 @@ struct cli_progress {
 	struct cli_progress_timer *timer;
 	/* The line for other work than a dump's (verify, mount's
 	 * prefetch), fed the same figures; NULL: the dump's line. */
-	void (*draw)(const struct kcore_dump_stats *st, double elapsed,
-		     bool tty);
+	void (*draw)(struct cli_progress *ps, const struct kcore_dump_stats *st,
+		     double elapsed);
 };
 void cli_dump_progress(void *arg, const struct kcore_dump_stats *st);
 void cli_progress_start(struct cli_progress *ps);
 /* Stop the redraws (and free the timer); safe without a start. */
 void cli_progress_stop(struct cli_progress *ps);
+/* Whether a signal asked the work to stop (ps->cancel is set). */
+bool cli_progress_stopping(const struct cli_progress *ps);
+
+/*
+ * A progress line as fields, each with how long it is kept as the
+ * terminal narrows (higher: longer).  cli_progress_fit() joins the
+ * fields in order ("  " after the first, ", " between the others),
+ * dropping the least kept until the line is narrower than width (0: no
+ * limit), and cuts the last one left; cli_progress_print() draws it on
+ * stderr, fitted to the terminal (TIOCGWINSZ, else $COLUMNS, else 80)
+ * and redrawn in place ("\r\e[K"), or as a whole line without one.
+ */
+#define CLI_PROGRESS_FIELDS 12
+struct cli_progress_line {
+	size_t n;
+	struct {
+		char text[64];
+		int keep;
+	} f[CLI_PROGRESS_FIELDS];
+};
+void cli_progress_add(struct cli_progress_line *l, int keep, const char *fmt,
+		      ...) __attribute__((format(printf, 3, 4)));
+void cli_progress_fit(const struct cli_progress_line *l, unsigned width,
+		      char *buf, size_t size);
+void cli_progress_print(struct cli_progress *ps,
+			const struct cli_progress_line *l);
+unsigned cli_term_width(void);
+/* Seconds as h:mm:ss ("0:04:05", "26:00:07"). */
+const char *cli_hms(double seconds, char *buf, size_t size);
 /* "kcoredump CMD ARGS..." for the metadata note, argv[0] (the command,
  * or the program for the no-command shorthand) replaced by CMD and
  * arguments quoted as a shell needs them; malloc()ed. */

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,186 +197,33 @@ static bool parse_classes(const char *s, unsigned *ret)
 	return ok && *ret;
 }
 
-struct cli_progress_timer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cv;
-	bool stop, have;
-	struct kcore_dump_stats st; /* the last figures */
-	uint64_t at_ns;		    /* when they came (monotonic) */
-	uint64_t drawn_ns;	    /* the last redraw */
-};
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The line: how far, how fast, what was written and its ratio, and the
- * phase after the reads; elapsed counts from the dump's start. */
-static void draw(struct cli_progress *ps, const struct kcore_dump_stats *st,
-		 double elapsed)
-{
-	char a[32], b[32], c[32], h[32], w[32], eta[48] = "--:--";
-	double rate = elapsed > 0 ? (double)st->bytes_read / elapsed : 0;
-	uint64_t left = st->bytes_total > st->bytes_done
-				? st->bytes_total - st->bytes_done
-				: 0;
-	double pct = st->bytes_total ? 100.0 * (double)st->bytes_done /
-					       (double)st->bytes_total
-				     : 100;
-	double ratio = st->bytes_written ? (double)st->bytes_done /
-						   (double)st->bytes_written
-					 : 0;
-	unsigned el = (unsigned)elapsed;
-	bool reading = !st->phase || !strcmp(st->phase, "reading");
-
-	if (ps->draw) {
-		ps->draw(st, elapsed, ps->tty);
-		ps->shown = true;
-		return;
-	}
-	if (!reading) {
-		snprintf(eta, sizeof(eta), "%s", st->phase);
-	} else if (rate > 0 && st->bytes_done) {
-		/* Holes go fast: estimate from the logical rate. */
-		double lrate = (double)st->bytes_done / elapsed;
-		unsigned sec = (unsigned)((double)left / lrate);
-
-		snprintf(eta, sizeof(eta), "ETA %u:%02u", sec / 60, sec % 60);
-	} else {
-		snprintf(eta, sizeof(eta), "ETA --:--");
-	}
-	fprintf(stderr,
-		"%s%5.1f%%  %s of %s read, %s/s, %s, holes %s, written %s "
-		"(%.1fx), %u:%02u%s",
-		ps->tty ? "\r\033[K" : "", pct,
-		cli_human_size(st->bytes_read, a, sizeof(a)),
-		cli_human_size(st->bytes_to_read ? st->bytes_to_read
-						 : st->bytes_total,
-			       b, sizeof(b)),
-		cli_human_size((uint64_t)rate, c, sizeof(c)), eta,
-		cli_human_size(st->bytes_hole, h, sizeof(h)),
-		cli_human_size(st->bytes_written, w, sizeof(w)), ratio, el / 60,
-		el % 60, ps->tty ? "" : "\n");
-	fflush(stderr);
-	ps->shown = true;
-}
-
-void cli_dump_progress(void *arg, const struct kcore_dump_stats *st)
-{
-	struct cli_progress *ps = arg;
-	struct cli_progress_timer *t = ps->timer;
-
-	if (!t) {
-		draw(ps, st, st->elapsed);
-		return;
-	}
-	pthread_mutex_lock(&t->lock);
-	t->st = *st;
-	t->have = true;
-	t->at_ns = mono_ns();
-	/* Without a terminal: a line a second at most, the phases all. */
-	if (ps->tty || t->at_ns - t->drawn_ns >= 1000000000u ||
-	    (st->phase && strcmp(st->phase, "reading"))) {
-		draw(ps, st, st->elapsed);
-		t->drawn_ns = t->at_ns;
-	}
-	pthread_mutex_unlock(&t->lock);
-}
-
-static void *progress_timer(void *arg)
-{
-	struct cli_progress *ps = arg;
-	struct cli_progress_timer *t = ps->timer;
-	uint64_t period = ps->tty ? 500000000u : 1000000000u;
-
-	pthread_mutex_lock(&t->lock);
-	while (!t->stop) {
-		struct timespec until;
-		uint64_t now;
-
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += 250000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
-		pthread_cond_timedwait(&t->cv, &t->lock, &until);
-		now = mono_ns();
-		if (t->stop || !t->have || now - t->drawn_ns < period ||
-		    (t->st.phase && !strcmp(t->st.phase, "done")))
-			continue;
-		draw(ps, &t->st,
-		     t->st.elapsed + (double)(now - t->at_ns) / 1e9);
-		t->drawn_ns = now;
-	}
-	pthread_mutex_unlock(&t->lock);
-	return NULL;
-}
-
-void cli_progress_start(struct cli_progress *ps)
-{
-	struct cli_progress_timer *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return; /* progress then redraws with the dump only */
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cv, NULL);
-	ps->timer = t;
-	if (pthread_create(&t->thread, NULL, progress_timer, ps)) {
-		ps->timer = NULL;
-		pthread_cond_destroy(&t->cv);
-		pthread_mutex_destroy(&t->lock);
-		free(t);
-	}
-}
-
-void cli_progress_stop(struct cli_progress *ps)
-{
-	struct cli_progress_timer *t = ps->timer;
-
-	if (!t)
-		return;
-	pthread_mutex_lock(&t->lock);
-	t->stop = true;
-	pthread_cond_signal(&t->cv);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	pthread_cond_destroy(&t->cv);
-	pthread_mutex_destroy(&t->lock);
-	free(t);
-	ps->timer = NULL;
-}
-
 /* --exclude: the struct page scan before the dump. */
 static void exclude_progress(void *arg, const struct kcore_exclude_stats *st,
 			     uint64_t total)
 {
 	struct cli_progress *ps = arg;
+	struct cli_progress_line l = { 0 };
 	uint64_t page = st->page_size ? st->page_size : 4096;
 	double el = st->seconds > 0 ? st->seconds : 0;
-	char a[32], b[32], eta[32] = "--:--";
+	char a[32], b[32], t[32], next[48] = "ETA -:--:--";
 
-	if (el > 0 && st->pages_scanned && st->pages_scanned < total) {
-		unsigned s = (unsigned)((double)(total - st->pages_scanned) *
-					el / (double)st->pages_scanned);
-
-		snprintf(eta, sizeof(eta), "%u:%02u", s / 60, s % 60);
-	}
-	fprintf(stderr,
-		"%s%5.1f%%  struct pages of %s of %s RAM classified, %" PRIu64
-		" pages left out, ETA %s%s",
-		ps->tty ? "\r\033[K" : "",
-		total ? 100.0 * (double)st->pages_scanned / (double)total : 100,
-		cli_human_size(st->pages_scanned * page, a, sizeof(a)),
-		cli_human_size(total * page, b, sizeof(b)), st->excluded, eta,
-		ps->tty ? "" : "\n");
-	fflush(stderr);
-	ps->shown = true;
+	if (cli_progress_stopping(ps))
+		snprintf(next, sizeof(next), "stopping…");
+	else if (el > 0 && st->pages_scanned && st->pages_scanned < total)
+		snprintf(next, sizeof(next), "ETA %s",
+			 cli_hms((double)(total - st->pages_scanned) * el /
+					 (double)st->pages_scanned,
+				 t, sizeof(t)));
+	cli_progress_add(&l, 100, "%5.1f%%",
+			 total ? 100.0 * (double)st->pages_scanned /
+					 (double)total
+			       : 100.0);
+	cli_progress_add(&l, 90, "struct pages of %s of %s RAM classified",
+			 cli_human_size(st->pages_scanned * page, a, sizeof(a)),
+			 cli_human_size(total * page, b, sizeof(b)));
+	cli_progress_add(&l, 40, "%" PRIu64 " pages left out", st->excluded);
+	cli_progress_add(&l, 80, "%s", next);
+	cli_progress_print(ps, &l);
 }
 
 static void print_exclude(FILE *f, const struct kcore_plan *plan)
@@ -1051,6 +897,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			kcore_format_name(opts.format), dropped_segments,
 			dropped_segments == 1 ? "" : "s");
 	ps.tty = isatty(STDERR_FILENO);
+	ps.cancel = opts.cancel;
 	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
 	if (exclude) {
 		err = planning_cancelled(

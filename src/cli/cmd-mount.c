@@ -363,30 +363,30 @@ static uint64_t mono_ns(void)
 
 /* The prefetch's line: how much of the data is in the page cache, how
  * fast, against the dump file's size, and what it is doing. */
-static void draw_prefetch(const struct kcore_dump_stats *st, double elapsed,
-			  bool tty)
+static void draw_prefetch(struct cli_progress *ps,
+			  const struct kcore_dump_stats *st, double elapsed)
 {
-	char a[32], b[32], c[32], f[32];
+	struct cli_progress_line l = { 0 };
+	char a[32], b[32];
 	double rate = elapsed > 0 ? (double)st->bytes_read / elapsed : 0;
-	unsigned el = (unsigned)elapsed;
 
-	fprintf(stderr,
-		"%sprefetch: %5.1f%%  %s of %s decoded into the page cache "
-		"(%.1fx the %s file), %s/s, %s, %u:%02u%s",
-		tty ? "\r\033[K" : "",
-		st->bytes_total ? 100.0 * (double)st->bytes_done /
-					  (double)st->bytes_total
-				: 100.0,
-		cli_human_size(st->bytes_read, a, sizeof(a)),
-		cli_human_size(st->bytes_to_read, b, sizeof(b)),
-		st->bytes_written
-			? (double)st->bytes_read / (double)st->bytes_written
-			: 0.0,
-		cli_human_size(st->bytes_written, f, sizeof(f)),
-		cli_human_size((uint64_t)rate, c, sizeof(c)),
-		st->phase ? st->phase : "prefetching", el / 60, el % 60,
-		tty ? "" : "\n");
-	fflush(stderr);
+	cli_progress_add(&l, 100, "prefetch: %5.1f%%",
+			 st->bytes_total ? 100.0 * (double)st->bytes_done /
+						   (double)st->bytes_total
+					 : 100.0);
+	cli_progress_add(&l, 90, "%s of %s decoded into the page cache",
+			 cli_human_size(st->bytes_read, a, sizeof(a)),
+			 cli_human_size(st->bytes_to_read, b, sizeof(b)));
+	cli_progress_add(&l, 30, "%.1fx the %s file",
+			 st->bytes_written ? (double)st->bytes_read /
+						     (double)st->bytes_written
+					   : 0.0,
+			 cli_human_size(st->bytes_written, a, sizeof(a)));
+	cli_progress_add(&l, 60, "%s/s",
+			 cli_human_size((uint64_t)rate, a, sizeof(a)));
+	cli_progress_add(&l, 80, "%s", st->phase ? st->phase : "prefetching");
+	cli_progress_add(&l, 50, "elapsed %s", cli_hms(elapsed, a, sizeof(a)));
+	cli_progress_print(ps, &l);
 }
 
 /* Pages with data the prefetch decoded: into the kernel's page cache, so

@@ -397,6 +397,8 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 	if (a.verbose)
 		mappings_text(stderr, kcore_source_process_info(src));
 	ps.tty = isatty(STDERR_FILENO);
+	a.opts.cancel = cli_catch_signals();
+	ps.cancel = a.opts.cancel;
 	if (a.progress == 1 || (a.progress == -1 && ps.tty && !a.quiet)) {
 		a.opts.progress = cli_dump_progress;
 		a.opts.progress_arg = &ps;
@@ -404,7 +406,6 @@ static int cmd_pid(struct cli_ctx *ctx, int argc, char **argv)
 	}
 	a.opts.output_fd = STDOUT_FILENO;
 	a.opts.command_line = ctx->command_line;
-	a.opts.cancel = cli_catch_signals();
 	err = kcore_dump(src, plan, &a.opts, &res);
 	cli_progress_stop(&ps);
 	/* A process kept stopped runs again as soon as its memory is

@@ -38,25 +38,28 @@ static const struct cli_option verify_options[] = {
 };
 
 /* verify's progress line: what is checked of how much, how fast. */
-static void draw_verify(const struct kcore_dump_stats *st, double elapsed,
-			bool tty)
+static void draw_verify(struct cli_progress *ps,
+			const struct kcore_dump_stats *st, double elapsed)
 {
-	char a[32], b[32], c[32];
+	struct cli_progress_line l = { 0 };
+	char a[32], b[32];
 	double rate = elapsed > 0 ? (double)st->bytes_done / elapsed : 0;
-	unsigned el = (unsigned)elapsed;
 
-	fprintf(stderr,
-		"%sverify: %5.1f%%  %s of %s checked, %s/s, %s, %u:%02u%s",
-		tty ? "\r\033[K" : "",
-		st->bytes_total ? 100.0 * (double)st->bytes_done /
-					  (double)st->bytes_total
-				: 100.0,
-		cli_human_size(st->bytes_done, a, sizeof(a)),
-		cli_human_size(st->bytes_total, b, sizeof(b)),
-		cli_human_size((uint64_t)rate, c, sizeof(c)),
-		st->phase ? st->phase : "checking", el / 60, el % 60,
-		tty ? "" : "\n");
-	fflush(stderr);
+	cli_progress_add(&l, 100, "verify: %5.1f%%",
+			 st->bytes_total ? 100.0 * (double)st->bytes_done /
+						   (double)st->bytes_total
+					 : 100.0);
+	cli_progress_add(&l, 90, "%s of %s checked",
+			 cli_human_size(st->bytes_done, a, sizeof(a)),
+			 cli_human_size(st->bytes_total, b, sizeof(b)));
+	cli_progress_add(&l, 60, "%s/s",
+			 cli_human_size((uint64_t)rate, a, sizeof(a)));
+	cli_progress_add(&l, 80, "%s",
+			 cli_progress_stopping(ps) && !st->phase ? "stopping…"
+			 : st->phase				 ? st->phase
+								 : "checking");
+	cli_progress_add(&l, 50, "elapsed %s", cli_hms(elapsed, b, sizeof(b)));
+	cli_progress_print(ps, &l);
 }
 
 struct verify_progress {
@@ -368,6 +371,7 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 				       "SOURCE");
 	vp.ps.tty = isatty(STDERR_FILENO);
 	vp.ps.draw = draw_verify;
+	vp.ps.cancel = cli_catch_signals();
 	if (progress < 0)
 		progress = vp.ps.tty && !quiet;
 	clock_gettime(CLOCK_MONOTONIC, &vp.t0);
@@ -381,7 +385,7 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	if (progress && vp.ps.shown) {
 		vp.st.phase = err ? "stopped" : "done";
 		vp.st.elapsed = since(&vp.t0);
-		draw_verify(&vp.st, vp.st.elapsed, vp.ps.tty);
+		draw_verify(&vp.ps, &vp.st, vp.st.elapsed);
 		if (vp.ps.tty)
 			fputc('\n', stderr);
 	}
@@ -413,8 +417,8 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 }
 
 struct extract_progress {
+	struct cli_progress ps;
 	uint64_t t0, last; /* monotonic ns */
-	bool shown;
 };
 
 static uint64_t now_ns(void)
@@ -431,25 +435,30 @@ static void extract_progress(void *arg, uint64_t done, uint64_t total)
 	struct extract_progress *ep = arg;
 	uint64_t now = now_ns();
 	double el = (double)(now - ep->t0) / 1e9;
-	char a[32], b[32], c[32];
+	struct cli_progress_line l = { 0 };
+	char a[32], b[32];
 
-	if (ep->shown && now - ep->last < 200000000u && done < total)
+	if (ep->ps.shown && now - ep->last < 200000000u && done < total)
 		return;
 	ep->last = now;
-	ep->shown = true;
-	fprintf(stderr, "\r\033[K%5.1f%%  %s of %s extracted, %s/s, %u:%02u",
-		total ? 100.0 * (double)done / (double)total : 0.0,
-		cli_human_size(done, a, sizeof(a)),
-		total ? cli_human_size(total, b, sizeof(b)) : "?",
-		cli_human_size(el > 0 ? (uint64_t)((double)done / el) : 0, c,
-			       sizeof(c)),
-		(unsigned)el / 60, (unsigned)el % 60);
-	fflush(stderr);
+	cli_progress_add(&l, 100, "%5.1f%%",
+			 total ? 100.0 * (double)done / (double)total : 0.0);
+	cli_progress_add(&l, 90, "%s of %s extracted",
+			 cli_human_size(done, a, sizeof(a)),
+			 total ? cli_human_size(total, b, sizeof(b)) : "?");
+	cli_progress_add(
+		&l, 60, "%s/s",
+		cli_human_size(el > 0 ? (uint64_t)((double)done / el) : 0, a,
+			       sizeof(a)));
+	if (cli_progress_stopping(&ep->ps))
+		cli_progress_add(&l, 80, "stopping…");
+	cli_progress_add(&l, 50, "elapsed %s", cli_hms(el, b, sizeof(b)));
+	cli_progress_print(&ep->ps, &l);
 }
 
 static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 {
-	struct extract_progress ep = { .t0 = now_ns() };
+	struct extract_progress ep = { .ps.tty = true, .t0 = now_ns() };
 	struct cli_parser *p = cli_parser_create(&cli_cmd_extract, argc, argv);
 	const char *output = NULL, *arg;
 	bool force = false, quiet = false, verbose = false;
@@ -478,11 +487,12 @@ static int cmd_extract(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first != 1 || !output)
 		return cli_usage_error(ctx, "extract",
 				       "needs DUMP and -o FILE");
+	ep.ps.cancel = cli_catch_signals();
 	err = kcore_extract_progress(
-		argv[first], output, force, cli_catch_signals(),
+		argv[first], output, force, ep.ps.cancel,
 		isatty(STDERR_FILENO) && !quiet ? extract_progress : NULL, &ep,
 		&size);
-	if (ep.shown)
+	if (ep.ps.shown)
 		fputc('\n', stderr);
 	if (err)
 		return cli_fail(ctx, err);

@@ -394,7 +394,7 @@ if k convert "$fix" --format elf --progress -d 31 -o "$tmp/prog.elf" >/dev/null 
 	check "--progress: its last at 100%, 1544 pages left out ($last)" \
 		grep -q '^100\.0%  struct pages of 64\.0 MiB of 64\.0 MiB RAM classified, 1544 pages left out' <<<"$last"
 	check "--progress: the dump's progress follows" \
-		grep -q 'read, .*/s, ETA' "$tmp/err"
+		grep -q ' of .*, read .*/s, .*ETA ' "$tmp/err"
 else
 	not_ok "convert --progress -d 31 failed"
 	diag "$tmp/err"

@@ -28,11 +28,12 @@ trap cleanup EXIT
 fix=$fixdir/process-x86_64.core
 LIMIT=${PROGRESS_TEST_LIMIT:-90}
 
-# distinct_times FILE: how many different "m:ss" elapsed times its
+# distinct_times FILE: how many different "elapsed h:mm:ss" times its
 # progress lines (or redraws) end with.
 distinct_times()
 {
-	tr '\r' '\n' < "$1" | grep -oE ', [0-9]+:[0-9]{2}$' | sort -u | wc -l
+	tr '\r' '\n' < "$1" | grep -oE ', elapsed [0-9]+:[0-9]{2}:[0-9]{2}$' |
+		sort -u | wc -l
 }
 
 # hold NAME CMD...: run CMD (a dump into the FIFO $tmp/NAME.fifo, its

@@ -1,8 +1,10 @@
 #!/bin/bash
 # The progress line (--progress forces it on a non-terminal) against the
-# summary: its last report says 100%, and its "read" and "holes" are the
-# summary's bytes_read and bytes_hole, formatted as the summary formats
-# sizes.  Issue 19 item 5: "holes" used to repeat the bytes read.
+# summary: its last report says 100%, all of the total done, and its
+# "read", "holes", "excluded" and "shared" are the summary's bytes_read,
+# bytes_hole, bytes_excluded and the rest of bytes_total, formatted as the
+# summary formats sizes: the figures add up (issue 46 item 1).  Issue 19
+# item 5: "holes" used to repeat the bytes read.
 #   progress.sh KCOREDUMP PIDTARGET FIXDIR
 set -uo pipefail
 kcoredump=$1 target=$2 fixdir=$3
@@ -31,7 +33,7 @@ compare()
 import json, re, sys
 st = json.load(open(sys.argv[1]))["stats"]
 lines = [l for l in open(sys.argv[2]).read().replace("\r", "\n").split("\n")
-         if re.search(r"% .* read, ", l)]
+         if re.search(r"% .* of .*, read ", l)]
 if not lines:
     sys.exit("no progress line")
 
@@ -44,18 +46,27 @@ def human(b):
         u += 1
     return "%d B" % b if u == 0 else "%.1f %s" % (v, units[u])
 
-m = re.search(r"(\d+\.\d)%\s+(.+?) of .+? read, .*, holes (.+?), written ",
+m = re.search(r"(\d+\.\d)%  (.+?) of (.+?), read (.+?), holes (.+?), ",
               lines[-1].rstrip())
 if not m:
     sys.exit("cannot parse %r" % lines[-1])
-pct, read, holes = m.groups()
-want = ("100.0", human(st["bytes_read"]), human(st["bytes_hole"]))
-print("last progress: %s%% read %s holes %s; summary: read %s holes %s"
-      % (pct, read, holes, want[1], want[2]))
-sys.exit(0 if (pct, read, holes) == want else 1)
+pct, done, total, read, holes = m.groups()
+# The rest of the logical bytes: excluded pages, segments that share
+# another's memory.
+excl = st.get("bytes_excluded", 0)
+shared = st["bytes_total"] - st["bytes_read"] - st["bytes_hole"] - excl
+got = (pct, done, total, read, holes,
+       re.search(r", excluded ([^,]+),", lines[-1]),
+       re.search(r", shared ([^,]+),", lines[-1]))
+got = got[:5] + tuple(g.group(1) if g else None for g in got[5:])
+want = ("100.0", human(st["bytes_total"]), human(st["bytes_total"]),
+        human(st["bytes_read"]), human(st["bytes_hole"]),
+        human(excl) if excl else None, human(shared) if shared else None)
+print("last progress: %r\nsummary:       %r" % (got, want))
+sys.exit(0 if got == want else 1)
 PY
 	local rc=$?
-	check "$name: last progress line = summary (100%, read, holes)" \
+	check "$name: last progress line = summary (100%, read, holes, the rest)" \
 		[ $rc -eq 0 ]
 	diag "$tmp/cmp"
 }

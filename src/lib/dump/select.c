@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,6 +384,117 @@ plan_from_page_tables(struct plan_builder *b, struct kcore_source *src,
 	return NULL;
 }
 
+/* A caller without its offset: "bpf_prog_alloc+0x40/0x120" is
+ * "bpf_prog_alloc". */
+static size_t caller_name_len(const char *caller)
+{
+	return strcspn(caller, "+");
+}
+
+struct caller_count {
+	const char *name; /* in an area's caller */
+	size_t len, count;
+};
+
+static int cmp_caller_count(const void *a, const void *b)
+{
+	const struct caller_count *x = a, *y = b;
+	int c;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	c = strncmp(x->name, y->name, x->len < y->len ? x->len : y->len);
+	return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* snprintf() at buf + *used, which stays within size. */
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void append(char *buf, size_t size, size_t *used, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*used + 1 >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *used, size - *used, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*used = *used + (size_t)n < size ? *used + (size_t)n : size - 1;
+}
+
+/*
+ * --caller SUBSTR that no area's caller (nor a module's text in it)
+ * matches, as with a module that is not loaded: an error that says so and
+ * names the callers there are, the most frequent first, and the modules,
+ * rather than "the selection matches no memory".  NULL when some area
+ * matches (then only the window or the classes left it out).
+ */
+#define CALLERS_SHOWN 6
+#define MODULES_SHOWN 6
+static struct kcore_error *
+caller_matches_none(const struct kcore_selection *sel,
+		    const struct vmalloc_area *areas, size_t n,
+		    const struct module_text *mods, size_t nmods)
+{
+	struct caller_count *cc = calloc(n ? n : 1, sizeof(*cc));
+	char list[1024], path[PATH_MAX];
+	size_t ncc = 0, used = 0;
+	struct kcore_error *err;
+
+	if (!cc)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < n; i++) {
+		char *full = area_label(&areas[i], mods, nmods);
+		const char *name = areas[i].caller;
+		size_t len = caller_name_len(name), k;
+		bool match;
+
+		if (!full) {
+			free(cc);
+			return &kcore_error_nomem;
+		}
+		match = strstr(full, sel->caller) != NULL;
+		free(full);
+		if (match) {
+			free(cc);
+			return NULL;
+		}
+		if (!strcmp(name, "-"))
+			continue;
+		for (k = 0; k < ncc; k++)
+			if (cc[k].len == len && !memcmp(cc[k].name, name, len))
+				break;
+		if (k == ncc)
+			cc[ncc++] = (struct caller_count){ name, len, 0 };
+		cc[k].count++;
+	}
+	qsort(cc, ncc, sizeof(*cc), cmp_caller_count);
+	append(list, sizeof(list), &used, "the %zu areas' callers %s", n,
+	       ncc ? "include " : "are unnamed");
+	for (size_t k = 0; k < ncc && k < CALLERS_SHOWN; k++)
+		append(list, sizeof(list), &used, "%s%.*s", k ? ", " : "",
+		       (int)cc[k].len, cc[k].name);
+	if (ncc > CALLERS_SHOWN)
+		append(list, sizeof(list), &used, " and %zu more",
+		       ncc - CALLERS_SHOWN);
+	for (size_t k = 0; k < nmods && k < MODULES_SHOWN; k++)
+		append(list, sizeof(list), &used, "%s%s",
+		       k ? ", " : "; module text: ", mods[k].name);
+	if (nmods > MODULES_SHOWN)
+		append(list, sizeof(list), &used, " and %zu more",
+		       nmods - MODULES_SHOWN);
+	snprintf(path, sizeof(path), "%s/proc/vmallocinfo",
+		 sel->sysroot ? sel->sysroot : "");
+	err = kcore_error_create(KCORE_ERR_INVALID, 0, path,
+				 "no vmalloc area's caller or module text "
+				 "matches '%s' (is it loaded?): %s",
+				 sel->caller, list);
+	free(cc);
+	return err;
+}
+
 /* Live kernel: one output segment per mapped vmalloc area. */
 static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 					     struct kcore_source *src,
@@ -475,6 +587,8 @@ static struct kcore_error *plan_vmalloc_live(struct plan_builder *b,
 		if (err)
 			break;
 	}
+	if (!err && sel->caller && !plan->vmalloc_areas)
+		err = caller_matches_none(sel, areas, n, mods, nmods);
 	free(areas);
 	free(mods);
 	return err;
