@@ -126,7 +126,7 @@ if m=$(meta "$d" "$pid"); then
 	showhas "show: the full command line" "$tmp/show0" "    Command Line: $shapes abort $long"
 	showhas "show: Build IDs row, $shapes with its build ID in hex" "$tmp/show0" \
 		"      Build IDs:  $shapes with build-id ${shapes_id:-none}"
-	showhas "show: Access in words" "$tmp/show0" "          Access: root only: --owner root"
+	showhas "show: Access in words" "$tmp/show0" "          Access: root only: --owner root (dump mode 1)"
 	if grep -qE '^ +[A-Za-z ]+: *[[{]' "$tmp/show0"; then
 		not_ok "show: a row prints raw JSON"
 		grep -E '^ +[A-Za-z ]+: *[[{]' "$tmp/show0" | diag
