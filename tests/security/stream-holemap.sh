@@ -33,6 +33,6 @@ for kind in zst-hole-map zst-hole-map2 zst-hole-map2-bad; do
 	check "$kind: and its output holds the page" \
 		bash -c "[ \"\$('$kcoredump' cat --phys --addr 4096 --len 16 --raw '$tmp/c.elf')\" = BBBBBBBBBBBBBBBB ]"
 done
-# Our own map of that dump is the compressed one, and is used.
+# Our own map of that dump is the compressed one.
 check "the dump's own map is KCDHOLE2" grep -qa KCDHOLE2 "$tmp/e.zst"
 finish

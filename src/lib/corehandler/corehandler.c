@@ -792,8 +792,14 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (err)
 		goto out;
 	ch_priv_open_maps(&ch);
-	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
-	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
+	/* Fewer wake-ups per MiB; root may exceed pipe-max-size.  The
+	 * holes are drained in parts of the pipe's new size. */
+	if (fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK) > 0 && ch.holes) {
+		int n = fcntl(opts->in_fd, F_GETPIPE_SZ);
+
+		if (n > 0)
+			ch.pipe_size = (size_t)n;
+	}
 	if (opts->verbose)
 		ch_log(&ch, KCORE_CH_LOG_DEBUG,
 		       "pid %" PRId64 " %s%s; page tables %s%s%s",
