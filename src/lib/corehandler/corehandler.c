@@ -611,6 +611,14 @@ static struct kcore_error *find_holes(struct ch *ch)
 					  : "the core stream is not a pipe");
 		return NULL;
 	}
+	if (!ch->proc_ok) {
+		/* Its directory was not opened while it dumped. */
+		ch_drop_holes(ch, "%s",
+			      ch->proc_why[0]
+				      ? ch->proc_why
+				      : "the process was not looked at");
+		return NULL;
+	}
 	loads = calloc(ch->norder ? ch->norder : 1, sizeof(*loads));
 	if (!loads)
 		return &kcore_error_nomem;
@@ -620,9 +628,9 @@ static struct kcore_error *find_holes(struct ch *ch)
 		loads[i] = (struct ch_load){ p->offset, p->vaddr, p->filesz,
 					     p->memsz };
 	}
-	err = ch_holes_create(o->procfs, ch->proc_ok ? ch->proc_fd : -1,
-			      o->crash.pid, loads, ch->norder, CH_BLOCK,
-			      &ch->holes, &ch->res->pagemap_why);
+	err = ch_holes_create(o->procfs, ch->proc_fd, o->crash.pid, loads,
+			      ch->norder, CH_BLOCK, &ch->holes,
+			      &ch->res->pagemap_why);
 	free(loads);
 	if (err || !ch->holes)
 		return err;
