@@ -39,6 +39,12 @@ security tests check time and memory bounds on small ones.
   hostile.py zst-hole-map IN OUT
                              IN (a .zst dump of ours) with a hole map,
                              CRC valid, that calls every byte a hole
+                             (KCDHOLE1, the raw runs)
+  hostile.py zst-hole-map2 IN OUT
+                             the same as a KCDHOLE2 map (compressed runs)
+  hostile.py zst-hole-map2-bad IN OUT
+                             a KCDHOLE2 map, CRC valid, whose encoded runs
+                             end before the count it gives
 """
 import struct
 import sys
@@ -194,9 +200,21 @@ def flat_kdump(log2, out):
         f.write(struct.pack(">qq", -1, -1))
 
 
-def zst_hole_map(src, out):
+def leb128(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def zst_hole_map(src, out, version=1):
     """src (a .zst dump with our seek table and hole map), its map
-    rewritten, with a valid CRC, to call every byte a hole."""
+    rewritten, with a valid CRC, to call every byte a hole (version 1:
+    KCDHOLE1; 2: KCDHOLE2; 3: KCDHOLE2 claiming two runs, encoding one)."""
+    import subprocess
     import zlib
     d = open(src, "rb").read()
     n, desc, magic = struct.unpack("<IBI", d[-9:])
@@ -207,7 +225,13 @@ def zst_hole_map(src, out):
     total = sum(e[1] for e in ents)
     mstart = sum(e[0] for e in ents[:-1])
     assert ents[-1][1] == 0 and d[mstart:mstart + 4] == struct.pack("<I", 0x184D2A5B), "no hole map"
-    body = b"KCDHOLE1" + struct.pack("<QQ", total, 1) + struct.pack("<QQ", 0, total)
+    if version == 1:
+        body = b"KCDHOLE1" + struct.pack("<QQ", total, 1) + struct.pack("<QQ", 0, total)
+    else:
+        enc = leb128(0) + leb128(total)
+        z = subprocess.run(["zstd", "-q", "-c"], input=enc, stdout=subprocess.PIPE,
+                           check=True).stdout
+        body = b"KCDHOLE2" + struct.pack("<QQQ", total, 1 if version == 2 else 2, len(enc)) + z
     body += struct.pack("<I", zlib.crc32(body))
     frame = struct.pack("<II", 0x184D2A5B, len(body)) + body
     ents[-1][0] = len(frame)
@@ -263,8 +287,9 @@ def lime(n, out):
 
 def main():
     kind, out = sys.argv[1], sys.argv[3]
-    if kind == "zst-hole-map":
-        zst_hole_map(sys.argv[2], out)
+    if kind.startswith("zst-hole-map"):
+        zst_hole_map(sys.argv[2], out, {"zst-hole-map": 1, "zst-hole-map2": 2,
+                                        "zst-hole-map2-bad": 3}[kind])
         return
     arg = int(sys.argv[2])
     if kind == "elf":

@@ -10,6 +10,10 @@
  *   crash-shapes vmas N          N one-page anonymous mappings, each
  *                                touched, alternately read-only and
  *                                read-write so that none merge
+ *   crash-shapes gaps N          N two-page anonymous mappings, only the
+ *                                first page of each touched (alternately
+ *                                read-only and read-write): a zero run
+ *                                between any two pages of data
  *   crash-shapes abort [ARG...]  abort() at once, without the heap: a core
  *                                of a few hundred KiB, smaller than the
  *                                pipe a core_pattern handler may make; the
@@ -38,7 +42,7 @@ static void *parked(void *arg)
 static int usage(void)
 {
 	fprintf(stderr, "usage: crash-shapes small | threads N | vmas N | "
-			"abort [ARG...]\n");
+			"gaps N | abort [ARG...]\n");
 	return 2;
 }
 
@@ -71,20 +75,22 @@ int main(int argc, char **argv)
 				return 1;
 			}
 		}
-	} else if (strcmp(argv[1], "vmas") == 0 && n > 0) {
+	} else if ((strcmp(argv[1], "vmas") == 0 ||
+		    strcmp(argv[1], "gaps") == 0) &&
+		   n > 0) {
 		long page = sysconf(_SC_PAGESIZE);
+		size_t len = (size_t)page * (argv[1][0] == 'g' ? 2 : 1);
 
 		for (long i = 0; i < n; i++) {
-			char *p =
-				mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 			if (p == MAP_FAILED) {
 				perror("mmap");
 				return 1;
 			}
 			snprintf(p, 64, "mapping %ld", i);
-			if (i % 2 && mprotect(p, (size_t)page, PROT_READ) < 0) {
+			if (i % 2 && mprotect(p, len, PROT_READ) < 0) {
 				perror("mprotect");
 				return 1;
 			}

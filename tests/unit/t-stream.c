@@ -436,6 +436,87 @@ out:
 	free(buf);
 }
 
+/*
+ * A map of many runs (a process of tens of thousands of mappings, a
+ * zero run between each two pages of data): compressed, it is a small
+ * part of the file (raw it was 16 bytes a run), and every run comes back.
+ */
+static void test_hole_map_many(void)
+{
+	const char *path = tmp_path("manyholes.out");
+	const unsigned runs = 20000;
+	struct kcore_ostream_opts opts = { .method = KCORE_COMPRESS_ZSTD,
+					   .threads = 2 };
+	unsigned char page[4096];
+	struct kcore_ostream *os = NULL;
+	struct kcore_istream *is;
+	struct kcore_error *err;
+	uint64_t pos = 0, total = 0, d, e, found = 0;
+	bool exact = true;
+	struct stat st;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	err = kcore_ostream_create(fd, path, &opts, &os);
+	for (unsigned i = 0; !err && i < runs; i++) {
+		snprintf((char *)page, sizeof(page), "page %u", i);
+		memset(page + 16, (int)(i & 0xff), sizeof(page) - 16);
+		err = kcore_ostream_write(os, page, sizeof(page));
+		/* Zero runs of one to three pages. */
+		if (!err)
+			err = kcore_ostream_write_zeros(os,
+							4096u * (1 + i % 3));
+		total += 4096u * (2 + i % 3);
+	}
+	if (!err)
+		err = kcore_ostream_finish(os);
+	report(err);
+	kcore_error_destroy(err);
+	kcore_ostream_destroy(os);
+	close(fd);
+	is = open_in(path, &fd);
+	if (!ok(is && kcore_istream_has_hole_map(is),
+		"zstd: the map of %u runs is found", runs))
+		goto out;
+	for (unsigned i = 0; pos < total; i++) {
+		uint64_t start = pos + 4096, len = 4096u * (1 + i % 3);
+
+		kcore_istream_next_data(is, pos, total, &d, &e);
+		exact &= d == pos && e == start;
+		pos = start + len;
+		found++;
+	}
+	ok(exact && found == runs, "zstd: all %u runs come back exactly", runs);
+	if (fstat(fd, &st) < 0)
+		st.st_size = 0;
+	kcore_istream_destroy(is);
+	close(fd);
+	/* The map's frame: the seek table's last entry's compressed size. */
+	{
+		unsigned char foot[9], ent[8];
+		uint32_t n, map = 0;
+		int rfd = open(path, O_RDONLY);
+
+		if (rfd >= 0 && pread(rfd, foot, 9, st.st_size - 9) == 9) {
+			n = (uint32_t)(foot[0] | foot[1] << 8 | foot[2] << 16 |
+				       (uint32_t)foot[3] << 24);
+			if (pread(rfd, ent, 8, st.st_size - 9 - 8) == 8 && n)
+				map = (uint32_t)(ent[0] | ent[1] << 8 |
+						 ent[2] << 16 |
+						 (uint32_t)ent[3] << 24);
+		}
+		if (rfd >= 0)
+			close(rfd);
+		ok(map > 0 && map < runs,
+		   "zstd: the map of %u runs takes %" PRIu32 " bytes (raw: %u)",
+		   runs, map, runs * 16);
+	}
+	return;
+out:
+	kcore_istream_destroy(is);
+	close(fd);
+}
+
 static void test_hole_map(enum kcore_compress method)
 {
 	const char *name = kcore_compress_name(method);
@@ -1152,6 +1233,7 @@ int main(void)
 		test_damage((enum kcore_compress)m);
 		test_pipe((enum kcore_compress)m);
 	}
+	test_hole_map_many();
 	test_foreign();
 	test_errors();
 

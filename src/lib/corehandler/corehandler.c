@@ -611,6 +611,14 @@ static struct kcore_error *find_holes(struct ch *ch)
 					  : "the core stream is not a pipe");
 		return NULL;
 	}
+	if (!ch->proc_ok) {
+		/* Its directory was not opened while it dumped. */
+		ch_drop_holes(ch, "%s",
+			      ch->proc_why[0]
+				      ? ch->proc_why
+				      : "the process was not looked at");
+		return NULL;
+	}
 	loads = calloc(ch->norder ? ch->norder : 1, sizeof(*loads));
 	if (!loads)
 		return &kcore_error_nomem;
@@ -620,9 +628,9 @@ static struct kcore_error *find_holes(struct ch *ch)
 		loads[i] = (struct ch_load){ p->offset, p->vaddr, p->filesz,
 					     p->memsz };
 	}
-	err = ch_holes_create(o->procfs, ch->proc_ok ? ch->proc_fd : -1,
-			      o->crash.pid, loads, ch->norder, CH_BLOCK,
-			      &ch->holes, &ch->res->pagemap_why);
+	err = ch_holes_create(o->procfs, ch->proc_fd, o->crash.pid, loads,
+			      ch->norder, CH_BLOCK, &ch->holes,
+			      &ch->res->pagemap_why);
 	free(loads);
 	if (!err && !ch->holes && !ch->proc_ok && ch->proc_why[0]) {
 		/* Say why the process was not looked at, not only that. */
@@ -797,8 +805,14 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (err)
 		goto out;
 	ch_priv_open_maps(&ch);
-	/* Fewer wake-ups per MiB; root may exceed pipe-max-size. */
-	fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK);
+	/* Fewer wake-ups per MiB; root may exceed pipe-max-size.  The
+	 * holes are drained in parts of the pipe's new size. */
+	if (fcntl(opts->in_fd, F_SETPIPE_SZ, (int)CH_BLOCK) > 0 && ch.holes) {
+		int n = fcntl(opts->in_fd, F_GETPIPE_SZ);
+
+		if (n > 0)
+			ch.pipe_size = (size_t)n;
+	}
 	if (opts->verbose)
 		ch_log(&ch, KCORE_CH_LOG_DEBUG,
 		       "pid %" PRId64 " %s%s; page tables %s%s%s",

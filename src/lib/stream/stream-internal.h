@@ -36,9 +36,16 @@
  * zstd: a skippable frame with magic 0x184D2A5B, written after the last
  * data frame and listed in the seek table as a frame of 0 decompressed
  * bytes.  Its content, little-endian:
- *   "KCDHOLE1", u64 decompressed size of the stream, u64 number of runs,
- *   that many { u64 start, u64 length } (ascending, not touching, not
- *   empty), u32 CRC-32 (zlib's) of all the bytes before it.
+ *   "KCDHOLE2", u64 decompressed size of the stream, u64 number of runs,
+ *   u64 size of the encoded runs, then one zstd frame of the encoded
+ *   runs: for each run (ascending, not touching, not empty) its distance
+ *   from the end of the one before (from 0 for the first) and its length,
+ *   each an unsigned LEB128; then u32 CRC-32 (zlib's) of all the bytes
+ *   before it.  A mapping-rich process has tens of thousands of runs,
+ *   whose 16 raw bytes each outweighed its compressed core.
+ *   "KCDHOLE1" (written before; still read): the same header without the
+ *   encoded size, then the runs as { u64 start, u64 length }, then the
+ *   CRC.
  * xz: every block that holds only zeros has a 64-byte block header (first
  * byte 0x0F; the rest is header padding, which the format allows);
  * liblzma writes no block header longer than 28 bytes for one LZMA2
@@ -55,7 +62,11 @@
 #define HOLE_MAP_MAGIC	     "KCDHOLE1"
 #define HOLE_MAP_HEAD	     24u /* magic, size, runs */
 #define HOLE_MAP_RUN	     16u
-#define XZ_HOLE_HEADER_SIZE  64u
+#define HOLE_MAP2_MAGIC	     "KCDHOLE2"
+#define HOLE_MAP2_HEAD	     32u /* magic, size, runs, encoded size */
+/* At most two 10-byte LEB128 numbers a run. */
+#define HOLE_MAP2_MAX_RUN   20u
+#define XZ_HOLE_HEADER_SIZE 64u
 
 /* The .xz stream header magic (6 bytes, the last one NUL). */
 #define XZ_MAGIC \

@@ -400,17 +400,99 @@ static struct kcore_error *zstd_check_holes(struct kcore_istream *s)
 	return err;
 }
 
+/* An unsigned LEB128 at *p (before end) into *ret; false if malformed. */
+static bool get_leb128(const unsigned char **p, const unsigned char *end,
+		       uint64_t *ret)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 64; shift += 7) {
+		unsigned char b = *(*p)++;
+
+		if (shift == 63 && b > 1)
+			return false;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The runs of a KCDHOLE2 map (stream-internal.h): its zstd frame decoded
+ * into exactly the encoded size the header gives (bounded by the number
+ * of runs, itself bounded by the stream's size), then runs * 2 numbers
+ * that use it all.  *ret malloc()ed, runs start/length pairs; NULL with
+ * s->hole_map_problem set when it does not check out.
+ */
+static struct kcore_error *hole_map2_runs(struct kcore_istream *s,
+					  const unsigned char *body,
+					  size_t size, uint64_t runs,
+					  uint64_t **ret)
+{
+	uint64_t enc_len = stream_get_le64(body + 24), prev = 0, *out;
+	const unsigned char *src = body + HOLE_MAP2_HEAD, *p, *end;
+	size_t csize = size - HOLE_MAP2_HEAD - 4, r;
+	unsigned char *enc;
+
+	*ret = NULL;
+	/* Runs neither touch nor are empty: at most one per two bytes. */
+	if (!runs || runs > s->total / 2 + 1 ||
+	    runs > UINT32_MAX / HOLE_MAP2_MAX_RUN || enc_len < 2 * runs ||
+	    enc_len > runs * HOLE_MAP2_MAX_RUN ||
+	    ZSTD_getFrameContentSize(src, csize) != enc_len ||
+	    ZSTD_findFrameCompressedSize(src, csize) != csize) {
+		s->hole_map_problem = "hole map header is wrong";
+		return NULL;
+	}
+	enc = malloc(enc_len);
+	out = malloc(runs * 2 * sizeof(*out));
+	if (!enc || !out) {
+		free(enc);
+		free(out);
+		return &kcore_error_nomem;
+	}
+	r = ZSTD_decompress(enc, enc_len, src, csize);
+	p = enc;
+	end = enc + enc_len;
+	for (uint64_t i = 0; !ZSTD_isError(r) && r == enc_len && i < runs;
+	     i++) {
+		uint64_t gap, len;
+
+		if (!get_leb128(&p, end, &gap) || !get_leb128(&p, end, &len) ||
+		    gap > s->total - prev || len > s->total - prev - gap)
+			break;
+		out[2 * i] = prev + gap;
+		out[2 * i + 1] = len;
+		prev += gap + len;
+		if (i + 1 == runs && p == end) {
+			free(enc);
+			*ret = out;
+			return NULL;
+		}
+	}
+	free(enc);
+	free(out);
+	s->hole_map_problem = "hole map runs do not decode";
+	return NULL;
+}
+
 /*
  * The zstd hole map: the last frame of the seek table, when it is our
- * skippable frame with no decompressed bytes.  A map that does not check
- * out is ignored (reads then decode everything, as for older dumps).
+ * skippable frame with no decompressed bytes (KCDHOLE2, or KCDHOLE1 of
+ * earlier versions).  A map that does not check out is ignored (reads
+ * then decode everything, as for older dumps).
  */
 static struct kcore_error *zstd_read_hole_map(struct kcore_istream *s)
 {
 	uint64_t n = s->nframes, at, size, total, runs, prev = 0;
+	uint64_t *pairs = NULL;
 	unsigned char head[8], *body;
-	struct kcore_error *err;
+	struct kcore_error *err = NULL;
 	size_t cap = 0;
+	bool v2;
 
 	if (!n || s->d_off[n - 1] != s->d_off[n])
 		return NULL;
@@ -438,21 +520,26 @@ static struct kcore_error *zstd_read_hole_map(struct kcore_istream *s)
 	}
 	total = stream_get_le64(body + 8);
 	runs = stream_get_le64(body + 16);
-	if (memcmp(body, HOLE_MAP_MAGIC, 8) ||
-	    runs != (size - HOLE_MAP_HEAD - 4) / HOLE_MAP_RUN ||
-	    (size - HOLE_MAP_HEAD - 4) % HOLE_MAP_RUN) {
+	v2 = memcmp(body, HOLE_MAP2_MAGIC, 8) == 0;
+	if (v2 ? size < HOLE_MAP2_HEAD + 4
+	       : memcmp(body, HOLE_MAP_MAGIC, 8) ||
+			    runs != (size - HOLE_MAP_HEAD - 4) / HOLE_MAP_RUN ||
+			    (size - HOLE_MAP_HEAD - 4) % HOLE_MAP_RUN) {
 		s->hole_map_problem = "hole map header is wrong";
 	} else if (stream_get_le32(body + size - 4) !=
 		   (uint32_t)crc32(0, body, (uInt)(size - 4))) {
 		s->hole_map_problem = "hole map fails its CRC";
 	} else if (total != s->total) {
 		s->hole_map_problem = "hole map is of another size";
+	} else if (v2) {
+		err = hole_map2_runs(s, body, size, runs, &pairs);
 	}
-	for (uint64_t i = 0; !s->hole_map_problem && i < runs; i++) {
+	for (uint64_t i = 0; !err && !s->hole_map_problem && i < runs; i++) {
 		const unsigned char *r =
 			body + HOLE_MAP_HEAD + i * HOLE_MAP_RUN;
-		uint64_t start = stream_get_le64(r);
-		uint64_t len = stream_get_le64(r + 8);
+		uint64_t start = pairs ? pairs[2 * i] : stream_get_le64(r);
+		uint64_t len =
+			pairs ? pairs[2 * i + 1] : stream_get_le64(r + 8);
 
 		if (!len || start < prev || (i && start == prev) ||
 		    start > total || len > total - start) {
@@ -464,6 +551,7 @@ static struct kcore_error *zstd_read_hole_map(struct kcore_istream *s)
 			break;
 		prev = start + len;
 	}
+	free(pairs);
 	free(body);
 	if (err)
 		drop_holes(s, NULL);

@@ -631,35 +631,71 @@ static struct kcore_error *write_seek_table(struct kcore_ostream *s)
 	return emit(s, footer, sizeof(footer));
 }
 
+/* v as an unsigned LEB128 at p; the bytes written (at most 10). */
+static size_t put_leb128(unsigned char *p, uint64_t v)
+{
+	size_t n = 0;
+
+	do {
+		p[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	return n;
+}
+
+/* The hole map compresses once, small next to the data. */
+#define HOLE_MAP_ZSTD_LEVEL 9
+
 /*
  * The zstd hole map: a skippable frame before the seek table, listed in it
  * as a frame of no decompressed bytes (so the table still adds up to the
- * file, and zstd -d skips it).  None when there are no runs or too many
- * for one frame.
+ * file, and zstd -d skips it).  The runs are encoded as distances and
+ * lengths (stream-internal.h), compressed.  None when there are no runs
+ * or too many for one frame.
  */
 static struct kcore_error *write_hole_map(struct kcore_ostream *s)
 {
-	uint64_t body = HOLE_MAP_HEAD + (uint64_t)s->nholes * HOLE_MAP_RUN + 4;
-	unsigned char *buf, *p;
-	struct kcore_error *err;
+	unsigned char *enc, *buf = NULL, *p;
+	size_t enc_len = 0, cap, r;
+	uint64_t prev = 0, body;
+	struct kcore_error *err = NULL;
 
-	if (!s->nholes || body > UINT32_MAX)
+	if (!s->nholes || s->nholes > UINT32_MAX / HOLE_MAP2_MAX_RUN)
 		return NULL;
-	buf = malloc(8 + body);
-	if (!buf)
+	enc = malloc(s->nholes * HOLE_MAP2_MAX_RUN);
+	if (!enc)
 		return &kcore_error_nomem;
+	for (size_t i = 0; i < s->nholes; i++) {
+		enc_len += put_leb128(enc + enc_len, s->holes[2 * i] - prev);
+		enc_len += put_leb128(enc + enc_len, s->holes[2 * i + 1]);
+		prev = s->holes[2 * i] + s->holes[2 * i + 1];
+	}
+	cap = ZSTD_compressBound(enc_len);
+	if (HOLE_MAP2_HEAD + (uint64_t)cap + 4 > UINT32_MAX) {
+		free(enc);
+		return NULL;
+	}
+	buf = malloc(8 + HOLE_MAP2_HEAD + cap + 4);
+	if (!buf) {
+		free(enc);
+		return &kcore_error_nomem;
+	}
+	p = buf + 8;
+	r = ZSTD_compress(p + HOLE_MAP2_HEAD, cap, enc, enc_len,
+			  HOLE_MAP_ZSTD_LEVEL);
+	free(enc);
+	if (ZSTD_isError(r)) {
+		free(buf);
+		return zstd_error(s, "hole map compression", r);
+	}
+	body = HOLE_MAP2_HEAD + r + 4;
 	stream_put_le32(buf, HOLE_MAP_SKIPPABLE_MAGIC);
 	stream_put_le32(buf + 4, (uint32_t)body);
-	p = buf + 8;
-	memcpy(p, HOLE_MAP_MAGIC, 8);
+	memcpy(p, HOLE_MAP2_MAGIC, 8);
 	stream_put_le64(p + 8, s->bytes_in);
 	stream_put_le64(p + 16, s->nholes);
-	p += HOLE_MAP_HEAD;
-	for (size_t i = 0; i < s->nholes; i++, p += HOLE_MAP_RUN) {
-		stream_put_le64(p, s->holes[2 * i]);
-		stream_put_le64(p + 8, s->holes[2 * i + 1]);
-	}
-	stream_put_le32(p, (uint32_t)crc32(0, buf + 8, (uInt)(body - 4)));
+	stream_put_le64(p + 24, enc_len);
+	stream_put_le32(p + body - 4, (uint32_t)crc32(0, p, (uInt)(body - 4)));
 	err = record_frame(s, 8 + body, 0, 0);
 	if (!err)
 		err = emit(s, buf, 8 + body);

@@ -96,6 +96,11 @@ grep -qx 'CapEff:.0000000000000000' "$d/unpriv-caps.txt" &&
 for p in plain setuid; do
 	m=$d/unpriv.$p.json
 	[[ -f $m ]] || { not_ok "unprivileged $p: no metadata"; continue; }
+	jqcheck "unprivileged $p: cwd, root, open_fds, namespaces unreadable (Permission denied), said why; cmdline read" "$m" \
+		'(.facts_unreadable | .cwd == "Permission denied" and .root == "Permission denied" and
+		  .open_fds == "Permission denied" and .namespaces == "Permission denied") and
+		 (.facts_unreadable_why | test("uid 999 without CAP_SYS_PTRACE")) and
+		 has("cwd") == false and .cmdline != null'
 	[[ $(cut -d' ' -f1 "$d/unpriv.$p.stat") == 999 ]] &&
 		ok "unprivileged $p: the core is the store owner's (uid 999)" ||
 		not_ok "unprivileged $p: core stat $(cat "$d/unpriv.$p.stat")"
