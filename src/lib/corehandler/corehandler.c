@@ -632,11 +632,6 @@ static struct kcore_error *find_holes(struct ch *ch)
 			      ch->norder, CH_BLOCK, &ch->holes,
 			      &ch->res->pagemap_why);
 	free(loads);
-	if (!err && !ch->holes && !ch->proc_ok && ch->proc_why[0]) {
-		/* Say why the process was not looked at, not only that. */
-		free(ch->res->pagemap_why);
-		ch->res->pagemap_why = strdup(ch->proc_why);
-	}
 	if (err || !ch->holes)
 		return err;
 	n = fcntl(o->in_fd, F_GETPIPE_SZ);
