@@ -1029,6 +1029,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	struct kcore_error *err;
 	unsigned threads = thread_count(opts);
 	bool copy = false;
+	uint64_t t;
 
 	memset(ret, 0, sizeof(*ret));
 	pthread_mutex_init(&d.lock, NULL);
@@ -1118,6 +1119,8 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				  : st->bytes_hole;
 	stop_workers(&d);
 	st->end_ns = now_ns(CLOCK_REALTIME);
+	t = now_ns(CLOCK_MONOTONIC);
+	st->read_seconds = (double)(t - d.t0) / 1e9;
 	err = check_cancel(&d);
 	if (!err)
 		err = digests(&d);
@@ -1127,9 +1130,14 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		goto out;
 	st->bytes_written = kcore_sink_bytes_out(&d.w->sink);
+	st->finish_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
+	t = now_ns(CLOCK_MONOTONIC);
 	set_phase(&d, "hashing the file");
 	err = file_digest(&d,
 			  d.w->sink.os ? st->bytes_written : d.w->sink.size);
+	if (d.fh)
+		st->file_hash_busy_seconds = kcore_file_hash_busy(d.fh);
+	st->file_hash_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
 	if (err)
 		goto out;
 	/* Copied before the commit, so that running out of memory here
@@ -1142,8 +1150,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		goto out;
 	}
 	set_phase(&d, d.opts->sync ? "syncing and publishing" : "publishing");
+	t = now_ns(CLOCK_MONOTONIC);
 	err = kcore_output_commit(d.out, d.w->sink.os ? st->bytes_written
 						      : d.w->sink.size);
+	st->publish_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
 	st->phase = "done";
 out:
 	st->elapsed = (double)(now_ns(CLOCK_MONOTONIC) - d.t0) / 1e9;
