@@ -92,25 +92,51 @@ struct dump {
 	struct job *cur;   /* the block being handed to the writer */
 	uint64_t hashed;   /* bytes handed to fh, from offset 0 */
 	uint64_t data;	   /* of them, written (not a sparse file's holes) */
-	uint64_t zeros;	   /* of them, a sparse file's holes */
 	bool out_of_order; /* a write behind: read the file back at the end */
-	bool gave_up;	   /* holes outweighed the data: not hashed */
+	bool gave_up;	   /* holes outweigh the data: not hashed ... */
+	bool stopped;	   /* ... from the first hole on */
 };
 
 /* ---- the output's SHA-256, on the fly ---- */
 
-/* Zeros of holes a sparse file may have hashed so far beyond its data
- * before its SHA-256 is given up (unless --file-sha256). */
+/* A sparse file's holes are hashed as zeros unless they outweigh its
+ * data and this much (then not at all, unless --file-sha256). */
 #define HOLE_ALLOWANCE (64ull << 20)
 
-/* Whether the hole before offset is still worth hashing: its zeros and
- * those before it stay within the data so far (or HOLE_ALLOWANCE), so
- * hashing costs at most about twice the data. */
-static bool hole_affordable(const struct dump *d, uint64_t gap)
+/*
+ * Whether a sparse file's holes are worth hashing, told before anything
+ * is written: the data the plan's segments hold (the source's data
+ * extents, SEEK_DATA/SEEK_HOLE or the segment maps; pages --exclude
+ * leaves out are holes) against the rest of their size.  SHA-256 has no
+ * shortcut for zeros, so this bounds the hash to about twice the data.
+ * Zero pages within the data are not known yet: they are hashed.
+ */
+static bool holes_affordable(struct dump *d)
 {
-	uint64_t room = d->data > HOLE_ALLOWANCE ? d->data : HOLE_ALLOWANCE;
+	uint64_t data = 0, size = 0;
 
-	return d->opts->file_sha256_always || d->zeros + gap <= room;
+	if (d->opts->file_sha256_always)
+		return true;
+	for (size_t si = 0; si < d->plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &d->plan->segs[si];
+		uint64_t off = 0, ds, de;
+
+		if (seg->shared)
+			continue;
+		size += seg->size;
+		d->ext.valid = false;
+		while (off < seg->size) {
+			kcore_extent_next(&d->ext, si, off, &ds, &de);
+			if (ds >= seg->size)
+				break;
+			if (de > seg->size)
+				de = seg->size;
+			data += de - ds;
+			off = de;
+		}
+	}
+	d->ext.valid = false;
+	return size - data <= (data > HOLE_ALLOWANCE ? data : HOLE_ALLOWANCE);
 }
 
 /*
@@ -131,22 +157,20 @@ static void hash_written(struct dump *d, uint64_t offset, const void *buf,
 	if (n <= 0)
 		return;
 	d->data += (uint64_t)n;
-	if (!d->fh || d->out_of_order || d->gave_up)
+	if (!d->fh || d->out_of_order)
 		return;
 	if (offset < d->hashed) {
 		d->out_of_order = true;
 		return;
 	}
-	if (offset > d->hashed) {
-		uint64_t gap = offset - d->hashed;
-
-		if (!hole_affordable(d, gap)) {
-			d->gave_up = true;
-			return;
-		}
-		kcore_file_hash_add_zeros(d->fh, gap);
-		d->zeros += gap;
+	if (offset > d->hashed && d->gave_up)
+		d->stopped = true; /* a hole, and too many of them */
+	if (d->stopped) {
+		d->hashed = offset + (uint64_t)n; /* what is out of order */
+		return;
 	}
+	if (offset > d->hashed)
+		kcore_file_hash_add_zeros(d->fh, offset - d->hashed);
 	if (j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) {
 		j->fh_ticket = kcore_file_hash_add_ref(d->fh, p, (size_t)n);
 	} else if (kcore_is_zero(p, (size_t)n)) {
@@ -212,10 +236,9 @@ static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 
 	if (d->opts->no_hash)
 		return NULL;
-	if (d->fh && !d->out_of_order && !d->gave_up && size >= d->hashed &&
-	    hole_affordable(d, size - d->hashed)) {
+	if (d->fh && !d->out_of_order && !d->stopped && size >= d->hashed &&
+	    (!d->gave_up || size == d->hashed)) {
 		kcore_file_hash_add_zeros(d->fh, size - d->hashed);
-		d->zeros += size - d->hashed;
 		kcore_file_hash_finish(d->fh, d->res->file_sha256);
 		d->res->has_file_sha256 = true;
 		return NULL;
@@ -1072,6 +1095,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = kcore_file_hash_start(&d.fh);
 		if (err)
 			goto out;
+		/* A sparse file (the only output with holes) or not. */
+		if (d.out->seekable && opts->compress == KCORE_COMPRESS_NONE)
+			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);
 	d.ws = (struct kcore_write_setup){
