@@ -264,8 +264,18 @@ struct kcore_dump_stats {
 	uint64_t bytes_written;	   /* output bytes (after compression) */
 	uint64_t bytes_unreadable; /* zero-filled after read errors */
 	uint64_t start_ns, end_ns; /* CLOCK_REALTIME window of the read */
-	double elapsed;		   /* seconds, monotonic */
-	bool seek_data;		   /* holes found with SEEK_DATA/SEEK_HOLE */
+	double elapsed;		   /* seconds, monotonic: the whole dump */
+	/* Its steps, in seconds (monotonic): the read (start_ns to end_ns:
+	 * reading, and writing the blocks read), the end of the output
+	 * (digests, notes, headers or trailer, the end of the stream), the
+	 * wait for the file's SHA-256 to catch up with the last bytes (or
+	 * to read back a file written out of order), and publishing (sync,
+	 * rename).  Set once each step is over. */
+	double read_seconds, finish_seconds, file_hash_seconds, publish_seconds;
+	/* Seconds the file's SHA-256 thread spent hashing, alongside the
+	 * read (not one of the steps above). */
+	double file_hash_busy_seconds;
+	bool seek_data; /* holes found with SEEK_DATA/SEEK_HOLE */
 	/* What the dump is doing, for progress: "reading", then the steps
 	 * after the last read ("compressing the last blocks", "writing the
 	 * notes and headers", "hashing the file", "publishing"), "done". */

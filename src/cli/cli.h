@@ -302,6 +302,14 @@ struct json;
 void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			  const char *nostore);
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
+/*
+ * Where a dump's time went: the read (its rate's divisor), the end of the
+ * file, the wait for the file's SHA-256 after the read (and the time its
+ * thread hashed alongside the read), publishing, and the whole.
+ */
+struct kcore_dump_stats;
+void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st);
+void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st);
 /* The format's own JSON object of a dump summary (its writer's detail). */
 struct kcore_dump_detail;
 void cli_json_detail(struct json *j, const struct kcore_dump_detail *d);

@@ -409,10 +409,10 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 	fprintf(f, "  logical size: %s\n",
 		cli_human_size(st->bytes_total, a, sizeof(a)));
 	fprintf(f, "  read:         %s in %.2f s (%s/s)\n",
-		cli_human_size(st->bytes_read, a, sizeof(a)), st->elapsed,
-		cli_human_size(st->elapsed > 0
+		cli_human_size(st->bytes_read, a, sizeof(a)), st->read_seconds,
+		cli_human_size(st->read_seconds > 0
 				       ? (uint64_t)((double)st->bytes_read /
-						    st->elapsed)
+						    st->read_seconds)
 				       : 0,
 			       b, sizeof(b)));
 	fprintf(f, "  holes:        %s skipped (%s)\n",
@@ -431,6 +431,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
 	cli_dump_incomplete_text(f, r, NULL);
+	cli_dump_time_text(f, st);
 	cli_dump_hashes_text(f, r, kcore_format_title(o->format));
 	if (record)
 		fprintf(f, "  record:       %s and %s\n",
@@ -463,10 +464,13 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_u64(&j, "bytes_written", st->bytes_written);
 	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
 	json_double(&j, "seconds", st->elapsed);
+	json_double(&j, "read_seconds", st->read_seconds);
 	json_double(&j, "read_mb_per_s",
-		    st->elapsed > 0 ? (double)st->bytes_read / st->elapsed / 1e6
-				    : 0);
+		    st->read_seconds > 0
+			    ? (double)st->bytes_read / st->read_seconds / 1e6
+			    : 0);
 	json_bool(&j, "seek_data", st->seek_data);
+	cli_dump_time_json(&j, st);
 	json_object_end(&j);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);

@@ -266,6 +266,8 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	json_u64(&j, "bytes_written", st->bytes_written);
 	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
 	json_double(&j, "seconds", st->elapsed);
+	json_double(&j, "read_seconds", st->read_seconds);
+	cli_dump_time_json(&j, st);
 	json_object_end(&j);
 	json_array_begin(&j, "segments");
 	for (size_t i = 0; i < plan->nsegs; i++) {
@@ -324,7 +326,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  logical size: %s\n",
 		cli_human_size(st->bytes_total, a, sizeof(a)));
 	fprintf(f, "  read:         %s of process memory in %.2f s\n",
-		cli_human_size(pi->bytes_read, a, sizeof(a)), st->elapsed);
+		cli_human_size(pi->bytes_read, a, sizeof(a)), st->read_seconds);
 	fprintf(f, "  holes:        %s skipped (%s, %" PRIu64 " calls)\n",
 		cli_human_size(st->bytes_hole, a, sizeof(a)),
 		pi->pagemap_method, pi->pagemap_calls);
@@ -335,6 +337,7 @@ static void summary_text(FILE *f, const struct kcore_source *src,
 	fprintf(f, "  read errors:  %s in %zu range%s\n",
 		cli_human_size(st->bytes_unreadable, a, sizeof(a)), r->nerrors,
 		r->nerrors == 1 ? "" : "s");
+	cli_dump_time_text(f, st);
 	cli_dump_hashes_text(f, r, NULL);
 }
 

@@ -212,8 +212,9 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	json_object_begin(&j, "read");
 	json_string(&j, "start", x->t0);
 	json_string(&j, "end", x->t1);
-	json_double(&j, "seconds", st->elapsed);
+	json_double(&j, "seconds", st->read_seconds);
 	json_object_end(&j);
+	cli_dump_time_json(&j, st);
 	json_object_begin(&j, "output");
 	json_string(&j, "path", x->output ? x->output : "-");
 	json_string(&j, "format", kcore_format_name(o->format));
@@ -291,7 +292,14 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 		in->kernel_release ? ", kernel " : "",
 		in->kernel_release ? cli_esc(in->kernel_release) : "");
 	fprintf(f, "Read started:  %s\n", x->t0);
-	fprintf(f, "Read ended:    %s (%.3f s)\n", x->t1, st->elapsed);
+	fprintf(f, "Read ended:    %s (%.3f s)\n", x->t1, st->read_seconds);
+	fprintf(f,
+		"Time:          %.3f s in all: read %.3f s, end of the file "
+		"%.3f s, file SHA-256 %.3f s after the read (%.3f s "
+		"alongside it), publishing %.3f s\n",
+		st->elapsed, st->read_seconds, st->finish_seconds,
+		st->file_hash_seconds, st->file_hash_busy_seconds,
+		st->publish_seconds);
 	fprintf(f, "Image:         %s\n",
 		x->output ? cli_esc(x->output) : "<stdout>");
 	fprintf(f, "Format:        %s, %s\n", kcore_format_name(o->format),

@@ -449,6 +449,30 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			r->digest_location ? r->digest_location : "-");
 }
 
+void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st)
+{
+	fprintf(f,
+		"  time:         %.2f s: read %.2f s, end of the file %.2f s, "
+		"file sha256 %.2f s more (%.2f s alongside the read), "
+		"publishing %.2f s\n",
+		st->elapsed, st->read_seconds, st->finish_seconds,
+		st->file_hash_seconds, st->file_hash_busy_seconds,
+		st->publish_seconds);
+}
+
+void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st)
+{
+	json_object_begin(j, "phases");
+	json_double(j, "read_seconds", st->read_seconds);
+	json_double(j, "finish_seconds", st->finish_seconds);
+	json_double(j, "file_sha256_seconds", st->file_hash_seconds);
+	json_double(j, "publish_seconds", st->publish_seconds);
+	json_double(j, "file_sha256_thread_seconds",
+		    st->file_hash_busy_seconds);
+	json_double(j, "total_seconds", st->elapsed);
+	json_object_end(j);
+}
+
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];

@@ -5,9 +5,10 @@
 #    addresses (read through kcore-read on both), sparse on disk, mode 0600,
 #    and for the 1 TiB sparse-1t written in under 5 s;
 #  - .elf.zst and .elf.xz dumps that "zstd -d"/"xz -d" decompress to a
-#    plain ELF core (digests in its note, no trailer) identical to the .elf
-#    from the first PT_LOAD on, with the same program headers, and equal
-#    byte for byte to what "kcoredump extract" writes;
+#    plain ELF core (its final metadata in the trailer, as the .elf's: both
+#    were hashed as they were written) identical to the .elf from the first
+#    PT_LOAD to the trailer, with the same program headers, and equal byte
+#    for byte to what "kcoredump extract" writes;
 #  - a dump to a pipe, which carries its final metadata as a trailer
 #    (LE64 length + "KCDTRL01", kcoredump(8)) that verify reads;
 #  - an existing output is refused without --force (and left alone), and
@@ -149,17 +150,23 @@ roundtrip()
 			not_ok "$name: $tool -d and kcoredump extract differ"
 			diag "$d/err"
 		fi
-		# A compressed file gets its final metadata note in place, so
-		# it decompresses to a plain ELF core like the .elf (the two
-		# dumps differ only in their metadata: command line, times).
-		check "$name: $tool -d output has no trailer" \
-			[ "$(tail -c 8 "$d/stream.$c")" != KCDTRL01 ]
-		check "$name: $tool -d output verifies with the digests in its note" \
-			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digest_location == \"note\"' >/dev/null"
-		check "$name: $tool -d image has the .elf's size" \
-			[ "$(stat -c %s "$d/stream.$c")" = "$(stat -c %s "$d/x.elf")" ]
-		check "$name: $tool -d image equals the .elf from the first PT_LOAD ($off) on" \
-			cmp -s <(tail -c +$((off + 1)) "$d/stream.$c") <(tail -c +$((off + 1)) "$d/x.elf")
+		# A hashed file is written once, in order: the final metadata
+		# follows the image in a trailer, in a compressed file as in
+		# the .elf, so it decompresses to a plain ELF core like the
+		# .elf (the two differ only in their metadata: command line,
+		# times; so in the trailer's length).
+		check "$name: $tool -d output ends with the trailer" \
+			[ "$(tail -c 8 "$d/stream.$c")" = KCDTRL01 ]
+		check "$name: $tool -d output verifies with the digests in its trailer" \
+			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digest_location == \"trailer\"' >/dev/null"
+		local img_z img_e
+		img_z=$(($(stat -c %s "$d/stream.$c") - $(trailer_len "$d/stream.$c")))
+		img_e=$(($(stat -c %s "$d/x.elf") - $(trailer_len "$d/x.elf")))
+		check "$name: $tool -d image has the .elf's size (before the trailers)" \
+			[ "$img_z" = "$img_e" ]
+		check "$name: $tool -d image equals the .elf from the first PT_LOAD ($off) to the trailer" \
+			cmp -s <(head -c "$img_z" "$d/stream.$c" | tail -c +$((off + 1))) \
+			<(head -c "$img_e" "$d/x.elf" | tail -c +$((off + 1)))
 		check "$name: $tool -d image has the .elf's PT_LOAD headers" \
 			cmp -s <(phdrs_but_note "$d/stream.$c") <(phdrs_but_note "$d/x.elf")
 		if same_memory "$src" "$d/stream.$c" >"$d/cmp"; then

@@ -194,8 +194,8 @@ grep -q "no digests to check (.*a LiME file has no place for digests" \
 	jq -e '.has_digests == false and (.digests | test("LiME"))' >/dev/null &&
 	ok "verify --json ram.lime: digests says why there are none" ||
 	not_ok "verify --json ram.lime: no reason given"
-k verify "$tmp/ram.elf" 2>&1 | grep -q "OK (.*digests in kcoredump's metadata note)" &&
-	ok "verify ram.elf: digests from kcoredump's metadata note" ||
+k verify "$tmp/ram.elf" 2>&1 | grep -q "OK (.*digests in kcoredump's trailer)" &&
+	ok "verify ram.elf: digests from kcoredump's trailer (the file was hashed as written)" ||
 	not_ok "verify ram.elf: $(k verify "$tmp/ram.elf" 2>&1 | head -1)"
 out=$(k verify --json "$tmp/sel.avml" "$tmp/ram.elf" 2>&1)
 jq -e '.ok' <<< "$out" > /dev/null && ok "verify sel.avml against the ELF dump: no byte differs" ||

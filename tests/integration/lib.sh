@@ -202,3 +202,20 @@ sparsecmp()
 {
 	/usr/bin/python3 "${BASH_SOURCE[0]%/*}/../lib/sparsecmp.py" "$@" 2>/dev/null
 }
+
+# trailer_len FILE: the bytes of kcoredump's trailer at the end of an ELF
+# dump (its text, le64 length, "KCDTRL01"), or 0 when it has none.
+trailer_len()
+{
+	python3 - "$1" <<'PY'
+import os, struct, sys
+with open(sys.argv[1], "rb") as f:
+    size = os.fstat(f.fileno()).st_size
+    if size < 16:
+        print(0)
+        sys.exit()
+    f.seek(size - 16)
+    t = f.read(16)
+print(struct.unpack("<Q", t[:8])[0] + 16 if t[8:] == b"KCDTRL01" else 0)
+PY
+}

@@ -54,6 +54,15 @@ check "record: case, examiner and notes" [ "$(j .case)" = 'C-17 "x"' ] &&
 	[ "$(j .examiner)" = 'A. Examiner' ] && [ "$(j .notes)" = $'seized at 10:00\nrack 4' ]
 check "record: a read window (start <= end, ISO 8601 UTC)" \
 	jqe '(.read.start | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .read.start <= .read.end' case.json
+# Issue 40: read.seconds is the read window (end - start), not the whole
+# dump; the steps after it are phases of their own.
+check "record: read.seconds is end - start (to a millisecond)" \
+	jqe 'def ns: capture("(?<s>[0-9-]+T[0-9:]+)\\.(?<f>[0-9]+)Z") | ((.s + "Z") | fromdateiso8601) + ("0." + .f | tonumber);
+		((.read.end | ns) - (.read.start | ns) - .read.seconds) | fabs < 0.002' case.json
+check "record: the phases (read, end of the file, file SHA-256, publishing) add up to at most the whole" \
+	jqe '.phases | .read_seconds == (.read_seconds | numbers) and .read_seconds + .finish_seconds +
+		.file_sha256_seconds + .publish_seconds <= .total_seconds + 0.001 and .file_sha256_thread_seconds >= 0' case.json
+check "text record: the time line" grep -q '^Time:          [0-9.]* s in all: read [0-9.]* s, ' case.txt
 # The segment digests are the dump's own (verify checks them).
 check "record: the segment digests are the summary's" \
 	[ "$(jq -c '[.segments[].sha256]' case.json)" = \

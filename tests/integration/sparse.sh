@@ -52,12 +52,15 @@ for src in "$sparse" "$kcore"; do
 	fi
 	for c in $cs; do
 		d=$tmp/$b.$c
-		# The ELF's size: the end of its last segment.
+		# The ELF's size: the end of its last segment (and its trailer).
 		size=$("$kcoredump" info --json --no-holes --no-modules "$d" |
 			/usr/bin/python3 -c 'import json, sys
 print(max(int(s["offset"], 16) + s["filesz"] for s in json.load(sys.stdin)["segments"]))')
 		bounded "$b.$c: extract" "$kcoredump" extract -q "$d" -o "$tmp/$b-$c.elf"
 		got=$(stat -c %s "$tmp/$b-$c.elf" 2> /dev/null) blocks=$(stat -c %b "$tmp/$b-$c.elf" 2> /dev/null)
+		# And the trailer with the final metadata after it (the dump
+		# was hashed as it was written).
+		size=$((size + $(trailer_len "$tmp/$b-$c.elf")))
 		if [[ $got == "$size" ]] && ((blocks * 512 < 64 << 20)); then
 			ok "$b.$c: extracted $got bytes, $blocks blocks"
 		else

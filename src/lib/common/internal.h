@@ -90,7 +90,10 @@ struct kcore_source {
 	char **note_names; /* owned copies, one per note */
 	struct kcore_vmcoreinfo *vmcoreinfo;
 	unsigned char *vmcoreinfo_note; /* note read from memory, if any */
-	char **labels;			/* owned segment labels */
+	/* Our final metadata from the trailer after the image, which our
+	 * metadata note's descriptor then points at (read-elf-notes.c). */
+	char *trailer_text;
+	char **labels; /* owned segment labels */
 	size_t nlabels;
 	uint64_t stext;	  /* SYMBOL(_stext) or 0 */
 	size_t read_hint; /* segment of the last physical/virtual read */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "extent.h"
+#include "file-hash.h"
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
@@ -38,11 +39,15 @@
 #define PROGRESS_NS   200000000ull
 /* The copy path's block: cp's buffer, well inside a core's L2 cache. */
 #define COPY_CHUNK (128u << 10)
+/* Blocks of the ring that may wait for the file's SHA-256 while the
+ * reads go on. */
+#define FH_SLOTS 4
 
 struct job {
 	struct kcore_block b; /* what the writer is given */
 	unsigned char (*digest)[KCORE_DIGEST_LEN];
 	unsigned char *nonzero; /* per hash block */
+	uint64_t fh_ticket;	/* its bytes are hashed (file-hash.h) */
 	int state;		/* 0 free, 1 submitted, 2 processed */
 	bool gap;		/* a hole: b.seg, b.off, b.len; not read */
 };
@@ -77,29 +82,104 @@ struct dump {
 	size_t errors_cap;
 	uint64_t last_progress;
 	uint64_t t0;
-	/* The file's SHA-256, computed from the bytes as they are written
-	 * while they go out in order (a pipe, a stream on stdout). */
+	/* The file's SHA-256, computed in file order on its own thread from
+	 * the bytes as they are written (file-hash.c): the writer's writes
+	 * to out->fd pass through hash_io. */
 	struct kcore_dump_opts wopts; /* opts, with out_io = &hash_io */
 	struct kcore_io_ops hash_io;
 	const struct kcore_io_ops *inner_io;
-	struct kcore_file_hasher *fh;
-	uint64_t hashed;   /* bytes hashed, in order, from offset 0 */
-	bool out_of_order; /* a write elsewhere: hash the file at the end */
+	struct kcore_file_hash *fh;
+	struct job *cur;   /* the block being handed to the writer */
+	uint64_t hashed;   /* bytes handed to fh, from offset 0 */
+	uint64_t data;	   /* of them, written (not a sparse file's holes) */
+	bool out_of_order; /* a write behind: read the file back at the end */
+	bool gave_up;	   /* holes outweigh the data: not hashed ... */
+	bool stopped;	   /* ... from the first hole on */
 };
 
 /* ---- the output's SHA-256, on the fly ---- */
 
+/* A sparse file's holes are hashed as zeros unless they outweigh its
+ * data and this much (then not at all, unless --file-sha256). */
+#define HOLE_ALLOWANCE (64ull << 20)
+
+/*
+ * Whether a sparse file's holes are worth hashing, told before anything
+ * is written: the data the plan's segments hold (the source's data
+ * extents, SEEK_DATA/SEEK_HOLE or the segment maps; pages --exclude
+ * leaves out are holes) against the rest of their size.  SHA-256 has no
+ * shortcut for zeros, so this bounds the hash to about twice the data.
+ * Zero pages within the data are not known yet: they are hashed.
+ */
+static bool holes_affordable(struct dump *d)
+{
+	uint64_t data = 0, size = 0;
+
+	if (d->opts->file_sha256_always)
+		return true;
+	for (size_t si = 0; si < d->plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &d->plan->segs[si];
+		uint64_t off = 0, ds, de;
+
+		if (seg->shared)
+			continue;
+		size += seg->size;
+		d->ext.valid = false;
+		while (off < seg->size) {
+			kcore_extent_next(&d->ext, si, off, &ds, &de);
+			if (ds >= seg->size)
+				break;
+			if (de > seg->size)
+				de = seg->size;
+			data += de - ds;
+			off = de;
+		}
+	}
+	d->ext.valid = false;
+	return size - data <= (data > HOLE_ALLOWANCE ? data : HOLE_ALLOWANCE);
+}
+
+/*
+ * n bytes of buf were written at offset (a write() goes at d->hashed):
+ * handed to the hashing thread in file order.  A gap before them is a
+ * hole of a sparse file: zeros.  The block being written is passed by
+ * reference (its slot waits for the hash before it is used again), other
+ * bytes (headers, compressed frames) as a copy, zeros as a count.  A
+ * write behind what was hashed (a header rewritten) ends it: the file is
+ * then read back (file_digest()).
+ */
 static void hash_written(struct dump *d, uint64_t offset, const void *buf,
 			 ssize_t n)
 {
+	const unsigned char *p = buf;
+	struct job *j = d->cur;
+
 	if (n <= 0)
 		return;
-	if (d->out_of_order || offset != d->hashed) {
+	d->data += (uint64_t)n;
+	if (!d->fh || d->out_of_order)
+		return;
+	if (offset < d->hashed) {
 		d->out_of_order = true;
 		return;
 	}
-	kcore_file_hasher_add(d->fh, buf, (size_t)n);
-	d->hashed += (uint64_t)n;
+	if (offset > d->hashed && d->gave_up)
+		d->stopped = true; /* a hole, and too many of them */
+	if (d->stopped) {
+		d->hashed = offset + (uint64_t)n; /* what is out of order */
+		return;
+	}
+	if (offset > d->hashed)
+		kcore_file_hash_add_zeros(d->fh, offset - d->hashed);
+	if (j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) {
+		j->fh_ticket = kcore_file_hash_add_ref(d->fh, p, (size_t)n);
+	} else if (kcore_is_zero(p, (size_t)n)) {
+		kcore_file_hash_add_zeros(d->fh, (uint64_t)n);
+	} else if (kcore_file_hash_add_copy(d->fh, p, (size_t)n)) {
+		d->out_of_order = true; /* out of memory: read it back */
+		return;
+	}
+	d->hashed = offset + (uint64_t)n;
 }
 
 static ssize_t hash_pread(void *ctx, int fd, void *buf, size_t len,
@@ -131,33 +211,49 @@ static ssize_t hash_write(void *ctx, int fd, const void *buf, size_t len)
 	return n;
 }
 
+/* Job j's buffer back from the hashing thread, before it is reused. */
+static void job_unhashed(struct dump *d, struct job *j)
+{
+	if (d->fh && j->fh_ticket)
+		kcore_file_hash_wait(d->fh, j->fh_ticket);
+	j->fh_ticket = 0;
+}
+
 /*
- * The file's SHA-256 once it is complete, before it is published: the
- * bytes hashed as they were written, when they went out in order and
- * cover the file; otherwise (a sparse file, headers written last) read
- * back from the file, holes hashed as zeros without being read.
+ * The file's SHA-256 once it is complete, before it is published: what
+ * the hashing thread made of the bytes as they were written, the last
+ * hole of a sparse file added.  Only a file written out of order (a
+ * kdump file: its header, bitmaps and page descriptors, final at the end,
+ * lie before the pages; an ELF file found incomplete, whose e_flags are
+ * marked at the end) is read back, its holes hashed as zeros without
+ * being read.  A sparse file whose holes outweigh its data (and 64 MiB)
+ * is not hashed unless --file-sha256: the summary says so.
  */
 static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 {
 	struct kcore_error *err;
+	uint64_t holes = size > d->data ? size - d->data : 0;
 
 	if (d->opts->no_hash)
 		return NULL;
-	if (!d->out_of_order && d->hashed == size) {
-		kcore_file_hasher_finish(d->fh, d->res->file_sha256);
+	if (d->fh && !d->out_of_order && !d->stopped && size >= d->hashed &&
+	    (!d->gave_up || size == d->hashed)) {
+		kcore_file_hash_add_zeros(d->fh, size - d->hashed);
+		kcore_file_hash_finish(d->fh, d->res->file_sha256);
 		d->res->has_file_sha256 = true;
+		return NULL;
+	}
+	if (!d->out_of_order) {
+		/* Given up: the holes were too many. */
+		d->res->file_sha256_skipped = holes;
 		return NULL;
 	}
 	if (!d->out->seekable)
 		return NULL; /* a device written out of order: unknown */
-	if (!d->opts->file_sha256_always && !d->w->sink.os) {
-		uint64_t data = d->w->sink.written, holes;
-
-		holes = size > data ? size - data : 0;
-		if (holes > (data > (64u << 20) ? data : (64u << 20))) {
-			d->res->file_sha256_skipped = holes;
-			return NULL;
-		}
+	if (!d->opts->file_sha256_always && !d->w->sink.os &&
+	    holes > (d->data > HOLE_ALLOWANCE ? d->data : HOLE_ALLOWANCE)) {
+		d->res->file_sha256_skipped = holes;
+		return NULL;
 	}
 	err = kcore_file_sha256(d->out->fd, d->out->tmp, size, d->opts->cancel,
 				d->res->file_sha256);
@@ -274,10 +370,12 @@ static struct kcore_error *retire_oldest(struct dump *d)
 		pthread_cond_wait(&d->done_cv, &d->lock);
 	pthread_mutex_unlock(&d->lock);
 	d->retired++;
+	d->cur = j;
 	if (j->gap)
 		err = d->ops->hole(d->w, j->b.seg, j->b.off, j->b.len);
 	else
 		err = d->ops->block(d->w, &j->b);
+	d->cur = NULL;
 	if (!err && !j->gap)
 		err = add_hashes(d, j);
 	j->state = 0;
@@ -494,6 +592,7 @@ static struct kcore_error *next_job(struct dump *d, struct job **ret)
 			return err;
 	}
 	*ret = &d->ring[d->submitted % d->nring];
+	job_unhashed(d, *ret);
 	return NULL;
 }
 
@@ -677,6 +776,7 @@ static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
 	struct kcore_block *b = &j->b;
 	struct kcore_error *err;
 
+	job_unhashed(d, j);
 	b->seg = si;
 	b->off = off;
 	b->len = len;
@@ -694,7 +794,9 @@ static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
 			b->zero[p] = kcore_is_zero(b->buf + at, n);
 		}
 	}
+	d->cur = j;
 	err = d->ops->block(d->w, b);
+	d->cur = NULL;
 	if (!err)
 		err = add_hashes(d, j);
 	if (err)
@@ -762,13 +864,15 @@ static unsigned thread_count(const struct kcore_dump_opts *opts)
 	return c > 0 ? (unsigned)c : 1;
 }
 
-/* The ring of jobs (two per thread and two more) and the hashers. */
+/* The ring of jobs (two per thread and two more; and FH_SLOTS for the
+ * blocks written but not yet hashed into the file's SHA-256) and the
+ * hashers. */
 static struct kcore_error *setup(struct dump *d, unsigned n)
 {
 	uint64_t pages = (d->block + d->page - 1) / d->page;
 	uint64_t blocks = (d->block + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
 
-	d->nring = 2 * (size_t)n + 2;
+	d->nring = 2 * (size_t)n + 2 + (d->fh ? FH_SLOTS : 0);
 	d->ring = calloc(d->nring, sizeof(*d->ring));
 	d->threads = calloc(n, sizeof(*d->threads));
 	d->hashers = calloc(d->plan->nsegs, sizeof(*d->hashers));
@@ -836,6 +940,9 @@ static void teardown(struct dump *d)
 {
 	if (d->nthreads)
 		stop_workers(d);
+	/* Before the blocks it may still be hashing are freed. */
+	kcore_file_hash_destroy(d->fh);
+	d->fh = NULL;
 	if (d->w)
 		d->ops->destroy(d->w);
 	d->w = NULL; /* the final progress report runs after teardown */
@@ -945,6 +1052,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	struct kcore_error *err;
 	unsigned threads = thread_count(opts);
 	bool copy = false;
+	uint64_t t;
 
 	memset(ret, 0, sizeof(*ret));
 	pthread_mutex_init(&d.lock, NULL);
@@ -984,9 +1092,12 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	};
 	if (!opts->no_hash) {
 		d.wopts.out_io = &d.hash_io;
-		err = kcore_file_hasher_create(&d.fh);
+		err = kcore_file_hash_start(&d.fh);
 		if (err)
 			goto out;
+		/* A sparse file (the only output with holes) or not. */
+		if (d.out->seekable && opts->compress == KCORE_COMPRESS_NONE)
+			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);
 	d.ws = (struct kcore_write_setup){
@@ -1016,6 +1127,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = copy_setup(&d, &cj);
 		for (size_t i = 0; !err && i < plan->nsegs; i++)
 			err = copy_segment(&d, &cj, i);
+		job_unhashed(&d, &cj);
 		copy_teardown(&cj);
 	} else {
 		for (size_t i = 0; !err && i < plan->nsegs; i++)
@@ -1033,6 +1145,8 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				  : st->bytes_hole;
 	stop_workers(&d);
 	st->end_ns = now_ns(CLOCK_REALTIME);
+	t = now_ns(CLOCK_MONOTONIC);
+	st->read_seconds = (double)(t - d.t0) / 1e9;
 	err = check_cancel(&d);
 	if (!err)
 		err = digests(&d);
@@ -1042,9 +1156,14 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (err)
 		goto out;
 	st->bytes_written = kcore_sink_bytes_out(&d.w->sink);
+	st->finish_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
+	t = now_ns(CLOCK_MONOTONIC);
 	set_phase(&d, "hashing the file");
 	err = file_digest(&d,
 			  d.w->sink.os ? st->bytes_written : d.w->sink.size);
+	if (d.fh)
+		st->file_hash_busy_seconds = kcore_file_hash_busy(d.fh);
+	st->file_hash_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
 	if (err)
 		goto out;
 	/* Copied before the commit, so that running out of memory here
@@ -1057,8 +1176,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		goto out;
 	}
 	set_phase(&d, d.opts->sync ? "syncing and publishing" : "publishing");
+	t = now_ns(CLOCK_MONOTONIC);
 	err = kcore_output_commit(d.out, d.w->sink.os ? st->bytes_written
 						      : d.w->sink.size);
+	st->publish_seconds = (double)(now_ns(CLOCK_MONOTONIC) - t) / 1e9;
 	st->phase = "done";
 out:
 	st->elapsed = (double)(now_ns(CLOCK_MONOTONIC) - d.t0) / 1e9;
@@ -1066,7 +1187,7 @@ out:
 	if (err && d.out)
 		kcore_output_abort(d.out);
 	kcore_output_destroy(d.out);
-	kcore_file_hasher_destroy(d.fh);
+	kcore_file_hash_destroy(d.fh);
 	if (!err)
 		report_progress(&d, true);
 	return err;

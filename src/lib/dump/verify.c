@@ -538,7 +538,9 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 			       strnlen((const char *)note->desc, note->descsz));
 	if (exclude >= 0)
 		r->exclude_level = (unsigned)exclude;
-	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
+	/* Unless the source's note already holds the trailer's text. */
+	if (r->digest_location && !strcmp(r->digest_location, "trailer") &&
+	    !src->trailer_text)
 		err = read_trailer_fd(src, r);
 	/* The bytes to go through: every segment's, and again each
 	 * load's whole size when a source is compared. */

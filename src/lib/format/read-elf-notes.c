@@ -222,31 +222,47 @@ static void completeness(struct kcore_source_info *in, const char *text,
 	}
 }
 
-/* An ELF dump written to a pipe ends with its final metadata: the text,
- * its length (le64) and "KCDTRL01". */
-static void completeness_from_trailer(struct kcore_source *src)
+/*
+ * An ELF dump whose file was hashed as it was written (or that went
+ * through a pipe) ends with its final metadata: the text, its length
+ * (le64) and "KCDTRL01"; its note holds the first text and says
+ * digests=trailer.  Where the end can be read (a file, a seekable .zst or
+ * .xz), the note's descriptor becomes the trailer's text, so every reader
+ * of the note sees the final one.  False when there is none to read.
+ */
+static bool note_from_trailer(struct kcore_source *src, struct kcore_note *n)
 {
 	uint64_t size = src->info.file_size, len;
 	unsigned char tail[16];
 	struct kcore_error *err;
 	char *text;
 
-	if (src->image || !src->info.is_regular || size < 16)
-		return;
+	if (src->image ? src->reader != &kcore_read_stream
+		       : !src->info.is_regular)
+		return false;
+	if (size < 16)
+		return false;
 	err = kcore_source_pread(src, tail, 16, size - 16);
 	if (err || memcmp(tail + 8, "KCDTRL01", 8)) {
 		kcore_error_destroy(err);
-		return;
+		return false;
 	}
 	len = kcore_load(tail, 8, false);
 	text = len <= (1u << 20) && len <= size - 16 ? malloc(len + 1) : NULL;
 	if (!text)
-		return;
+		return false;
 	err = kcore_source_pread(src, text, len, size - 16 - len);
-	if (!err)
-		completeness(&src->info, text, len);
-	kcore_error_destroy(err);
-	free(text);
+	if (err) {
+		kcore_error_destroy(err);
+		free(text);
+		return false;
+	}
+	text[len] = '\0';
+	free(src->trailer_text);
+	src->trailer_text = text;
+	n->desc = (const unsigned char *)text;
+	n->descsz = len + 1;
+	return true;
 }
 
 /* Whether the dump says it is incomplete (kcore_source_info.incomplete):
@@ -264,10 +280,13 @@ void kcore_elf_read_completeness(struct kcore_source *src)
 		if (strcmp(n->name, KCORE_META_NOTE_NAME))
 			continue;
 		where = metadata_value(text, len, "digests", &wlen);
-		if (where && wlen == 7 && !memcmp(where, "trailer", 7))
-			completeness_from_trailer(src);
-		else
-			completeness(in, text, len);
+		if (where && wlen == 7 && !memcmp(where, "trailer", 7)) {
+			if (!note_from_trailer(src, &src->notes[i]))
+				return; /* a pipe: not known here */
+			text = (const char *)src->notes[i].desc;
+			len = strnlen(text, src->notes[i].descsz);
+		}
+		completeness(in, text, len);
 		return;
 	}
 	/* makedumpfile's DUMP_ELF_INCOMPLETE, as crash reads it: in kernel

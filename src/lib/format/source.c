@@ -136,6 +136,7 @@ void kcore_source_destroy(struct kcore_source *src)
 	kcore_vmcoreinfo_destroy(src->vmcoreinfo);
 	kcore_error_destroy(src->vmap_err);
 	free(src->vmcoreinfo_note);
+	free(src->trailer_text);
 	free(src->path);
 	free(src);
 }

@@ -6,12 +6,17 @@
  * file zero pages and holes stay file holes, in a stream (zstd, xz, or plain on
  * a pipe) they are zeros.
  *
- * Our metadata note has a fixed size, and the final one is written in
+ * Our metadata note has a fixed size.  When the file's SHA-256 is
+ * computed (not --hash none), every byte is written once, in file order,
+ * so that it is hashed as it goes out (dump.c): the header and notes are
+ * final when they are written first, and the final metadata follows the
+ * image as a trailer: the text, its length (le64) and TRAILER_MAGIC, as a
+ * pipe always carries it.  With --hash none the final note is written in
  * place: with pwrite in a sparse file, by rewriting the header's stored
- * (uncompressed) frame in a compressed file.  Only a pipe carries it as a
- * trailer after the image: the text, its length (le64) and TRAILER_MAGIC.
- * An incomplete dump also has makedumpfile's DUMP_ELF_INCOMPLETE in
- * e_flags, but on a pipe.
+ * (uncompressed) frame in a compressed file.  An incomplete dump also has
+ * makedumpfile's DUMP_ELF_INCOMPLETE in e_flags, but on a pipe: in a file
+ * that is known only at the end, when the header is rewritten (and a
+ * hashed file is then read back to hash it).
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -31,11 +36,13 @@
 struct elf_writer {
 	struct kcore_writer w;
 	bool rewritable;     /* compressed file: the header is a stored frame */
+	bool trailer;	     /* the final metadata after the image */
 	uint64_t header_out; /* where that frame starts in the file */
 	unsigned char *header;
 	size_t header_len;
 	size_t meta_off, meta_len; /* our note's descriptor in the header */
 	uint64_t total;		   /* size of the ELF image */
+	uint64_t end;		   /* of the file: the image and its trailer */
 	unsigned elf_class;	   /* 32 for the core of a 32-bit process */
 };
 
@@ -180,9 +187,8 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	ew->w.ops = &kcore_write_elf;
 	ew->w.ws = ws;
 	ew->rewritable = ws->out->seekable && stream;
-	ew->w.digest_location = ws->opts->no_hash	    ? "none"
-				: stream && !ew->rewritable ? "trailer"
-							    : "note";
+	ew->trailer = !ws->opts->no_hash || (stream && !ew->rewritable);
+	ew->w.digest_location = ws->opts->no_hash ? "none" : "trailer";
 	ew->w.in_place = !stream;
 	err = kcore_sink_init(&ew->w.sink, ws->out, ws->opts, stream);
 	if (!err)
@@ -220,7 +226,7 @@ static struct kcore_error *elfw_hole(struct kcore_writer *w, size_t seg,
 	return NULL;
 }
 
-/* Final metadata: in place for a seekable file, else a trailer. */
+/* Final metadata: a trailer, or in place (--hash none, a seekable file). */
 static struct kcore_error *write_metadata(struct elf_writer *ew)
 {
 	struct kcore_writer *w = &ew->w;
@@ -236,7 +242,8 @@ static struct kcore_error *write_metadata(struct elf_writer *ew)
 					  "metadata grew past its reserved "
 					  "size");
 	}
-	if (!w->sink.os) {
+	ew->end = ew->total;
+	if (!ew->trailer && !w->sink.os) {
 		unsigned char *slot = calloc(1, ew->meta_len);
 
 		if (!slot) {
@@ -248,7 +255,7 @@ static struct kcore_error *write_metadata(struct elf_writer *ew)
 				       w->sink.out->tmp, slot, ew->meta_len,
 				       ew->meta_off);
 		free(slot);
-	} else if (ew->rewritable) {
+	} else if (!ew->trailer) {
 		/* Rewritten with the header once the stream is finished. */
 		memset(ew->header + ew->meta_off, 0, ew->meta_len);
 		memcpy(ew->header + ew->meta_off, meta, len);
@@ -263,6 +270,7 @@ static struct kcore_error *write_metadata(struct elf_writer *ew)
 		if (!err)
 			err = kcore_sink_pwrite(&w->sink, ew->total + len, tail,
 						sizeof(tail));
+		ew->end = ew->total + len + sizeof(tail);
 	}
 	free(meta);
 	return err;
@@ -293,15 +301,17 @@ static struct kcore_error *elfw_finish(struct kcore_writer *w,
 	if (!err && kcore_dump_incomplete(summary))
 		err = mark_incomplete(ew);
 
-	/* A stream ends with the image's last segment. */
+	/* A stream ends with the image's last segment (or its trailer). */
 	if (!err)
-		err = kcore_sink_pad(&w->sink, ew->total);
+		err = kcore_sink_pad(&w->sink, ew->end);
 	if (!err)
 		err = kcore_sink_finish(&w->sink);
-	if (!err && ew->rewritable)
+	/* The final header: the note (--hash none) or the incomplete mark. */
+	if (!err && ew->rewritable &&
+	    (!ew->trailer || kcore_dump_incomplete(summary)))
 		err = kcore_ostream_rewrite_stored(w->sink.os, ew->header_out,
 						   ew->header, ew->header_len);
-	w->sink.size = ew->total;
+	w->sink.size = ew->end;
 	return err;
 }
 

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal to libkcore: the SHA-256 of the output file's bytes (what
+ * sha256sum prints), computed in file order on a thread of its own while
+ * the dump writes them (file-hash.c).  The writing thread hands over each
+ * run of bytes once it is written: by reference (a buffer that stays
+ * untouched until kcore_file_hash_wait() says the hash is past it: the
+ * pipeline's blocks), as a copy (headers, compressed frames) or as a
+ * count of zeros (the holes of a sparse file).  Nothing is read back.
+ */
+#ifndef KCOREDUMP_FILE_HASH_H
+#define KCOREDUMP_FILE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kcoredump/dump.h"
+
+struct kcore_file_hash;
+
+/* Start the hashing thread. */
+struct kcore_error *kcore_file_hash_start(struct kcore_file_hash **ret);
+/* len bytes at p, which must stay as they are until kcore_file_hash_wait()
+ * with the ticket returned has come back. */
+uint64_t kcore_file_hash_add_ref(struct kcore_file_hash *h, const void *p,
+				 size_t len);
+/* len bytes at p, copied (the caller may reuse p at once). */
+struct kcore_error *kcore_file_hash_add_copy(struct kcore_file_hash *h,
+					     const void *p, size_t len);
+/* len zero bytes. */
+void kcore_file_hash_add_zeros(struct kcore_file_hash *h, uint64_t len);
+/* Until everything handed over up to ticket is hashed. */
+void kcore_file_hash_wait(struct kcore_file_hash *h, uint64_t ticket);
+/* Wait for the rest, then the digest. */
+void kcore_file_hash_finish(struct kcore_file_hash *h,
+			    unsigned char out[KCORE_DIGEST_LEN]);
+/* Seconds the thread spent hashing (not waiting for bytes). */
+double kcore_file_hash_busy(struct kcore_file_hash *h);
+/* Stop the thread (at once if not finished) and free everything. */
+void kcore_file_hash_destroy(struct kcore_file_hash *h);
+
+#endif
