@@ -303,7 +303,10 @@ struct kcore_error *kcore_view_open(const char *path,
 	if (!v)
 		return &kcore_error_nomem;
 	pthread_mutex_init(&v->lock, NULL);
-	err = kcore_source_open(path, NULL, &v->src);
+	err = kcore_source_open(path,
+				&(struct kcore_open_opts){
+					.machine = opts ? opts->machine : 0 },
+				&v->src);
 	if (err) {
 		kcore_view_destroy(v);
 		return err;
