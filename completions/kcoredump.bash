@@ -80,6 +80,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--arch | --arch=)
+			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
+			return
+			;;
 		--dir | --dir= | -D)
 			COMPREPLY=($(compgen -d -- "$cur"))
 			return
@@ -114,7 +118,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --arch --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -190,6 +194,10 @@ _kcoredump()
 			COMPREPLY=($(compgen -W "free cache cache-private user zero all 31" -- "$cur"))
 			return
 			;;
+		--arch | --arch=)
+			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
+			return
+			;;
 		--output | --output= | -o)
 			COMPREPLY=($(compgen -f -- "$cur"))
 			return
@@ -220,7 +228,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --range --phys --segments --exclude --allow-ram-output --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --range --phys --segments --exclude --allow-ram-output --arch --dry-run --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -261,16 +269,26 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--arch | --arch=)
+			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--foreground --cache-size --no-prefetch --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--foreground --cache-size --no-prefetch --arch --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
 		;;
 	info)
+		case "$prev" in
+		--arch | --arch=)
+			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
+			return
+			;;
+		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --arch --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -37,6 +37,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l case -x -d 'the c
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l examiner -x -d 'who takes the dump (in its note and record)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l notes -x -d 'free text for the note and the record'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l stored -d 'the arguments are MATCHes: write the plain bytes of the newest stored core that matches (as coredumpctl dump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dir -s D -x -a '(__fish_complete_directories)' -d 'with MATCH: the store (default /var/lib/kcoredump; implies --stored)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l output -s o -r -F -d 'write the output to FILE (\'-\' for stdout)'
@@ -56,7 +57,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l progress -d 'show
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --dir -D --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --arch --dir -D --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l format -x -a 'elf' -d 'output format: elf, the only one for a process (kdump, lime and avml hold a kernel\'s physical memory)'
@@ -92,6 +93,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l phys -d '--ran
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l segments -x -a 'ram text modules vmalloc vmemmap file anon stack heap vdso other' -d 'only these segment classes, e.g. ram,text,modules,vmalloc,vmemmap'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l exclude -s d -x -a 'free cache cache-private user zero all 31' -d 'leave out pages by kind: free,cache,cache-private,user,zero, all, or a makedumpfile dump level (0-31)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l allow-ram-output -d 'write a dump of live memory to a file system in this machine\'s RAM (tmpfs, ramfs, zram), which is refused otherwise'
+complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l dry-run -s n -d 'show the segments that would be written and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l output -s o -r -F -d 'write the output to FILE (\'-\' for stdout)'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l compress -x -a 'zstd xz none' -d 'whole-stream compression: zstd, xz or none (default: from the suffix)'
@@ -110,7 +112,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l progress -d 's
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from convert' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_prev_arg_in --format --codec --range -r --segments --exclude -d --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from convert; and not __fish_prev_arg_in --format --codec --range -r --segments --exclude -d --arch --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
 
 # verify
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l json -s j -d 'print the result as one JSON document'
@@ -135,10 +137,11 @@ complete -c kcoredump -n '__fish_seen_subcommand_from extract; and not __fish_pr
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l foreground -s F -d 'stay in the foreground (unmount on Ctrl-C)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l cache-size -x -d 'decoded .zst/.xz frames to keep in memory (default: every frame with data, 64M..1G)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l no-prefetch -d 'do not decode the .zst frames with data in the background nor put their pages in the page cache'
+complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l quiet -s q -d 'in the foreground, show no progress of the first prefetch'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l verbose -s v -d 'say what is served (file, size, data) before going to the background'
 complete -c kcoredump -n '__fish_seen_subcommand_from mount' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from mount; and not __fish_prev_arg_in --cache-size; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from mount; and not __fish_prev_arg_in --cache-size --arch; and not string match -q -- "-*" (commandline -ct)' -F
 
 # info
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l json -s j -d 'print one JSON document instead of text'
@@ -148,10 +151,11 @@ complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-holes -d 'do n
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-modules -d 'do not list the modules of a process core (libdwfl)'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l open-mapped-files -d 'let libdwfl open the files your own process core names'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l registers -d 'show every register of each NT_PRSTATUS in text output'
+complete -c kcoredump -n '__fish_seen_subcommand_from info' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l quiet -s q -d 'print nothing: the exit status says whether SOURCE opens (0) and why not'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l verbose -s v -d 'text: every register, as --registers'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from info; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from info; and not __fish_prev_arg_in --arch; and not string match -q -- "-*" (commandline -ct)' -F
 
 # cat
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l addr -s a -x -d 'start at this address (virtual unless --phys)'

@@ -81,17 +81,28 @@ struct kcore_source_info {
 	unsigned elf_class; /* 32 or 64 */
 	bool big_endian;
 	uint16_t machine; /* e_machine */
+	/*
+	 * Where machine comes from when the format's headers name none (a
+	 * LiME or AVML image): "VMCOREINFO" or "kernel banner" found in its
+	 * memory at physical machine_paddr, or "--arch" (given by the
+	 * caller, kcore_open_opts.machine); NULL: the headers.
+	 */
+	const char *machine_origin;
+	uint64_t machine_paddr;
 	uint16_t e_type;
 	uint64_t page_size;   /* from VMCOREINFO, NT_AUXV or the default */
 	bool is_regular;      /* a regular file: holes can be asked for */
 	uint64_t file_size;   /* st_size */
 	uint64_t file_blocks; /* allocated bytes (st_blocks * 512) */
-	const char *kernel_release;    /* VMCOREINFO OSRELEASE, or NULL */
-	const char *vmcoreinfo_origin; /* "note", "sysfs" or NULL */
-	const char *process_name;      /* NT_PRPSINFO pr_fname, or NULL */
-	int32_t pid;		       /* first NT_PRSTATUS pid, or 0 */
-	unsigned nthreads;	       /* NT_PRSTATUS notes in a process core */
-	int32_t signal;		       /* signal that killed it, or 0 */
+	const char *kernel_release; /* VMCOREINFO OSRELEASE, or NULL */
+	/* "note", "sysfs", "memory" (a LiME or AVML image's, found at
+	 * physical vmcoreinfo_paddr) or NULL */
+	const char *vmcoreinfo_origin;
+	uint64_t vmcoreinfo_paddr;
+	const char *process_name; /* NT_PRPSINFO pr_fname, or NULL */
+	int32_t pid;		  /* first NT_PRSTATUS pid, or 0 */
+	unsigned nthreads;	  /* NT_PRSTATUS notes in a process core */
+	int32_t signal;		  /* signal that killed it, or 0 */
 	/* Kernel layout, from VMCOREINFO or derived from the segments. */
 	bool has_page_offset;
 	uint64_t page_offset; /* direct-map base */
@@ -159,7 +170,18 @@ struct kcore_open_opts {
 	const char *sysroot;
 	/* Treat the source as the live kernel's kcore regardless of path. */
 	bool force_live;
+	/*
+	 * The machine (e_machine; EM_NONE: not given) of a LiME or AVML
+	 * image whose memory does not tell it (no VMCOREINFO, no kernel
+	 * banner naming it).  It must agree with VMCOREINFO found there and
+	 * with the machine any other format's headers name.
+	 */
+	uint16_t machine;
 };
+
+/* e_machine for a machine name: "x86_64" (or "amd64"), "aarch64" (or
+ * "arm64"); EM_NONE for others. */
+uint16_t kcore_machine_from_name(const char *name);
 
 struct kcore_error *kcore_source_open(const char *path,
 				      const struct kcore_open_opts *opts,

@@ -33,6 +33,9 @@ extern "C" {
 struct kcore_view_opts {
 	/* Decoded frames of a .zst/.xz to keep (0: the default above). */
 	size_t cache_bytes;
+	/* kcore_open_opts.machine: of a LiME or AVML image whose memory
+	 * does not tell it (EM_NONE: not given). */
+	uint16_t machine;
 };
 
 struct kcore_view;

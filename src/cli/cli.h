@@ -86,6 +86,15 @@ cli_find_command(const struct cli_command *const *commands, const char *name);
 	{                                                           \
 		"verbose", 'v', CLI_ARG_NONE, NULL, help, NULL, 'v' \
 	}
+/* --arch: the machine of a LiME or AVML image (key DOPT_ARCH). */
+#define CLI_OPT_ARCH                                                        \
+	{                                                                   \
+		"arch", 0, CLI_ARG_REQUIRED, "MACHINE",                     \
+			"LiME/AVML: the machine, x86_64 or aarch64, where " \
+			"its memory does not tell (no VMCOREINFO, no "      \
+			"kernel banner)",                                   \
+			"x86_64 aarch64", DOPT_ARCH                         \
+	}
 
 /* The options every command takes, appended to its own. */
 extern const struct cli_option cli_common_options[];
@@ -179,7 +188,13 @@ enum {
 	DOPT_EXAMINER,
 	DOPT_NOTES,
 	DOPT_STORED,
+	DOPT_ARCH,
 };
+
+/* --arch NAME into *machine (e_machine); 0, or the usage error's exit
+ * status for a name it does not know. */
+int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,
+		    uint16_t *machine);
 
 /*
  * The output options dump, convert and pid share (-o, -f, --sync,

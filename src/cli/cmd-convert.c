@@ -32,6 +32,7 @@ static const struct cli_option convert_options[] = {
 	  "write a dump of live memory to a file system in this machine's "
 	  "RAM (tmpfs, ramfs, zram), which is refused otherwise",
 	  NULL, DOPT_ALLOW_RAM_OUTPUT },
+	CLI_OPT_ARCH,
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be written and stop", NULL, 'n' },
 	{ 0 },

@@ -70,6 +70,7 @@ static const struct cli_option dump_options[] = {
 	  "free text for the note and the record", NULL, DOPT_NOTES },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
+	CLI_OPT_ARCH,
 	{ "stored", 0, CLI_ARG_NONE, NULL,
 	  "the arguments are MATCHes: write the plain bytes of the newest "
 	  "stored core that matches (as coredumpctl dump)",
@@ -655,6 +656,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	const char *store_dir = NULL;
 	int other_opt = 0;
 	struct kcore_opts_given given = { 0 };
+	struct kcore_open_opts oo = { 0 };
 
 	if (!p)
 		return cli_fail(ctx, &kcore_error_nomem);
@@ -788,6 +790,13 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 		case DOPT_STORED:
 			stored = true;
 			break;
+		case DOPT_ARCH:
+			r = cli_arch_option(ctx, name, arg, &oo.machine);
+			if (r) {
+				cli_parser_destroy(p);
+				return r;
+			}
+			break;
 		case 'D':
 			store_dir = arg;
 			stored = true;
@@ -852,7 +861,7 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	/* Signals are caught from here on: opening and planning a hostile
 	 * file may take a while, and SIGTERM must still stop it. */
 	opts.cancel = cli_catch_signals();
-	err = planning_cancelled(&opts, kcore_source_open(source, NULL, &src));
+	err = planning_cancelled(&opts, kcore_source_open(source, &oo, &src));
 	if (err) {
 		kcore_source_destroy(src);
 		return cli_fail(ctx, err);

@@ -74,6 +74,7 @@ static const struct cli_option info_options[] = {
 	{ "registers", 0, CLI_ARG_NONE, NULL,
 	  "show every register of each NT_PRSTATUS in text output", NULL,
 	  1004 },
+	CLI_OPT_ARCH,
 	CLI_OPT_QUIET("print nothing: the exit status says whether SOURCE "
 		      "opens (0) and why not"),
 	CLI_OPT_VERBOSE("text: every register, as --registers"),
@@ -88,6 +89,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	bool holes = true, modules = true, quiet = false;
 	unsigned module_flags = 0;
 	const char *source = "/proc/kcore", *arg;
+	struct kcore_open_opts oo = { 0 };
 	struct kcore_error *err;
 	int c, status = EXIT_OK;
 
@@ -122,6 +124,13 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 		case 'v':
 			m.all_registers = true;
 			break;
+		case DOPT_ARCH:
+			status = cli_arch_option(ctx, "info", arg, &oo.machine);
+			if (status) {
+				cli_parser_destroy(p);
+				return status;
+			}
+			break;
 		}
 	}
 	int first, done = cli_parser_end(p, c, &first);
@@ -138,7 +147,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 				       "exclude each other");
 	if (argc - first == 1)
 		source = argv[first];
-	err = kcore_source_open(source, NULL, &m.src);
+	err = kcore_source_open(source, &oo, &m.src);
 	if (err)
 		return cli_fail(ctx, err);
 	err = quiet ? NULL : collect(&m, holes, modules, module_flags);

@@ -48,6 +48,7 @@ static const struct cli_option mount_options[] = {
 	  "do not decode the .zst frames with data in the background "
 	  "nor put their pages in the page cache",
 	  NULL, MOPT_NO_PREFETCH },
+	CLI_OPT_ARCH,
 	CLI_OPT_QUIET("in the foreground, show no progress of the first "
 		      "prefetch"),
 	CLI_OPT_VERBOSE("say what is served (file, size, data) before going "
@@ -493,6 +494,13 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 						       arg);
 			}
 			vo.cache_bytes = (size_t)v;
+		} else if (c == DOPT_ARCH) {
+			int r = cli_arch_option(ctx, "mount", arg, &vo.machine);
+
+			if (r) {
+				cli_parser_destroy(p);
+				return r;
+			}
 		}
 	}
 	int done = cli_parser_end(p, c, &first);

@@ -151,11 +151,26 @@ static void text_source(FILE *f, const struct info_model *m)
 			"Complete:     no; incomplete: its %s says so, not "
 			"how much\n",
 			in->incomplete_origin);
-	fprintf(f, "Machine:      %s, ELF%u, %s-endian\n",
+	fprintf(f, "Machine:      %s, ELF%u, %s-endian",
 		machine_name(in->machine, mbuf, sizeof(mbuf)), in->elf_class,
 		in->big_endian ? "big" : "little");
+	if (in->machine_origin && strcmp(in->machine_origin, "--arch"))
+		fprintf(f, " (from the %s at physical 0x%" PRIx64 ")",
+			in->machine_origin, in->machine_paddr);
+	else if (in->machine_origin)
+		fprintf(f, " (from --arch)");
+	else if (in->machine == EM_NONE && in->physical_only)
+		fprintf(f, " (unknown: no VMCOREINFO or kernel banner found "
+			   "in its memory; give --arch)");
+	fputc('\n', f);
 	fprintf(f, "Page size:    %" PRIu64 "\n", in->page_size);
-	if (in->kernel_release)
+	if (in->kernel_release && in->vmcoreinfo_origin &&
+	    !strcmp(in->vmcoreinfo_origin, "memory"))
+		fprintf(f,
+			"Kernel:       %s (VMCOREINFO from memory at physical "
+			"0x%" PRIx64 ")\n",
+			cli_esc(in->kernel_release), in->vmcoreinfo_paddr);
+	else if (in->kernel_release)
 		fprintf(f, "Kernel:       %s (VMCOREINFO from %s)\n",
 			cli_esc(in->kernel_release), in->vmcoreinfo_origin);
 	if (in->kind == KCORE_SOURCE_PROCESS_CORE) {
@@ -637,11 +652,20 @@ static void json_source(struct json *j, const struct info_model *m)
 	json_string(j, "machine",
 		    machine_name(in->machine, mbuf, sizeof(mbuf)));
 	json_u64(j, "e_machine", in->machine);
+	json_string(j, "machine_origin", in->machine_origin);
+	if (in->machine_origin && strcmp(in->machine_origin, "--arch"))
+		json_hex(j, "machine_paddr", in->machine_paddr);
+	else
+		json_null(j, "machine_paddr");
 	json_u64(j, "elf_class", in->elf_class);
 	json_string(j, "byte_order", in->big_endian ? "big" : "little");
 	json_u64(j, "page_size", in->page_size);
 	json_string(j, "kernel_release", in->kernel_release);
 	json_string(j, "vmcoreinfo_origin", in->vmcoreinfo_origin);
+	if (in->vmcoreinfo_origin && !strcmp(in->vmcoreinfo_origin, "memory"))
+		json_hex(j, "vmcoreinfo_paddr", in->vmcoreinfo_paddr);
+	else
+		json_null(j, "vmcoreinfo_paddr");
 	json_bool(j, "regular_file", in->is_regular);
 	if (in->is_regular) {
 		json_u64(j, "file_size", in->file_size);

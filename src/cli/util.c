@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Shared CLI helpers: error reporting, exit statuses, number parsing. */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -494,4 +495,16 @@ void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
 	else
 		json_string(j, "segment_digest_root", hex);
 	json_string(j, "digests", r->digest_location);
+}
+
+int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,
+		    uint16_t *machine)
+{
+	*machine = kcore_machine_from_name(arg);
+	if (*machine == EM_NONE)
+		return cli_usage_error(ctx, cmd,
+				       "--arch %s: not a machine kcoredump "
+				       "knows (x86_64, aarch64)",
+				       cli_esc(arg));
+	return 0;
 }

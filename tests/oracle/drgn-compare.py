@@ -6,7 +6,10 @@ and compare a test set of pages read by physical address: the pages with data in
 reference (SEEK_DATA; at most 20000, evenly spread) and 2000 others.  A page OTHER does not hold (excluded
 in a kdump) must read as zeros in the reference.  With --virt PAGE_OFFSET,
 also read the same pages through the direct map by virtual address (drgn
-translates them with the kernel's page tables in the dump).
+translates them with the kernel's page tables in the dump).  With
+--image VADDR PADDR SIZE FILE: the kernel image's pages in FILE read by
+virtual address (its PT_LOAD, p_paddr -1 in our ELF) equal RAM's at its
+physical address.
 
 Pages that are zero in the reference are read from OTHER through a second
 drgn Program of their own.  libkdumpfile 0.5.1 (Debian 12) hands out a
@@ -83,8 +86,47 @@ def open_core(path):
     return prog
 
 
+def image_main(vaddr, paddr, size, path):
+    """--image VADDR PADDR SIZE FILE: the kernel image read by virtual
+    address (its PT_LOAD) equals RAM read at its physical address, on the
+    pages with data in its PT_LOAD and 200 others."""
+    with open(path, "rb") as f:
+        load = [p for p in elfdata.phdrs(f) if p[0] == 1 and p[2] == vaddr]
+        if not load:
+            print(f"not ok - {path}: no PT_LOAD at p_vaddr 0x{vaddr:x}")
+            return 1
+        off = load[0][1]
+        data = [d - off + i for d, e in elfdata.data_runs(f.fileno(), off,
+                                                          off + size)
+                for i in range(0, e - d, PAGE)]
+    rng = random.Random(5)
+    pages = sorted(set(data[::len(data) // 2000 + 1] if data else []) |
+                   set(rng.sample(range(0, size, PAGE),
+                                  min(200, size // PAGE))))
+    prog = open_core(path)
+    bad = 0
+    for rel in pages:
+        try:
+            v = prog.read(vaddr + rel, PAGE)
+            p = prog.read(paddr + rel, PAGE, True)
+        except drgn.FaultError as e:
+            print(f"not ok - {path}: image page +0x{rel:x}: {e}")
+            bad += 1
+            continue
+        if v != p:
+            print(f"not ok - {path}: image page +0x{rel:x} differs by "
+                  f"vaddr 0x{vaddr + rel:x} and paddr 0x{paddr + rel:x}")
+            bad += 1
+    print(f"# {path}: {len(pages)} image pages ({len(data)} with data), "
+          f"{len(pages) - bad} equal by vaddr and paddr")
+    return 1 if bad or not data else 0
+
+
 def main():
     args = sys.argv[1:]
+    if len(args) == 5 and args[0] == "--image":
+        return image_main(int(args[1], 0), int(args[2], 0),
+                          int(args[3], 0), args[4])
     virt = None
     if len(args) >= 2 and args[0] == "--virt":
         virt = int(args[1], 0)

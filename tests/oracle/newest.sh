@@ -7,8 +7,10 @@
 #    of its 4 threads, eu-stack unwinds every thread;
 #  - a real kernel's memory (the vm-formats guest's ram.elf, when there),
 #    as our ELF, kdump (default codec), flattened kdump (written to a
-#    pipe), -d 31 kdump and mounted .zst: crash --osrelease prints the
-#    guest's release; drgn (mount-readers.py) reads init_uts_ns, the
+#    pipe), -d 31 kdump, mounted .zst and mounted LiME and AVML (their
+#    machine and VMCOREINFO found in the memory, issue 43): crash
+#    --osrelease prints the guest's release; drgn (mount-readers.py) reads
+#    init_uts_ns, the
 #    VMCOREINFO symbols and 500 random pages as in the plain ELF;
 #    makedumpfile --dump-dmesg prints the guest's log, the same from our
 #    ELF and our kdump, and -d 31 of our ELF and kdump gives a dump it and
@@ -85,14 +87,21 @@ k convert -q -T 2 --format elf "$ram" -o "$tmp/ram.elf" &&
 	k convert -q -T 2 --format kdump "$ram" -o "$tmp/ram.kdump" &&
 	k convert -q -T 2 --format kdump "$ram" -o - > "$tmp/ram.flat" &&
 	k convert -q -T 2 --format kdump --exclude 31 "$ram" -o "$tmp/x31.kdump" &&
-	k convert -q -T 2 --format elf "$ram" -o "$tmp/ram.elf.zst" ||
+	k convert -q -T 2 --format elf "$ram" -o "$tmp/ram.elf.zst" &&
+	k convert -q -T 2 --format lime "$ram" -o "$tmp/ram.lime" &&
+	k convert -q -T 2 --format avml "$ram" -o "$tmp/ram.avml" ||
 	not_ok "our dumps of $ram"
 formats=(ram.elf ram.kdump ram.flat x31.kdump)
 if [[ -e /dev/fuse ]] && mkdir "$tmp/m" && k mount "$tmp/ram.elf.zst" "$tmp/m"; then
 	mounts+=("$tmp/m")
 	formats+=(m/vmcore)
+	for f in lime avml; do
+		mkdir "$tmp/m-$f" && k mount "$tmp/ram.$f" "$tmp/m-$f" &&
+			mounts+=("$tmp/m-$f") && formats+=("m-$f/vmcore") ||
+			not_ok "mount ram.$f"
+	done
 else
-	skip "no FUSE: the mounted .zst is not checked"
+	skip "no FUSE: the mounted .zst, LiME and AVML are not checked"
 fi
 for f in "${formats[@]}"; do
 	got=$(in_sid crash --osrelease "$tmp/$f" 2>&1 | tail -n 1)

@@ -51,6 +51,9 @@ page_offset=$(jq -r '.source.layout.page_offset_base' <<< "$info")
 echo "# $source: release $release, phys_base $phys_base"
 
 run "ELF dump of the RAM" "$kcoredump" dump -q -T 2 --segments ram "$source" -o "$tmp/ram.elf"
+# The default selection: RAM, the kernel image (p_paddr -1, on RAM's
+# bytes), vmalloc, modules (issue 43).
+run "ELF dump, default segments" "$kcoredump" dump -q -T 2 "$source" -o "$tmp/full.elf"
 run "kdump (zstd) with kcoredump dump" "$kcoredump" dump -q -T 2 --format kdump --codec zstd "$source" -o "$tmp/zstd.kdump"
 run "kdump (zlib) with kcoredump convert" "$kcoredump" convert -q -T 2 --format kdump --codec zlib "$source" -o "$tmp/zlib.kdump"
 run "kdump (none) with kcoredump convert" "$kcoredump" convert -q -T 1 --format kdump --codec none "$source" -o "$tmp/none.kdump"
@@ -78,7 +81,7 @@ if [[ $mode == kernel ]]; then
 	fi
 fi
 
-for f in ram.elf zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump zstd.flat rearranged.kdump makedumpfile.kdump; do
+for f in ram.elf full.elf zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump zstd.flat rearranged.kdump makedumpfile.kdump; do
 	[[ -e $tmp/$f ]] || continue
 	got=$(crash --osrelease "$tmp/$f" 2>&1 | tail -n 1)
 	if [[ $got == "$release" ]]; then
@@ -116,6 +119,15 @@ for f in zstd.kdump zlib.kdump lzo.kdump snappy.kdump none.kdump rearranged.kdum
 	# makedumpfile's own output is the reference's equal too.
 	run "drgn reads $f like the ELF dump" /usr/bin/python3 "$here/drgn-compare.py" "${virt[@]}" "$tmp/ram.elf" "$tmp/$f"
 done
+# The default ELF reads as the RAM dump by physical address, and its
+# kernel image (p_paddr -1) by virtual address as RAM at the image's
+# physical address (from the source's own program headers).
+run "drgn reads full.elf like the ELF dump" /usr/bin/python3 "$here/drgn-compare.py" "${virt[@]}" "$tmp/ram.elf" "$tmp/full.elf"
+text=$(jq -r '[.segments[] | select(.class == "text")][0] | "\(.vaddr) \(.paddr) \(.filesz)"' <<< "$info")
+if [[ $text == 0x* ]]; then
+	run "drgn reads full.elf's kernel image by vaddr as RAM at its paddr" \
+		/usr/bin/python3 "$here/drgn-compare.py" --image $text "$tmp/full.elf"
+fi
 # The ELF dump itself, by virtual address too (drgn walks its page tables).
 [[ $mode == kernel ]] &&
 	run "drgn reads ram.elf by direct-map vaddr" /usr/bin/python3 "$here/drgn-compare.py" "${virt[@]}" "$tmp/ram.elf" "$tmp/ram.elf"

@@ -12,6 +12,10 @@ LiME's header), independently of kcoredump's own code:
   mem.diskdump   the same kdump with the old "DISKDUMP" signature
   mem-pageoffset.kdump  with NUMBER(PAGE_OFFSET) in VMCOREINFO
   mem.lime       LiME v1, one range per RAM range
+  mem-vmcoreinfo.lime  the memory with the kernel's VMCOREINFO pages (the
+                 note, and its text, each at a page start) and banner
+  mem-banner.lime      with an x86_64 kernel's "Linux version" banner only
+  mem-banner-arm64.lime  with an arm64 kernel's banner only
   mem.elf.zst    plain zstd of mem.elf (no seek table)   [if zstd exists]
   mem.elf.xz     plain xz of mem.elf                     [if xz exists]
   expect.txt     facts the tests check: addresses and their bytes
@@ -155,6 +159,30 @@ def vmcoreinfo(syms, page_offset=False):
             "NUMBER(sme_mask)=0",
         ]
     return ("\n".join(lines) + "\n").encode()
+
+
+def banner(arch):
+    """linux_banner of a Debian kernel built for arch (x86_64, arm64)."""
+    triplet, suffix = {"x86_64": ("x86_64", "amd64"), "arm64": ("aarch64", "arm64")}[arch]
+    return (f"Linux version 6.12.38+deb12-{suffix} (debian-kernel@lists.debian.org) "
+            f"({triplet}-linux-gnu-gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0, GNU ld "
+            f"(GNU Binutils for Debian) 2.40) #1 SMP PREEMPT_DYNAMIC Debian "
+            f"6.12.38-1~deb12u1 (2025-07-16)\n\0").encode()
+
+
+def with_kernel_pages(m, syms, vmcoreinfo_pa=None, banner_pa=None, arch="x86_64"):
+    """A copy of m with the kernel's VMCOREINFO pages -- its ELF note at
+    vmcoreinfo_pa and its text on the next page, as crash_save_vmcoreinfo()
+    keeps them, each at a page start -- and linux_banner at banner_pa."""
+    k = Memory(m.ranges)
+    k.pages = dict(m.pages)
+    if vmcoreinfo_pa is not None:
+        text = vmcoreinfo(syms)
+        k.write(vmcoreinfo_pa, note("VMCOREINFO", 0, text))
+        k.write(vmcoreinfo_pa + PAGE, text + b"\0")
+    if banner_pa is not None:
+        k.write(banner_pa, banner(arch))
+    return k
 
 
 def note(name, ntype, desc):
@@ -350,7 +378,13 @@ def main():
     write(j("mem.diskdump"), b"DISKDUMP" + kd[8:])
     write_lime(j("mem.lime"), m)
     if tiny:
+        # A seed for the memory scan (detect.c): a note and a banner.
+        write_lime(j("lime-vmcoreinfo"), with_kernel_pages(m, syms, 0x206000, 0x3010))
         return
+    # The machine and VMCOREINFO found in the memory of a raw image.
+    write_lime(j("mem-vmcoreinfo.lime"), with_kernel_pages(m, syms, 0x1000000, 0x1200123))
+    write_lime(j("mem-banner.lime"), with_kernel_pages(m, syms, banner_pa=0x1200123))
+    write_lime(j("mem-banner-arm64.lime"), with_kernel_pages(m, syms, banner_pa=0x1200123, arch="arm64"))
     if shutil.which("zstd"):
         subprocess.run(["zstd", "-q", "-f", "--no-progress", j("mem.elf"), "-o", j("mem.elf.zst")], check=True)
     if shutil.which("xz"):

@@ -82,6 +82,11 @@ struct kcore_source {
 	unsigned char *image;	 /* synthetic ELF headers + notes, or NULL */
 	size_t image_size;
 	bool knows_holes; /* next_data tells holes from data */
+	/* The machine the caller named (kcore_open_opts.machine), for an
+	 * image whose headers name none. */
+	uint16_t given_machine;
+	/* Its VMCOREINFO note was found in its memory (detect.c). */
+	bool vmcoreinfo_in_memory;
 	struct kcore_source_info info;
 	struct kcore_segment *segments;
 	size_t nsegments;

@@ -7,9 +7,11 @@
  *
  * A physical-only vmcore (kdump, LiME, AVML) whose kernel virtual
  * addresses are exact (kcore_source_kernel_vmap) is served instead as the
- * ELF `convert --format elf` writes of it: its own headers, the kernel
- * image's PT_LOADs first, then RAM at the direct map, each a window on
- * the source image's bytes (the image's pages appear twice, read once).
+ * ELF `convert --format elf` writes of it: its own headers, RAM at the
+ * direct map and the kernel image's PT_LOADs, in ascending p_vaddr, each
+ * a window on the source image's bytes (the image's pages appear twice,
+ * read once).  The image's PT_LOADs have p_paddr -1, as the writer's
+ * (write-elf.c): the physical ranges ascend without overlap.
  */
 #include <elf.h>
 #include <inttypes.h>
@@ -138,63 +140,67 @@ static uint64_t round_up(uint64_t x, uint64_t a)
 
 /*
  * The ELF of a physical-only vmcore with exact virtual addresses: an ELF
- * header, PT_NOTE with the source's notes, the kernel image's PT_LOADs
- * (one per physical segment it touches) and one PT_LOAD per physical
- * segment at the direct map, in ascending p_vaddr as every ELF we write
- * (convert's); data page-aligned, p_align 0, as the dump writer lays out
- * an ELF (PN_XNUM past 65534 program headers).
+ * header, PT_NOTE with the source's notes, one PT_LOAD per physical
+ * segment at the direct map and the kernel image's PT_LOADs (one per
+ * direct-map PT_LOAD it touches, on that one's bytes, p_paddr -1), in
+ * ascending p_vaddr as every ELF we write (convert's); data page-aligned,
+ * p_align 0, as the dump writer lays out an ELF (PN_XNUM past 65534
+ * program headers).  v->loads holds the direct-map PT_LOADs, which the
+ * reads go through; the image's are only in the header.
  */
 static struct kcore_error *rebuild(struct kcore_view *v,
 				   const struct kcore_kernel_vmap *m)
 {
 	struct kcore_source *src = v->src;
 	uint64_t notes_len = 0, off, tend = m->text_paddr + m->text_size;
-	size_t nphdr, notes_off, pos;
+	size_t nphdr, notes_off, pos, nimage = 0, next;
+	struct view_load *image = NULL;
 	struct kcore_error *err;
 
-	for (size_t pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < src->nsegments; i++) {
-			const struct kcore_segment *s = &src->segments[i];
-			uint64_t lo = s->paddr, hi = s->paddr + s->memsz;
+	for (size_t i = 0; i < src->nsegments; i++) {
+		const struct kcore_segment *s = &src->segments[i];
+		uint64_t hi = s->paddr + s->filesz;
 
-			if (s->type != PT_LOAD || !s->has_paddr || !s->memsz)
-				continue;
-			if (pass == 0) { /* the image's part of it */
-				lo = lo > m->text_paddr ? lo : m->text_paddr;
-				hi = hi < tend ? hi : tend;
-				if (lo >= hi)
-					continue;
-			}
-			/* Beyond p_filesz: no bytes in the image. */
-			if (lo - s->paddr >= s->filesz)
-				continue;
-			if (hi - s->paddr > s->filesz)
-				hi = s->paddr + s->filesz;
-			err = add_load(
-				v,
-				pass == 0 ? m->text_vaddr + (lo - m->text_paddr)
-					  : m->direct_map + lo,
-				lo, hi - lo, s->offset + (lo - s->paddr));
-			if (err)
-				return err;
-		}
+		if (s->type != PT_LOAD || !s->has_paddr || !s->memsz ||
+		    !s->filesz)
+			continue;
+		/* Beyond p_filesz: no bytes in the image. */
+		if (s->filesz < s->memsz)
+			hi = s->paddr + s->filesz;
+		err = add_load(v, m->direct_map + s->paddr, s->paddr,
+			       hi - s->paddr, s->offset);
+		if (err)
+			return err;
 	}
 	if (v->nloads > 1)
 		qsort(v->loads, v->nloads, sizeof(*v->loads), by_vaddr);
+	for (size_t i = 0; i < v->nloads; i++)
+		if (v->loads[i].paddr < tend &&
+		    v->loads[i].paddr + v->loads[i].size > m->text_paddr)
+			nimage++;
+	if (nimage) {
+		image = calloc(nimage, sizeof(*image));
+		if (!image)
+			return &kcore_error_nomem;
+	}
 	for (size_t i = 0; i < src->nsegments; i++)
 		if (src->segments[i].type == PT_NOTE)
 			notes_len += src->segments[i].filesz;
-	nphdr = 1 + v->nloads;
+	nphdr = 1 + v->nloads + nimage;
 	notes_off = kcore_elfcore_headers_len(64, nphdr);
-	if (notes_len > (64u << 20))
+	if (notes_len > (64u << 20)) {
+		free(image);
 		return kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
 					  "%" PRIu64 " bytes of notes: too "
 					  "many to serve",
 					  notes_len);
+	}
 	v->header_len = notes_off + (size_t)notes_len;
 	v->header = calloc(1, v->header_len);
-	if (!v->header)
+	if (!v->header) {
+		free(image);
 		return &kcore_error_nomem;
+	}
 	kcore_elfcore_put_ehdr(v->header, 64, src->info.machine, nphdr, 0);
 	pos = notes_off;
 	for (size_t i = 0; i < src->nsegments; i++) {
@@ -204,8 +210,10 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 			continue;
 		err = kcore_source_pread(src, v->header + pos,
 					 (size_t)s->filesz, s->offset);
-		if (err)
+		if (err) {
+			free(image);
 			return err;
+		}
 		pos += (size_t)s->filesz;
 	}
 	kcore_elfcore_put_phdr(v->header, 64, 0,
@@ -215,23 +223,47 @@ static struct kcore_error *rebuild(struct kcore_view *v,
 				       .filesz = notes_len,
 				       .align = 4,
 			       });
+	/* The direct-map loads' data, and the image's windows on it. */
 	off = round_up(v->header_len, 4096);
+	nimage = 0;
 	for (size_t i = 0; i < v->nloads; i++) {
 		struct view_load *l = &v->loads[i];
+		uint64_t lo =
+			l->paddr > m->text_paddr ? l->paddr : m->text_paddr;
+		uint64_t hi =
+			l->paddr + l->size < tend ? l->paddr + l->size : tend;
 
 		l->off = off;
-		kcore_elfcore_put_phdr(v->header, 64, i + 1,
+		off = round_up(off + l->size, 4096);
+		if (lo < hi)
+			image[nimage++] = (struct view_load){
+				.vaddr = m->text_vaddr + (lo - m->text_paddr),
+				.paddr = UINT64_MAX,
+				.size = hi - lo,
+				.off = l->off + (lo - l->paddr),
+			};
+	}
+	/* Program headers in ascending p_vaddr: merge the two lists. */
+	next = 0;
+	for (size_t i = 0, j = 0; i < v->nloads || j < nimage;) {
+		const struct view_load *l =
+			j == nimage || (i < v->nloads &&
+					v->loads[i].vaddr <= image[j].vaddr)
+				? &v->loads[i++]
+				: &image[j++];
+
+		kcore_elfcore_put_phdr(v->header, 64, ++next,
 				       &(struct kcore_elfcore_phdr){
 					       .type = PT_LOAD,
 					       .flags = PF_R | PF_W | PF_X,
-					       .offset = off,
+					       .offset = l->off,
 					       .vaddr = l->vaddr,
 					       .paddr = l->paddr,
 					       .filesz = l->size,
 					       .memsz = l->size,
 				       });
-		off = round_up(off + l->size, 4096);
 	}
+	free(image);
 	v->size = v->nloads ? v->loads[v->nloads - 1].off +
 				      v->loads[v->nloads - 1].size
 			    : v->header_len;
@@ -271,7 +303,10 @@ struct kcore_error *kcore_view_open(const char *path,
 	if (!v)
 		return &kcore_error_nomem;
 	pthread_mutex_init(&v->lock, NULL);
-	err = kcore_source_open(path, NULL, &v->src);
+	err = kcore_source_open(path,
+				&(struct kcore_open_opts){
+					.machine = opts ? opts->machine : 0 },
+				&v->src);
 	if (err) {
 		kcore_view_destroy(v);
 		return err;

@@ -445,6 +445,12 @@ static struct kcore_error *avml_open(struct kcore_source *src)
 		goto out;
 	a->data_start = loads[0].offset;
 	a->data_end = src->info.file_size;
+	/* The machine and VMCOREINFO, from the memory (the image moves). */
+	err = kcore_image_identify(src, loads, n, 4096);
+	if (err)
+		goto out;
+	a->data_start = loads[0].offset;
+	a->data_end = src->info.file_size;
 	src->info.physical_only = true;
 	snprintf(a->detail, sizeof(a->detail),
 		 "version 2, %zu range%s, %zu snappy chunks", n,

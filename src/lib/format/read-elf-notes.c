@@ -305,7 +305,8 @@ struct kcore_error *kcore_elf_parse_vmcoreinfo(struct kcore_source *src)
 
 		if (strcmp(note->name, "VMCOREINFO") != 0)
 			continue;
-		src->info.vmcoreinfo_origin = "note";
+		src->info.vmcoreinfo_origin =
+			src->vmcoreinfo_in_memory ? "memory" : "note";
 		return kcore_vmcoreinfo_parse((const char *)note->desc,
 					      note->descsz, &src->vmcoreinfo);
 	}

@@ -273,8 +273,26 @@ static bool same_pages(const struct kcore_segment *a,
 	       b->paddr - a->paddr == rel;
 }
 
+/*
+ * b has no physical address and its bytes are a's: the kernel image's
+ * PT_LOAD on RAM's bytes, as kcoredump writes it since issue 43 (p_paddr
+ * -1, so that the physical ranges ascend for Volatility).  Its physical
+ * address is then a's at the same bytes.
+ */
+static bool alias_pages(const struct kcore_segment *a,
+			const struct kcore_segment *b)
+{
+	uint64_t rel = b->offset - a->offset;
+
+	return a->type == PT_LOAD && b->type == PT_LOAD &&
+	       a->paddr != UINT64_MAX && b->paddr == UINT64_MAX &&
+	       b->offset >= a->offset && rel <= a->filesz &&
+	       b->filesz <= a->filesz - rel && b->filesz == b->memsz &&
+	       a->paddr + rel >= a->paddr;
+}
+
 /* Two segments must not claim the same file bytes, but for the same
- * physical pages. */
+ * physical pages (an alias without p_paddr takes them from the other). */
 static struct kcore_error *check_overlaps(struct kcore_source *src)
 {
 	struct kcore_segment **by_off;
@@ -293,10 +311,15 @@ static struct kcore_error *check_overlaps(struct kcore_source *src)
 	}
 	qsort(by_off, n, sizeof(*by_off), cmp_by_offset);
 	for (size_t i = 1, outer = 0; i < n; i++) {
-		const struct kcore_segment *a = by_off[outer], *b = by_off[i];
+		const struct kcore_segment *a = by_off[outer];
+		struct kcore_segment *b = by_off[i];
 
 		if (b->offset >= a->offset + a->filesz) {
 			outer = i;
+			continue;
+		}
+		if (alias_pages(a, b)) {
+			b->paddr = a->paddr + (b->offset - a->offset);
 			continue;
 		}
 		if (!same_pages(a, b)) {

@@ -6,6 +6,7 @@
  */
 #include <elf.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +133,26 @@ uint16_t kcore_machine_from_uts(const char *machine)
 		if (strcmp(machine, table[i].name) == 0)
 			return table[i].em;
 	return EM_NONE;
+}
+
+const char *kcore_machine_str(uint16_t machine, char *buf, size_t size)
+{
+	if (machine == EM_X86_64)
+		return "x86_64";
+	if (machine == EM_AARCH64)
+		return "aarch64";
+	snprintf(buf, size, "e_machine %u", machine);
+	return buf;
+}
+
+uint16_t kcore_machine_from_name(const char *name)
+{
+	uint16_t m;
+
+	if (strcmp(name, "amd64") == 0)
+		return EM_X86_64;
+	m = kcore_machine_from_uts(name);
+	return m == EM_X86_64 || m == EM_AARCH64 ? m : EM_NONE;
 }
 
 bool kcore_vmcoreinfo_text_page_offset(const char *text, size_t len,

@@ -4,9 +4,10 @@
  * { u32 magic 0x4C694D45, u32 version 1, u64 s_addr, u64 e_addr
  * (inclusive), 8 reserved bytes } followed by the range's physical
  * memory.  Each range becomes one physical PT_LOAD whose data is read
- * straight from the file (its holes are the file's holes).  LiME carries
- * no VMCOREINFO, so the image is physical-only.  AVML's compressed
- * variant is in read-avml.c.
+ * straight from the file (its holes are the file's holes).  LiME names no
+ * machine and carries no VMCOREINFO: both are looked for in the memory
+ * (detect.c).  The image is physical-only.  AVML's compressed variant is
+ * in read-avml.c.
  */
 #include <elf.h>
 #include <errno.h>
@@ -214,6 +215,15 @@ kcore_lime_range(struct kcore_source *src, const unsigned char *h, uint64_t at,
 	return NULL;
 }
 
+/* Where the ranges' data is in the image kcore_image_build() laid out. */
+static void take_offsets(struct lime *l, const struct kcore_image_load *loads)
+{
+	for (size_t i = 0; i < l->n; i++)
+		l->ranges[i].offset = loads[i].offset;
+	l->data_start = loads[0].offset;
+	l->data = l->hole = 0;
+}
+
 static bool lime_probe(const unsigned char *magic, size_t len)
 {
 	return len >= 4 && kcore_load(magic, 4, false) == LIME_MAGIC;
@@ -319,16 +329,18 @@ static struct kcore_error *lime_open(struct kcore_source *src)
 	err = kcore_image_build(EM_NONE, NULL, 0, loads, l->n, 4096,
 				&src->image, &src->image_size,
 				&src->info.file_size);
-	if (!err) {
-		for (size_t i = 0; i < l->n; i++)
-			l->ranges[i].offset = loads[i].offset;
-		l->data_start = loads[0].offset;
-		src->info.physical_only = true;
-		snprintf(l->detail, sizeof(l->detail), "version 1, %zu range%s",
-			 l->n, l->n == 1 ? "" : "s");
-		src->info.format_detail = l->detail;
-		src->knows_holes = true;
-	}
+	if (err)
+		goto out;
+	take_offsets(l, loads);
+	src->info.physical_only = true;
+	snprintf(l->detail, sizeof(l->detail), "version 1, %zu range%s", l->n,
+		 l->n == 1 ? "" : "s");
+	src->info.format_detail = l->detail;
+	src->knows_holes = true;
+	/* The machine and VMCOREINFO, from the memory (the image moves). */
+	err = kcore_image_identify(src, loads, l->n, 4096);
+	if (!err)
+		take_offsets(l, loads);
 out:
 	free(w.buf);
 	free(loads);

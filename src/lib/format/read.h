@@ -34,6 +34,24 @@ kcore_image_build(uint16_t machine, const unsigned char *notes,
 		  size_t nloads, uint64_t align, unsigned char **ret,
 		  size_t *ret_size, uint64_t *ret_end);
 
+/*
+ * A raw physical image (LiME, AVML) built with EM_NONE and no notes, its
+ * reader ready to read it (pread, next_data): find the kernel's machine
+ * and VMCOREINFO in its memory (detect.c), or take src->given_machine
+ * (--arch) where the memory does not tell, and rebuild src->image with
+ * them (the machine, a VMCOREINFO note).  loads are the image's; their
+ * offsets may move (the reader takes them again).  Sets
+ * info.machine_origin and _paddr, info.vmcoreinfo_paddr.  An error when
+ * the given machine contradicts VMCOREINFO.
+ */
+struct kcore_error *kcore_image_identify(struct kcore_source *src,
+					 struct kcore_image_load *loads,
+					 size_t nloads, uint64_t align);
+
+/* The machine VMCOREINFO text names by the lines only one architecture
+ * publishes (EM_X86_64, EM_AARCH64), or EM_NONE. */
+uint16_t kcore_vmcoreinfo_text_machine(const char *text, size_t len);
+
 /* Append an ELF note (4-byte aligned) to *buf of *len bytes. */
 struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
 				      const char *name, uint32_t type,
@@ -45,6 +63,9 @@ struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
  */
 const unsigned char *kcore_note_find(const unsigned char *notes, size_t len,
 				     const char *name, size_t *ret_len);
+
+/* "x86_64", "aarch64" or "e_machine N" (in buf) for messages. */
+const char *kcore_machine_str(uint16_t machine, char *buf, size_t size);
 
 /* e_machine for a utsname machine string ("x86_64", ...); EM_NONE if
  * unknown. */

@@ -6,8 +6,10 @@
  * mirror of writers.c.  A live process is a reader of its own
  * (process/process.c), opened by pid, not by probing.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -122,6 +124,27 @@ struct kcore_error *kcore_source_open(const char *path,
 	err = kcore_source_parse(src, live, opts);
 	if (err)
 		goto fail;
+	/* A LiME or AVML image took it or refused it (detect.c). */
+	if (opts->machine != EM_NONE && src->info.machine != opts->machine) {
+		char b1[32], b2[32];
+		const char *given =
+			kcore_machine_str(opts->machine, b1, sizeof(b1));
+		const char *is =
+			kcore_machine_str(src->info.machine, b2, sizeof(b2));
+
+		err = src->image
+			      ? kcore_error_create(KCORE_ERR_INVALID, 0, path,
+						   "--arch %s, but its header "
+						   "names %s",
+						   given, is)
+			      : kcore_error_create_at(
+					KCORE_ERR_INVALID, 0, path,
+					offsetof(Elf64_Ehdr, e_machine),
+					"--arch %s, but its ELF header names "
+					"%s",
+					given, is);
+		goto fail;
+	}
 	*ret = src;
 	return NULL;
 fail:

@@ -101,6 +101,7 @@ struct kcore_error *kcore_source_alloc(const char *path,
 		return &kcore_error_nomem;
 	src->fd = -1;
 	src->io = opts->io ? opts->io : &kcore_io_default;
+	src->given_machine = opts->machine;
 	src->path = strdup(path);
 	if (!src->path) {
 		free(src);

@@ -100,10 +100,12 @@ static struct kcore_error *build_header(struct elf_writer *ew)
 			.offset = s->out_offset,
 			.vaddr = s->vaddr,
 			/* ELF32 holds only the 32-bit cores of processes:
-			 * no physical addresses, 0 as the kernel writes. */
-			.paddr = s->has_paddr	       ? s->paddr
-				 : ew->elf_class == 32 ? 0
-						       : UINT64_MAX,
+			 * no physical addresses, 0 as the kernel writes.
+			 * A shared segment (the kernel image inside RAM)
+			 * has none either: its physical pages are RAM's. */
+			.paddr = s->has_paddr && !s->shared ? s->paddr
+				 : ew->elf_class == 32	    ? 0
+							    : UINT64_MAX,
 			.filesz = s->size,
 			.memsz = s->memsz > s->size ? s->memsz : s->size,
 			.align = 0, /* crash misreads p_align 4096 */
@@ -137,6 +139,16 @@ static uint64_t header_room(const struct elf_writer *ew)
  * as TEXT and again in RAM) shares RAM's file bytes: program headers may
  * describe the same bytes, and two copies read at different moments of a
  * live kernel differ (drgn reads the image's, crash RAM's).
+ *
+ * A shared segment is written with p_paddr -1, as kcore's vmalloc: its
+ * physical pages are described once, by RAM.  So the physical ranges of
+ * the PT_LOADs ascend in program header order and do not overlap, which
+ * is what Volatility 3 assumes (its ELF layer finds a physical address by
+ * binary search over the PT_LOADs' p_paddr, in header order): the image,
+ * listed last with the physical address of pages in the middle of RAM,
+ * made every address above the image's end resolve to it and fail.
+ * crash takes phys_base from VMCOREINFO and reads the image physically
+ * (from RAM), drgn and gdb read it by p_vaddr: the same file bytes.
  */
 static struct kcore_error *elfw_plan(struct kcore_plan *plan, uint64_t page,
 				     size_t *dropped)

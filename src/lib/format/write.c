@@ -268,8 +268,9 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 {
 	const struct kcore_source *src = w->ws->src;
 	size_t len = 0, vi_len = 0, meta_len;
+	/* From sysfs: not among the notes. */
 	bool add_vmcoreinfo = src->vmcoreinfo && src->info.vmcoreinfo_origin &&
-			      strcmp(src->info.vmcoreinfo_origin, "note");
+			      !strcmp(src->info.vmcoreinfo_origin, "sysfs");
 	const char *vi_text =
 		add_vmcoreinfo ? kcore_vmcoreinfo_text(src->vmcoreinfo, &vi_len)
 			       : NULL;
