@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # lint-examples: every kcoredump command line in the README's (and
 # docs/reference.md's) code blocks
-# and in the man page's EXAMPLES parses: each is run with --help appended,
+# and in the man page's DESCRIPTION (its five jobs) and EXAMPLES parses: each is run with --help appended,
 # so the option parser accepts (or refuses, exit 2) every option and value
 # before it, and nothing is dumped.  A README or man page that shows an
 # option a command does not have (issue 19 item 6: `pid --format`) fails.
@@ -56,7 +56,7 @@ section, ex = None, False
 for n, line in enumerate(open(man), 1):
     if line.startswith(".SH "):
         section = line[4:].strip()
-    if section != "EXAMPLES":
+    if section not in ("EXAMPLES", "DESCRIPTION"):
         continue
     if line.startswith(".EX"):
         ex = True

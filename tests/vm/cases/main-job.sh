@@ -7,9 +7,9 @@ set -eu
 "$KCOREDUMP" info /proc/kcore > "$OUT/info.txt"
 "$KCOREDUMP" info --json /proc/kcore > "$OUT/info.json"
 "$KCOREDUMP" dump -o "$OUT/ram.elf.zst" --json > "$OUT/ram.json"
-"$KCOREDUMP" --vmalloc-range -o "$OUT/vmalloc.elf" --json > "$OUT/vmalloc.json"
-"$KCOREDUMP" verify "$OUT/ram.elf.zst" > "$OUT/verify-ram.txt"
-"$KCOREDUMP" verify "$OUT/vmalloc.elf" > "$OUT/verify-vmalloc.txt"
+"$KCOREDUMP" dump --vmalloc-range -o "$OUT/vmalloc.elf" --json > "$OUT/vmalloc.json"
+# The same files as scripts/main-job-dumps.sh leaves, for
+# scripts/main-job-summary.py.
+"$KCOREDUMP" verify --json "$OUT/ram.elf.zst" > "$OUT/verify-ram.json"
+"$KCOREDUMP" verify --json "$OUT/vmalloc.elf" > "$OUT/verify-vmalloc.json"
 uname -r > "$OUT/uname-r"
-head -n 5 "$OUT/info.txt"
-cat "$OUT/verify-ram.txt" "$OUT/verify-vmalloc.txt"
