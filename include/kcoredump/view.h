@@ -53,6 +53,9 @@ uint64_t kcore_view_data_bytes(const struct kcore_view *v);
 const char *kcore_view_format(const struct kcore_view *v);
 /* Whether holes are known (else everything is data). */
 bool kcore_view_knows_holes(const struct kcore_view *v);
+/* The served ELF's e_machine: EM_NONE for a LiME or AVML dump whose
+ * memory did not tell it and no machine was given. */
+uint16_t kcore_view_machine(const struct kcore_view *v);
 
 /*
  * Read [offset, offset + len), clipped at the size: *ret_done bytes

@@ -4,6 +4,7 @@
  * same code runs kcoredump convert (cmd-convert.c) with its own option
  * spec: the options share their keys (cli.h).
  */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -891,6 +892,17 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 	}
 	if (!dry_run && !quiet && !ctx->json)
 		warn_free_space(src, plan, &opts);
+	/* An ELF of a LiME or AVML image whose machine is unknown: crash
+	 * refuses e_machine EM_NONE ("machine type mismatch"). */
+	if (opts.format == KCORE_FORMAT_ELF && !quiet && !ctx->json &&
+	    kcore_source_info(src)->physical_only &&
+	    kcore_source_info(src)->machine == EM_NONE)
+		fprintf(stderr,
+			"kcoredump %s: warning: '%s' names no machine and its "
+			"memory does not tell it (no VMCOREINFO, no kernel "
+			"banner): the ELF has e_machine EM_NONE, which crash "
+			"refuses; give --arch x86_64 or --arch aarch64\n",
+			name, cli_esc(source));
 	/* The plan as the format writes it (the dry run shows it). */
 	err = planning_cancelled(
 		&opts, kcore_plan_for_format(plan, opts.format, page_size(src),

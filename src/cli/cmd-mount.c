@@ -10,6 +10,7 @@
  */
 #define FUSE_USE_VERSION 34
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
@@ -548,6 +549,15 @@ static int cmd_mount(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_view_open(dump, &vo, &m.view);
 	if (err)
 		return cli_fail(ctx, err);
+	/* crash refuses EM_NONE ("machine type mismatch"): say what to do. */
+	if (kcore_view_machine(m.view) == EM_NONE && !quiet)
+		fprintf(stderr,
+			"kcoredump mount: warning: '%s' names no machine and "
+			"its memory does not tell it (no VMCOREINFO, no kernel "
+			"banner): " FILE_NAME " has e_machine EM_NONE, which "
+			"crash refuses; mount it with --arch x86_64 or --arch "
+			"aarch64\n",
+			cli_esc(dump));
 	if (verbose)
 		fprintf(stderr,
 			"kcoredump mount: %s as %s/" FILE_NAME

@@ -13,8 +13,8 @@
 #    mismatch" to crash 9);
 #  - mem-banner.lime, mem-banner-arm64.lime (a "Linux version" banner
 #    only): x86_64, aarch64, from the banner;
-#  - mem.lime (neither): EM_NONE, and info says to give --arch; with
-#    --arch aarch64 info, convert and mount say AArch64;
+#  - mem.lime (neither): EM_NONE, and info, convert and mount say to give
+#    --arch; with --arch aarch64 info, convert and mount say AArch64;
 #  - a LiME of 70 ranges, whose headers the note pushes past a page (the
 #    data moves in the image): its data reads back, also through AVML;
 #  - --arch against VMCOREINFO, or against an ELF header, is refused with
@@ -137,6 +137,23 @@ got=$(k info --json --no-holes "$plain" | jq -r '.source | "\(.e_machine) \(.mac
 k info "$plain" | grep -q '^Machine: .*(unknown: no VMCOREINFO or kernel banner found in its memory; give --arch)$' &&
 	ok "LiME without either: info says to give --arch" ||
 	not_ok "LiME without either: info's text: $(k info "$plain" | grep '^Machine')"
+out=$(k convert --format elf "$plain" -o "$tmp/none.elf" 2>&1 > /dev/null)
+[[ $out == *"'$plain' names no machine"*"e_machine EM_NONE, which crash refuses; give --arch x86_64 or --arch aarch64"* ]] &&
+	ok "LiME without either: convert --format elf says to give --arch" ||
+	not_ok "LiME without either: convert --format elf says '$out'"
+if [[ -n $has_fuse ]]; then
+	mkdir -p "$tmp/m"
+	if out=$(k mount "$plain" "$tmp/m" 2>&1); then
+		mounted=$tmp/m
+		[[ $(machine_of "$tmp/m/vmcore") == None &&
+			$out == *"e_machine EM_NONE, which crash refuses; mount it with --arch x86_64 or --arch aarch64"* ]] &&
+			ok "LiME without either: mounted EM_NONE, and mount says to give --arch" ||
+			not_ok "LiME without either: mount says '$out', readelf '$(machine_of "$tmp/m/vmcore")'"
+		fusermount3 -u "$tmp/m" && mounted=
+	else
+		not_ok "mount of the LiME without either: $out"
+	fi
+fi
 info_is "LiME without either, --arch aarch64" "$plain" aarch64 "--arch" --arch aarch64
 if k convert -q --arch aarch64 --format elf "$plain" -o "$tmp/given.elf"; then
 	check_elf "convert --arch aarch64 --format elf" "$tmp/given.elf" AArch64

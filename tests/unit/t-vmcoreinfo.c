@@ -1,7 +1,16 @@
 // SPDX-License-Identifier: MIT
-/* VMCOREINFO parsing and typed look-ups. */
+/* VMCOREINFO parsing and typed look-ups; the machine its lines name. */
+#include <elf.h>
+#include <string.h>
+
 #include "kcoredump/vmcoreinfo.h"
+#include "read.h"
 #include "tap.h"
+
+static unsigned machine(const char *text)
+{
+	return kcore_vmcoreinfo_text_machine(text, strlen(text));
+}
 
 int main(void)
 {
@@ -57,5 +66,24 @@ int main(void)
 	err = kcore_vmcoreinfo_parse("", 0, &vi);
 	ok(!err && kcore_vmcoreinfo_count(vi) == 0, "empty text");
 	kcore_vmcoreinfo_destroy(vi);
+
+	/* detect.c: only lines one architecture publishes name it. */
+	is_int(machine(text), EM_X86_64, "pgtable_l5_enabled: x86_64");
+	is_int(machine("OSRELEASE=6.12\nSYMBOL(init_top_pgt)=ffffffff82a0a000"),
+	       EM_X86_64, "init_top_pgt, last line without newline: x86_64");
+	is_int(machine("OSRELEASE=6.12\nNUMBER(phys_base)=0\nKERNELOFFSET=0\n"),
+	       EM_NONE, "phys_base alone (32-bit x86 has it too): unknown");
+	is_int(machine("OSRELEASE=6.12\nNUMBER(VA_BITS)=48\n"
+		       "NUMBER(kimage_voffset)=0xffff7fff80000000\n"),
+	       EM_AARCH64, "kimage_voffset: aarch64");
+	is_int(machine("NUMBER(TCR_EL1_T1SZ)=16\n"), EM_AARCH64,
+	       "TCR_EL1_T1SZ: aarch64");
+	is_int(machine("OSRELEASE=6.12\nNUMBER(VA_BITS)=39\n"
+		       "NUMBER(phys_ram_base)=0x80000000\n"),
+	       EM_NONE, "VA_BITS alone (riscv64 has it too): unknown");
+	is_int(machine("XSYMBOL(init_top_pgt)=1\nA NUMBER(kimage_voffset)=1\n"),
+	       EM_NONE, "only at the start of a line");
+	is_int(machine("SYMBOL(init_top_pgt)"), EM_NONE,
+	       "the key needs its '='");
 	return tap_done();
 }

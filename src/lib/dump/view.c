@@ -377,6 +377,11 @@ const char *kcore_view_format(const struct kcore_view *v)
 	return kcore_source_format(v->src);
 }
 
+uint16_t kcore_view_machine(const struct kcore_view *v)
+{
+	return v->src->info.machine;
+}
+
 bool kcore_view_knows_holes(const struct kcore_view *v)
 {
 	return kcore_source_knows_holes(v->src);
