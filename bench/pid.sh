@@ -6,6 +6,14 @@
 # tight loop.  The stop as the process saw it is that thread's longest gap
 # during the dump; the idle gap (no dump) is the machine's own noise.
 #   bench/pid.sh [BUILD_DIR] [REPS]   (writes bench/results/pid.{md,json})
+#   bench/pid.sh [BUILD_DIR] [REPS] dense [MIB] [THREADS]
+#     (issue 40; writes bench/results/pid-dense.{md,json}): a process with
+#     a dense MIB MiB area (default 1024) and THREADS threads (default 16)
+#     and nothing sparse, so that the copy is all data and the file's
+#     SHA-256 costs what it can: kcoredump pid (default, SHA-256) and
+#     --hash none against gcore, each writing a file to BENCH_DIR
+#     (default /var/tmp), runs interleaved, medians of REPS.  Ratios are
+#     speeds (gcore's time / kcoredump's) within the one run.
 # gcore writes the whole 64 GiB: it gets a real file only when the work
 # directory has room (BENCH_DIR, default /var/tmp), else /dev/null (its
 # allocated size is then the apparent size of the image) and its time is
@@ -33,9 +41,17 @@ trap cleanup EXIT
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
 
+mode=${3:-sparse}
+dense_mib=${4:-1024}
+dense_threads=${5:-16}
 mkfifo "$work/in"
-"$T" --dense 256 --sparse 64 --touched 16 --threads 3 --stamp \
-	< "$work/in" > "$work/target.out" 2>&1 &
+if [ "$mode" = dense ]; then
+	"$T" --dense "$dense_mib" --sparse 0 --threads "$dense_threads" \
+		< "$work/in" > "$work/target.out" 2>&1 &
+else
+	"$T" --dense 256 --sparse 64 --touched 16 --threads 3 --stamp \
+		< "$work/in" > "$work/target.out" 2>&1 &
+fi
 tpid=$!
 exec {tin}> "$work/in"
 for _ in $(seq 100); do
@@ -43,6 +59,71 @@ for _ in $(seq 100); do
 	sleep 0.1
 done
 grep '^ready' "$work/target.out"
+
+# The dense mode: kcoredump pid (SHA-256, --hash none) and gcore, each to
+# a file, interleaved; medians; then done.
+if [ "$mode" = dense ]; then
+	run1() { # NAME CMD...: one run's wall seconds appended to $work/NAME.t
+		local name=$1 t0 t1
+		shift
+		rm -f "$work/out" "$work/out.json"
+		t0=$(date +%s.%N)
+		"$@" > "$work/out.json" 2> "$work/err" || {
+			echo "bench/pid.sh: $name failed: $(head -c 300 "$work/err")" >&2
+			exit 1
+		}
+		t1=$(date +%s.%N)
+		echo "$t1 - $t0" | bc -l >> "$work/$name.t"
+		if [ "$name" = sha256 ]; then
+			jq -r '[.stats.read_seconds, .stats.phases.file_sha256_seconds,
+				.stats.phases.file_sha256_thread_seconds] | @tsv' "$work/out.json" |
+				awk '{ printf "%.6f %.6f %.6f\n", $1, $2, $3 }' >> "$work/phases.t"
+		fi
+		if [ "$name" = gcore ]; then
+			stat -c %s "$work/out" > "$work/gcore.size"
+		fi
+		return 0
+	}
+	for ((i = 0; i < reps; i++)); do
+		run1 gcore gdb -p "$tpid" -batch -ex "gcore $work/out"
+		run1 sha256 "$K" pid "$tpid" -o "$work/out" --json
+		run1 none "$K" pid "$tpid" -o "$work/out" --json --hash none
+	done
+	med() { median < "$work/$1.t"; }
+	col() { awk -v c="$1" '{ print $c }' "$work/phases.t" | median; }
+	ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+	g=$(med gcore) ks=$(med sha256) kn=$(med none)
+	gsize=$(echo "scale=1; $(cat "$work/gcore.size") / 1048576" | bc -l)
+	cat > "$out/pid-dense.md" << EOF
+# kcoredump pid vs gcore, a dense process ($(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))
+
+Live pidtarget: a dense $dense_mib MiB area (pattern bytes), $dense_threads
+parked threads, nothing sparse.  Each tool writes a file to
+$(df -T "$work" | awk 'NR == 2 { print $2 }') ($work); runs interleaved,
+medians of $reps.  gcore: $(gdb --version | head -1), its core $gsize MiB.
+Speed ratio: gcore's wall time / kcoredump's (above 1: kcoredump is
+faster).  The machine was loaded by other jobs: compare the ratios of
+this run, not seconds between runs.
+
+| run | wall | speed vs gcore |
+|---|---:|---:|
+| gdb gcore | $(printf %.2f "$g") s | 1.00x |
+| kcoredump pid (default: SHA-256 of blocks and of the file) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x |
+| kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x |
+
+Default vs --hash none: $(ratio "$ks" "$kn")x the time.  In the default
+runs (medians): read $(printf %.2f "$(col 1)") s, the wait for the file's
+SHA-256 after the read $(printf %.3f "$(col 2)") s, its thread hashing
+$(printf %.2f "$(col 3)") s alongside the read.
+EOF
+	jq -n --argjson reps "$reps" --argjson mib "$dense_mib" --argjson threads "$dense_threads" \
+		--arg g "$g" --arg ks "$ks" --arg kn "$kn" \
+		'{reps: $reps, dense_mib: $mib, threads: $threads, gcore_s: ($g|tonumber),
+		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_hash_none_s: ($kn|tonumber)}' \
+		> "$out/pid-dense.json"
+	cat "$out/pid-dense.md"
+	exit 0
+fi
 
 # gap: the stamping thread's longest pause since the last call (ns).
 gap()

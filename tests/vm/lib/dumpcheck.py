@@ -78,11 +78,31 @@ def seg_digest(elf, p, block=1 << 20):
     return h.hexdigest()
 
 
+def trailer(elf):
+    """The final metadata text after the image (le64 length, "KCDTRL01"),
+    or None: a hashed ELF file's, or a pipe's (kcoredump(8), Digests)."""
+    size = os.fstat(elf.f.fileno()).st_size
+    if size < 16:
+        return None
+    elf.f.seek(size - 16)
+    t = elf.f.read(16)
+    if t[8:] != b"KCDTRL01":
+        return None
+    n = struct.unpack("<Q", t[:8])[0]
+    if n > size - 16:
+        return None
+    elf.f.seek(size - 16 - n)
+    return elf.f.read(n)
+
+
 def metadata(elf):
-    """The KCOREDUMP note's key=value text (segment= lines as a list)."""
+    """The KCOREDUMP note's key=value text (segment= lines as a list); the
+    trailer's text when the note says digests=trailer."""
     for n, _, desc in elf.notes():
         if n.upper().startswith("KCOREDUMP"):
             md = {"segment": []}
+            if b"\ndigests=trailer\n" in desc:
+                desc = trailer(elf) or desc
             for line in desc.rstrip(b"\0").decode(errors="replace").splitlines():
                 k, _, v = line.partition("=")
                 if k == "segment":
@@ -173,9 +193,9 @@ def check_digests(name, elf, loads, segs, j=None):
               f"{total} vs {j.get('segment_digest_root')}")
     if md is None:
         return
-    if md.get("digests") == "note" or (j is not None and j.get("digests") == "note"):
+    if md.get("digests") in ("note", "trailer") or (j is not None and j.get("digests") in ("note", "trailer")):
         ms = [x.get("sha256") for x in md["segment"]]
-        check(ms == [s.get("sha256") for s in segs], f"{name}: metadata note segment sha256 = JSON",
+        check(ms == [s.get("sha256") for s in segs], f"{name}: metadata (note or trailer) segment sha256 = JSON",
               f"{ms[:2]}...")
         check(j is None or md.get("dump_sha256") == j.get("segment_digest_root"), f"{name}: metadata note dump_sha256 = JSON",
               f"{md.get('dump_sha256')}")
