@@ -25,6 +25,8 @@ if ! is_root; then
 	exit 77
 fi
 NOBODY=65534
+# The private directories under $tmp (one is left behind by the SIGKILL).
+export TMPDIR=$tmp
 mkdir -m 755 "$tmp/bin"
 cp "$subject" "$tmp/bin/subject"
 chmod 755 "$tmp/bin/subject"
