@@ -36,6 +36,12 @@ security tests check time and memory bounds on small ones.
                              of the file (issue 42 item 2)
   hostile.py meta-note N OUT an ELF vmcore whose kcoredump metadata note
                              has N distinct k=v lines (issue 42 item 3)
+  hostile.py kdump-chunks N OUT
+                             a kdump of max_mapnr 2^31 (bitmaps of 256
+                             MiB, holes in the file) whose bitmap 1 holds
+                             4000 bytes of 0x55 at the start of each of
+                             its first N 1 MiB chunks: 16,000 runs each,
+                             1.1 MB on disk for N = 256 (issue 42 item 4)
   hostile.py zst-hole-map IN OUT
                              IN (a .zst dump of ours) with a hole map,
                              CRC valid, that calls every byte a hole
@@ -273,6 +279,38 @@ def meta_note(n, out):
         f.write(b"\x42" * PAGE)
 
 
+def kdump_chunks(n, out):
+    """max_mapnr 2^31: bitmaps of 256 MiB each, holes in the file but
+    for 4000 bytes of 0x55 (every other pfn RAM) at the start of each of
+    the first n 1 MiB chunks of bitmap 1; pfn 0 dumped."""
+    mapnr = 1 << 31
+    bitmap_len = mapnr // 8
+    sub = struct.pack("<QiiQQ", 0, 1, 0, 0, 0)
+    sub += struct.pack("<QQQQQQ", 0, 0, 0, 0, 0, 0)
+    sub += struct.pack("<QQQ", 0, mapnr, mapnr)
+    uts = b"".join(f.ljust(65, b"\0") for f in [b"Linux", b"hostile", b"6.12.0", b"#1", b"x86_64", b""])
+    hdr = b"KDUMP   " + struct.pack("<i", 6) + uts + bytes(6)
+    hdr += struct.pack("<qq", 1700000000, 0)
+    hdr += struct.pack("<IiiIIIIIIi", 0, PAGE, 1, 2 * bitmap_len // PAGE, mapnr & 0xFFFFFFFF,
+                       1, 0, 1, 0, 1)
+    bm1 = 2 * PAGE
+    bm2 = bm1 + bitmap_len
+    desc = bm2 + bitmap_len
+    data = desc + PAGE
+    with open(out, "wb") as f:
+        f.write(hdr.ljust(PAGE, b"\0"))
+        f.write(sub.ljust(PAGE, b"\0"))
+        for c in range(n):
+            f.seek(bm1 + (c << 20))
+            f.write(b"\x55" * 4000)
+        f.seek(bm2)
+        f.write(b"\x01")
+        f.seek(desc)
+        f.write(struct.pack("<QIIQ", data, PAGE, 0, 0))
+        f.seek(data)
+        f.write(b"\x42" * PAGE)
+
+
 def lime(n, out):
     rec = bytearray()
     with open(out, "wb") as f:
@@ -304,6 +342,8 @@ def main():
         truncated_elf(arg, out)
     elif kind == "meta-note":
         meta_note(arg, out)
+    elif kind == "kdump-chunks":
+        kdump_chunks(arg, out)
     elif kind == "flat-kdump":
         flat_kdump(arg, out)
     elif kind == "sparse-kdump":

@@ -472,7 +472,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --debugger --debugger-arguments --open-mapped-files --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	help)

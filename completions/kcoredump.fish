@@ -236,6 +236,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from show' -l help -s h -d 'sho
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l dir -s D -x -a '(__fish_complete_directories)' -d 'the store (default /var/lib/kcoredump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l debugger -x -a 'gdb lldb' -d 'the debugger: gdb (default), lldb, or a program called as gdb'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l debugger-arguments -s A -x -d 'more arguments for the debugger (split at spaces; quotes group)'
+complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l open-mapped-files -d 'also debug another user\'s core (gdb then opens none of the paths it names)'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l quiet -s q -d 'do not say which core the debugger runs on'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l verbose -s v -d 'also print the debugger\'s command line'
 complete -c kcoredump -n '__fish_seen_subcommand_from debug' -l help -s h -d 'show this help and exit'

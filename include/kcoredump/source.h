@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "io.h"
@@ -298,6 +299,14 @@ struct kcore_error *kcore_source_modules(struct kcore_source *src,
 					 struct kcore_module **ret,
 					 size_t *ret_count);
 void kcore_modules_free(struct kcore_module *mods, size_t count);
+/*
+ * Whether a process core is of a process that ran as uid: its
+ * NT_PRPSINFO says so (there must be one), and so do the auxiliary
+ * vector's AT_UID and AT_EUID where there is one.  KCORE_ERR_ACCESS,
+ * naming the other uid, when not.
+ */
+struct kcore_error *kcore_source_check_process_uid(struct kcore_source *src,
+						   uid_t uid);
 
 #ifdef __cplusplus
 }

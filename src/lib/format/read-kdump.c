@@ -48,10 +48,12 @@
 #define MAX_RUNS	   (1u << 22)
 /* Runs of bitmap 1 cost a few hundred bytes each in the readers and the
  * plan (over a KiB in convert): at most one per 16 bytes of bitmap 1 the
- * file holds, and 64 Ki whatever it holds, so that memory follows the
- * file (a 2 MB file with 4 Mi runs took 5 GB in convert). */
+ * file holds (counted by 4 KiB page), and 64 Ki whatever it holds, so
+ * that memory follows the file (a 2 MB file with 4 Mi runs took 5 GB in
+ * convert). */
 #define MIN_RUNS_CAP  (1u << 16)
 #define RUN_CAP_BYTES 16
+#define HELD_PAGE     4096 /* what a file system keeps as data or hole */
 #define DUMP_COMPRESS_FLAGS                                           \
 	(KDUMP_STATUS_ZLIB | KDUMP_STATUS_LZO | KDUMP_STATUS_SNAPPY | \
 	 KDUMP_STATUS_ZSTD)
@@ -819,6 +821,8 @@ read_sub_header(struct kcore_source *src, struct kdump *k, struct header *h,
  */
 static uint64_t next_data(struct kcore_source *src, struct kdump *k,
 			  uint64_t offset);
+static uint64_t data_end(struct kcore_source *src, struct kdump *k,
+			 uint64_t offset);
 
 /* Bitmap 2 as its chunks with bits set, their ranks and the descriptor
  * count. */
@@ -911,19 +915,32 @@ static struct kcore_error *read_runs(struct kcore_source *src, struct kdump *k,
 
 	if (!chunk)
 		return &kcore_error_nomem;
-	/* The bytes of bitmap 1 the file holds (its chunks with data). */
-	for (uint64_t at = 0; at < need; at += chunk_bytes) {
-		uint64_t n = need - at < chunk_bytes ? need - at : chunk_bytes;
-		uint64_t d = next_data(src, k, bitmap1_off + at);
+	/*
+	 * The bytes of bitmap 1 the file holds, by 4 KiB page: each step
+	 * goes from the next data to where it ends.  (Whole 1 MiB chunks
+	 * were counted before: 4000 bytes at the start of each of 256
+	 * chunks, 1.1 MB on disk, were credited 256 MiB.)
+	 */
+	for (uint64_t at = 0; at < need;) {
+		uint64_t d = next_data(src, k, bitmap1_off + at), e;
 
-		if (d < bitmap1_off + at + n) {
-			held += n;
-		} else if (d - bitmap1_off > at + chunk_bytes) {
-			if (d == UINT64_MAX || d - bitmap1_off >= need)
-				break;
-			at = (d - bitmap1_off) / chunk_bytes * chunk_bytes -
-			     chunk_bytes;
-		}
+		if (d == UINT64_MAX || d - bitmap1_off >= need)
+			break;
+		d = (d - bitmap1_off) / HELD_PAGE * HELD_PAGE;
+		if (d < at)
+			d = at;
+		e = data_end(src, k, bitmap1_off + d);
+		if (e == UINT64_MAX || e - bitmap1_off >= need)
+			e = need;
+		else
+			e = (e - bitmap1_off + HELD_PAGE - 1) / HELD_PAGE *
+			    HELD_PAGE;
+		if (e <= d)
+			e = d + HELD_PAGE;
+		if (e > need)
+			e = need;
+		held += e - d;
+		at = e;
 	}
 	max_runs = held / RUN_CAP_BYTES;
 	if (max_runs < MIN_RUNS_CAP)
@@ -1206,6 +1223,23 @@ static uint64_t next_data(struct kcore_source *src, struct kdump *k,
 	if (d < 0)
 		return errno == ENXIO ? UINT64_MAX : offset;
 	return (uint64_t)d;
+}
+
+/* Where the data at offset ends: the next hole of a plain file, the
+ * page's end where the records tell data from holes (flattened), and
+ * UINT64_MAX where all is data. */
+static uint64_t data_end(struct kcore_source *src, struct kdump *k,
+			 uint64_t offset)
+{
+	off_t h;
+
+	if (k->raw.next_data)
+		return offset + HELD_PAGE;
+	if (k->raw.read != file_read)
+		return UINT64_MAX;
+	h = lseek(src->fd, (off_t)offset, SEEK_HOLE);
+	return h < 0 || (uint64_t)h <= offset ? offset + HELD_PAGE
+					      : (uint64_t)h;
 }
 
 static bool kdump_probe(const unsigned char *magic, size_t len)

@@ -569,28 +569,12 @@ static struct kcore_error *elf_modules(Elf *elf, int core_fd, const char *path,
 	return err;
 }
 
-/*
- * KCORE_MODULES_OPEN_FILES only for the caller's own cores: a file the
- * caller owns, of a process that ran as the caller (NT_PRPSINFO, and
- * the auxiliary vector's AT_UID and AT_EUID where there is one).
- */
-static struct kcore_error *check_own_core(struct kcore_source *src)
+struct kcore_error *kcore_source_check_process_uid(struct kcore_source *src,
+						   uid_t uid)
 {
-	uid_t me = getuid();
-	struct stat st;
 	bool have_ps = false, other = false;
 	uint64_t who = 0;
 
-	if (fstat(src->fd, &st) != 0)
-		return kcore_error_create(KCORE_ERR_OS, errno, src->path,
-					  "cannot stat");
-	if (st.st_uid != me)
-		return kcore_error_create(
-			KCORE_ERR_ACCESS, 0, src->path,
-			"the file is uid %u's, not the caller's (uid %u): the "
-			"paths a core names are opened only in one's own "
-			"cores",
-			(unsigned)st.st_uid, (unsigned)me);
 	for (size_t i = 0; i < src->nnotes; i++) {
 		const struct kcore_note *note = &src->notes[i];
 
@@ -603,7 +587,7 @@ static struct kcore_error *check_own_core(struct kcore_source *src)
 
 			if (err)
 				return err;
-			if (ps.uid != me) {
+			if (ps.uid != uid) {
 				who = ps.uid;
 				other = true;
 			}
@@ -619,7 +603,7 @@ static struct kcore_error *check_own_core(struct kcore_source *src)
 			for (size_t k = 0; k < n; k++)
 				if ((av[k].type == AT_UID ||
 				     av[k].type == AT_EUID) &&
-				    av[k].value != me) {
+				    av[k].value != uid) {
 					who = av[k].value;
 					other = true;
 				}
@@ -636,8 +620,31 @@ static struct kcore_error *check_own_core(struct kcore_source *src)
 			KCORE_ERR_ACCESS, 0, src->path,
 			"a core of uid %llu's process, not the caller's (uid "
 			"%u): the paths it names are not opened",
-			(unsigned long long)who, (unsigned)me);
+			(unsigned long long)who, (unsigned)uid);
 	return NULL;
+}
+
+/*
+ * KCORE_MODULES_OPEN_FILES only for the caller's own cores: a file the
+ * caller owns, of a process that ran as the caller (NT_PRPSINFO, and
+ * the auxiliary vector's AT_UID and AT_EUID where there is one).
+ */
+static struct kcore_error *check_own_core(struct kcore_source *src)
+{
+	uid_t me = getuid();
+	struct stat st;
+
+	if (fstat(src->fd, &st) != 0)
+		return kcore_error_create(KCORE_ERR_OS, errno, src->path,
+					  "cannot stat");
+	if (st.st_uid != me)
+		return kcore_error_create(
+			KCORE_ERR_ACCESS, 0, src->path,
+			"the file is uid %u's, not the caller's (uid %u): the "
+			"paths a core names are opened only in one's own "
+			"cores",
+			(unsigned)st.st_uid, (unsigned)me);
+	return kcore_source_check_process_uid(src, me);
 }
 
 /* Copy the data of segment seg into fd at its offset, holes left out. */
