@@ -449,6 +449,27 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			r->digest_location ? r->digest_location : "-");
 }
 
+void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st)
+{
+	json_object_begin(j, "stats");
+	json_u64(j, "bytes_total", st->bytes_total);
+	json_u64(j, "bytes_read", st->bytes_read);
+	json_u64(j, "bytes_hole", st->bytes_hole);
+	json_u64(j, "bytes_excluded", st->bytes_excluded);
+	json_u64(j, "bytes_zero", st->bytes_zero);
+	json_u64(j, "bytes_written", st->bytes_written);
+	json_u64(j, "bytes_unreadable", st->bytes_unreadable);
+	json_double(j, "seconds", st->elapsed);
+	/* Binary units, as the text's MiB/s (issue 46: was decimal MB/s
+	 * as read_mb_per_s). */
+	json_double(j, "read_mib_per_s",
+		    st->elapsed > 0 ? (double)st->bytes_read / st->elapsed /
+					      (1024.0 * 1024.0)
+				    : 0);
+	json_bool(j, "seek_data", st->seek_data);
+	json_object_end(j);
+}
+
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];

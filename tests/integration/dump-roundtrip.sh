@@ -155,7 +155,7 @@ roundtrip()
 		check "$name: $tool -d output has no trailer" \
 			[ "$(tail -c 8 "$d/stream.$c")" != KCDTRL01 ]
 		check "$name: $tool -d output verifies with the digests in its note" \
-			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digest_location == \"note\"' >/dev/null"
+			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digests == \"note\"' >/dev/null"
 		check "$name: $tool -d image has the .elf's size" \
 			[ "$(stat -c %s "$d/stream.$c")" = "$(stat -c %s "$d/x.elf")" ]
 		check "$name: $tool -d image equals the .elf from the first PT_LOAD ($off) on" \
@@ -179,7 +179,7 @@ mkdir "$d"
 check "pipe: the stream ends with the KCDTRL01 trailer" \
 	[ "$(tail -c 8 "$d/p.elf")" = KCDTRL01 ]
 check "pipe: the image before the trailer verifies" \
-	bash -c "'$kcoredump' verify --json '$d/p.elf' | jq -e '.ok and .digest_location == \"trailer\"' >/dev/null"
+	bash -c "'$kcoredump' verify --json '$d/p.elf' | jq -e '.ok and .digests == \"trailer\"' >/dev/null"
 if strip_trailer "$d/p.elf" "$d/image.elf" >"$d/cmp" &&
 	same_memory "$fixdir/process-x86_64.core" "$d/image.elf" >"$d/cmp2"; then
 	ok "pipe: the image reads back as the source's memory"

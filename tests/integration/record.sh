@@ -53,7 +53,7 @@ check "record: tool version and build" [ "$(j .tool.version)" = "$(k version | s
 check "record: case, examiner and notes" [ "$(j .case)" = 'C-17 "x"' ] &&
 	[ "$(j .examiner)" = 'A. Examiner' ] && [ "$(j .notes)" = $'seized at 10:00\nrack 4' ]
 check "record: a read window (start <= end, ISO 8601 UTC)" \
-	jqe '(.read.start | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .read.start <= .read.end' case.json
+	jqe '(.read.start_utc | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .read.start_utc <= .read.end_utc' case.json
 # The segment digests are the dump's own (verify checks them).
 check "record: the segment digests are the summary's" \
 	[ "$(jq -c '[.segments[].sha256]' case.json)" = \
