@@ -156,7 +156,7 @@ for ((i = 0; i < reps; i++)); do
 	t1=$(date +%s.%N)
 	k_gaps+=("$(gap)")
 	k_times+=("$(elapsed "$t0" "$t1")")
-	k_stops+=("$(jq .process.stop_ns "$work/k.json")")
+	k_stops+=("$(jq '.process.stop_seconds * 1e9 | floor' "$work/k.json")")
 done
 k_time=$(printf '%s\n' "${k_times[@]}" | median)
 k_gap=$(printf '%s\n' "${k_gaps[@]}" | median)

@@ -27,6 +27,8 @@ pkgs=(
 	libssl-dev libcap-dev libacl1-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
+	# the --json outputs against docs/schema/ (tests/integration/json-schema.py)
+	python3-jsonschema
 	# kcoredump mount: fusermount3 mounts and unmounts
 	fuse3
 	# the real-kernel VM rig (tests/vm)

@@ -316,6 +316,8 @@ struct json;
  */
 void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			  const char *nostore);
+/* A dump's "stats" object: dump, convert and pid (one vocabulary). */
+void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st);
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
 /*
  * Where a dump's time went: the read (its rate's divisor), the end of the

@@ -446,34 +446,17 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r,
 			 const struct cli_record *record)
 {
-	const struct kcore_dump_stats *st = &r->stats;
 	struct json j;
 
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
-	json_string(&j, "output", r->output_path ? r->output_path : "-");
+	json_string(&j, "path", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
 	json_string(&j, "format", kcore_format_name(o->format));
 	if (r->detail.object)
 		cli_json_detail(&j, &r->detail);
 	json_u64(&j, "dropped_segments", r->dropped_segments);
-	json_object_begin(&j, "stats");
-	json_u64(&j, "bytes_total", st->bytes_total);
-	json_u64(&j, "bytes_read", st->bytes_read);
-	json_u64(&j, "bytes_hole", st->bytes_hole);
-	json_u64(&j, "bytes_excluded", st->bytes_excluded);
-	json_u64(&j, "bytes_zero", st->bytes_zero);
-	json_u64(&j, "bytes_written", st->bytes_written);
-	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
-	json_double(&j, "seconds", st->elapsed);
-	json_double(&j, "read_seconds", st->read_seconds);
-	json_double(&j, "read_mb_per_s",
-		    st->read_seconds > 0
-			    ? (double)st->bytes_read / st->read_seconds / 1e6
-			    : 0);
-	json_bool(&j, "seek_data", st->seek_data);
-	cli_dump_time_json(&j, st);
-	json_object_end(&j);
+	cli_dump_stats_json(&j, &r->stats);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	cli_dump_segments_json(&j, plan, true,
@@ -481,8 +464,8 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	cli_dump_incomplete_json(&j, r);
 	if (record) {
 		json_object_begin(&j, "record");
-		json_string(&j, "json", cli_record_json_path(record));
-		json_string(&j, "text", cli_record_text_path(record));
+		json_string(&j, "path", cli_record_json_path(record));
+		json_string(&j, "text_path", cli_record_text_path(record));
 		json_object_end(&j);
 	} else {
 		json_null(&j, "record");

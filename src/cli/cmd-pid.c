@@ -230,8 +230,8 @@ static void process_json(struct json *j, const struct kcore_process_info *pi,
 	json_string(j, "name", si->process_name);
 	json_u64(j, "threads", pi->nthreads);
 	json_bool(j, "kept_stopped", kept);
-	json_u64(j, "stop_ns", pi->stop_ns);
-	json_u64(j, "capture_ns", pi->capture_ns);
+	json_double(j, "stop_seconds", (double)pi->stop_ns / 1e9);
+	json_double(j, "capture_seconds", (double)pi->capture_ns / 1e9);
 	json_hex(j, "filter", pi->filter);
 	json_string(j, "filter_from", pi->filter_from);
 	json_string(j, "pagemap_method", pi->pagemap_method);
@@ -249,41 +249,17 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 			 bool no_hash)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	char hex[2 * KCORE_DIGEST_LEN + 1];
 	struct json j;
 
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
-	json_string(&j, "output", r->output_path ? r->output_path : "-");
+	json_string(&j, "path", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
-	json_object_begin(&j, "stats");
-	json_u64(&j, "bytes_total", st->bytes_total);
-	json_u64(&j, "bytes_read", st->bytes_read);
-	json_u64(&j, "bytes_hole", st->bytes_hole);
-	json_u64(&j, "bytes_zero", st->bytes_zero);
-	json_u64(&j, "bytes_written", st->bytes_written);
-	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
-	json_double(&j, "seconds", st->elapsed);
-	json_double(&j, "read_seconds", st->read_seconds);
-	cli_dump_time_json(&j, st);
-	json_object_end(&j);
-	json_array_begin(&j, "segments");
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *p = &plan->segs[i];
-
-		json_object_begin(&j, NULL);
-		json_string(&j, "class", kcore_segment_class_name(p->cls));
-		json_string(&j, "label", p->label);
-		json_hex(&j, "vaddr", p->vaddr);
-		json_u64(&j, "size", p->size);
-		json_u64(&j, "data_bytes", p->data_bytes);
-		kcore_hex(p->digest, KCORE_DIGEST_LEN, hex);
-		json_string(&j, "sha256", no_hash ? NULL : hex);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	cli_dump_stats_json(&j, st);
+	/* dump --json's segments (paddr null: a process has none). */
+	cli_dump_segments_json(&j, plan, true, !no_hash);
 	cli_dump_incomplete_json(&j, r);
 	json_object_end(&j);
 	json_finish(&j);

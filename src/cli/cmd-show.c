@@ -589,9 +589,9 @@ static void show_json(struct json *j, const char *dir,
 	if (asprintf(&path, "%s/%s%s%s", dir, c->subdir ? c->subdir : "",
 		     c->subdir ? "/" : "",
 		     c->core_name ? c->core_name : c->meta_name) > 0)
-		json_string(j, "storage", path);
+		json_string(j, "path", path);
 	else
-		json_null(j, "storage");
+		json_null(j, "path");
 	free(path);
 	if (json_valid(c->json)) {
 		json_raw(j, "record", c->json);

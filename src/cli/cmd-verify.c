@@ -215,7 +215,7 @@ static void render_verify_json(const char *dump,
 
 	json_init(&j, stdout);
 	json_object_begin(&j, NULL);
-	json_string(&j, "dump", dump);
+	json_string(&j, "path", dump);
 	json_bool(&j, "ok",
 		  r->match && (!r->compared || !r->differ_bytes) &&
 			  !r->incomplete && (!fc->expected || fc->match));
@@ -237,8 +237,10 @@ static void render_verify_json(const char *dump,
 		    : r->page_compression ? r->page_compression
 					  : "none");
 	json_string(&j, "page_compression", r->page_compression);
-	json_string(&j, "digest_location", r->digest_location);
-	json_string(&j, "digests", digest_origin(dump, r));
+	/* Where the digests are ("note", "trailer", "none"), as dump
+	 * --json says; null: none found, digests_detail says why. */
+	json_string(&j, "digests", r->digest_location);
+	json_string(&j, "digests_detail", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	json_string(&j, "segment_digest_root", hex);
 	if (fc->expected) {
@@ -268,7 +270,7 @@ static void render_verify_json(const char *dump,
 		json_string(&j, "sha256", hex);
 		if (v->has_expected) {
 			kcore_hex(v->expected, KCORE_DIGEST_LEN, hex);
-			json_string(&j, "expected", hex);
+			json_string(&j, "sha256_expected", hex);
 		}
 		if (r->compared)
 			json_u64(&j, "source_bytes_differ", v->differ_bytes);

@@ -173,7 +173,7 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 
 	json_init(&j, f);
 	json_object_begin(&j, NULL);
-	json_string(&j, "record", "kcoredump-acquisition-record-1");
+	json_string(&j, "record", "kcoredump-acquisition-record-2");
 	json_object_begin(&j, "tool");
 	json_string(&j, "name", "kcoredump");
 	json_string(&j, "version", KCOREDUMP_VERSION);
@@ -210,8 +210,8 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	json_string(&j, "kernel_release", in->kernel_release);
 	json_object_end(&j);
 	json_object_begin(&j, "read");
-	json_string(&j, "start", x->t0);
-	json_string(&j, "end", x->t1);
+	json_string(&j, "start_utc", x->t0);
+	json_string(&j, "end_utc", x->t1);
 	json_double(&j, "seconds", st->read_seconds);
 	json_object_end(&j);
 	cli_dump_time_json(&j, st);
@@ -222,20 +222,21 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 		    kcore_format_page_codec(o->format)
 			    ? kcore_codec_name(o->codec)
 			    : kcore_compress_name(o->compress));
-	json_u64(&j, "bytes", st->bytes_written);
+	json_u64(&j, "bytes_written", st->bytes_written);
 	json_string(&j, "file_sha256", x->file_hex[0] ? x->file_hex : NULL);
 	json_string(&j, "file_sha256_missing", x->file_why);
 	json_string(&j, "segment_digest_root",
 		    x->root_hex[0] ? x->root_hex : NULL);
 	json_string(&j, "digests", r->digest_location);
 	json_object_end(&j);
-	json_object_begin(&j, "bytes");
-	json_u64(&j, "total", st->bytes_total);
-	json_u64(&j, "read", st->bytes_read);
-	json_u64(&j, "hole", st->bytes_hole);
-	json_u64(&j, "zero", st->bytes_zero);
-	json_u64(&j, "excluded", st->bytes_excluded);
-	json_u64(&j, "unreadable", st->bytes_unreadable);
+	/* The byte counts under dump --json's names (issue 46). */
+	json_object_begin(&j, "stats");
+	json_u64(&j, "bytes_total", st->bytes_total);
+	json_u64(&j, "bytes_read", st->bytes_read);
+	json_u64(&j, "bytes_hole", st->bytes_hole);
+	json_u64(&j, "bytes_zero", st->bytes_zero);
+	json_u64(&j, "bytes_excluded", st->bytes_excluded);
+	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
 	json_object_end(&j);
 	cli_dump_segments_json(&j, plan, true, x->root_hex[0] != '\0');
 	cli_dump_incomplete_json(&j, r);

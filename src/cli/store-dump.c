@@ -71,11 +71,11 @@ int store_dump(struct cli_ctx *ctx, const char *cmd, const char *dir, int argc,
 
 		json_init(&j, f);
 		json_object_begin(&j, NULL);
-		json_string(&j, "core", path);
+		json_string(&j, "source", path);
 		if (strcmp(output, "-") == 0)
-			json_null(&j, "output");
+			json_null(&j, "path");
 		else
-			json_string(&j, "output", output);
+			json_string(&j, "path", output);
 		json_u64(&j, "bytes", size);
 		json_object_begin(&j, "stored");
 		store_json_core(&j, c);

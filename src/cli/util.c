@@ -474,6 +474,30 @@ void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st)
 	json_object_end(j);
 }
 
+void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st)
+{
+	json_object_begin(j, "stats");
+	json_u64(j, "bytes_total", st->bytes_total);
+	json_u64(j, "bytes_read", st->bytes_read);
+	json_u64(j, "bytes_hole", st->bytes_hole);
+	json_u64(j, "bytes_excluded", st->bytes_excluded);
+	json_u64(j, "bytes_zero", st->bytes_zero);
+	json_u64(j, "bytes_written", st->bytes_written);
+	json_u64(j, "bytes_unreadable", st->bytes_unreadable);
+	json_double(j, "seconds", st->elapsed);
+	json_double(j, "read_seconds", st->read_seconds);
+	/* Binary units, as the text's MiB/s (issue 46: was decimal MB/s
+	 * as read_mb_per_s), over the read (issue 40). */
+	json_double(j, "read_mib_per_s",
+		    st->read_seconds > 0 ? (double)st->bytes_read /
+						   st->read_seconds /
+						   (1024.0 * 1024.0)
+					 : 0);
+	json_bool(j, "seek_data", st->seek_data);
+	cli_dump_time_json(j, st);
+	json_object_end(j);
+}
+
 void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];

@@ -156,7 +156,7 @@ check "show -S/-U: the one crash of that day" bash -c "'$kcoredump' show --dir '
 check "show --json: one record with list's fields, storage and the metadata" bash -c "
 	jq -e '.cores | length == 1' '$tmp/show.json' >/dev/null &&
 	jq -e '.cores[0] | .pid == 4243 and .gid == 1002 and .comm == \"other\" and .core_present' '$tmp/show.json' >/dev/null &&
-	jq -e '.cores[0].storage == \"$dl/core.other.1000.4243.1700086400\"' '$tmp/show.json' >/dev/null &&
+	jq -e '.cores[0].path == \"$dl/core.other.1000.4243.1700086400\"' '$tmp/show.json' >/dev/null &&
 	jq -e '.cores[0].record == \$m[0]' --slurpfile m '$dl/core.other.1000.4243.1700086400.json' '$tmp/show.json' >/dev/null"
 check "show --json -1 and no match" bash -c "'$kcoredump' show --dir '$dl' --json -1 | jq -e '[.cores[].pid] == [4244]' >/dev/null &&
 	{ '$kcoredump' show --dir '$dl' --json COMM=nope >'$tmp/none.json' 2>/dev/null; [ \$? -eq 1 ]; } &&

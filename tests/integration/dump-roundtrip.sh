@@ -158,7 +158,7 @@ roundtrip()
 		check "$name: $tool -d output ends with the trailer" \
 			[ "$(tail -c 8 "$d/stream.$c")" = KCDTRL01 ]
 		check "$name: $tool -d output verifies with the digests in its trailer" \
-			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digest_location == \"trailer\"' >/dev/null"
+			bash -c "'$kcoredump' verify --json '$d/stream.$c' | jq -e '.ok and .digests == \"trailer\"' >/dev/null"
 		local img_z img_e
 		img_z=$(($(stat -c %s "$d/stream.$c") - $(trailer_len "$d/stream.$c")))
 		img_e=$(($(stat -c %s "$d/x.elf") - $(trailer_len "$d/x.elf")))
@@ -186,7 +186,7 @@ mkdir "$d"
 check "pipe: the stream ends with the KCDTRL01 trailer" \
 	[ "$(tail -c 8 "$d/p.elf")" = KCDTRL01 ]
 check "pipe: the image before the trailer verifies" \
-	bash -c "'$kcoredump' verify --json '$d/p.elf' | jq -e '.ok and .digest_location == \"trailer\"' >/dev/null"
+	bash -c "'$kcoredump' verify --json '$d/p.elf' | jq -e '.ok and .digests == \"trailer\"' >/dev/null"
 if strip_trailer "$d/p.elf" "$d/image.elf" >"$d/cmp" &&
 	same_memory "$fixdir/process-x86_64.core" "$d/image.elf" >"$d/cmp2"; then
 	ok "pipe: the image reads back as the source's memory"

@@ -50,7 +50,7 @@ check "... and the summary went to stderr" grep -q "to stdout" err
 
 "$kcoredump" dump -D "$d" -q -j 4252 -o j.core > j.json 2>&1
 check "-j: one JSON document naming the core, output and bytes" \
-	jq -e --arg n "$(stat -c %s "$fix")" '.bytes == ($n | tonumber) and .output == "j.core" and (.core | endswith(".zst")) and .stored.pid == 4252' j.json > /dev/null
+	jq -e --arg n "$(stat -c %s "$fix")" '.bytes == ($n | tonumber) and .path == "j.core" and (.source | endswith(".zst")) and .stored.pid == 4252' j.json > /dev/null
 
 "$kcoredump" dump -D "$d" COMM=nope -o n.core > /dev/null 2> err
 st=$?

@@ -53,12 +53,12 @@ check "record: tool version and build" [ "$(j .tool.version)" = "$(k version | s
 check "record: case, examiner and notes" [ "$(j .case)" = 'C-17 "x"' ] &&
 	[ "$(j .examiner)" = 'A. Examiner' ] && [ "$(j .notes)" = $'seized at 10:00\nrack 4' ]
 check "record: a read window (start <= end, ISO 8601 UTC)" \
-	jqe '(.read.start | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .read.start <= .read.end' case.json
+	jqe '(.read.start_utc | test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$")) and .read.start_utc <= .read.end_utc' case.json
 # Issue 40: read.seconds is the read window (end - start), not the whole
 # dump; the steps after it are phases of their own.
 check "record: read.seconds is end - start (to a millisecond)" \
 	jqe 'def ns: capture("(?<s>[0-9-]+T[0-9:]+)\\.(?<f>[0-9]+)Z") | ((.s + "Z") | fromdateiso8601) + ("0." + .f | tonumber);
-		((.read.end | ns) - (.read.start | ns) - .read.seconds) | fabs < 0.002' case.json
+		((.read.end_utc | ns) - (.read.start_utc | ns) - .read.seconds) | fabs < 0.002' case.json
 check "record: the phases (read, end of the file, file SHA-256, publishing) add up to at most the whole" \
 	jqe '.phases | .read_seconds == (.read_seconds | numbers) and .read_seconds + .finish_seconds +
 		.file_sha256_seconds + .publish_seconds <= .total_seconds + 0.001 and .file_sha256_thread_seconds >= 0' case.json

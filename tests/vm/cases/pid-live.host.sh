@@ -17,7 +17,7 @@ jqcheck "pid: 4 threads, PAGEMAP_SCAN, under 64 MiB of memory read, the $sparse 
 	'.process.threads == 4 and .process.pagemap_method == "PAGEMAP_SCAN"
 	 and .process.bytes_read < 67108864
 	 and .stats.bytes_hole > ($g * 1073741824 - 16 * 1048576)' --argjson g "$sparse"
-jq -r '"# stop \(.process.stop_ns) ns, read \(.process.bytes_read) bytes in \(.stats.seconds) s"' \
+jq -r '"# stop \(.process.stop_seconds) s, read \(.process.bytes_read) bytes in \(.stats.seconds) s"' \
 	"$d/pid.json"
 if [[ "$(eu-readelf -h "$d/kernel.core" | grep -E 'Machine|Class|Data')" == \
 	"$(eu-readelf -h "$d/ours.core" | grep -E 'Machine|Class|Data')" ]]; then

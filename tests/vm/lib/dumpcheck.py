@@ -296,7 +296,7 @@ def check_throughput(d, j):
                 rates.append(nb / s / 1e6)
                 print(f"# {b}: kpread --bench {nb} bytes in {s:.3f} s = {nb / s / 1e6:.1f} MB/s")
     print(f"# dump: bytes_read {br} in {secs:.3f} s = {dump_mbps:.1f} MB/s "
-          f"(JSON read_mb_per_s {st.get('read_mb_per_s')}), bytes_hole {st.get('bytes_hole')}, "
+          f"(JSON read_mib_per_s {st.get('read_mib_per_s')}), bytes_hole {st.get('bytes_hole')}, "
           f"bytes_zero {st.get('bytes_zero')}, bytes_written {st.get('bytes_written')}")
     check(br > 0, "dump read some RAM (stats.bytes_read > 0)")
     if not rates:
