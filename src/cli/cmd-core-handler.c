@@ -914,14 +914,20 @@ static int listen_on(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct stat sb;
+	mode_t old;
+	bool bound;
 	int fd;
 
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	if (lstat(path, &sb) == 0 && S_ISSOCK(sb.st_mode))
 		unlink(path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
+	/* Born 0600: between bind and a chmod, the umask's mode would let
+	 * others connect. */
+	old = umask(0077);
+	bound = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+	umask(old);
+	if (!bound || chmod(path, 0600) < 0 || listen(fd, 16) < 0) {
 		fprintf(stderr,
 			"kcoredump core-handler: cannot listen on %s: %s\n",
 			cli_esc(path), strerror(errno));

@@ -220,6 +220,28 @@ static void check_file(const struct kcore_source *src,
 	free(t.entries);
 }
 
+/* Our metadata note's key=value lines (only a KCOREDUMP note of its
+ * type decodes; the rest must be refused cleanly). */
+static void check_metadata(const struct kcore_source *src,
+			   const struct kcore_note *note)
+{
+	struct kcore_metadata m;
+	struct kcore_error *err = kcore_note_metadata(src, note, &m);
+
+	if (err) {
+		consume_error(err);
+		return;
+	}
+	if (m.nfields > KCORE_METADATA_MAX_FIELDS)
+		abort();
+	for (size_t i = 0; i < m.nfields; i++) {
+		touch_str(m.fields[i].key);
+		touch_str(m.fields[i].value);
+	}
+	touch_str(kcore_metadata_get(&m, "dump_sha256"));
+	kcore_metadata_deinit(&m);
+}
+
 static void check_notes(struct kcore_source *src)
 {
 	size_t n = kcore_source_nnotes(src);
@@ -242,6 +264,7 @@ static void check_notes(struct kcore_source *src)
 		check_siginfo(src, note);
 		check_auxv(src, note);
 		check_file(src, note);
+		check_metadata(src, note);
 	}
 	sink += kcore_source_note(src, n) == NULL;
 }

@@ -12,12 +12,17 @@
 #       bytes of a request, then the end), "garbage" (neither), "refuse"
 #       (answer the ack with mark 3), "silent" (nothing, the handler's
 #       timeout must end it).  OUT gets one JSON line: the ack bytes, the
-#       handler's exit status, whether it closed its end after the core.
+#       handler's exit status, whether it closed its end after the core
+#       (or "refused": it closed before all was sent).  The handler serves
+#       only a task the kernel is dumping (PIDFD_COREDUMPED), which this
+#       script never is: every MODE must be refused, nothing stored.
 #   core-socket-peer.py connect MODE CORE OUT SOCKET
 #       the same against a listening socket (no handler to run).
 #   core-socket-peer.py listen-fd SOCKET -- HANDLER ARGS...
 #       a listening socket on fd 3 with LISTEN_FDS=1 and LISTEN_PID set,
-#       as systemd passes it, then one "request" connection to it.
+#       as systemd passes it, then one "request" connection to it (CORE,
+#       OUT from the environment); with DONE=PATH, no connection of its
+#       own: the kernel's (a crash the test makes), until PATH exists.
 import json
 import os
 import socket
@@ -30,7 +35,18 @@ KERNEL, USERSPACE, REJECT, WAIT = 1, 2, 4, 8
 
 
 def play(sock, mode, core):
+    """MODE on sock; a server that closes at once (it serves only the
+    kernel's connections for a crash) leaves "refused" true."""
     res = {"mode": mode}
+    try:
+        return play_(sock, mode, core, res)
+    except (ConnectionResetError, BrokenPipeError) as e:
+        res["refused"] = True
+        res["error"] = str(e)
+        return res
+
+
+def play_(sock, mode, core, res):
     if mode in ("request", "refuse"):
         sock.sendall(struct.pack("<IIQ", 16, 16,
                                  KERNEL | USERSPACE | REJECT | WAIT))
@@ -117,11 +133,21 @@ def main():
             ["/bin/sh", "-c",
              'LISTEN_PID=$$ LISTEN_FDS=1 exec "$@"', "sh"] + cmd,
             pass_fds=(3,))
-        os.close(3)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(path)
-        res = play(s, "request", core)
-        s.close()
+        if ls.fileno() != 3:
+            os.close(3)
+        if os.environ.get("DONE"):
+            # The kernel connects (the test crashes a process): wait
+            # until the test says it is over.
+            res = {"mode": "kernel"}
+            for _ in range(1200):
+                if os.path.exists(os.environ["DONE"]):
+                    break
+                time.sleep(0.1)
+        else:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            res = play(s, "request", core)
+            s.close()
         # The handler serves until told to stop.
         time.sleep(1)
         p.terminate()

@@ -1,23 +1,29 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# kcoredump core-handler on the kernel's coredump socket, the test
-# playing the kernel (core-socket-peer.py) on a socketpair, a listening
-# socket (--socket PATH) and a socket passed as systemd does (LISTEN_FDS):
-# the request protocol's answer is the kernel's format (size 16, spare 0,
-# mask COREDUMP_KERNEL | COREDUMP_WAIT), the stored core is identical to
-# what was sent, the metadata says how it came (socket-request or socket,
-# the peer's pidfd and cgroup), limits cut it as for the pipe, and a
-# refused, short, malformed or silent connection ends with one line of
-# error and nothing stored.  core_pattern is never touched.
+# kcoredump core-handler on the kernel's coredump socket.  It serves only
+# a task the kernel is dumping (its pidfd's PIDFD_GET_INFO says
+# PIDFD_COREDUMPED, issue 42 item 5), so a test playing the kernel
+# (core-socket-peer.py, a live process) is refused, whatever it sends:
+# on a socketpair, a listening socket (--socket PATH) and a socket passed
+# as systemd does (LISTEN_FDS), with one line of error, no answer and
+# nothing stored.  Real crashes (root: core_pattern "@@PATH" and "@PATH",
+# under the shared core_pattern lock, the old pattern put back) are
+# stored: the request protocol's answer is the kernel's format (size 16,
+# spare 0, mask COREDUMP_KERNEL | COREDUMP_WAIT), the metadata says how
+# the core came (socket-request or socket, the peer's pidfd and cgroup),
+# limits cut it as for the pipe.
 #   core-socket.sh KCOREDUMP FIXDIR
 set -uo pipefail
 kcoredump=$1 fixdir=$2
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 tmp=$(mktemp -d)
+chmod 711 "$tmp"
 listener=
+old_pattern=
 cleanup() {
 	[ -n "$listener" ] && kill "$listener" 2>/dev/null
+	[ -n "$old_pattern" ] && printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -51,105 +57,35 @@ res() { jq -r "$1" "$tmp/res.json" 2>/dev/null || echo "?"; }
 quiet() { "$@" >/dev/null 2>&1; }
 
 core=$fix
-# A real process core too, when kcoredump pid can take one here.
-sleep 300 &
-sl=$!
-sleep 0.5
-if "$kcoredump" pid "$sl" -o "$tmp/real.core" >/dev/null 2>&1; then
-	ok "a real core of a sleeping process from kcoredump pid"
-	cores="$fix $tmp/real.core"
-else
-	echo "# kcoredump pid could not take a core here: the fixture only"
-	cores=$fix
-fi
-kill "$sl" 2>/dev/null
-wait "$sl" 2>/dev/null
+refusal="is not a task the kernel is dumping"
 
-# --- the request protocol ("@@") -------------------------------------------
-n=0
-for core in $cores; do
-	n=$((n + 1))
-	d=$tmp/req$n
-	play request "$d" -v
-	check "request $n: handler exit 0 ($(res .rc); $(head -c 300 "$tmp/err"))" [ "$(res .rc)" = 0 ]
-	check "request $n: ack is size 16, spare 0, mask KERNEL|WAIT (bytes $(res .ack))" \
-		[ "$(res .ack)" = 10000000000000000900000000000000 ]
-	check "request $n: the handler closed its end after the core (COREDUMP_WAIT)" \
-		[ "$(res .closed)" = true ]
-	c=$(stored "$d")
-	check "request $n: one core stored ($c)" [ -n "$c" ] && [ -f "$c.json" ]
-	[ -n "$c" ] || continue
-	check "request $n: stored core is cmp-identical to what was sent" cmp -s "$core" "$c"
-	m=$c.json
-	check "request $n: metadata received.via socket-request" \
-		[ "$(jq -r .received.via "$m")" = socket-request ]
-	check "request $n: metadata has the request and our answer" \
-		[ "$(jq -r '.received.request | "\(.size) \(.size_ack) \(.mask) \(.ack_mask)"' "$m")" = "16 16 0xf 0x9" ]
-	check "request $n: the peer's pid is the test's ($(jq .pid "$m"))" \
-		[ "$(jq .pid "$m")" = "$(jq .received.peer_pid "$m")" ]
-	if [ "$(jq -r .received.pidfd "$m")" = true ]; then
-		check "request $n: a cgroup id from PIDFD_GET_INFO" \
-			[ "$(jq -r '.received.cgroup_id | type' "$m")" = number ]
-	else
-		echo "# no pidfd: $(jq -r .received.pidfd_why_not "$m")"
-	fi
-	check "request $n: complete" [ "$(jq -r .truncation_reason "$m")" = complete ]
-	check "request $n: kcoredump info reads the stored core" \
-		quiet "$kcoredump" info "$c"
-	check "request $n: -v logged the connection" grep -q "connection via socket-request" "$tmp/err"
-done
-core=$fix
-
-# --- "@": the core at once ---------------------------------------------------
-d=$tmp/plain
-play plain "$d"
-check "plain: handler exit 0 ($(head -c 300 "$tmp/err"))" [ "$(res .rc)" = 0 ]
-c=$(stored "$d")
-check "plain: stored core is cmp-identical" cmp -s "$fix" "${c:-/nonexistent}"
-check "plain: metadata received.via socket" \
-	[ "$(jq -r .received.via "${c:-x}.json" 2>/dev/null)" = socket ]
-check "plain: no request in the metadata" \
-	[ "$(jq -r .received.request "${c:-x}.json" 2>/dev/null)" = null ]
-
-# --- limits apply as for the pipe -------------------------------------------
-d=$tmp/small
-play request "$d" --max-size 40K
-c=$(stored "$d")
-check "max-size: stored, exit 0" [ "$(res .rc)" = 0 -a -n "$c" ]
-check "max-size: truncated for max-size" \
-	[ "$(jq -r .truncation_reason "${c:-x}.json" 2>/dev/null)" = max-size ]
-check "max-size: the handler closed the connection (the kernel stops there)" [ "$(res .closed)" = true ]
-
-# --- refused, short, malformed, silent ---------------------------------------
-for case in "reject:does not offer" "short:request ends after 8" \
-	"garbage:neither a core nor" "refuse:refused our answer (mark 3" \
-	"silent:within the time limit"; do
-	mode=${case%%:*} want=${case#*:}
-	d=$tmp/$mode
-	play "$mode" "$d" --timeout 2
-	lines=$(grep -c . "$tmp/err")
-	check "$mode: exit non-zero ($(res .rc))" [ "$(res .rc)" != 0 ] && [ "$(res .rc)" != "?" ]
-	check "$mode: one line of error ($(head -c 300 "$tmp/err"))" [ "$lines" = 1 ]
-	check "$mode: the error says '$want'" grep -qF "$want" "$tmp/err"
+# --- a live process playing the kernel: refused ----------------------------
+for mode in request plain reject short garbage refuse silent; do
+	d=$tmp/fake-$mode
+	play "$mode" "$d" -v --timeout 2
+	check "$mode from a live process: exit non-zero ($(res .rc))" \
+		[ "$(res .rc)" != 0 ] && [ "$(res .rc)" != "?" ]
+	check "$mode: the error says why ($(head -c 300 "$tmp/err"))" grep -qF "$refusal" "$tmp/err"
+	check "$mode: no answer sent" [ "$(res '.ack // ""')" = "" ]
 	check "$mode: nothing stored" [ -z "$(stored "$d")" ]
 done
+check "the error names the pidfd's coredump mask" grep -q "coredump mask 0x[0-9a-f]* without PIDFD_COREDUMPED" "$tmp/err"
 
 # --- --socket PATH: a listener, a child per connection -----------------------
 d=$tmp/listen
 mkdir -m 700 "$d"
-"$kcoredump" core-handler -D "$d" --no-sync -q --socket "$tmp/s.sock" 2>"$tmp/lerr" &
+"$kcoredump" core-handler -D "$d" --no-sync --socket "$tmp/s.sock" 2>"$tmp/lerr" &
 listener=$!
 for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.1; done
 check "--socket: listening, mode 0600" [ "$(stat -c %a "$tmp/s.sock" 2>/dev/null)" = 600 ]
 rm -f "$tmp/res.json"
 "$PY" "$peer" connect request "$fix" "$tmp/res.json" "$tmp/s.sock"
-check "--socket: ack KERNEL|WAIT" [ "$(res .ack_mask)" = 9 ]
 "$PY" "$peer" connect plain "$fix" "$tmp/res2.json" "$tmp/s.sock"
-for _ in $(seq 200); do [ "$(stored "$d" | wc -l)" -ge 2 ] && break; sleep 0.1; done
-k=0
-for c in $(stored "$d"); do cmp -s "$fix" "$c" && k=$((k + 1)); done
-check "--socket: two connections, two identical cores ($k)" [ "$k" = 2 ]
-check "--socket: -q logged nothing ($(head -c 300 "$tmp/lerr"))" [ ! -s "$tmp/lerr" ]
+for _ in $(seq 100); do [ "$(grep -c "$refusal" "$tmp/lerr")" -ge 2 ] && break; sleep 0.1; done
+check "--socket: two connections of a live process refused, logged" \
+	[ "$(grep -c "$refusal" "$tmp/lerr")" = 2 ]
+check "--socket: nothing stored" [ -z "$(stored "$d")" ]
+check "--socket: still listening" kill -0 "$listener"
 kill "$listener"
 wait "$listener"
 check "--socket: ends on SIGTERM, removing its socket" [ ! -e "$tmp/s.sock" ]
@@ -161,13 +97,110 @@ mkdir -m 700 "$d"
 rm -f "$tmp/res.json"
 CORE=$fix OUT=$tmp/res.json "$PY" "$peer" listen-fd "$tmp/a.sock" -- \
 	"$kcoredump" core-handler -D "$d" --no-sync 2>"$tmp/err"
-c=$(stored "$d")
-check "LISTEN_FDS: ack KERNEL|WAIT ($(head -c 300 "$tmp/err"))" [ "$(res .ack_mask)" = 9 ]
-check "LISTEN_FDS: stored core is cmp-identical" cmp -s "$fix" "${c:-/nonexistent}"
+check "LISTEN_FDS: a live process refused ($(head -c 300 "$tmp/err"))" grep -qF "$refusal" "$tmp/err"
+check "LISTEN_FDS: nothing stored" [ -z "$(stored "$d")" ]
 
 # --- usage ---------------------------------------------------------------------
 "$kcoredump" core-handler --socket relative >/dev/null 2>&1
 check "--socket relative: usage error" [ $? -eq 2 ]
 "$kcoredump" core-handler --socket /tmp/x.sock 1 2 3 4 5 </dev/null >/dev/null 2>&1
 check "--socket with the kernel's arguments: usage error" [ $? -eq 2 ]
+
+# --- real crashes: the kernel connects --------------------------------------
+# (core_pattern is this machine's: the lock every such test shares, the
+# old pattern put back on exit.)
+if [ "$(id -u)" != 0 ]; then
+	skip "real crashes through the socket: needs root to set core_pattern"
+	finish
+fi
+exec 9>/tmp/kcd-core-pattern.lock
+flock 9
+old_pattern=$(cat /proc/sys/kernel/core_pattern)
+if ! printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern; then
+	old_pattern=
+	skip "real crashes through the socket: core_pattern is not writable"
+	finish
+fi
+ulimit -c unlimited
+# crash PATTERN DIR: a sleep killed by SIGABRT with core_pattern PATTERN;
+# its pid in $cpid; waits (20 s at most) for a core in DIR.
+crash() {
+	printf '%s\n' "$1" >/proc/sys/kernel/core_pattern
+	sleep 60 &
+	cpid=$!
+	sleep 0.2
+	kill -ABRT "$cpid"
+	wait "$cpid" 2>/dev/null
+	for _ in $(seq 200); do
+		c=$(stored "$2")
+		[ -n "$c" ] && [ -s "$c.json" ] && break
+		sleep 0.1
+	done
+	c=$(stored "$2")
+}
+# listen DIR ARGS...: a listener on $tmp/k.sock storing into DIR.
+listen() {
+	local dir=$1
+	shift
+	mkdir -m 700 "$dir"
+	rm -f "$tmp/k.sock"
+	"$kcoredump" core-handler -D "$dir" --no-sync --socket "$tmp/k.sock" "$@" 2>"$tmp/lerr" &
+	listener=$!
+	for _ in $(seq 100); do [ -S "$tmp/k.sock" ] && break; sleep 0.1; done
+}
+unlisten() {
+	kill "$listener"
+	wait "$listener"
+	listener=
+}
+
+d=$tmp/req
+listen "$d" -v
+crash "@@$tmp/k.sock" "$d"
+check "request: a real crash stored ($c; $(head -c 300 "$tmp/lerr"))" [ -n "$c" ] && [ -f "$c.json" ]
+m=${c:-x}.json
+check "request: metadata received.via socket-request" \
+	[ "$(jq -r .received.via "$m" 2>/dev/null)" = socket-request ]
+check "request: the kernel's request and our answer (size 16, mask KERNEL|WAIT)" \
+	[ "$(jq -r '.received.request | "\(.size) \(.size_ack) \(.ack_mask)"' "$m" 2>/dev/null)" = "16 16 0x9" ]
+check "request: the crashed pid, signal 6, PIDFD_COREDUMPED in the mask" bash -c "
+	jq -e '.pid == $cpid and .signal == 6 and .received.pidfd and (.received.coredump_mask % 2 == 1)' '$m' >/dev/null"
+check "request: a cgroup id from PIDFD_GET_INFO" \
+	[ "$(jq -r '.received.cgroup_id | type' "$m" 2>/dev/null)" = number ]
+check "request: complete" [ "$(jq -r .truncation_reason "$m" 2>/dev/null)" = complete ]
+check "request: kcoredump info reads the stored core, the process's pid" bash -c "
+	'$kcoredump' info '${c:-x}' | grep -q 'pid $cpid'"
+check "request: -v logged the connection" grep -q "connection via socket-request" "$tmp/lerr"
+unlisten
+
+d=$tmp/plain
+listen "$d"
+crash "@$tmp/k.sock" "$d"
+check "plain: a real crash stored ($(head -c 300 "$tmp/lerr"))" [ -n "$c" ]
+check "plain: metadata received.via socket, no request" \
+	[ "$(jq -r '"\(.received.via) \(.received.request)"' "${c:-x}.json" 2>/dev/null)" = "socket null" ]
+check "plain: complete, signal 6" \
+	[ "$(jq -r '"\(.truncation_reason) \(.signal)"' "${c:-x}.json" 2>/dev/null)" = "complete 6" ]
+unlisten
+
+d=$tmp/small
+listen "$d" --max-size 40K
+crash "@@$tmp/k.sock" "$d"
+check "max-size: stored, truncated for max-size" \
+	[ "$(jq -r .truncation_reason "${c:-x}.json" 2>/dev/null)" = max-size ]
+unlisten
+
+d=$tmp/activated-real
+mkdir -m 700 "$d"
+rm -f "$tmp/done" "$tmp/b.sock"
+DONE=$tmp/done CORE=$fix OUT=$tmp/res.json "$PY" "$peer" listen-fd "$tmp/b.sock" -- \
+	"$kcoredump" core-handler -D "$d" --no-sync 2>"$tmp/err" &
+act=$!
+for _ in $(seq 100); do [ -S "$tmp/b.sock" ] && break; sleep 0.1; done
+crash "@@$tmp/b.sock" "$d"
+touch "$tmp/done"
+wait "$act"
+check "LISTEN_FDS: a real crash stored ($(head -c 300 "$tmp/err"))" \
+	[ "$(jq -r .received.via "${c:-x}.json" 2>/dev/null)" = socket-request ]
+printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
 finish

@@ -24,6 +24,9 @@
  *
  * Which one it is shows in the first bytes: a core starts with "\177ELF",
  * a request with its size (16 or more, little-endian), never that.
+ *
+ * A connection is served only when the peer's pidfd says the kernel is
+ * dumping that task's core (require_coredump()).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +322,42 @@ static struct kcore_error *handshake(int fd, uint64_t deadline,
 	return NULL;
 }
 
+/*
+ * Only the kernel's connection for a crash is served: the peer's pidfd
+ * must say, through PIDFD_GET_INFO, that the task is dumping core
+ * (PIDFD_COREDUMPED, which the kernel sets before it connects, since
+ * the coredump socket came in Linux 6.16), as systemd-coredump requires.  Any
+ * other process that can connect (root's own, or anyone's, should the socket's
+ * mode allow it) would have its "core" stored as a crash.  Nothing is read from
+ * it, no answer sent.
+ */
+static struct kcore_error *require_coredump(const struct kcore_ch_crash *crash,
+					    const struct kcore_ch_peer *peer)
+{
+	const char *why = NULL;
+	char buf[128];
+
+	if (peer->pidfd < 0 || !peer->have_info) {
+		why = peer->pidfd_why[0] ? peer->pidfd_why : "no pidfd";
+	} else if (!peer->have_coredump_mask) {
+		why = "PIDFD_GET_INFO has no coredump information (a kernel "
+		      "before 6.16)";
+	} else if (!(peer->coredump_mask & CD_COREDUMPED)) {
+		snprintf(buf, sizeof(buf),
+			 "PIDFD_GET_INFO: coredump mask 0x%" PRIx32
+			 " without PIDFD_COREDUMPED",
+			 peer->coredump_mask);
+		why = buf;
+	}
+	if (!why)
+		return NULL;
+	return kcore_error_create(
+		KCORE_ERR_ACCESS, 0, "<coredump socket>",
+		"the peer (pid %" PRId64 ", uid %" PRIu32 ") is not a task "
+		"the kernel is dumping: %s; nothing read or stored",
+		crash->pid, crash->uid, why);
+}
+
 struct kcore_error *kcore_ch_socket_accept(int fd, uint64_t timeout_ms,
 					   struct kcore_ch_crash *crash,
 					   struct kcore_ch_peer *peer,
@@ -338,6 +377,9 @@ struct kcore_error *kcore_ch_socket_accept(int fd, uint64_t timeout_ms,
 	crash->time = (int64_t)time(NULL);
 	crash->dump_mode = -1;
 	peer_facts(fd, crash, peer);
+	err = require_coredump(crash, peer);
+	if (err)
+		return err;
 	err = handshake(fd, deadline, peer, ret_via);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, sizeof(none));
 	return err;

@@ -412,6 +412,38 @@ static const struct kcore_note *our_note(const struct kcore_source *src)
  * notes of the ELF dump it reads, and their digests describe that dump
  * (our writer says output_format=kdump; LiME files have no notes).
  */
+static int cmp_seg_paddr(const void *a, const void *b)
+{
+	const struct kcore_segment *x = *(const struct kcore_segment *const *)a;
+	const struct kcore_segment *y = *(const struct kcore_segment *const *)b;
+
+	return x->paddr < y->paddr ? -1 : x->paddr > y->paddr;
+}
+
+/* The segment of byidx (n, sorted by paddr, disjoint: a kdump's runs)
+ * that holds [paddr, paddr + size), or NULL. */
+static const struct kcore_segment *
+holding(const struct kcore_segment *const *byaddr, size_t n, uint64_t paddr,
+	uint64_t size)
+{
+	size_t lo = 0, hi = n;
+	const struct kcore_segment *g;
+
+	while (lo < hi) { /* the first with a start above paddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (byaddr[mid]->paddr <= paddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	g = byaddr[lo - 1];
+	return size <= g->memsz && paddr - g->paddr <= g->memsz - size ? g
+								       : NULL;
+}
+
 static bool note_segments(const struct kcore_source *src,
 			  const struct kcore_note *n,
 			  struct kcore_segment **ret, size_t *ret_count)
@@ -419,19 +451,30 @@ static bool note_segments(const struct kcore_source *src,
 	const char *fmt = kcore_source_format(src);
 	const char *t = (const char *)n->desc, *end = t + n->descsz;
 	struct kcore_segment *segs = NULL;
-	size_t count = 0;
+	const struct kcore_segment **byaddr;
+	size_t count = 0, cap = 0, nload = 0;
 	bool ours = false;
 
 	if (strcmp(fmt, "kdump") && strcmp(fmt, "flattened"))
 		return false;
+	/* The file's segments by address: a line finds its own in log n
+	 * (one by one, a note of many lines in a file of many runs cost
+	 * their product). */
+	byaddr = calloc(src->nsegments ? src->nsegments : 1, sizeof(*byaddr));
+	if (!byaddr)
+		return false;
+	for (size_t i = 0; i < src->nsegments; i++)
+		if (src->segments[i].type == PT_LOAD &&
+		    src->segments[i].has_paddr && src->segments[i].memsz)
+			byaddr[nload++] = &src->segments[i];
+	qsort(byaddr, nload, sizeof(*byaddr), cmp_seg_paddr);
 	for (const char *l = t; l < end;) {
 		const char *nl = memchr(l, '\n', (size_t)(end - l));
 		size_t len = (size_t)((nl ? nl : end) - l);
 		unsigned long long vaddr, size, paddr, rel;
 		char line[256];
 		size_t idx;
-		struct kcore_segment *m;
-		const struct kcore_segment *in = NULL;
+		const struct kcore_segment *in;
 
 		snprintf(line, sizeof(line), "%.*s", (int)len, l);
 		l += len + 1;
@@ -441,21 +484,22 @@ static bool note_segments(const struct kcore_source *src,
 			   "segment=%zu vaddr=0x%llx size=0x%llx paddr=0x%llx",
 			   &idx, &vaddr, &size, &paddr) != 4)
 			continue;
-		for (size_t i = 0; i < src->nsegments && !in; i++) {
-			const struct kcore_segment *g = &src->segments[i];
+		in = holding(byaddr, nload, paddr, size);
+		if (in && idx == count && count == cap) {
+			size_t nc = cap ? 2 * cap : 64;
+			struct kcore_segment *m =
+				realloc(segs, nc * sizeof(*segs));
 
-			if (g->type == PT_LOAD && g->has_paddr &&
-			    paddr >= g->paddr && size <= g->memsz &&
-			    paddr - g->paddr <= g->memsz - size)
-				in = &src->segments[i];
+			if (m) {
+				segs = m;
+				cap = nc;
+			}
 		}
-		m = idx == count ? realloc(segs, (count + 1) * sizeof(*segs))
-				 : NULL;
-		if (!in || !m) {
-			free(m ? m : segs);
+		if (!in || idx != count || count == cap) {
+			free(segs);
+			free(byaddr);
 			return false;
 		}
-		segs = m;
 		rel = paddr - in->paddr;
 		segs[count] = *in;
 		segs[count].vaddr = vaddr;
@@ -468,6 +512,7 @@ static bool note_segments(const struct kcore_source *src,
 					     : size;
 		count++;
 	}
+	free(byaddr);
 	if (!ours || !count) {
 		free(segs);
 		return false;
