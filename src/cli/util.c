@@ -489,10 +489,10 @@ void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st)
 	/* Binary units, as the text's MiB/s (issue 46: was decimal MB/s
 	 * as read_mb_per_s), over the read (issue 40). */
 	json_double(j, "read_mib_per_s",
-		    st->read_seconds > 0 ? (double)st->bytes_read /
-						   st->read_seconds /
-						   (1024.0 * 1024.0)
-					 : 0);
+		    st->read_seconds > 0
+			    ? (double)st->bytes_read / st->read_seconds /
+				      (1024.0 * 1024.0)
+			    : 0);
 	json_bool(j, "seek_data", st->seek_data);
 	cli_dump_time_json(j, st);
 	json_object_end(j);
