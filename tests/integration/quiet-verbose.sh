@@ -103,8 +103,9 @@ check "show -v: the record" grep -q '^ *Record: {' "$tmp/sv"
 mkdir "$tmp/bin"
 printf '#!/bin/sh\necho "fake-gdb $*"\n' > "$tmp/bin/fake-gdb"
 chmod +x "$tmp/bin/fake-gdb"
-PATH=$tmp/bin:$PATH k debug -q -D "$store" --debugger fake-gdb myprog > "$tmp/dq" 2> "$tmp/dqe"
+# Another user's core (the fixture is uid 1000's): --open-mapped-files.
+PATH=$tmp/bin:$PATH k debug -q -D "$store" --open-mapped-files --debugger fake-gdb myprog > "$tmp/dq" 2> "$tmp/dqe"
 check "debug -q: the debugger ran, nothing said" grep -q '^fake-gdb' "$tmp/dq" && [ ! -s "$tmp/dqe" ]
-PATH=$tmp/bin:$PATH k debug -v -D "$store" --debugger fake-gdb myprog > "$tmp/dv" 2> "$tmp/dve"
+PATH=$tmp/bin:$PATH k debug -v -D "$store" --open-mapped-files --debugger fake-gdb myprog > "$tmp/dv" 2> "$tmp/dve"
 check "debug -v: the debugger's command line" grep -q 'running fake-gdb .*-c ' "$tmp/dve"
 finish
