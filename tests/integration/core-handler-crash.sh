@@ -15,7 +15,9 @@
 # build IDs (path and hex), Access in words and the container rows, list
 # takes -n N and -r; a --socket
 # listener with --timeout 2 stores a crash 4 s after its start (each
-# connection has its own time limit), an unprivileged one says which facts
+# connection has its own time limit), a 4 GiB sparse crash through @@ uses
+# the page tables as on the pipe and is stored as the kernel's file-mode
+# core, an unprivileged one says which facts
 # the kernel refused it and why; --install sets core_pipe_limit (to
 # --max-handlers) and says how to restore it.
 #
@@ -343,6 +345,66 @@ if [ "$kv" -ge 6016 ]; then
 	listener=
 else
 	skip "listener: Linux $(uname -r) has no coredump socket (6.16)"
+fi
+
+# --- 5b. a sparse crash through @@: the page tables used as on the pipe ----
+# The kernel writes the zeros into the socket as into a pipe; the handler
+# looks at the peer's page tables and moves those zeros on to /dev/null
+# unread (splice through a pipe of its own), and --timeout does not count
+# them.  The stored core is compared byte for byte with the kernel's
+# file-mode core of the same program run the same way (no ASLR): the same
+# size and headers, the sparse mapping (where the zeros were skipped) the
+# same; elsewhere two runs differ in a few bytes (CPU times, registers,
+# what the process derived from AT_RANDOM), which are listed.
+if [ "$kv" -ge 6017 ]; then
+	d=$tmp/s5b
+	mkdir -m 700 "$d" "$tmp/s5bref"
+	sock=$tmp/s5b.sock
+	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
+		2>"$tmp/s5b.log" &
+	listener=$!
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$sock" ] && break
+		sleep 0.1
+	done
+	printf '@@%s\n' "$sock" >/proc/sys/kernel/core_pattern
+	(cd "$tmp" && exec setarch -R "$sparse" "$tmp/s5b.desc" 4) >/dev/null 2>&1
+	pid=$(awk '$1 == "pid" { print $2 }' "$tmp/s5b.desc")
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "4 GiB sparse crash via @@: complete, via socket-request, page tables used, $(jq .pagemap.unread_bytes "$m") of $(jq .stream_bytes "$m") bytes unread" \
+			"$m" '.complete and .received.via == "socket-request" and
+			.pagemap.used and .pagemap.why_not == null and
+			.pagemap.unread_bytes >= 0.99 * .stream_bytes'
+		el=$(jq .stream_seconds "$m")
+		if jq -e '.stream_seconds > 2' "$m" >/dev/null; then
+			jqcheck "@@ with --timeout 2, the stream in $el s: complete, $(jq .pagemap.hole_seconds "$m") s of zeros not counted" \
+				"$m" '.complete and .pagemap.hole_seconds > 2'
+		else
+			skip "@@ --timeout: the stream took $el s, within --timeout 2"
+		fi
+		vm_check "4 GiB sparse crash via @@: the touched pages hold the pattern, untouched ones zeros" \
+			"${m%.json}" "$tmp/s5b.desc" --sparse
+		printf '%s\n' "$tmp/s5bref/core.%p" >/proc/sys/kernel/core_pattern
+		(cd "$tmp" && exec setarch -R "$sparse" "$tmp/s5bref.desc" 4) >/dev/null 2>&1
+		ref=$tmp/s5bref/core.$(awk '$1 == "pid" { print $2 }' "$tmp/s5bref.desc")
+		map=$(awk '$1 == "mapping" { print $2 }' "$tmp/s5b.desc")
+		if [ -f "$ref" ] && "$PY" "$(dirname "$0")/../tools/core-bytes.py" \
+			"$ref" "${m%.json}" --strict "$map" >"$tmp/s5b.cmp" 2>&1; then
+			ok "4 GiB sparse crash via @@: size, headers and the 4 GiB mapping byte for byte those of the kernel's file-mode core ($(tr '\n' ';' <"$tmp/s5b.cmp"))"
+		else
+			not_ok "4 GiB sparse crash via @@: not the kernel's file-mode core"
+			diag <"$tmp/s5b.cmp"
+		fi
+	else
+		not_ok "4 GiB sparse crash via @@: nothing stored"
+		diag <"$tmp/s5b.log"
+	fi
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+else
+	skip "sparse crash via @@: Linux $(uname -r) takes no @@ socket pattern (6.17)"
 fi
 
 # --- 6. --install sets core_pipe_limit and says how to restore it ---------

@@ -241,7 +241,11 @@ struct ch {
 	 * (NULL: read everything), and /dev/null to splice them into. */
 	struct ch_holes *holes;
 	int null_fd;
-	size_t pipe_size; /* F_GETPIPE_SZ */
+	size_t pipe_size; /* F_GETPIPE_SZ (of drain_pipe on a socket) */
+	/* The stream is the coredump socket: its hole bytes go through
+	 * drain_pipe (splice needs a pipe at one end) to /dev/null. */
+	bool in_sock;
+	int drain_pipe[2];
 
 	/* From the notes. */
 	struct kcore_source fake; /* path and info for the note decoders */

@@ -230,6 +230,32 @@ static long fill_pipe(struct ch *ch, size_t want)
 	return avail;
 }
 
+/* Move up to len bytes from the socket through drain_pipe to /dev/null:
+ * the bytes moved; -1 when the socket's splice failed, -2 when ours into
+ * /dev/null did (errno). */
+static ssize_t splice_sock(struct ch *ch, size_t len)
+{
+	ssize_t n = splice(ch->o->in_fd, NULL, ch->drain_pipe[1], NULL, len,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+	for (ssize_t out = 0; n > 0 && out < n;) {
+		ssize_t k = splice(ch->drain_pipe[0], NULL, ch->null_fd, NULL,
+				   (size_t)(n - out), SPLICE_F_MOVE);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			/* Bytes left in our pipe would come back as the
+			 * stream's next ones: give up on the stream. */
+			if (k == 0)
+				errno = EIO;
+			return -2;
+		}
+		out += k;
+	}
+	return n;
+}
+
 /*
  * Consume stream bytes [pos, pos + len), inside a hole run of the page
  * tables, without reading them: splice(2) hands the pipe's pages to
@@ -238,7 +264,8 @@ static long fill_pipe(struct ch *ch, size_t want)
  * pages) finds them still empty.  *ret_done is short when a page appeared
  * there, at the end of the stream or when stopped; the caller reads the
  * rest.  Three quarters of the pipe at a time: fewer wake-ups, and the
- * kernel keeps writing meanwhile.
+ * kernel keeps writing meanwhile.  On the coredump socket the same,
+ * through a pipe of ours (splice_sock()), as much as the socket holds.
  * The time it takes does not count for the deadline (at_hole()).
  */
 struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
@@ -257,7 +284,10 @@ struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 			break;
 		if (want > len - done)
 			want = (size_t)(len - done);
-		avail = fill_pipe(ch, want);
+		/* The socket holds what the kernel's send buffer allows
+		 * (net.core.wmem_default: about 180 KiB of zeros here), then
+		 * the writer waits for us: waiting for more only stalls it. */
+		avail = ch->in_sock ? ch_pipe_bytes(ch) : fill_pipe(ch, want);
 		if (avail < 0) {
 			ch_drop_holes(ch, "FIONREAD on the stream failed: %s",
 				      strerror(errno));
@@ -283,8 +313,17 @@ struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 		}
 		if (err || !empty)
 			break;
-		n = splice(ch->o->in_fd, NULL, ch->null_fd, NULL, take,
-			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		n = ch->in_sock
+			    ? splice_sock(ch, take)
+			    : splice(ch->o->in_fd, NULL, ch->null_fd, NULL,
+				     take, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n == -2) {
+			err = kcore_error_create_at(
+				KCORE_ERR_OS, errno, ch->in_name,
+				ch->res->stream_bytes,
+				"splice to /dev/null failed");
+			break;
+		}
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0) {
@@ -895,6 +934,11 @@ void ch_stream_deinit(struct ch *ch)
 	if (ch->null_fd >= 0)
 		close(ch->null_fd);
 	ch->null_fd = -1;
+	for (int i = 0; i < 2; i++) {
+		if (ch->drain_pipe[i] >= 0)
+			close(ch->drain_pipe[i]);
+		ch->drain_pipe[i] = -1;
+	}
 	free(ch->prefix);
 	free(ch->ph);
 	free(ch->caps);

@@ -604,11 +604,10 @@ static struct kcore_error *find_holes(struct ch *ch)
 		ch_drop_holes(ch, "--no-pagemap");
 		return NULL;
 	}
-	if (fstat(o->in_fd, &sb) < 0 || !S_ISFIFO(sb.st_mode)) {
-		ch_drop_holes(ch, S_ISSOCK(sb.st_mode)
-					  ? "the core stream is a socket (its "
-					    "zeros are read)"
-					  : "the core stream is not a pipe");
+	if (fstat(o->in_fd, &sb) < 0 ||
+	    !(S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))) {
+		ch_drop_holes(ch, "the core stream is neither a pipe nor a "
+				  "socket");
 		return NULL;
 	}
 	if (!ch->proc_ok) {
@@ -634,7 +633,22 @@ static struct kcore_error *find_holes(struct ch *ch)
 	free(loads);
 	if (err || !ch->holes)
 		return err;
-	n = fcntl(o->in_fd, F_GETPIPE_SZ);
+	if (S_ISSOCK(sb.st_mode)) {
+		/* The coredump socket (the kernel writes its zeros as on a
+		 * pipe): splice(2) moves them, page references and no
+		 * copy, from the socket into a pipe of ours and on to
+		 * /dev/null. */
+		ch->in_sock = true;
+		if (pipe2(ch->drain_pipe, O_CLOEXEC) < 0) {
+			ch_drop_holes(ch, "cannot make a pipe: %s",
+				      strerror(errno));
+			return NULL;
+		}
+		fcntl(ch->drain_pipe[0], F_SETPIPE_SZ, (int)CH_BLOCK);
+		n = fcntl(ch->drain_pipe[0], F_GETPIPE_SZ);
+	} else {
+		n = fcntl(o->in_fd, F_GETPIPE_SZ);
+	}
 	ch->pipe_size = n > 0 ? (size_t)n : 65536;
 	ch->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (ch->null_fd < 0) {
@@ -738,6 +752,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		.res = ret,
 		.in_name = "<core stream>",
 		.null_fd = -1,
+		.drain_pipe = { -1, -1 },
 		.subdir_fd = -1,
 		.proc_fd = -1,
 		.facts = { .owner_uid = -1 },
