@@ -472,7 +472,10 @@ static struct kcore_error *submit_frame(struct kcore_ostream *s,
 		j->done = false;
 	}
 	s->submitted++;
-	pthread_cond_signal(&s->work_cond);
+	/* A frame already made needs no worker: one woken for the next job
+	 * passes it. */
+	if (!result)
+		pthread_cond_signal(&s->work_cond);
 	pthread_mutex_unlock(&s->lock);
 	s->fill = 0;
 	s->filling = false;
