@@ -9,8 +9,12 @@
 # and info; baselines on the same files: cp --sparse=always of the
 # extracted ELF, and zstd -d of the .zst (stopped after 60 s; the bytes it
 # wrote by then give its rate).  Medians of 3 for kcoredump, one run of
-# each baseline.  Writes bench/results/sparse.md.
-#   bench/sparse.sh [BUILD_DIR]
+# each baseline.  Then (issue 49) the .zst of only holes at the format's
+# floor: dump -> .zst of the 1 TiB core and of the same core scaled to
+# 64 GiB (one page every 4 GiB), their sizes, times and the 1 TiB / 64 GiB
+# time ratio, and the same for BASE (another kcoredump, e.g. an older
+# build) when set.  Writes bench/results/sparse.md.
+#   [BASE=KCOREDUMP [BASE_LABEL=TEXT]] bench/sparse.sh [BUILD_DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../tests/lib/shell.sh
@@ -27,6 +31,9 @@ trap 'rm -rf "$work"' EXIT
 reps=3
 
 "$build/tests/tools/mkcore" "$here/../tests/fixtures/sparse-1t.spec" "$work/core-1t"
+sed -e 's/hole 64G-4K/hole 4G-4K/' -e 's/hole 64G-8K/hole 4G-8K/' \
+	"$here/../tests/fixtures/sparse-1t.spec" > "$work/core-64g.spec"
+"$build/tests/tools/mkcore" "$work/core-64g.spec" "$work/core-64g"
 {
 	cat "$here/../tests/fixtures/vmcore-x86_64.spec"
 	printf 'load vaddr=0xffff8e1b80000000 paddr=0x180000000\n\tdata 4K\n\thole 60G-8K\n\tdata 4K\nend\n'
@@ -102,4 +109,34 @@ for name in core-1t kdump-64g; do
 		fi
 	} >> "$out/sparse.md"
 done
+
+# Issue 49: holes only, dump -> .zst; the time should follow the bytes
+# written (1 TiB: 32 MiB, 64 GiB: 2 MiB), not the logical size.
+holes() {
+	local bin=$1 label=$2 t64 t1t s64 s1t
+	"$bin" dump -q -f -T 2 "$work/core-64g" -o "$work/h64.zst"
+	"$bin" dump -q -f -T 2 "$work/core-1t" -o "$work/h1t.zst"
+	s64=$(size "$work/h64.zst") s1t=$(size "$work/h1t.zst")
+	t64=$(t "$bin" dump -q -f -T 2 "$work/core-64g" -o "$work/out.zst")
+	t1t=$(t "$bin" dump -q -f -T 2 "$work/core-1t" -o "$work/out.zst")
+	printf '| %s | %s (%.2f MiB) | %.3f s | %s (%.2f MiB) | %.3f s | %.2f |\n' \
+		"$label" "$s64" "$(echo "$s64 / 1048576" | bc -l)" "$t64" \
+		"$s1t" "$(echo "$s1t / 1048576" | bc -l)" "$t1t" "$(echo "$t1t / $t64" | bc -l)"
+}
+{
+	echo
+	echo "## Holes only: .zst at the format's floor (issue 49)"
+	echo
+	echo "dump -q -T 2 -> .zst of sparse-1t (1 TiB, 16 pages of data) and of it scaled"
+	echo "to 64 GiB (one page every 4 GiB); medians of $reps, the runs of each row"
+	echo "interleaved with nothing else.  Floor: one 4-byte RLE block per 128 KiB,"
+	echo "32 MiB per TiB; the ratio is the 1 TiB time over the 64 GiB time."
+	echo
+	echo "| kcoredump | 64 GiB .zst | 64 GiB dump | 1 TiB .zst | 1 TiB dump | 1 TiB / 64 GiB |"
+	echo "|---|---:|---:|---:|---:|---:|"
+	if [[ -n ${BASE:-} ]]; then
+		holes "$BASE" "BASE: ${BASE_LABEL:-$BASE}"
+	fi
+	holes "$K" "this build ($(git -C "$here" describe --always --dirty 2> /dev/null || echo unknown))"
+} >> "$out/sparse.md"
 cat "$out/sparse.md"

@@ -314,6 +314,72 @@ static bool decodes_to_zeros(struct zero_frames *z, size_t csize,
 	return in.pos == in.size && got == dsize;
 }
 
+/*
+ * Whether the n bytes at p are one zstd frame (RFC 8878) of dsize zeros
+ * told by its structure alone: a content size of dsize, no dictionary, no
+ * checksum, a window the sequential reader allows, then only RLE blocks of
+ * the byte 0 no larger than the frame's block limit, the last one flagged
+ * and ending at n.  Our writer builds the frames of zero runs so; zstd
+ * decodes such a frame to dsize zeros, so checking it takes no decoding.
+ */
+static bool rle_zero_frame(const unsigned char *p, size_t n, uint64_t dsize)
+{
+	static const unsigned char fcs_len[4] = { 0, 2, 4, 8 };
+	uint64_t fcs = 0, window, block_max, got = 0;
+	unsigned fhd, flen;
+	size_t pos = 5;
+
+	if (n < 6 || stream_get_le32(p) != ZSTD_FRAME_MAGIC)
+		return false;
+	fhd = p[4];
+	/* Reserved bit, checksum, dictionary ID. */
+	if (fhd & 0x0f)
+		return false;
+	flen = fcs_len[fhd >> 6];
+	if (fhd & 0x20) { /* single segment: the window is the content */
+		if (!flen)
+			flen = 1;
+		window = 0;
+	} else {
+		unsigned log = 10 + (p[pos] >> 3);
+
+		window = (1ull << log) + ((1ull << log) >> 3) * (p[pos] & 7);
+		pos++;
+		if (!flen)
+			return false; /* no content size */
+	}
+	if (n - pos < flen)
+		return false;
+	for (unsigned k = 0; k < flen; k++)
+		fcs |= (uint64_t)p[pos + k] << (8 * k);
+	if (flen == 2)
+		fcs += 256;
+	pos += flen;
+	if (fhd & 0x20)
+		window = fcs;
+	if (fcs != dsize || window > KCORE_STREAM_MAX_WINDOW)
+		return false;
+	block_max = window < ZSTD_BLOCKSIZE_MAX ? window : ZSTD_BLOCKSIZE_MAX;
+	for (;;) {
+		uint32_t h, size;
+
+		if (n - pos < 4)
+			return false;
+		h = (uint32_t)p[pos] | (uint32_t)p[pos + 1] << 8 |
+		    (uint32_t)p[pos + 2] << 16;
+		size = h >> 3;
+		/* Block_Type 1 (RLE) of the byte 0, within the limit. */
+		if (((h >> 1) & 3) != 1 || p[pos + 3] != 0 ||
+		    size > block_max || size > dsize - got)
+			return false;
+		got += size;
+		pos += 4;
+		if (h & 1)
+			break;
+	}
+	return pos == n && got == dsize;
+}
+
 /* Whether frame i, which the hole map covers whole, holds zeros. */
 static struct kcore_error *zero_frame_ok(const struct kcore_istream *s,
 					 struct zero_frames *z, uint64_t i,
@@ -330,6 +396,10 @@ static struct kcore_error *zero_frame_ok(const struct kcore_istream *s,
 	err = hole_bytes(s, z, at, (size_t)csize, &bytes);
 	if (err)
 		return err;
+	if (rle_zero_frame(bytes, (size_t)csize, dsize)) {
+		*ok = true;
+		return NULL;
+	}
 	for (unsigned k = 0; k < z->nknown; k++)
 		if (z->known_len[k] == csize &&
 		    !memcmp(z->known[k], bytes, (size_t)csize)) {

@@ -4,7 +4,8 @@
  * bytes; worker threads compress whole frames independently (one zstd
  * frame or one xz block each) and the caller's thread writes the results
  * in order, so the output is sequential and every frame can later be
- * decoded alone.  Whole-frame zero runs reuse one precompressed frame.
+ * decoded alone.  Whole-frame zero runs reuse one precompressed frame;
+ * zstd builds the frames of long zero runs itself (see HOLE_FRAME).
  *
  * zstd's own multi-threading (ZSTD_c_nbWorkers) cuts a frame into jobs
  * that depend on each other, so it cannot give independent frames; and
@@ -28,6 +29,24 @@
 
 #include "kcoredump/stream.h"
 #include "stream-internal.h"
+
+/*
+ * zstd: a zero run of a frame or more is written as frames of zeros built
+ * here (RFC 8878), not compressed: a frame header with the content size
+ * and a 128 KiB window, then RLE blocks of the byte 0, 128 KiB each (the
+ * format's largest block; 4 bytes each, so 32 MiB per TiB of zeros, its
+ * floor), the last one flagged, no checksum.  The frames are as large as
+ * the reader holds whole (KCORE_STREAM_MAX_FRAME): the run's part short of
+ * whole ones first, then one prebuilt frame again and again, so their
+ * headers and seek table entries (18 bytes a frame) add 0.9% to the
+ * blocks.  Larger ones would make the stream sequential to readers.
+ */
+#define HOLE_FRAME     ((uint64_t)KCORE_STREAM_MAX_FRAME)
+#define RLE_BLOCK      ((uint64_t)ZSTD_BLOCKSIZE_MAX)
+#define RLE_FRAME_HEAD 10u /* magic, descriptor, window, u32 size */
+#define RLE_FRAME_LEN(len) \
+	(RLE_FRAME_HEAD + 4 * (((len) + RLE_BLOCK - 1) / RLE_BLOCK))
+#define RLE_FRAME_WINDOW_DESC 0x38u /* 2^(10 + 7): 128 KiB */
 
 /* Small outputs (zero frames, the table) are gathered into one write. */
 #define OBUF_SIZE   (256u << 10)
@@ -120,6 +139,8 @@ struct kcore_ostream {
 
 	unsigned char *zero_frame;
 	size_t zero_frame_len;
+	unsigned char *hole_frame; /* zstd: HOLE_FRAME zeros */
+	size_t hole_frame_len;
 	uint64_t zero_unpadded;
 	unsigned char *zeros; /* ZERO_CHUNK zero bytes (NONE) */
 
@@ -174,6 +195,33 @@ static bool all_zero(const unsigned char *p, size_t len)
 		len -= sizeof(z);
 	}
 	return memcmp(p, z, len) == 0;
+}
+
+/*
+ * A zstd frame of len (1..HOLE_FRAME) zero bytes in out, which has room
+ * for RLE_FRAME_LEN(len) bytes (see HOLE_FRAME); its length.
+ */
+static size_t build_rle_frame(unsigned char *out, uint64_t len)
+{
+	size_t n = RLE_FRAME_HEAD;
+
+	stream_put_le32(out, ZSTD_FRAME_MAGIC);
+	out[4] = 0x80; /* 4-byte content size, a window, no checksum */
+	out[5] = RLE_FRAME_WINDOW_DESC;
+	stream_put_le32(out + 6, (uint32_t)len);
+	while (len) {
+		uint64_t b = len < RLE_BLOCK ? len : RLE_BLOCK;
+		/* Last_Block, Block_Type 1 (RLE), Block_Size. */
+		uint32_t h = (len == b ? 1u : 0u) | 1u << 1 | (uint32_t)b << 3;
+
+		out[n] = (unsigned char)h;
+		out[n + 1] = (unsigned char)(h >> 8);
+		out[n + 2] = (unsigned char)(h >> 16);
+		out[n + 3] = 0; /* the byte repeated */
+		n += 4;
+		len -= b;
+	}
+	return n;
 }
 
 static struct kcore_error *zstd_cctx_setup(const struct kcore_ostream *s,
@@ -401,27 +449,45 @@ static struct kcore_error *reserve(struct kcore_ostream *s)
 	return NULL;
 }
 
-static struct kcore_error *submit(struct kcore_ostream *s, bool zero_frame)
+/*
+ * Hand over the job being filled: to the workers, or (result set) as a
+ * frame already made of in_len bytes, result_len bytes at result.
+ */
+static struct kcore_error *submit_frame(struct kcore_ostream *s,
+					const unsigned char *result,
+					size_t result_len, uint64_t unpadded,
+					size_t in_len)
 {
 	struct job *j = &s->jobs[s->submitted % s->nslots];
 
-	j->in_len = zero_frame ? s->frame_size : s->fill;
+	j->in_len = result ? in_len : s->fill;
 	j->err = NULL;
 	pthread_mutex_lock(&s->lock);
-	if (zero_frame) {
-		j->result = s->zero_frame;
-		j->result_len = s->zero_frame_len;
-		j->unpadded = s->zero_unpadded;
+	if (result) {
+		j->result = result;
+		j->result_len = result_len;
+		j->unpadded = unpadded;
 		j->done = true;
 	} else {
 		j->done = false;
 	}
 	s->submitted++;
-	pthread_cond_signal(&s->work_cond);
+	/* A frame already made needs no worker: one woken for the next job
+	 * passes it. */
+	if (!result)
+		pthread_cond_signal(&s->work_cond);
 	pthread_mutex_unlock(&s->lock);
 	s->fill = 0;
 	s->filling = false;
 	return drain(s, false);
+}
+
+static struct kcore_error *submit(struct kcore_ostream *s, bool zero_frame)
+{
+	if (zero_frame)
+		return submit_frame(s, s->zero_frame, s->zero_frame_len,
+				    s->zero_unpadded, s->frame_size);
+	return submit_frame(s, NULL, 0, 0, 0);
 }
 
 static struct kcore_error *fail(struct kcore_ostream *s,
@@ -520,6 +586,50 @@ static struct kcore_error *record_hole(struct kcore_ostream *s, uint64_t len)
 	return NULL;
 }
 
+/*
+ * zstd: a zero run of a frame or more.  It ends the frame being filled;
+ * its part short of whole hole frames is a frame of its own, built in its
+ * job's output buffer, then the prebuilt hole frame follows for the rest:
+ * nothing goes through the workers, and the time is that of the bytes
+ * written.
+ */
+static struct kcore_error *zstd_zero_run(struct kcore_ostream *s, uint64_t len)
+{
+	uint64_t rem = len % HOLE_FRAME;
+	struct kcore_error *err;
+
+	if (s->filling && s->fill) {
+		err = submit(s, false);
+		if (err)
+			return err;
+	}
+	while (len) {
+		uint64_t n = rem ? rem : HOLE_FRAME;
+
+		if (!s->filling) {
+			err = reserve(s);
+			if (err)
+				return err;
+		}
+		if (rem) {
+			struct job *j = &s->jobs[s->submitted % s->nslots];
+
+			err = submit_frame(s, j->out,
+					   build_rle_frame(j->out, rem), 0,
+					   (size_t)rem);
+			rem = 0;
+		} else {
+			err = submit_frame(s, s->hole_frame, s->hole_frame_len,
+					   0, (size_t)HOLE_FRAME);
+		}
+		if (err)
+			return err;
+		s->bytes_in += n;
+		len -= n;
+	}
+	return NULL;
+}
+
 struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 					      uint64_t len)
 {
@@ -541,8 +651,12 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 	}
 	if (s->method == KCORE_COMPRESS_ZSTD) {
 		err = record_hole(s, len);
+		if (!err && len >= s->frame_size)
+			err = zstd_zero_run(s, len);
 		if (err)
 			return fail(s, err);
+		if (len >= s->frame_size)
+			return NULL;
 	}
 	/* A run of a frame or more ends the frame being filled, and its
 	 * part short of whole frames is a frame of its own: whole zero
@@ -851,12 +965,23 @@ static struct kcore_error *xz_mark_hole(struct kcore_ostream *s,
 	return NULL;
 }
 
-/* Compress one frame of zeros once; whole zero frames reuse it. */
+/* Make one frame of zeros once; whole zero frames reuse it (zstd: and
+ * one hole frame). */
 static struct kcore_error *make_zero_frame(struct kcore_ostream *s)
 {
 	struct job *j = &s->jobs[0];
 	struct kcore_error *err;
 
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		s->zero_frame = malloc(RLE_FRAME_LEN(s->frame_size));
+		s->hole_frame = malloc(RLE_FRAME_LEN(HOLE_FRAME));
+		if (!s->zero_frame || !s->hole_frame)
+			return &kcore_error_nomem;
+		s->zero_frame_len =
+			build_rle_frame(s->zero_frame, s->frame_size);
+		s->hole_frame_len = build_rle_frame(s->hole_frame, HOLE_FRAME);
+		return NULL;
+	}
 	memset(j->in, 0, s->frame_size);
 	err = compress_frame(s, s->workers[0].cctx, j->in, s->frame_size,
 			     j->out, &s->zero_frame_len, &s->zero_unpadded);
@@ -880,6 +1005,9 @@ static struct kcore_error *setup_codec(struct kcore_ostream *s)
 
 	if (s->method == KCORE_COMPRESS_ZSTD) {
 		s->out_cap = ZSTD_compressBound(s->frame_size);
+		/* A job's output buffer holds a hole frame's remainder. */
+		if (s->out_cap < RLE_FRAME_LEN(HOLE_FRAME))
+			s->out_cap = RLE_FRAME_LEN(HOLE_FRAME);
 		return NULL;
 	}
 	if (lzma_lzma_preset(&s->lzma_opts, (uint32_t)s->level))
@@ -1061,6 +1189,7 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 	free(s->entries);
 	free(s->holes);
 	free(s->zero_frame);
+	free(s->hole_frame);
 	free(s->zeros);
 	free(s->obuf);
 	free(s->path);
