@@ -128,8 +128,8 @@ holes() {
 	echo "## Holes only: .zst at the format's floor (issue 49)"
 	echo
 	echo "dump -q -T 2 -> .zst of sparse-1t (1 TiB, 16 pages of data) and of it scaled"
-	echo "to 64 GiB (one page every 4 GiB); medians of $reps, the runs of each row"
-	echo "interleaved with nothing else.  Floor: one 4-byte RLE block per 128 KiB,"
+	echo "to 64 GiB (one page every 4 GiB); medians of $reps runs, one row after the"
+	echo "other.  Floor: one 4-byte RLE block per 128 KiB,"
 	echo "32 MiB per TiB; the ratio is the 1 TiB time over the 64 GiB time."
 	echo
 	echo "| kcoredump | 64 GiB .zst | 64 GiB dump | 1 TiB .zst | 1 TiB dump | 1 TiB / 64 GiB |"
