@@ -43,6 +43,7 @@ f() { printf '%.*f' "$1" "$2"; }
 # holds the lock every core_pattern user shares and restores the settings
 # on exit).
 host_crash_rows() (
+	# shellcheck disable=SC2034 # lib.sh's install_handler runs it
 	kcoredump=$K
 	sparse=$build/tests/tools/crash-sparse
 	gib=${CRASH_GIB:-16}
@@ -63,8 +64,9 @@ host_crash_rows() (
 		pipe) install_handler "$d" >&2 || exit 1 ;;
 		socket*)
 			sock=$tmp/$mode.sock
-			"$K" core-handler --dir "$d" --no-sync \
-				$([[ $mode == *nopm ]] && echo --no-pagemap) \
+			nopm=()
+			[[ $mode == *nopm ]] && nopm=(--no-pagemap)
+			"$K" core-handler --dir "$d" --no-sync "${nopm[@]}" \
 				--socket "$sock" 2>"$tmp/$mode.log" &
 			listener=$!
 			for ((i = 0; i < 100; i++)); do
