@@ -48,10 +48,10 @@ check_elf()
 		ok "$what: readelf -h says $got" ||
 		not_ok "$what: readelf -h says '$got', not $want"
 	[[ ${4:-} == vmcoreinfo ]] || return 0
-	readelf -n "$f" | grep -q '^ *VMCOREINFO ' &&
+	grep -q '^ *VMCOREINFO ' <(readelf -n "$f") &&
 		ok "$what: has the VMCOREINFO note" ||
 		not_ok "$what: no VMCOREINFO note"
-	readelf -lW "$f" | grep -q 'LOAD .* 0xffffffff80000000 0xffffffffffffffff' &&
+	grep -q 'LOAD .* 0xffffffff80000000 0xffffffffffffffff' <(readelf -lW "$f") &&
 		ok "$what: the kernel image at its virtual address" ||
 		not_ok "$what: no kernel image PT_LOAD: $(readelf -lW "$f" | grep LOAD | head -n 4)"
 	if command -v crash > /dev/null; then
@@ -99,7 +99,7 @@ got=$(k info --json --no-holes "$vi" | jq -r '.source | "\(.kind) \(.kernel_rele
 [[ $got == "kernel-vmcore $RELEASE memory 0x1000018 0x1000018" ]] &&
 	ok "LiME with VMCOREINFO: a kernel vmcore, its VMCOREINFO from memory at 0x1000018" ||
 	not_ok "LiME with VMCOREINFO: info says '$got'"
-k info "$vi" | grep -q '^Machine: *x86_64, ELF64, little-endian (from the VMCOREINFO at physical 0x1000018)$' &&
+grep -q '^Machine: *x86_64, ELF64, little-endian (from the VMCOREINFO at physical 0x1000018)$' <(k info "$vi") &&
 	ok "LiME with VMCOREINFO: info's text names where" ||
 	not_ok "LiME with VMCOREINFO: info's text: $(k info "$vi" | grep '^Machine')"
 if k convert -q --format elf "$vi" -o "$tmp/vi.elf"; then
@@ -134,7 +134,7 @@ fi
 plain=$dir/mem.lime
 got=$(k info --json --no-holes "$plain" | jq -r '.source | "\(.e_machine) \(.machine_origin)"')
 [[ $got == "0 null" ]] && ok "LiME without either: EM_NONE" || not_ok "LiME without either: info says '$got'"
-k info "$plain" | grep -q '^Machine: .*(unknown: no VMCOREINFO or kernel banner found in its memory; give --arch)$' &&
+grep -q '^Machine: .*(unknown: no VMCOREINFO or kernel banner found in its memory; give --arch)$' <(k info "$plain") &&
 	ok "LiME without either: info says to give --arch" ||
 	not_ok "LiME without either: info's text: $(k info "$plain" | grep '^Machine')"
 out=$(k convert --format elf "$plain" -o "$tmp/none.elf" 2>&1 > /dev/null)
