@@ -69,10 +69,7 @@ host_crash_rows() (
 			"$K" core-handler --dir "$d" --no-sync "${nopm[@]}" \
 				--socket "$sock" 2>"$tmp/$mode.log" &
 			listener=$!
-			for ((i = 0; i < 100; i++)); do
-				[ -S "$sock" ] && break
-				sleep 0.1
-			done
+			wait_socket "$sock" || :
 			printf '@@%s\n' "$sock" >/proc/sys/kernel/core_pattern
 			;;
 		esac

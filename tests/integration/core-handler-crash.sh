@@ -274,10 +274,7 @@ if [ "$kv" -ge 6016 ]; then
 		2>"$tmp/s5.log" &
 	listener=$!
 	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; core_pattern_restore' EXIT
-	for ((i = 0; i < 100; i++)); do
-		[ -S "$sock" ] && break
-		sleep 0.1
-	done
+	wait_socket "$sock"
 	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
 	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
 	# Twice the time limit after the listener started.
@@ -292,10 +289,7 @@ if [ "$kv" -ge 6016 ]; then
 		not_ok "listener with --timeout 2, crash 4 s after its start: nothing stored"
 		diag <"$tmp/s5.log"
 	fi
-	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
-	kill "$listener" 2>/dev/null
-	wait "$listener" 2>/dev/null
-	listener=
+	stop_listener
 
 	# An unprivileged listener (nobody, no capabilities, as the
 	# kcoredump user of kcoredump-coredump@.service) and root's crash:
@@ -309,10 +303,7 @@ if [ "$kv" -ge 6016 ]; then
 		--bounding-set=-all "$kcoredump" core-handler --dir "$d" --no-sync \
 		--socket "$sock" 2>"$tmp/s6.log" &
 	listener=$!
-	for ((i = 0; i < 100; i++)); do
-		[ -S "$sock" ] && break
-		sleep 0.1
-	done
+	wait_socket "$sock"
 	if [ "$kv" -ge 6017 ]; then pattern=@@$sock; else pattern=@$sock; fi
 	printf '%s\n' "$pattern" >/proc/sys/kernel/core_pattern
 	(cd "$tmp" && exec "$shapes" abort unprivileged) >/dev/null 2>&1 &
@@ -339,10 +330,7 @@ if [ "$kv" -ge 6016 ]; then
 		not_ok "unprivileged listener: nothing stored"
 		diag <"$tmp/s6.log"
 	fi
-	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
-	kill "$listener" 2>/dev/null
-	wait "$listener" 2>/dev/null
-	listener=
+	stop_listener
 else
 	skip "listener: Linux $(uname -r) has no coredump socket (6.16)"
 fi
@@ -363,10 +351,7 @@ if [ "$kv" -ge 6017 ]; then
 	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
 		2>"$tmp/s5b.log" &
 	listener=$!
-	for ((i = 0; i < 100; i++)); do
-		[ -S "$sock" ] && break
-		sleep 0.1
-	done
+	wait_socket "$sock"
 	printf '@@%s\n' "$sock" >/proc/sys/kernel/core_pattern
 	(cd "$tmp" && exec setarch -R "$sparse" "$tmp/s5b.desc" 4) >/dev/null 2>&1
 	pid=$(awk '$1 == "pid" { print $2 }' "$tmp/s5b.desc")
@@ -399,10 +384,7 @@ if [ "$kv" -ge 6017 ]; then
 		not_ok "4 GiB sparse crash via @@: nothing stored"
 		diag <"$tmp/s5b.log"
 	fi
-	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
-	kill "$listener" 2>/dev/null
-	wait "$listener" 2>/dev/null
-	listener=
+	stop_listener
 else
 	skip "sparse crash via @@: Linux $(uname -r) takes no @@ socket pattern (6.17)"
 fi

@@ -219,3 +219,25 @@ with open(sys.argv[1], "rb") as f:
 print(struct.unpack("<Q", t[:8])[0] + 16 if t[8:] == b"KCDTRL01" else 0)
 PY
 }
+
+# wait_socket SOCK: wait (at most 10 s) for a core-handler --socket
+# listener started in the background to make its socket.
+wait_socket()
+{
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -S "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# stop_listener: core_pattern back to $old_pattern first (no crash reaches
+# a listener going away), then the background listener $listener stopped.
+stop_listener()
+{
+	printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
+	kill "$listener" 2>/dev/null
+	wait "$listener" 2>/dev/null
+	listener=
+}
