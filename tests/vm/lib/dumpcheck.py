@@ -21,6 +21,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmcheck  # noqa: E402  (Elf, check, hexint)
 from vmcheck import Elf, check, hexint  # noqa: E402
 
+NO_PADDR = (1 << 64) - 1  # p_paddr of a segment without physical pages
+
 M64 = (1 << 64) - 1
 PT_LOAD, PT_NOTE = 1, 4
 
@@ -142,12 +144,24 @@ def check_elf_layout(name, elf, j, ram_first=True):
     segs = j.get("segments", [])
     check(len(loads) == len(segs), f"{name}: {len(segs)} PT_LOADs as in the JSON summary", f"{len(loads)} PT_LOADs")
     bad = []
+    shared = 0
     for p, s in zip(loads, segs):
         pa = hexint(s.get("paddr"))
+        paddr_ok = pa is None or p["paddr"] == pa
+        if not paddr_ok and p["paddr"] == NO_PADDR and s.get("class") != "ram":
+            # A segment whose pages lie in a RAM segment (the kernel image)
+            # shares RAM's file bytes and is written with p_paddr -1: its
+            # bytes must be exactly RAM's at that physical address.
+            paddr_ok = any(r["paddr"] != NO_PADDR and r["paddr"] <= pa
+                           and pa + p["memsz"] <= r["paddr"] + r["memsz"]
+                           and p["offset"] == r["offset"] + (pa - r["paddr"])
+                           for r in loads)
+            shared += paddr_ok
         if (p["vaddr"] != hexint(s.get("vaddr")) or p["memsz"] != s.get("size")
-                or p["offset"] != hexint(s.get("offset"))
-                or (pa is not None and p["paddr"] != pa)):
+                or p["offset"] != hexint(s.get("offset")) or not paddr_ok):
             bad.append((hex(p["vaddr"]), hex(p["paddr"]), p["memsz"], hex(p["offset"]), s))
+    if shared:
+        print(f"# {name}: {shared} segment(s) with p_paddr -1 share RAM's file bytes at their JSON paddr")
     check(not bad, f"{name}: PT_LOADs match the JSON segments (vaddr, paddr, size, offset)",
           f"{len(bad)} differ, first {bad[0]}" if bad else "")
     check(sum(p["memsz"] for p in loads) == j.get("stats", {}).get("bytes_total"),
