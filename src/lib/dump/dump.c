@@ -92,6 +92,7 @@ struct dump {
 	struct job *cur;   /* the block being handed to the writer */
 	uint64_t hashed;   /* bytes handed to fh, from offset 0 */
 	uint64_t data;	   /* of them, written (not a sparse file's holes) */
+	uint64_t pads;	   /* of data, a stream's zeros standing for holes */
 	bool out_of_order; /* a write behind: read the file back at the end */
 	bool gave_up;	   /* holes outweigh the data: not hashed ... */
 	bool stopped;	   /* ... from the first hole on */
@@ -163,7 +164,11 @@ static void hash_written(struct dump *d, uint64_t offset, const void *buf,
 		d->out_of_order = true;
 		return;
 	}
-	if (offset > d->hashed && d->gave_up)
+	if (d->gave_up &&
+	    !(j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) &&
+	    kcore_is_zero(p, (size_t)n))
+		d->pads += (uint64_t)n; /* a stream's hole, written as zeros */
+	if (d->gave_up && (offset > d->hashed || d->pads))
 		d->stopped = true; /* a hole, and too many of them */
 	if (d->stopped) {
 		d->hashed = offset + (uint64_t)n; /* what is out of order */
@@ -232,7 +237,8 @@ static void job_unhashed(struct dump *d, struct job *j)
 static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 {
 	struct kcore_error *err;
-	uint64_t holes = size > d->data ? size - d->data : 0;
+	uint64_t data = d->data - d->pads;
+	uint64_t holes = size > data ? size - data : 0;
 
 	if (d->opts->no_hash)
 		return NULL;
@@ -1095,8 +1101,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = kcore_file_hash_start(&d.fh);
 		if (err)
 			goto out;
-		/* A sparse file (the only output with holes) or not. */
-		if (d.out->seekable && opts->compress == KCORE_COMPRESS_NONE)
+		/*
+		 * A sparse file, or a plain stream (pipe, FIFO, device) that
+		 * carries the same holes as zeros: hashing them costs their
+		 * size, so the rule is the same.  A .zst/.xz file or stream
+		 * holds its holes in a few bytes: hashed.
+		 */
+		if (opts->compress == KCORE_COMPRESS_NONE)
 			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);
