@@ -13,25 +13,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "arm64.h"
+#include "arch.h"
 #include "internal.h"
-#include "kcoredump/vmcoreinfo.h"
-
-/* x86_64 __START_KERNEL_map (arch/x86/include/asm/page_64_types.h). */
-#define X86_START_KERNEL_MAP 0xffffffff80000000ull
-/* KERNEL_IMAGE_SIZE without KASLR; VMCOREINFO has the real value since
- * Linux v4.15 (commit 1303a27c9c32). */
-#define X86_KERNEL_IMAGE_MIN (512ull << 20)
-#define PTE_PRESENT	     0x1ull
-#define PTE_PSE		     0x80ull
-#define PTE_ADDR	     0x000ffffffffff000ull
-
-static bool vi_u64(const struct kcore_source *src, const char *key,
-		   uint64_t *ret)
-{
-	return src->vmcoreinfo &&
-	       kcore_vmcoreinfo_get_u64(src->vmcoreinfo, key, ret);
-}
 
 static struct kcore_error *unsupported(struct kcore_source *src, uint64_t vaddr,
 				       const char *why)
@@ -42,310 +25,58 @@ static struct kcore_error *unsupported(struct kcore_source *src, uint64_t vaddr,
 				  vaddr, why);
 }
 
-static bool x86_text(const struct kcore_source *src, uint64_t vaddr,
-		     uint64_t *ret)
-{
-	uint64_t size = X86_KERNEL_IMAGE_MIN;
-
-	vi_u64(src, "NUMBER(KERNEL_IMAGE_SIZE)", &size);
-	if (!src->info.has_phys_base || vaddr < X86_START_KERNEL_MAP ||
-	    vaddr - X86_START_KERNEL_MAP >= size)
-		return false;
-	*ret = vaddr - X86_START_KERNEL_MAP + src->info.phys_base;
-	return true;
-}
-
 static struct kcore_error *novmap(struct kcore_source *src, const char *why)
 {
 	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 				  "no exact kernel virtual addresses: %s", why);
 }
 
-/*
- * The kernel's page tables as a walker over ranges: the first leaf
- * mapping at or after a virtual address.  Its cost follows the distinct
- * tables, not the address space: a table found to hold no leaf is
- * remembered by physical address and level and skipped wherever another
- * entry points at it again (aliased tables, as a hostile dump can have
- * every direct-map slot point at one empty subtree), and the entries
- * read over the walker's life are bounded by WALK_BUDGET.
- */
-#define WALK_BUDGET (1ull << 24)
-
-struct walker {
-	struct kcore_source *src;
-	kcore_read_paddr_fn read_paddr;
-	bool arm64;
-	struct kcore_arm64_mmu m; /* arm64 */
-	uint64_t root;		  /* physical address of the top table */
-	uint64_t mask;		  /* x86_64: address bits of an entry */
-	unsigned levels;
-	uint64_t visits; /* entries read */
-	/* Open-addressed set of (table address | level) without leaves. */
-	uint64_t *empty;
-	size_t nempty, cap;
-};
-
-static struct kcore_error *walker_init(struct kcore_source *src,
-				       kcore_read_paddr_fn read_paddr,
-				       struct walker *w)
+/* An UNSUPPORTED err said again as wrapped says it (which takes its
+ * message); others as they are. */
+static struct kcore_error *why(struct kcore_error *err,
+			       struct kcore_error *wrapped)
 {
-	uint64_t root, l5 = 0, sme = 0;
-
-	*w = (struct walker){ .src = src, .read_paddr = read_paddr };
-	if (src->info.machine == EM_AARCH64) {
-		struct kcore_error *err = kcore_arm64_mmu(src, &w->m);
-
-		if (err)
-			return err;
-		w->arm64 = true;
-		w->levels = w->m.levels;
-		w->root = w->m.root - w->m.kimage_voffset;
-		return NULL;
+	if (err->code != KCORE_ERR_UNSUPPORTED) {
+		kcore_error_destroy(wrapped);
+		return err;
 	}
-	if (!vi_u64(src, "SYMBOL(init_top_pgt)", &root) &&
-	    !vi_u64(src, "SYMBOL(swapper_pg_dir)", &root))
-		return novmap(src, "VMCOREINFO names no page table root");
-	if (!x86_text(src, root, &w->root))
-		return novmap(src, "VMCOREINFO lacks NUMBER(phys_base)");
-	vi_u64(src, "NUMBER(pgtable_l5_enabled)", &l5);
-	vi_u64(src, "NUMBER(sme_mask)", &sme);
-	w->levels = l5 ? 5 : 4;
-	w->mask = PTE_ADDR & ~sme;
-	return NULL;
+	kcore_error_destroy(err);
+	return wrapped;
 }
 
-static void walker_deinit(struct walker *w)
-{
-	free(w->empty);
-	w->empty = NULL;
-}
-
-static uint64_t empty_key(uint64_t table, unsigned level)
-{
-	/* Tables are 4 KiB-aligned: the level fits below the address. */
-	return (table & ~0xfffull) | level;
-}
-
-static size_t empty_slot(const struct walker *w, uint64_t key)
-{
-	uint64_t h = key * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> 32) & (w->cap - 1);
-}
-
-static bool empty_has(const struct walker *w, uint64_t table, unsigned level)
-{
-	uint64_t key = empty_key(table, level);
-
-	if (!w->cap)
-		return false;
-	for (size_t i = empty_slot(w, key);; i = (i + 1) & (w->cap - 1)) {
-		if (w->empty[i] == key)
-			return true;
-		if (!w->empty[i])
-			return false;
-	}
-}
-
-/* Remember an empty table; without memory, only the saving is lost. */
-static void empty_add(struct walker *w, uint64_t table, unsigned level)
-{
-	uint64_t key = empty_key(table, level);
-
-	if (2 * (w->nempty + 1) > w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 64;
-		uint64_t *t = calloc(cap, sizeof(*t)), *old = w->empty;
-		size_t oldcap = w->cap;
-
-		if (!t)
-			return;
-		w->empty = t;
-		w->cap = cap;
-		for (size_t i = 0; i < oldcap; i++) {
-			size_t j;
-
-			if (!old[i])
-				continue;
-			for (j = empty_slot(w, old[i]); t[j];
-			     j = (j + 1) & (cap - 1))
-				;
-			t[j] = old[i];
-		}
-		free(old);
-	}
-	for (size_t i = empty_slot(w, key);; i = (i + 1) & (w->cap - 1)) {
-		if (w->empty[i] == key)
-			return;
-		if (!w->empty[i]) {
-			w->empty[i] = key;
-			w->nempty++;
-			return;
-		}
-	}
-}
-
-static unsigned level_shift(const struct walker *w, unsigned level)
-{
-	(void)w;
-	return 12 + 9 * (level - 1); /* 4 KiB granule on both */
-}
-
-/*
- * The first leaf in the table at physical address table (level) that
- * maps an address in [va, last], where the table covers all of them:
- * *found, *ret_va (the leaf's first address, aligned to its size), *ret_pa
- * and *ret_size.  A table missing from the dump is UNSUPPORTED; more than
- * WALK_BUDGET entries read is FORMAT.
- */
-static struct kcore_error *scan(struct walker *w, uint64_t table,
-				unsigned level, uint64_t va, uint64_t last,
-				bool *found, uint64_t *ret_va, uint64_t *ret_pa,
-				uint64_t *ret_size)
-{
-	unsigned shift = level_shift(w, level);
-	uint64_t size = 1ull << shift;
-
-	for (;;) {
-		uint64_t idx, e, lo = va & ~(size - 1), hi = lo + size;
-		unsigned char b[8];
-		struct kcore_error *err;
-		bool leaf, valid;
-
-		if (++w->visits > WALK_BUDGET)
-			return kcore_error_create(
-				KCORE_ERR_FORMAT, 0, w->src->path,
-				"the kernel's page tables: more than %llu "
-				"entries read while looking for mapped "
-				"addresses (tables that point at each other "
-				"over and over)",
-				(unsigned long long)WALK_BUDGET);
-		idx = w->arm64 ? kcore_arm64_index(&w->m, va, level)
-			       : (va >> shift) & 511;
-		err = w->read_paddr(w->src, table + idx * 8, b, 8);
-		if (err) {
-			kcore_error_destroy(err);
-			return unsupported(w->src, va,
-					   "a page table is not in the dump");
-		}
-		e = kcore_load(b, 8, false);
-		if (w->arm64) {
-			enum kcore_arm64_desc d =
-				kcore_arm64_desc(&w->m, e, level);
-
-			valid = d != ARM64_INVALID;
-			leaf = d == ARM64_LEAF;
-		} else {
-			valid = e & PTE_PRESENT;
-			leaf = level == 1 || (level <= 3 && (e & PTE_PSE));
-		}
-		if (valid && leaf) {
-			uint64_t oa = w->arm64 ? kcore_arm64_oa(&w->m, e)
-					       : e & w->mask;
-
-			*ret_va = lo;
-			*ret_pa = oa & ~(size - 1);
-			*ret_size = size;
-			*found = true;
-			return NULL;
-		}
-		if (valid && level > 1) {
-			uint64_t child = w->arm64 ? kcore_arm64_oa(&w->m, e)
-						  : e & w->mask;
-			/* The child's whole table: hi wraps at the top. */
-			bool whole = va == lo && last >= hi - 1;
-
-			if (!empty_has(w, child, level - 1)) {
-				err = scan(w, child, level - 1, va,
-					   last < hi - 1 ? last : hi - 1, found,
-					   ret_va, ret_pa, ret_size);
-				if (err || *found)
-					return err;
-				if (whole)
-					empty_add(w, child, level - 1);
-			}
-		}
-		if (last <= hi - 1)
-			break; /* hi - 1: the top of the address space */
-		va = hi;
-	}
-	return NULL;
-}
-
-static struct kcore_error *next_leaf(struct walker *w, uint64_t va,
-				     uint64_t end, bool *found,
-				     uint64_t *ret_va, uint64_t *ret_pa,
-				     uint64_t *ret_size)
-{
-	*found = false;
-	if (end <= va)
-		return NULL;
-	return scan(w, w->root, w->levels, va, end - 1, found, ret_va, ret_pa,
-		    ret_size);
-}
-
-/* One address through the page tables, as the page-table iterator sees
- * it: [vaddr, vaddr]. */
+/* One address through the page tables: its leaf. */
 static struct kcore_error *walk_one(struct kcore_source *src, uint64_t vaddr,
 				    kcore_read_paddr_fn read_paddr,
 				    uint64_t *ret_paddr, uint64_t *ret_page)
 {
-	uint64_t root, va = 0, pa = 0, size = 0;
+	const struct kcore_pgtable *pt;
+	struct kcore_pgtable_iter *it;
+	struct kcore_pgtable_leaf leaf;
 	struct kcore_error *err;
-	struct walker w;
-	bool found;
+	bool found = false;
 
-	if (src->info.machine == EM_X86_64) {
-		unsigned bits;
-		uint64_t l5 = 0;
-
-		if (!vi_u64(src, "SYMBOL(init_top_pgt)", &root) &&
-		    !vi_u64(src, "SYMBOL(swapper_pg_dir)", &root))
-			return unsupported(src, vaddr,
-					   "VMCOREINFO names no page table "
-					   "root (SYMBOL(init_top_pgt))");
-		if (!x86_text(src, root, &pa))
-			return unsupported(
-				src, vaddr,
-				"VMCOREINFO lacks NUMBER(phys_base), "
-				"so the page tables cannot be found");
-		vi_u64(src, "NUMBER(pgtable_l5_enabled)", &l5);
-		bits = l5 ? 57 : 48;
-		/* Non-canonical addresses are never mapped. */
-		if ((uint64_t)((int64_t)(vaddr << (64 - bits)) >>
-			       (64 - bits)) != vaddr)
-			return kcore_error_create(KCORE_ERR_INVALID, 0,
-						  src->path,
-						  "virtual address 0x%" PRIx64
-						  " is not canonical",
-						  vaddr);
-	}
-	err = walker_init(src, read_paddr, &w);
+	err = kcore_pgtable_iter_create(src, read_paddr, false, 0, &it);
 	if (err)
-		return err;
-	/* arm64: only the kernel half (TTBR1), the top va_bits..63 ones. */
-	if (w.arm64 && (vaddr | ((1ull << w.m.va_bits) - 1)) != ~0ull)
+		return why(err, unsupported(src, vaddr, err->message));
+	pt = kcore_pgtable_iter_format(it);
+	if (vaddr >= pt->hole_lo && vaddr < pt->hole_hi)
 		err = kcore_error_create(KCORE_ERR_INVALID, 0, src->path,
-					 "virtual address 0x%" PRIx64
-					 " is not a %u-bit arm64 kernel "
-					 "address",
-					 vaddr, w.m.va_bits);
-	if (!err) {
-		found = false;
-		err = scan(&w, w.root, w.levels, vaddr, vaddr, &found, &va, &pa,
-			   &size);
-	}
+					 "virtual address 0x%" PRIx64 " %s",
+					 vaddr, pt->hole_why);
+	else
+		err = kcore_pgtable_iter_next(it, vaddr, vaddr + 1, &found,
+					      &leaf);
 	if (!err && !found)
 		err = kcore_error_create(
 			KCORE_ERR_INVALID, 0, src->path,
 			"virtual address 0x%" PRIx64
 			" is not mapped in the kernel's page tables",
 			vaddr);
-	walker_deinit(&w);
+	kcore_pgtable_iter_destroy(it);
 	if (err)
 		return err;
-	*ret_paddr = pa + (vaddr - va);
-	*ret_page = size;
+	*ret_paddr = leaf.pa + (vaddr - leaf.va);
+	*ret_page = leaf.size;
 	return NULL;
 }
 
@@ -355,6 +86,7 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 {
 	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
 	uint64_t paddr = 0, len;
+	const struct kcore_arch *arch;
 	struct kcore_error *err;
 
 	if (!src->info.physical_only) {
@@ -370,7 +102,8 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 			return NULL;
 		}
 	}
-	if (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64)
+	arch = kcore_arch_lookup(src->info.machine);
+	if (!arch || !arch->pgtable_init)
 		return unsupported(src, vaddr,
 				   src->info.physical_only
 					   ? "the dump holds physical memory "
@@ -383,7 +116,7 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 					     "only and has no VMCOREINFO"
 					   : "no segment maps it and there is "
 					     "no VMCOREINFO");
-	if (src->info.machine == EM_X86_64 && x86_text(src, vaddr, &paddr)) {
+	if (arch->pa_symbol && arch->pa_symbol(src, vaddr, &paddr)) {
 		len = page - (vaddr & (page - 1));
 	} else {
 		uint64_t size = page;
@@ -400,97 +133,61 @@ struct kcore_error *kcore_translate(struct kcore_source *src, uint64_t vaddr,
 }
 
 /* The kernel image's and the direct map's place, from the page tables. */
-static struct kcore_error *walk_vmap(struct kcore_source *src, struct walker *w,
+static struct kcore_error *walk_vmap(struct kcore_source *src,
+				     struct kcore_pgtable_iter *it,
+				     const struct kcore_kernel_places *p,
 				     struct kcore_kernel_vmap *v)
 {
-	uint64_t text_lo, text_hi, text_pa_of_lo, dm_lo, dm_hi;
-	uint64_t first = 0, last = 0, va, pa, size, cached_va = 0,
-		 cached_pa = 0, cached_size = 0;
+	uint64_t first = 0, last = 0, va, cached_va = 0, cached_pa = 0,
+		 cached_size = 0;
+	struct kcore_pgtable_leaf l;
 	bool found, any = false;
 	struct kcore_error *err;
 
-	if (w->arm64) {
-		uint64_t modules_end, koff, stext;
-
-		/* The image at KIMAGE_VADDR (MODULES_END) + kaslr_offset(),
-		 * mapped at kimage_voffset from its physical address. */
-		if (!vi_u64(src, "NUMBER(MODULES_END)", &modules_end) ||
-		    !vi_u64(src, "KERNELOFFSET", &koff) ||
-		    !vi_u64(src, "SYMBOL(_stext)", &stext))
-			return novmap(src, "VMCOREINFO lacks "
-					   "NUMBER(MODULES_END), KERNELOFFSET "
-					   "or SYMBOL(_stext)");
-		text_lo = modules_end + koff;
-		if (stext < text_lo || stext - text_lo >= (2ull << 20))
-			return novmap(src,
-				      "SYMBOL(_stext) is not in the first "
-				      "2 MiB of KIMAGE_VADDR + KERNELOFFSET");
-		text_hi = text_lo + (1ull << 30);
-		text_pa_of_lo = text_lo - w->m.kimage_voffset;
-		/* The linear map: the lower half of the kernel's space. */
-		dm_lo = ~0ull << w->m.va_bits;
-		dm_hi = ~0ull << (w->m.va_bits - 1);
-	} else {
-		uint64_t isize = X86_KERNEL_IMAGE_MIN;
-
-		vi_u64(src, "NUMBER(KERNEL_IMAGE_SIZE)", &isize);
-		text_lo = X86_START_KERNEL_MAP;
-		text_hi = X86_START_KERNEL_MAP + isize;
-		if (text_hi < text_lo)
-			text_hi = UINT64_MAX;
-		text_pa_of_lo = src->info.phys_base;
-		/* page_offset_base: the direct map comes first in the
-		 * randomised region (arch/x86/mm/kaslr.c), which starts at
-		 * __PAGE_OFFSET_BASE_L4/L5 and ends below the CPU entry
-		 * area. */
-		dm_lo = w->levels == 5 ? 0xff11000000000000ull
-				       : 0xffff888000000000ull;
-		dm_hi = 0xfffffe0000000000ull;
-	}
 	/* The kernel image: every leaf of its mapping follows the
 	 * __pa_symbol() offset; the PT_LOAD spans the first to the last, as
 	 * /proc/kcore's [_text, _end) does (the gaps the kernel unmapped
 	 * after boot included). */
-	for (va = text_lo; va < text_hi;) {
-		err = next_leaf(w, va, text_hi, &found, &va, &pa, &size);
+	for (va = p->text_lo; va < p->text_hi;) {
+		err = kcore_pgtable_iter_next(it, va, p->text_hi, &found, &l);
 		if (err)
 			return err;
-		if (!found || va >= text_hi)
+		if (!found || l.va >= p->text_hi)
 			break;
-		if (pa != va - text_lo + text_pa_of_lo) {
-			if (w->arm64 && any)
+		if (l.pa != l.va - p->text_lo + p->text_pa) {
+			if (p->image_in_area && any)
 				break; /* past the image: another area */
 			return novmap(src, "the kernel image mapping does not "
 					   "follow its physical offset");
 		}
-		/* arm64: the image ends at the first big gap. */
-		if (w->arm64 && any && va - last > (64ull << 20))
+		/* In another area, the image ends at the first big gap. */
+		if (p->image_in_area && any && l.va - last > (64ull << 20))
 			break;
-		if (!any || va < first)
-			first = va;
+		if (!any || l.va < first)
+			first = l.va;
 		any = true;
-		last = va + size;
-		if (last < va)
+		last = l.va + l.size;
+		if (last < l.va)
 			break;
 		va = last;
 	}
 	if (!any)
 		return novmap(src, "the kernel image is not mapped in the "
 				   "dump's page tables");
-	if (w->arm64 && first > text_lo)
-		first = text_lo; /* [_text, _stext) may be unmapped */
+	if (p->image_in_area && first > p->text_lo)
+		first = p->text_lo; /* [_text, _stext) may be unmapped */
 	v->text_vaddr = first;
-	v->text_paddr = first - text_lo + text_pa_of_lo;
+	v->text_paddr = first - p->text_lo + p->text_pa;
 	v->text_size = last - first;
 	/* The direct map: its first leaf gives the base; every physical
 	 * segment's first and last byte must translate by it. */
-	err = next_leaf(w, dm_lo, dm_hi, &found, &va, &pa, &size);
+	err = kcore_pgtable_iter_next(it, p->dm_lo, p->dm_hi, &found, &l);
 	if (err)
 		return err;
 	if (!found)
 		return novmap(src, "no direct map in the page "
 				   "tables");
-	v->direct_map = va - pa;
+	v->direct_map = l.va - l.pa;
 	for (size_t i = 0; i < src->nsegments; i++) {
 		const struct kcore_segment *s = &src->segments[i];
 		uint64_t ends[2];
@@ -508,15 +205,15 @@ static struct kcore_error *walk_vmap(struct kcore_source *src, struct walker *w,
 					goto mismatch;
 				continue;
 			}
-			err = next_leaf(w, want, want + 1, &found, &va, &pa,
-					&size);
+			err = kcore_pgtable_iter_next(it, want, want + 1,
+						      &found, &l);
 			if (err)
 				return err;
-			if (!found || pa + (want - va) != ends[k])
+			if (!found || l.pa + (want - l.va) != ends[k])
 				goto mismatch;
-			cached_va = va;
-			cached_pa = pa;
-			cached_size = size;
+			cached_va = l.va;
+			cached_pa = l.pa;
+			cached_size = l.size;
 		}
 	}
 	return NULL;
@@ -530,18 +227,22 @@ static struct kcore_error *compute_vmap(struct kcore_source *src,
 					kcore_read_paddr_fn read_paddr,
 					struct kcore_kernel_vmap *v)
 {
-	struct walker w;
+	const struct kcore_arch *arch = kcore_arch_lookup(src->info.machine);
+	struct kcore_kernel_places places;
+	struct kcore_pgtable_iter *it;
 	struct kcore_error *err;
 
 	if (src->info.kind != KCORE_SOURCE_VMCORE || !src->vmcoreinfo ||
-	    (src->info.machine != EM_X86_64 && src->info.machine != EM_AARCH64))
+	    !arch || !arch->kernel_places)
 		return novmap(
 			src, "not a vmcore with VMCOREINFO of x86_64 or arm64");
-	err = walker_init(src, read_paddr, &w);
+	err = kcore_pgtable_iter_create(src, read_paddr, false, 0, &it);
 	if (err)
-		return err;
-	err = walk_vmap(src, &w, v);
-	walker_deinit(&w);
+		return why(err, novmap(src, err->message));
+	err = arch->kernel_places(src, kcore_pgtable_iter_format(it), &places);
+	if (!err)
+		err = walk_vmap(src, it, &places, v);
+	kcore_pgtable_iter_destroy(it);
 	return err;
 }
 
