@@ -92,7 +92,7 @@ struct dump {
 	struct job *cur;   /* the block being handed to the writer */
 	uint64_t hashed;   /* bytes handed to fh, from offset 0 */
 	uint64_t data;	   /* of them, written (not a sparse file's holes) */
-	uint64_t pads;	   /* of data, a stream's zeros standing for holes */
+	uint64_t holes;	   /* the plan's holes, when they are too many */
 	bool out_of_order; /* a write behind: read the file back at the end */
 	bool gave_up;	   /* holes outweigh the data: not hashed ... */
 	bool stopped;	   /* ... from the first hole on */
@@ -137,6 +137,7 @@ static bool holes_affordable(struct dump *d)
 		}
 	}
 	d->ext.valid = false;
+	d->holes = size - data;
 	return size - data <= (data > HOLE_ALLOWANCE ? data : HOLE_ALLOWANCE);
 }
 
@@ -164,12 +165,13 @@ static void hash_written(struct dump *d, uint64_t offset, const void *buf,
 		d->out_of_order = true;
 		return;
 	}
-	if (d->gave_up &&
-	    !(j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) &&
-	    kcore_is_zero(p, (size_t)n))
-		d->pads += (uint64_t)n; /* a stream's hole, written as zeros */
-	if (d->gave_up && (offset > d->hashed || d->pads))
-		d->stopped = true; /* a hole, and too many of them */
+	/* A hole (a sparse file's gap, or a plain stream's zeros standing
+	 * for one), and too many of them: not hashed from here on. */
+	if (!d->stopped && d->gave_up &&
+	    (offset > d->hashed ||
+	     (!(j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) &&
+	      kcore_is_zero(p, (size_t)n))))
+		d->stopped = true;
 	if (d->stopped) {
 		d->hashed = offset + (uint64_t)n; /* what is out of order */
 		return;
@@ -237,8 +239,7 @@ static void job_unhashed(struct dump *d, struct job *j)
 static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 {
 	struct kcore_error *err;
-	uint64_t data = d->data - d->pads;
-	uint64_t holes = size > data ? size - data : 0;
+	uint64_t holes = size > d->data ? size - d->data : 0;
 
 	if (d->opts->no_hash)
 		return NULL;
@@ -250,8 +251,9 @@ static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 		return NULL;
 	}
 	if (!d->out_of_order) {
-		/* Given up: the holes were too many. */
-		d->res->file_sha256_skipped = holes;
+		/* Given up: the holes were too many (a stream wrote them). */
+		d->res->file_sha256_skipped =
+			d->out->seekable ? holes : d->holes;
 		return NULL;
 	}
 	if (!d->out->seekable)
