@@ -16,7 +16,10 @@
 #   kernel, one run: a plain core file, the handler on the pipe
 #   (core_pattern |), as a --socket listener (@@, Linux 6.17), and that
 #   with --no-pagemap (every zero read, as before the socket used the page
-#   tables); replaces the host-crash section of core-handler.md and writes
+#   tables); CRASH_MODES picks among file pipe socket socket-nopm and
+#   socket-wmem (the socket with net.core.wmem_default set to SOCKET_WMEM,
+#   default 4 MiB, for the crash, then restored: the send buffer of the
+#   kernel's end of the socket); replaces the host-crash section of core-handler.md and writes
 #   core-handler-crash.json.
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
@@ -51,7 +54,9 @@ host_crash_rows() (
 	. "$here/../tests/integration/lib.sh"
 	core_pattern_setup bench-core-handler jq flock
 	listener=
-	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; core_pattern_restore' EXIT
+	wmem=/proc/sys/net/core/wmem_default
+	old_wmem=$(cat "$wmem")
+	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; echo "$old_wmem" >"$wmem"; core_pattern_restore' EXIT
 	now() { date +%s.%N; }
 	echo "| case | GiB | stream bytes | unread | stored | crash died s | stored s | handler CPU s | x pipe |"
 	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -66,6 +71,9 @@ host_crash_rows() (
 			sock=$tmp/$mode.sock
 			nopm=()
 			[[ $mode == *nopm ]] && nopm=(--no-pagemap)
+			# socket-wmem: the kernel's end of the socket (made at
+			# the crash) with a larger send buffer, borrowed.
+			[[ $mode == *wmem ]] && echo "${SOCKET_WMEM:-4194304}" >"$wmem"
 			"$K" core-handler --dir "$d" --no-sync "${nopm[@]}" \
 				--socket "$sock" 2>"$tmp/$mode.log" &
 			listener=$!
@@ -95,10 +103,12 @@ host_crash_rows() (
 		[ -n "$m" ] || { echo "$mode: nothing stored" >&2; exit 1; }
 		stored=$(echo "$(now) - $t0" | bc -l)
 		[[ -n $listener ]] && { kill "$listener"; wait "$listener" 2>/dev/null; listener=; }
+		echo "$old_wmem" >"$wmem"
 		printf '%s\n' "$old_pattern" >/proc/sys/kernel/core_pattern
 		[[ $mode == pipe ]] && pipe_s=$stored
 		cpu=$(jq '.cpu_user_seconds + .cpu_system_seconds' "$m")
 		label=$(jq -r '.received.via + (if .pagemap.used then ", page tables used" else ", every byte read (" + .pagemap.why_not + ")" end)' "$m")
+		[[ $mode == *wmem ]] && label+=", kernel socket's wmem_default ${SOCKET_WMEM:-4194304}"
 		echo "| handler via $label | $gib | $(jq .stream_bytes "$m") | $(jq .pagemap.unread_bytes "$m") | $(jq .allocated_bytes "$m") | $(f 2 "$died") | $(f 2 "$stored") | $(f 2 "$cpu") | $(f 2 "$(echo "$stored / $pipe_s" | bc -l)") |"
 		echo "{\"case\": \"$mode\", \"via\": $(jq .received.via "$m"), \"gib\": $gib, \"stream_bytes\": $(jq .stream_bytes "$m"), \"unread_bytes\": $(jq .pagemap.unread_bytes "$m"), \"died_s\": $died, \"stored_s\": $stored, \"handler_cpu_s\": $cpu}" >>"$work/crash.json"
 	done
