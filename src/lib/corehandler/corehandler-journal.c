@@ -115,7 +115,16 @@ void ch_journal_build(struct ch *ch)
 	if (x->owner_uid >= 0)
 		add(r, "COREDUMP_OWNER_UID=%" PRId64, x->owner_uid);
 	add_str(r, "COREDUMP_HOSTNAME", x->hostname);
-	add_str(r, "COREDUMP_BOOT_ID", x->boot_id);
+	if (x->boot_id[0]) { /* as sd_id128: 32 hex digits */
+		char id[sizeof(x->boot_id)];
+		size_t n = 0;
+
+		for (const char *c = x->boot_id; *c && n + 1 < sizeof(id); c++)
+			if (*c != '-')
+				id[n++] = *c;
+		id[n] = '\0';
+		add_str(r, "COREDUMP_BOOT_ID", id);
+	}
 	add_str(r, "COREDUMP_MACHINE_ID", x->machine_id);
 	for (size_t i = 0; i < ch->npkgs; i++) {
 		const struct ch_package *p = &ch->pkgs[i];
