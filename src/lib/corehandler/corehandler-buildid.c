@@ -331,6 +331,8 @@ void ch_buildid_scan(const struct ch_buildid_input *in, struct ch_buildids *ret)
 	}
 	dwfl_report_end(dwfl, NULL, NULL);
 	dwfl_getmodules(dwfl, add_module, ret, 0);
+	if (in->on_modules)
+		in->on_modules(ret, in->arg);
 	if (in->backtrace_ms) {
 		ret->bt.debug_files = (unsigned)in->ndebug;
 		unwind(dwfl, elf, in->backtrace_ms, &ret->bt);

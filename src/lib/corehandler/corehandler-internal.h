@@ -441,6 +441,9 @@ struct ch_buildid_input {
 	uint64_t backtrace_ms;
 	const struct ch_debugfile *debug;
 	size_t ndebug;
+	/* Called with the modules, before the unwinding (may be NULL). */
+	void (*on_modules)(const struct ch_buildids *ids, void *arg);
+	void *arg;
 };
 void ch_buildid_scan(const struct ch_buildid_input *in,
 		     struct ch_buildids *ret);

@@ -297,9 +297,21 @@ static void put_str(FILE *f, const char *s)
 		fwrite(s, 1, n, f);
 }
 
-/* The backtrace: flags, seconds (µs), debuginfo files, error, threads. */
-static void put_bt(FILE *f, const struct ch_backtrace *bt)
+/* A frame's bytes in the reply. */
+static size_t frame_size(const struct ch_frame *fr)
 {
+	return 32 + (fr->func ? strlen(fr->func) : 0) +
+	       (fr->module ? strlen(fr->module) : 0);
+}
+
+/*
+ * The backtrace: flags, seconds (µs), debuginfo files, error, threads;
+ * frames beyond budget bytes left out (their thread marked truncated).
+ */
+static void put_bt(FILE *f, const struct ch_backtrace *bt, size_t budget)
+{
+	size_t used = 64;
+
 	put32(f, (uint32_t)bt->made | (uint32_t)bt->threads_truncated << 1 |
 			 (uint32_t)bt->timed_out << 2);
 	put64(f, (uint64_t)(bt->seconds * 1e6));
@@ -308,12 +320,17 @@ static void put_bt(FILE *f, const struct ch_backtrace *bt)
 	put32(f, (uint32_t)bt->nthreads);
 	for (size_t i = 0; i < bt->nthreads; i++) {
 		const struct ch_bt_thread *t = &bt->threads[i];
+		size_t n = 0;
 
+		used += 64 + (t->error ? strlen(t->error) : 0);
+		while (n < t->nframes &&
+		       used + frame_size(&t->frames[n]) <= budget)
+			used += frame_size(&t->frames[n++]);
 		put64(f, (uint64_t)t->tid);
-		put32(f, t->truncated);
+		put32(f, t->truncated || n < t->nframes);
 		put_str(f, t->error);
-		put32(f, (uint32_t)t->nframes);
-		for (size_t k = 0; k < t->nframes; k++) {
+		put32(f, (uint32_t)n);
+		for (size_t k = 0; k < n; k++) {
 			const struct ch_frame *fr = &t->frames[k];
 
 			put64(f, fr->pc);
@@ -325,11 +342,35 @@ static void put_bt(FILE *f, const struct ch_backtrace *bt)
 	}
 }
 
-/* The helper's reply: what it saw of itself, then the modules. */
+/* Bytes of the reply written so far (the helper's). */
+static size_t replied;
+
+static void send_all(int sock, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len && replied < MAX_REPLY) {
+		size_t n = len - done < MAX_REPLY - replied
+				   ? len - done
+				   : MAX_REPLY - replied;
+		ssize_t w = write(sock, buf + done, n);
+
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+		replied += (size_t)w;
+	}
+}
+
+/*
+ * The helper's reply, in two parts: what it saw of itself and the
+ * modules, as soon as it has them; then the backtrace (so that a
+ * backtrace past the time limit costs only itself).
+ */
 static void reply(int sock, const struct ch_buildids *ids)
 {
 	char *buf = NULL;
-	size_t len = 0, done = 0;
+	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 	size_t elen = ids->error ? strlen(ids->error) : 0;
 
@@ -355,17 +396,32 @@ static void reply(int sock, const struct ch_buildids *ids)
 		put32(f, (uint32_t)nlen);
 		fwrite(m->name, 1, nlen, f);
 	}
-	put_bt(f, &ids->bt);
-	if (fclose(f) != 0)
-		return;
-	while (done < len && done < MAX_REPLY) {
-		ssize_t w = write(sock, buf + done, len - done);
-
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
+	if (fclose(f) == 0)
+		send_all(sock, buf, len);
 	free(buf);
+}
+
+static void reply_bt(int sock, const struct ch_backtrace *bt)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return;
+	put_bt(f, bt, replied < MAX_REPLY ? MAX_REPLY - replied : 0);
+	if (fclose(f) == 0)
+		send_all(sock, buf, len);
+	free(buf);
+}
+
+/* The modules are known: the first part of the reply. */
+static bool modules_sent;
+
+static void modules_done(const struct ch_buildids *ids, void *arg)
+{
+	reply(*(const int *)arg, ids);
+	modules_sent = true;
 }
 
 /*
@@ -547,8 +603,13 @@ static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 		_exit(4);
 	if (!recv_input(sock, &in, debug))
 		_exit(0);
+	in.on_modules = modules_done;
+	in.arg = &sock;
 	ch_buildid_scan(&in, &ids);
-	reply(sock, &ids);
+	if (!modules_sent)
+		reply(sock, &ids);
+	if (in.backtrace_ms)
+		reply_bt(sock, &ids.bt);
 	_exit(0);
 }
 
@@ -737,18 +798,22 @@ static void parse_bt(const unsigned char **p, const unsigned char *end,
 }
 
 /* The helper's reply, parsed with every length checked. */
-static void parse_reply(const unsigned char *buf, size_t len,
-			struct ch_buildids *ids)
+/* *ret_bt_cut: in, the helper was killed; out, no backtrace came.
+ * False if the modules' part is not whole (killed: nothing set). */
+static bool parse_reply(const unsigned char *buf, size_t len,
+			struct ch_buildids *ids, bool *ret_bt_cut)
 {
 	const unsigned char *p = buf, *end = buf + len;
 	bool bad = false;
 	uint64_t flags, elen, count;
 
 	if (get(&p, end, 4, &bad) != REPLY_MAGIC || bad) {
-		ids->error = strdup(len ? "the build-ID helper's reply is "
-					  "malformed"
-					: "the build-ID helper gave no reply");
-		return;
+		if (!*ret_bt_cut)
+			ids->error = strdup(len ? "the build-ID helper's reply "
+						  "is malformed"
+						: "the build-ID helper gave no "
+						  "reply");
+		return false;
 	}
 	ids->uid = (int64_t)get(&p, end, 8, &bad);
 	ids->gid = (int64_t)get(&p, end, 8, &bad);
@@ -796,11 +861,26 @@ static void parse_reply(const unsigned char *buf, size_t len,
 		}
 		ids->count++;
 	}
-	if (!bad)
+	/* The backtrace's part, if it came (whole). */
+	if (!bad && p < end) {
 		parse_bt(&p, end, &ids->bt, &bad);
+		if (bad) {
+			ch_backtrace_deinit(&ids->bt);
+			if (!*ret_bt_cut)
+				ids->bt.error =
+					strdup("the build-ID helper's "
+					       "backtrace is malformed");
+			bad = false;
+		}
+	} else if (!bad) {
+		*ret_bt_cut = true;
+	}
+	if (bad && *ret_bt_cut)
+		return false;
 	if (bad && !ids->error)
 		ids->error = strdup("the build-ID helper's reply is "
 				    "malformed");
+	return true;
 }
 
 void ch_priv_build_ids(struct ch *ch, int core_fd, const unsigned char *img,
@@ -890,15 +970,29 @@ void ch_priv_build_ids(struct ch *ch, int core_fd, const unsigned char *img,
 		len += (size_t)n;
 	}
 	if (timed_out) {
-		if (asprintf(&ids->error,
+		bool cut = true;
+		char *why = NULL;
+
+		if (asprintf(&why,
 			     "the build-ID helper did not finish within "
 			     "%.3f s; killed",
 			     (double)(ch->o->build_id_timeout_ms +
 				      ch->o->backtrace_timeout_ms) /
 				     1000) < 0)
-			ids->error = NULL;
+			why = NULL;
+		/* The modules may have come before the backtrace. */
+		if (buf && parse_reply(buf, len, ids, &cut)) {
+			if (cut && ch->o->backtrace_timeout_ms && !ids->bt.made)
+				ids->bt.error = why, why = NULL;
+		} else {
+			ch_buildids_deinit(ids);
+			ids->error = why, why = NULL;
+		}
+		free(why);
 	} else if (buf) {
-		parse_reply(buf, len, ids);
+		bool cut = false;
+
+		parse_reply(buf, len, ids, &cut);
 	} else {
 		ids->error = strdup("out of memory");
 	}
