@@ -62,12 +62,10 @@ RateLimitBurst=0
 CONF
 # Dies with this test (pdeathsig survives unshare's and bash's exec).
 setpriv --pdeathsig KILL unshare -m --propagation private bash -c '
-	set -e
 	for d in /run/systemd /run/log /var/log/journal; do
-		mkdir -p "$d"
-		mount -t tmpfs -o mode=0755 tmpfs "$d"
+		mkdir -p "$d" && mount -t tmpfs -o mode=0755 tmpfs "$d" || exit 1
 	done
-	mount --bind "$1" /etc/systemd/journald.conf
+	mount --bind "$1" /etc/systemd/journald.conf || exit 1
 	exec "$2"' journald "$tmp/journald.conf" "$journald" >"$tmp/journald.log" 2>&1 &
 jpid=$!
 trap 'kill "$jpid" 2>/dev/null; core_pattern_restore' EXIT
