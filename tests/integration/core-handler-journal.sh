@@ -170,6 +170,13 @@ for fmt in none zstd xz; do
 		continue
 	fi
 	core=$(jq -r .core "$m")
+	"$kcoredump" list --json --dir "$d" >"$tmp/list-$fmt.json" 2>&1
+	if jq -e '.cores[0].journal_entry == true' "$tmp/list-$fmt.json" >/dev/null; then
+		ok "$fmt: list --json: journal_entry true"
+	else
+		not_ok "$fmt: list --json: journal_entry is not true"
+		diag "$tmp/list-$fmt.json"
+	fi
 	if ! jq -e '.journal_entry == true and (has("journal_why_not") | not)' "$m" >/dev/null; then
 		not_ok "$fmt: the metadata says no journal entry"
 		jq -c '{journal_entry, journal_why_not}' "$m" | diag
@@ -273,8 +280,11 @@ d=$tmp/s-nojournal
 install "$d" --no-journal
 pid=$(crash)
 if m=$(meta "$d" "$pid"); then
-	if jq -e '.journal_entry == false and .journal_why_not == "--no-journal"' "$m" >/dev/null; then
-		ok "--no-journal: the metadata says so"
+	"$kcoredump" show --json --dir "$d" >"$tmp/show-nj.json" 2>&1
+	if jq -e '.journal_entry == false and .journal_why_not == "--no-journal"' "$m" >/dev/null &&
+		jq -e '.cores[0] | .journal_entry == false and .record.journal_why_not == "--no-journal"' \
+			"$tmp/show-nj.json" >/dev/null; then
+		ok "--no-journal: the metadata and show --json say so"
 	else
 		not_ok "--no-journal: the metadata says otherwise"
 		jq -c '{journal_entry, journal_why_not}' "$m" | diag
