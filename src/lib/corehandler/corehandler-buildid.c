@@ -8,10 +8,11 @@
  * process wrote those names.  Here libdwfl's find_elf callback only ever
  * hands out descriptors of the files the handler opened itself through
  * /proc/PID/map_files while the process was dumping (the very files it
- * had mapped), matched by address, and its find_debuginfo callback finds
- * nothing.  libdwfl's own open() of link-map names (link_map.c, before
- * any callback) fails in the helper: it has no file system to open
- * anything in, and its seccomp filter refuses open().
+ * had mapped), matched by address, and its find_debuginfo callback only
+ * the build-ID debuginfo files the handler opened (below).  libdwfl's
+ * own open() of link-map names (link_map.c, before any callback) fails
+ * in the helper: it has no file system to open anything in, and its
+ * seccomp filter refuses open().
  *
  * The backtrace (systemd-coredump's stack trace): after the modules, the
  * helper attaches the core's threads (NT_PRSTATUS) and unwinds each with

@@ -20,9 +20,12 @@
  * reopens only the mapped files the handler opened for it (as nobody),
  * sets no-new-privileges, installs a seccomp filter that refuses every
  * open() and anything but reading, writing to its socket and memory
- * management, and waits for the core.  It has a time limit of its own:
- * the handler kills an intermediate process whose death kills the helper
- * (PR_SET_PDEATHSIG), as it may not kill nobody's processes itself.
+ * management, and waits for the core (with the build-ID debuginfo files
+ * the handler opened under /usr/lib/debug, for the backtrace).  It
+ * replies the modules first, then the backtrace.  It has a time limit of
+ * its own: the handler kills an intermediate process whose death kills
+ * the helper (PR_SET_PDEATHSIG), as it may not kill nobody's processes
+ * itself.
  */
 #include <acl/libacl.h>
 #include <errno.h>
