@@ -7,7 +7,10 @@
 # backtrace (the crashing thread first, kcd_bt_inner <- kcd_bt_outer <-
 # main), show prints it as systemd-coredump does, show --json has it in
 # the record and list --json the crashing frame.  --no-backtrace makes
-# none; the backtrace took the time given it at most.
+# none; the backtrace took the time given it at most.  A stripped program
+# whose crashing function is static gets its name from the build-ID
+# debuginfo file this test puts under /usr/lib/debug/.build-id (a random
+# build ID; removed on exit), and none without it.
 #
 # Changes /proc/sys/kernel/core_pattern: only under the lock
 # /tmp/kcd-core-pattern.lock, and puts the old pattern back on every exit.
@@ -18,7 +21,7 @@ kcoredump=$(readlink -f "$1")
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
-core_pattern_setup chbt jq flock cc
+core_pattern_setup chbt jq flock cc objcopy od
 
 install() {
 	install_handler "$@" || bail_out "cannot install the handler as core_pattern"
@@ -146,5 +149,56 @@ if m=$(meta "$d" "$pid"); then
 		(.backtrace.timed_out or .backtrace.threads[0].frames[0].function == "kcd_bt_inner")'
 else
 	not_ok "--backtrace-timeout 0.5: no metadata for pid $pid in $d"
+fi
+# --- build-ID debuginfo under /usr/lib/debug ---------------------------------
+# A stripped program whose crashing function is static: only its
+# debuginfo file, installed for this test under its (random) build ID,
+# names it.  The file is removed on exit.
+sprog=$tmp/kcd-bt-stripped
+bid=$(od -An -N20 -tx1 /dev/urandom | tr -d ' \n')
+dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+cat >"$tmp/bt2.c" <<'C'
+static __attribute__((noinline)) void kcd_bt_hidden(volatile int *p) { *p = 1; }
+void (*volatile kcd_bt_call)(volatile int *) = kcd_bt_hidden;
+int main(void)
+{
+	kcd_bt_call((volatile int *)0);
+	return 0;
+}
+C
+if cc -O1 -g -Wl,--build-id=0x"$bid" -o "$sprog.full" "$tmp/bt2.c" 2>"$tmp/cc.err" &&
+	objcopy --only-keep-debug "$sprog.full" "$tmp/bt2.debug" &&
+	objcopy --strip-all "$sprog.full" "$sprog" && chmod 755 "$sprog"; then
+	mkdir -p "${dbg%/*}"
+	cp "$tmp/bt2.debug" "$dbg"
+	trap 'rm -f "$dbg"; core_pattern_restore' EXIT
+	d=$tmp/s-dbg
+	install "$d"
+	(exec 9>&- && exec "$sprog") >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "a stripped program: its static function named from $dbg" "$m" \
+			'.backtrace.debuginfo_files >= 1 and
+			.backtrace.threads[0].frames[0].function == "kcd_bt_hidden"'
+	else
+		not_ok "stripped program: no metadata for pid $pid in $d"
+	fi
+	rm -f "$dbg"
+	# Without it: the function has no name (the symbols are not the
+	# handler's guess).
+	d=$tmp/s-nodbg
+	install "$d"
+	(exec 9>&- && exec "$sprog") >/dev/null 2>&1 &
+	pid=$!
+	wait "$pid" 2>/dev/null
+	if m=$(meta "$d" "$pid"); then
+		jqcheck "without the debuginfo file: frame #0 is not named kcd_bt_hidden" "$m" \
+			'.backtrace.threads[0].frames[0].function != "kcd_bt_hidden"'
+	else
+		not_ok "stripped program: no metadata for pid $pid in $d"
+	fi
+else
+	not_ok "cannot build a stripped program with its debuginfo: $(head -c 300 "$tmp/cc.err")"
 fi
 finish
