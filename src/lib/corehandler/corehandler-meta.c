@@ -283,14 +283,24 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
+/* Names from the core's files as text: control bytes as '?' (the
+ * journal's MESSAGE reaches terminals as it is). */
+static void put_clean(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
 /* One frame as systemd-coredump prints it. */
 static void frame_text(const struct ch_frame *fr, size_t n, FILE *f)
 {
-	fprintf(f, "#%-2zu 0x%016" PRIx64 " %s", n, fr->pc,
-		fr->func ? fr->func : "n/a");
-	if (fr->module)
-		fprintf(f, " (%s + 0x%" PRIx64 ")", base_name(fr->module),
-			fr->module_off);
+	fprintf(f, "#%-2zu 0x%016" PRIx64 " ", n, fr->pc);
+	put_clean(f, fr->func ? fr->func : "n/a");
+	if (fr->module) {
+		fputs(" (", f);
+		put_clean(f, base_name(fr->module));
+		fprintf(f, " + 0x%" PRIx64 ")", fr->module_off);
+	}
 }
 
 void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f)
@@ -306,8 +316,11 @@ void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f)
 		}
 		if (t->truncated)
 			fprintf(f, "(more than %u frames)\n", CH_BT_MAX_FRAMES);
-		if (t->error)
-			fprintf(f, "(unwinding stopped: %s)\n", t->error);
+		if (t->error) {
+			fputs("(unwinding stopped: ", f);
+			put_clean(f, t->error);
+			fputs(")\n", f);
+		}
 	}
 	if (bt->threads_truncated)
 		fprintf(f, "\n(more than %u threads)\n", CH_BT_MAX_THREADS);
