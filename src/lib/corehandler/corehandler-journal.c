@@ -76,10 +76,12 @@ void ch_journal_build(struct ch *ch)
 		return;
 	f = open_memstream(&msg, &len);
 	if (f) {
-		fprintf(f,
-			"Process %" PRId64 " (%s) of user %" PRIu32
-			" dumped core.",
-			o->crash.pid, comm ? comm : "?", o->crash.uid);
+		fprintf(f, "Process %" PRId64 " (", o->crash.pid);
+		/* The comm is the process's own: no control bytes. */
+		for (const char *c = comm ? comm : "?"; *c; c++)
+			fputc((unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c,
+			      f);
+		fprintf(f, ") of user %" PRIu32 " dumped core.", o->crash.uid);
 		if (ch->ids.bt.nthreads) {
 			fputs("\n\n", f);
 			ch_backtrace_text(&ch->ids.bt, f);
