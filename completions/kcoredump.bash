@@ -409,9 +409,13 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--backtrace-timeout | --backtrace-timeout=)
+			COMPREPLY=()
+			return
+			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--dir --socket --compress --max-size --keep-free --max-use --max-cores --max-cores-per-user --timeout --owner --dump-mode --max-handlers --build-id-timeout --no-sync --no-pagemap --record-environ --install --print-pattern --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--dir --socket --compress --max-size --keep-free --max-use --max-cores --max-cores-per-user --timeout --owner --dump-mode --max-handlers --build-id-timeout --backtrace-timeout --no-backtrace --no-journal --no-sync --no-pagemap --record-environ --install --print-pattern --quiet --verbose --help" -- "$cur"))
 		fi
 		;;
 	list)

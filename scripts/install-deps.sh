@@ -25,8 +25,14 @@ pkgs=(
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev liblzma-dev
 	liblzo2-dev libsnappy-dev libfuse3-dev
 	libssl-dev libcap-dev libacl1-dev
+	# the core handler's journal entries (sd_journal_sendv)
+	libsystemd-dev
 	# tools the tests use
 	elfutils jq zstd xz-utils clang-format python3 gdb
+	# core-handler-journal: a private systemd-journald (Debian 12's systemd
+	# package) and unshare/nsenter; coredumpctl is extracted from
+	# systemd-coredump's .deb, never installed (it would take core_pattern)
+	systemd util-linux
 	# the --json outputs against docs/schema/ (tests/integration/json-schema.py)
 	python3-jsonschema
 	# kcoredump mount: fusermount3 mounts and unmounts

@@ -134,6 +134,14 @@ struct kcore_ch_opts {
 	unsigned max_handlers;
 	/* Time for the build-ID helper; 0 = no build IDs. */
 	uint64_t build_id_timeout_ms;
+	/* Time the helper may spend unwinding the threads of the stored
+	 * core with libdwfl after the build IDs (a backtrace, symbols from
+	 * the mapped files and build-ID debuginfo under /usr/lib/debug);
+	 * 0 = no backtrace. */
+	uint64_t backtrace_timeout_ms;
+	/* Why no journal entry is made (the metadata says so), or NULL:
+	 * the result then carries one (journal) for the caller to send. */
+	const char *journal_why_not;
 	/* The unprivileged user and group the helper runs as (when we are
 	 * root); 0 = nobody (65534). */
 	uint32_t helper_uid, helper_gid;
@@ -206,6 +214,15 @@ struct kcore_ch_result {
 	bool not_stored;
 	bool user_access; /* the crashing user may read the files */
 	char *subdir;	  /* where they are ("user.UID"), or NULL */
+	/*
+	 * The stored core as systemd-coredump describes one in the journal
+	 * (MESSAGE_ID fc2e22bc6ee647b6b90729ab34a250b1): "FIELD=value"
+	 * entries, values as they are (they may hold newlines), with
+	 * COREDUMP_FILENAME the stored file and MESSAGE with the backtrace;
+	 * NULL when nothing was stored.  For sd_journal_sendv().
+	 */
+	char **journal;
+	size_t journal_count;
 };
 
 /*
@@ -253,6 +270,8 @@ struct kcore_stored_core {
 	int64_t uid, gid, signal;
 	uint64_t stream_bytes, file_size, allocated_bytes;
 	bool core_present; /* the core file exists */
+	char *crash_frame; /* the crashing thread's first frame, or NULL */
+	int journal_entry; /* one was sent: 1, not: 0, not known: -1 */
 	char *json;	   /* the metadata document as stored */
 	char *subdir;	   /* "user.UID" for cores the user may read */
 };

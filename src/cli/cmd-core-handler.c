@@ -34,13 +34,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef HAVE_LIBSYSTEMD
+#include <systemd/sd-journal.h>
+#endif
+
 #include "cli.h"
 #include "kcoredump/corehandler.h"
 
-#define DEFAULT_DIR		 "/var/lib/kcoredump"
-#define DEFAULT_TIMEOUT		 300
-#define DEFAULT_HANDLERS	 16
-#define DEFAULT_BUILD_ID_TIMEOUT 10
+#define DEFAULT_DIR		  "/var/lib/kcoredump"
+#define DEFAULT_TIMEOUT		  300
+#define DEFAULT_HANDLERS	  16
+#define DEFAULT_BUILD_ID_TIMEOUT  10
+#define DEFAULT_BACKTRACE_TIMEOUT 5
+#define JOURNAL_SOCKET		  "/run/systemd/journal/socket"
 /* The kernel's CORENAME_MAX_SIZE, with its NUL. */
 #define CORE_PATTERN_MAX 127
 
@@ -60,6 +66,9 @@ enum {
 	OPT_SOCKET,
 	OPT_MAX_CORES,
 	OPT_MAX_CORES_PER_USER,
+	OPT_NO_JOURNAL,
+	OPT_NO_BACKTRACE,
+	OPT_BACKTRACE_TIMEOUT,
 };
 
 static const struct cli_option core_handler_options[] = {
@@ -105,6 +114,16 @@ static const struct cli_option core_handler_options[] = {
 	  "time for the sandboxed build-ID helper (default 10; 0 = no build "
 	  "IDs)",
 	  NULL, OPT_BUILD_ID_TIMEOUT },
+	{ "backtrace-timeout", 0, CLI_ARG_REQUIRED, "SECONDS",
+	  "time for unwinding the crashing threads in the sandboxed helper "
+	  "(default 5)",
+	  NULL, OPT_BACKTRACE_TIMEOUT },
+	{ "no-backtrace", 0, CLI_ARG_NONE, NULL,
+	  "make no backtrace of the crashing threads", NULL, OPT_NO_BACKTRACE },
+	{ "no-journal", 0, CLI_ARG_NONE, NULL,
+	  "log no journal entry for coredumpctl (made when "
+	  "/run/systemd/journal/socket exists)",
+	  NULL, OPT_NO_JOURNAL },
 	{ "no-sync", 0, CLI_ARG_NONE, NULL,
 	  "do not fsync the core before publishing it", NULL, OPT_NO_SYNC },
 	{ "no-pagemap", 0, CLI_ARG_NONE, NULL,
@@ -222,8 +241,8 @@ static bool pattern_safe(const char *s)
 struct pattern_args {
 	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
 		*owner, *max_handlers, *build_id_timeout, *max_cores,
-		*max_cores_per_user;
-	bool no_sync, no_pagemap, record_environ;
+		*max_cores_per_user, *backtrace_timeout;
+	bool no_sync, no_pagemap, record_environ, no_journal, no_backtrace;
 };
 
 /*
@@ -272,6 +291,7 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 		{ "--build-id-timeout", a->build_id_timeout },
 		{ "--max-cores", a->max_cores },
 		{ "--max-cores-per-user", a->max_cores_per_user },
+		{ "--backtrace-timeout", a->backtrace_timeout },
 	};
 	size_t len;
 
@@ -313,6 +333,11 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 	if (a->record_environ && len < size)
 		len += (size_t)snprintf(out + len, size - len,
 					" --record-environ");
+	if (a->no_backtrace && len < size)
+		len += (size_t)snprintf(out + len, size - len,
+					" --no-backtrace");
+	if (a->no_journal && len < size)
+		len += (size_t)snprintf(out + len, size - len, " --no-journal");
 	if (len < size)
 		len += (size_t)snprintf(out + len, size - len,
 					" %%P %%u %%g %%s %%t %%e");
@@ -635,6 +660,24 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 			o->build_id_timeout_ms = 1;
 		pa->build_id_timeout = arg;
 		break;
+	case OPT_BACKTRACE_TIMEOUT:
+		s = strtod(arg, &end);
+		if (end == arg || *end || !(s > 0) || s > 3600)
+			return cli_usage_error(ctx, "core-handler",
+					       "bad --backtrace-timeout '%s' "
+					       "(--no-backtrace: none)",
+					       arg);
+		o->backtrace_timeout_ms = (uint64_t)(s * 1000);
+		if (!o->backtrace_timeout_ms)
+			o->backtrace_timeout_ms = 1;
+		pa->backtrace_timeout = arg;
+		break;
+	case OPT_NO_BACKTRACE:
+		pa->no_backtrace = true;
+		break;
+	case OPT_NO_JOURNAL:
+		pa->no_journal = true;
+		break;
 	case OPT_MAX_HANDLERS: {
 		uint64_t v;
 
@@ -763,6 +806,49 @@ static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
 	return done >= 0 ? done : -1;
 }
 
+/* Why no journal entry: --no-journal, no journald, or no libsystemd. */
+static const char *journal_why_not(const struct state *st)
+{
+	struct stat sb;
+
+	if (st->pa.no_journal)
+		return "--no-journal";
+#ifdef HAVE_LIBSYSTEMD
+	if (stat(JOURNAL_SOCKET, &sb) < 0 || !S_ISSOCK(sb.st_mode))
+		return "no journal socket (" JOURNAL_SOCKET ")";
+	return NULL;
+#else
+	(void)sb;
+	return "this kcoredump is built without libsystemd";
+#endif
+}
+
+/* The entry systemd-coredump would log, as the library made it. */
+static void send_journal(const struct kcore_ch_result *res)
+{
+#ifdef HAVE_LIBSYSTEMD
+	struct iovec iov[64];
+	size_t n = 0;
+	char msg[160];
+	int r;
+
+	for (size_t i = 0; i < res->journal_count && n < 64; i++)
+		iov[n++] = (struct iovec){ res->journal[i],
+					   strlen(res->journal[i]) };
+	if (!n)
+		return;
+	r = sd_journal_sendv(iov, (int)n);
+	if (r < 0) {
+		snprintf(msg, sizeof(msg),
+			 "cannot log the journal entry of '%s': %s",
+			 res->core_name ? res->core_name : "?", strerror(-r));
+		log_line(NULL, KCORE_CH_LOG_WARNING, msg);
+	}
+#else
+	(void)res;
+#endif
+}
+
 /* The store, its limits, then the library's handler. */
 static int store_core(struct state *st)
 {
@@ -781,10 +867,14 @@ static int store_core(struct state *st)
 	o->dir_fd = dir_fd;
 	o->dir = st->dir;
 	default_limits(dir_fd, o, st->pa.max_use, st->pa.keep_free);
+	o->backtrace_timeout_ms =
+		st->pa.no_backtrace ? 0 : o->backtrace_timeout_ms;
+	o->journal_why_not = journal_why_not(st);
 	err = kcore_core_handle(o, &res);
 	close(dir_fd);
 	if (err)
 		return fail(err);
+	send_journal(&res);
 	kcore_ch_result_deinit(&res);
 	return EXIT_OK;
 }
@@ -974,6 +1064,8 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 		       .timeout_ms = DEFAULT_TIMEOUT * 1000u,
 		       .max_handlers = DEFAULT_HANDLERS,
 		       .build_id_timeout_ms = DEFAULT_BUILD_ID_TIMEOUT * 1000u,
+		       .backtrace_timeout_ms =
+			       DEFAULT_BACKTRACE_TIMEOUT * 1000u,
 		       .crash = { .dump_mode = -1 },
 		       .log = log_line },
 		.dir = DEFAULT_DIR,

@@ -376,6 +376,100 @@ static void show_build_ids(const char *json)
 		printf("%16s: -\n", "Build IDs");
 }
 
+/* A "0x..." string member of obj as a number (0 if absent). */
+static uint64_t hex_member(const char *obj, const char *name)
+{
+	const char *x;
+	size_t xl;
+
+	if (!member(obj, name, &x, &xl) || xl < 4 || x[0] != '"')
+		return 0;
+	return strtoull(x + 1, NULL, 16);
+}
+
+/* The module's file name, without its directories (escapes kept). */
+static void put_base_name(const char *v, size_t len)
+{
+	size_t start = 0;
+
+	if (len >= 2 && v[0] == '"' && v[len - 1] == '"')
+		for (size_t i = 1; i + 1 < len; i++)
+			if (v[i] == '/')
+				start = i;
+	if (start)
+		printf("%.*s", (int)(len - 2 - start), v + start + 1);
+	else
+		put_value(v, len);
+}
+
+/*
+ * The backtrace the handler made at crash time, as systemd-coredump
+ * prints its stack trace: "Stack trace of thread TID:" and a line per
+ * frame, "#N  0xPC function (module + 0xOFFSET)".
+ */
+static void show_backtrace(const char *json)
+{
+	char *v = field(json, "backtrace"), *t;
+	const char *threads, *pos, *e, *x;
+	size_t el, xl, tl;
+
+	if (!v)
+		return;
+	if (member(v, "error", &x, &xl) && !is_word(x, xl, "null")) {
+		printf("%16s: (", "Backtrace");
+		put_value(x, xl);
+		printf(")\n");
+	}
+	if (!member(v, "threads", &threads, &tl)) {
+		free(v);
+		return;
+	}
+	pos = threads;
+	while (next_item(&pos, NULL, NULL, &e, &el)) {
+		const char *fpos, *fe;
+		size_t fel, n = 0;
+
+		t = strndup(e, el);
+		if (!t)
+			break;
+		printf("%16s  Stack trace of thread ", "");
+		if (member(t, "tid", &x, &xl))
+			put_value(x, xl);
+		printf(":\n");
+		if (member(t, "frames", &fpos, &fel)) {
+			while (next_item(&fpos, NULL, NULL, &fe, &fel)) {
+				char *fr = strndup(fe, fel);
+
+				if (!fr)
+					break;
+				printf("%16s  #%-2zu 0x%016" PRIx64 " ", "",
+				       n++, hex_member(fr, "pc"));
+				if (member(fr, "function", &x, &xl) &&
+				    !is_word(x, xl, "null"))
+					put_value(x, xl);
+				else
+					printf("n/a");
+				if (member(fr, "module", &x, &xl) &&
+				    !is_word(x, xl, "null")) {
+					printf(" (");
+					put_base_name(x, xl);
+					printf(" + 0x%" PRIx64 ")",
+					       hex_member(fr, "module_offset"));
+				}
+				putchar('\n');
+				free(fr);
+			}
+		}
+		if (member(t, "error", &x, &xl) && !is_word(x, xl, "null")) {
+			printf("%16s  (unwinding stopped: ", "");
+			put_value(x, xl);
+			printf(")\n");
+		}
+		free(t);
+	}
+	free(v);
+}
+
 /* Access: who may read the core, and why, in words. */
 static void show_access(const char *json, int64_t uid)
 {
@@ -566,6 +660,12 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 	show_build_ids(c->json);
 	row("Build IDs from", c->json, "build_ids_from");
 	show_packages(c->json);
+	if (c->journal_entry >= 0)
+		printf("%16s: %s\n", "Journal",
+		       c->journal_entry ? "an entry for coredumpctl"
+					: "no entry");
+	row_if("No Journal Entry", c->json, "journal_why_not");
+	show_backtrace(c->json);
 	show_limits(c->json);
 	show_fds(c->json);
 	/* The environment may hold secrets: root's eyes only. */

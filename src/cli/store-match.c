@@ -319,6 +319,11 @@ void store_json_core(struct json *j, const struct kcore_stored_core *c)
 	json_u64(j, "file_size", c->file_size);
 	json_u64(j, "allocated_bytes", c->allocated_bytes);
 	json_string(j, "status", c->reason);
+	json_string(j, "crash_frame", c->crash_frame);
+	if (c->journal_entry >= 0)
+		json_bool(j, "journal_entry", c->journal_entry);
+	else
+		json_null(j, "journal_entry");
 }
 
 int store_newest_match(struct cli_ctx *ctx, const char *cmd, const char *dir,

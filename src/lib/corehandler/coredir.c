@@ -174,13 +174,17 @@ static void parse_meta(struct kcore_stored_core *c, char *text)
 				      : strcmp(key, "comm") == 0 ? &c->comm
 				      : strcmp(key, "truncation_reason") == 0
 					      ? &c->reason
+				      : strcmp(key, "crash_frame") == 0
+					      ? &c->crash_frame
 					      : NULL;
 
 			if (slot && !*slot)
 				*slot = json_string(val + 1);
 			continue;
 		}
-		if (strcmp(key, "pid") == 0)
+		if (strcmp(key, "journal_entry") == 0)
+			c->journal_entry = strncmp(val, "true", 4) == 0;
+		else if (strcmp(key, "pid") == 0)
 			c->pid = strtoll(val, NULL, 10);
 		else if (strcmp(key, "time") == 0)
 			c->time = strtoll(val, NULL, 10);
@@ -254,6 +258,7 @@ static void stored_core_deinit(struct kcore_stored_core *c)
 	free(c->exe);
 	free(c->comm);
 	free(c->reason);
+	free(c->crash_frame);
 	free(c->json);
 	free(c->subdir);
 }
@@ -521,6 +526,7 @@ static struct kcore_error *list_dir(int fd, const char *subdir,
 		c = &(*cores)[*n];
 		memset(c, 0, sizeof(*c));
 		c->pid = c->uid = c->gid = c->signal = -1;
+		c->journal_entry = -1;
 		c->json = text;
 		c->meta_name = strdup(names[i]);
 		c->subdir = subdir ? strdup(subdir) : NULL;

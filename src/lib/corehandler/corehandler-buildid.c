@@ -8,17 +8,26 @@
  * process wrote those names.  Here libdwfl's find_elf callback only ever
  * hands out descriptors of the files the handler opened itself through
  * /proc/PID/map_files while the process was dumping (the very files it
- * had mapped), matched by address, and its find_debuginfo callback finds
- * nothing.  libdwfl's own open() of link-map names (link_map.c, before
- * any callback) fails in the helper: it has no file system to open
- * anything in, and its seccomp filter refuses open().
+ * had mapped), matched by address, and its find_debuginfo callback only
+ * the build-ID debuginfo files the handler opened (below).  libdwfl's
+ * own open() of link-map names (link_map.c, before any callback) fails
+ * in the helper: it has no file system to open anything in, and its
+ * seccomp filter refuses open().
+ *
+ * The backtrace (systemd-coredump's stack trace): after the modules, the
+ * helper attaches the core's threads (NT_PRSTATUS) and unwinds each with
+ * the CFI of the files above and of the build-ID debuginfo files the
+ * handler opened under /usr/lib/debug/.build-id (named by hex digits,
+ * never by a path in the core), bounded in threads, frames and time.
  */
 #include <elf.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "corehandler-internal.h"
@@ -49,12 +58,27 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 	return -1;
 }
 
+/* Only a debuginfo file the handler opened for the module's build ID. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata,
 			  const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink_file,
 			  GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len;
+
 	*debuginfo_file_name = NULL;
+	if (!input || !input->ndebug)
+		return -1;
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0)
+		return -1;
+	for (size_t i = 0; i < input->ndebug; i++)
+		if (input->debug[i].fd >= 0 &&
+		    input->debug[i].id_len == (unsigned)len &&
+		    memcmp(input->debug[i].id, bits, (size_t)len) == 0)
+			return dup(input->debug[i].fd);
 	return -1;
 }
 
@@ -100,6 +124,144 @@ static int add_module(Dwfl_Module *mod, void **userdata, const char *name,
 	}
 	ids->count++;
 	return DWARF_CB_OK;
+}
+
+/* ---- the backtrace ---- */
+
+#define MAX_SYMBOL_LEN 512
+
+struct unwind {
+	Dwfl *dwfl;
+	struct ch_backtrace *bt;
+	struct ch_bt_thread *t;
+	uint64_t deadline;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int frame_cb(Dwfl_Frame *frame, void *arg)
+{
+	struct unwind *u = arg;
+	struct ch_bt_thread *t = u->t;
+	struct ch_frame *f;
+	Dwarf_Addr pc, adj, start = 0;
+	bool activation = false;
+	Dwfl_Module *mod;
+
+	if (mono_ns() >= u->deadline) {
+		u->bt->timed_out = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!dwfl_frame_pc(frame, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (t->nframes >= CH_BT_MAX_FRAMES) {
+		t->truncated = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!t->frames) {
+		t->frames = calloc(CH_BT_MAX_FRAMES, sizeof(*t->frames));
+		if (!t->frames)
+			return DWARF_CB_ABORT;
+	}
+	f = &t->frames[t->nframes++];
+	f->pc = pc;
+	/* A return address points after the call. */
+	adj = pc - (activation ? 0 : 1);
+	mod = dwfl_addrmodule(u->dwfl, adj);
+	if (mod) {
+		const char *name = dwfl_module_info(mod, NULL, &start, NULL,
+						    NULL, NULL, NULL, NULL);
+		GElf_Off off = 0;
+		GElf_Sym sym;
+		const char *fn = dwfl_module_addrinfo(mod, adj, &off, &sym,
+						      NULL, NULL, NULL);
+
+		if (name)
+			f->module = strndup(name, MAX_NAME_LEN);
+		f->module_off = pc - start;
+		if (fn) {
+			f->func = strndup(fn, MAX_SYMBOL_LEN);
+			f->func_off = off + (activation ? 0 : 1);
+		}
+	}
+	return DWARF_CB_OK;
+}
+
+static int thread_cb(Dwfl_Thread *thread, void *arg)
+{
+	struct unwind *u = arg;
+	struct ch_backtrace *bt = u->bt;
+	struct ch_bt_thread *t;
+
+	if (bt->nthreads >= CH_BT_MAX_THREADS) {
+		bt->threads_truncated = true;
+		return DWARF_CB_ABORT;
+	}
+	if (!bt->threads) {
+		bt->threads = calloc(CH_BT_MAX_THREADS, sizeof(*bt->threads));
+		if (!bt->threads)
+			return DWARF_CB_ABORT;
+	}
+	t = &bt->threads[bt->nthreads++];
+	t->tid = dwfl_thread_tid(thread);
+	u->t = t;
+	if (dwfl_thread_getframes(thread, frame_cb, u) < 0 && !t->truncated &&
+	    !bt->timed_out) {
+		const char *msg = dwfl_errmsg(-1);
+
+		/* The end of the stack is no error. */
+		if (msg && t->nframes < 2)
+			t->error = strndup(msg, MAX_NAME_LEN);
+	}
+	return bt->timed_out ? DWARF_CB_ABORT : DWARF_CB_OK;
+}
+
+static void unwind(Dwfl *dwfl, Elf *elf, uint64_t ms, struct ch_backtrace *bt)
+{
+	uint64_t t0 = mono_ns();
+	struct unwind u = { .dwfl = dwfl,
+			    .bt = bt,
+			    .deadline = t0 + ms * 1000000u };
+
+	bt->made = true;
+	if (dwfl_core_file_attach(dwfl, elf) < 0) {
+		const char *msg = dwfl_errmsg(-1);
+
+		if (asprintf(&bt->error, "cannot attach the core's threads: %s",
+			     msg ? msg : "?") < 0)
+			bt->error = NULL;
+		return;
+	}
+	if (dwfl_getthreads(dwfl, thread_cb, &u) < 0 && !bt->nthreads &&
+	    !bt->error) {
+		const char *msg = dwfl_errmsg(-1);
+
+		bt->error = strndup(msg ? msg : "no threads", MAX_NAME_LEN);
+	}
+	bt->seconds = (double)(mono_ns() - t0) / 1e9;
+}
+
+void ch_backtrace_deinit(struct ch_backtrace *bt)
+{
+	for (size_t i = 0; i < bt->nthreads; i++) {
+		struct ch_bt_thread *t = &bt->threads[i];
+
+		for (size_t k = 0; k < t->nframes; k++) {
+			free(t->frames[k].func);
+			free(t->frames[k].module);
+		}
+		free(t->frames);
+		free(t->error);
+	}
+	free(bt->threads);
+	free(bt->error);
+	memset(bt, 0, sizeof(*bt));
 }
 
 void ch_buildid_scan(const struct ch_buildid_input *in, struct ch_buildids *ret)
@@ -153,8 +315,29 @@ void ch_buildid_scan(const struct ch_buildid_input *in, struct ch_buildids *ret)
 			ret->error = NULL;
 		goto out;
 	}
+	/* A mapped file the core's memory did not let libdwfl find (the
+	 * first pages of a compressed core hold no link map): reported
+	 * from the file itself, at the address it was mapped at. */
+	for (size_t i = 0; i < in->nmaps; i++) {
+		const struct ch_map *m = &in->maps[i];
+		int fd;
+
+		if (m->fd < 0 || dwfl_addrmodule(dwfl, m->start))
+			continue;
+		fd = dup(m->fd);
+		if (fd >= 0 && !dwfl_report_elf(dwfl, m->name ? m->name : "",
+						m->name ? m->name : "", fd,
+						m->start, false))
+			close(fd);
+	}
 	dwfl_report_end(dwfl, NULL, NULL);
 	dwfl_getmodules(dwfl, add_module, ret, 0);
+	if (in->on_modules)
+		in->on_modules(ret, in->arg);
+	if (in->backtrace_ms) {
+		ret->bt.debug_files = (unsigned)in->ndebug;
+		unwind(dwfl, elf, in->backtrace_ms, &ret->bt);
+	}
 out:
 	if (dwfl)
 		dwfl_end(dwfl);
@@ -171,6 +354,7 @@ void ch_buildids_deinit(struct ch_buildids *ids)
 		free(ids->mods[i].name);
 	free(ids->mods);
 	free(ids->error);
+	ch_backtrace_deinit(&ids->bt);
 	ids->mods = NULL;
 	ids->count = 0;
 	ids->error = NULL;
@@ -223,6 +407,84 @@ void ch_buildid_add_first_pages(struct ch *ch)
 		m->end = end;
 		ids->count++;
 	}
+}
+
+/* The first page of the PT_LOAD at vaddr, as stored (sparse ELF: read
+ * into page) or kept (compressed); NULL if there is none. */
+static const unsigned char *first_page_at(struct ch *ch, uint64_t vaddr,
+					  unsigned char *page, size_t *ret_len)
+{
+	uint64_t end = ch->cut != UINT64_MAX ? ch->cut : ch->res->stream_bytes;
+
+	for (size_t i = 0; i < ch->phnum; i++) {
+		const struct ch_phdr *ph = &ch->ph[i];
+		size_t len;
+
+		if (ph->type != PT_LOAD || ph->vaddr != vaddr || !ph->filesz)
+			continue;
+		if (ch->os) {
+			if (!ch->caps || !ch->caps[i].len)
+				return NULL;
+			*ret_len = ch->caps[i].len;
+			return ch->cap + ch->caps[i].off;
+		}
+		len = ph->filesz < CH_PAGE ? (size_t)ph->filesz : CH_PAGE;
+		if (ph->offset > end || len > end - ph->offset ||
+		    pread(ch->out->fd, page, len, (off_t)ph->offset) !=
+			    (ssize_t)len)
+			return NULL;
+		*ret_len = len;
+		return page;
+	}
+	return NULL;
+}
+
+size_t ch_buildid_debug_files(struct ch *ch, struct ch_debugfile *out,
+			      size_t max)
+{
+	unsigned char page[CH_PAGE];
+	size_t n = 0;
+
+	for (size_t k = 0; k < ch->files.count && n < max; k++) {
+		const struct kcore_file_entry *fe = &ch->files.entries[k];
+		const unsigned char *first, *id = NULL;
+		char path[64 + 2 * sizeof(out->id) + 16], hex[2 * 64 + 1];
+		size_t len = 0, idlen;
+		bool dup_id = false;
+		struct stat st;
+		int fd;
+
+		if (fe->offset != 0)
+			continue;
+		first = first_page_at(ch, fe->start, page, &len);
+		if (!first)
+			continue;
+		idlen = ch_first_page_build_id(first, len, &id);
+		/* Debian's and Fedora's: NN/REST.debug, at least 2 bytes. */
+		if (idlen < 2 || idlen > sizeof(out->id))
+			continue;
+		for (size_t i = 0; i < n && !dup_id; i++)
+			dup_id = out[i].id_len == idlen &&
+				 memcmp(out[i].id, id, idlen) == 0;
+		if (dup_id)
+			continue;
+		kcore_hex(id, idlen, hex);
+		snprintf(path, sizeof(path),
+			 "/usr/lib/debug/.build-id/%.2s/%s.debug", hex,
+			 hex + 2);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			continue;
+		}
+		memcpy(out[n].id, id, idlen);
+		out[n].id_len = (unsigned)idlen;
+		out[n].fd = fd;
+		n++;
+	}
+	return n;
 }
 
 /* ---- package notes (https://systemd.io/ELF_PACKAGE_METADATA/) ---- */

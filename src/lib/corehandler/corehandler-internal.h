@@ -9,6 +9,7 @@
  *                         eviction, the copy into the output file, names
  *                         and publishing
  *   corehandler-meta.c    the metadata document
+ *   corehandler-journal.c the journal entry (systemd-coredump's fields)
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
  *                         build-ID helper process, ACLs
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
@@ -73,6 +74,7 @@ struct ch_creds {
 struct ch_map {
 	uint64_t start, end;
 	int fd;
+	const char *name; /* NT_FILE's (into ch->prefix) */
 };
 
 /* A module as the build-ID helper reports it. */
@@ -81,6 +83,49 @@ struct ch_module {
 	uint64_t start, end;
 	unsigned char build_id[64];
 	unsigned build_id_len;
+};
+
+/* A frame of a backtrace: its pc, and where it is when known. */
+struct ch_frame {
+	uint64_t pc;
+	char *func;   /* symbol, or NULL */
+	char *module; /* the module's name (a path), or NULL */
+	uint64_t func_off, module_off;
+};
+
+struct ch_bt_thread {
+	int64_t tid;
+	struct ch_frame *frames;
+	size_t nframes;
+	bool truncated; /* more frames than CH_BT_MAX_FRAMES */
+	char *error;	/* why unwinding stopped, if not at the end */
+};
+
+/* Threads and frames a backtrace holds, at most (as systemd-coredump). */
+#define CH_BT_MAX_THREADS 64
+#define CH_BT_MAX_FRAMES  64
+/* Of a compressed core, the bytes kept from each thread's stack pointer
+ * up (for the backtrace), at most. */
+#define CH_STACK_WINDOW (256u << 10)
+
+/* Stream bytes [off, off + len) of PT_LOAD ph, kept at buf_off of
+ * ch->win_buf. */
+struct ch_window {
+	size_t ph;
+	uint64_t off, len;
+	size_t buf_off;
+};
+/* Build-ID debuginfo files the helper is given, at most. */
+#define CH_MAX_DEBUG 64
+
+struct ch_backtrace {
+	bool made; /* an unwind was tried */
+	struct ch_bt_thread *threads;
+	size_t nthreads;
+	bool threads_truncated, timed_out;
+	char *error;	      /* why there is none */
+	unsigned debug_files; /* /usr/lib/debug files it was given */
+	double seconds;
 };
 
 struct ch_buildids {
@@ -93,6 +138,15 @@ struct ch_buildids {
 	int64_t uid, gid;
 	bool no_new_privs, seccomp, chroot;
 	uint64_t cap_eff;
+	struct ch_backtrace bt;
+};
+
+/* A build-ID debuginfo file under /usr/lib/debug/.build-id, opened by
+ * the handler (never a path from the core) for the helper. */
+struct ch_debugfile {
+	unsigned char id[64];
+	unsigned id_len;
+	int fd;
 };
 
 /* A module's FDO packaging metadata note (owner "FDO", type 0xcafe1a7e:
@@ -236,6 +290,13 @@ struct ch {
 	unsigned char *cap;
 	size_t cap_len, cap_size;
 	bool cap_full;
+	/* The threads' stack pointers (NT_PRSTATUS), and the windows of a
+	 * compressed core's stacks kept from them (ch_store_plan_stacks). */
+	uint64_t sps[CH_BT_MAX_THREADS];
+	size_t nsps;
+	struct ch_window wins[CH_BT_MAX_THREADS];
+	size_t nwins;
+	unsigned char *win_buf;
 
 	/* Where the crashing process's page tables say the stream is zeros
 	 * (NULL: read everything), and /dev/null to splice them into. */
@@ -296,6 +357,8 @@ struct kcore_error *ch_read_headers(struct ch *ch);
 void ch_parse_notes(struct ch *ch);
 void ch_put_phdr_file(const struct ch *ch, unsigned char *buf, size_t i,
 		      uint64_t offset, uint64_t filesz);
+void ch_put_phdr_vaddr(const struct ch *ch, unsigned char *buf, size_t i,
+		       uint64_t vaddr, uint64_t memsz);
 void ch_put_shoff(const struct ch *ch, unsigned char *buf, uint64_t shoff,
 		  uint16_t shnum, uint16_t shstrndx);
 size_t ch_xnum_shdr(const struct ch *ch, unsigned char *p);
@@ -317,8 +380,11 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 				     size_t meta_len);
 void ch_store_set_cut(struct ch *ch, uint64_t off, enum kcore_ch_reason why);
 struct kcore_error *ch_store_finish_digest(struct ch *ch, uint64_t size);
-/* The headers, notes and first pages as a small core (compressed cores);
- * malloc()ed. */
+/* A compressed core: keep a window of each thread's stack (from its
+ * stack pointer up) as the stream passes, for the backtrace. */
+void ch_store_plan_stacks(struct ch *ch);
+/* The headers, notes, first pages and stack windows as a small core
+ * (compressed cores); malloc()ed. */
 unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
 
@@ -335,6 +401,11 @@ void ch_cgroup_units(struct ch_facts *f);
 
 /* ---- corehandler-meta.c ---- */
 void ch_json_str(FILE *f, const char *s);
+/* The backtrace as text, systemd-coredump's way ("Stack trace of
+ * thread N:" and a line per frame); appended to f. */
+void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f);
+/* The journal entry of a stored core into ch->res->journal. */
+void ch_journal_build(struct ch *ch);
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len);
 
 /* ---- corehandler-priv.c ---- */
@@ -365,10 +436,24 @@ struct ch_buildid_input {
 	bool memory; /* core_fd holds the first-pages image */
 	const struct ch_map *maps;
 	size_t nmaps;
+	/* Unwind the threads within this time after the build IDs; 0 =
+	 * no backtrace.  Debuginfo only from these files. */
+	uint64_t backtrace_ms;
+	const struct ch_debugfile *debug;
+	size_t ndebug;
+	/* Called with the modules, before the unwinding (may be NULL). */
+	void (*on_modules)(const struct ch_buildids *ids, void *arg);
+	void *arg;
 };
 void ch_buildid_scan(const struct ch_buildid_input *in,
 		     struct ch_buildids *ret);
 void ch_buildids_deinit(struct ch_buildids *ids);
+void ch_backtrace_deinit(struct ch_backtrace *bt);
+/* Open /usr/lib/debug/.build-id/NN/REST.debug for the build IDs in the
+ * first page of each file the core maps at offset 0 (read from the
+ * stored core or the pages kept); at most max; the count. */
+size_t ch_buildid_debug_files(struct ch *ch, struct ch_debugfile *out,
+			      size_t max);
 /* A compressed core: add the build IDs in the first pages of the files
  * NT_FILE maps at offset 0 that the helper did not report. */
 void ch_buildid_add_first_pages(struct ch *ch);

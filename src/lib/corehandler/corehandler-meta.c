@@ -276,6 +276,133 @@ static void write_build_ids(struct ch *ch, FILE *f)
 	fputs(ids->count ? "\n  ],\n" : "],\n", f);
 }
 
+static const char *base_name(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	return b ? b + 1 : path;
+}
+
+/* Names from the core's files as text: control bytes as '?' (the
+ * journal's MESSAGE reaches terminals as it is). */
+static void put_clean(FILE *f, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+}
+
+/* One frame as systemd-coredump prints it. */
+static void frame_text(const struct ch_frame *fr, size_t n, FILE *f)
+{
+	fprintf(f, "#%-2zu 0x%016" PRIx64 " ", n, fr->pc);
+	put_clean(f, fr->func ? fr->func : "n/a");
+	if (fr->module) {
+		fputs(" (", f);
+		put_clean(f, base_name(fr->module));
+		fprintf(f, " + 0x%" PRIx64 ")", fr->module_off);
+	}
+}
+
+void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f)
+{
+	for (size_t i = 0; i < bt->nthreads; i++) {
+		const struct ch_bt_thread *t = &bt->threads[i];
+
+		fprintf(f, "%sStack trace of thread %" PRId64 ":\n",
+			i ? "\n" : "", t->tid);
+		for (size_t k = 0; k < t->nframes; k++) {
+			frame_text(&t->frames[k], k, f);
+			fputc('\n', f);
+		}
+		if (t->truncated)
+			fprintf(f, "(more than %u frames)\n", CH_BT_MAX_FRAMES);
+		if (t->error) {
+			fputs("(unwinding stopped: ", f);
+			put_clean(f, t->error);
+			fputs(")\n", f);
+		}
+	}
+	if (bt->threads_truncated)
+		fprintf(f, "\n(more than %u threads)\n", CH_BT_MAX_THREADS);
+	if (bt->timed_out)
+		fputs("\n(the time for the backtrace ran out)\n", f);
+}
+
+static void json_hex_member(FILE *f, const char *key, uint64_t v)
+{
+	fprintf(f, ", \"%s\": \"0x%" PRIx64 "\"", key, v);
+}
+
+/* The backtrace made at crash time: one thread a line; and the first
+ * frame of the crashing thread on a line of its own (list shows it). */
+static void write_backtrace(struct ch *ch, FILE *f)
+{
+	const struct ch_backtrace *bt = &ch->ids.bt;
+	char *frame = NULL;
+	size_t len = 0;
+
+	if (!ch->o->backtrace_timeout_ms)
+		return;
+	fputs("  \"backtrace\": {\"made\": ", f);
+	fputs(bt->made ? "true" : "false", f);
+	fputs(", \"error\": ", f);
+	ch_json_str(f, bt->error       ? bt->error
+		       : bt->made      ? NULL
+		       : ch->ids.error ? ch->ids.error
+				       : "no backtrace");
+	fprintf(f,
+		", \"timed_out\": %s, \"threads_truncated\": %s, "
+		"\"debuginfo_files\": %u, \"seconds\": %.3f, "
+		"\"threads\": [",
+		bt->timed_out ? "true" : "false",
+		bt->threads_truncated ? "true" : "false", bt->debug_files,
+		bt->seconds);
+	for (size_t i = 0; i < bt->nthreads; i++) {
+		const struct ch_bt_thread *t = &bt->threads[i];
+
+		fprintf(f, "%s\n    {\"tid\": %" PRId64 ", \"truncated\": %s",
+			i ? "," : "", t->tid, t->truncated ? "true" : "false");
+		fputs(", \"error\": ", f);
+		ch_json_str(f, t->error);
+		fputs(", \"frames\": [", f);
+		for (size_t k = 0; k < t->nframes; k++) {
+			const struct ch_frame *fr = &t->frames[k];
+
+			fprintf(f,
+				"%s{\"pc\": \"0x%" PRIx64 "\", \"function\": ",
+				k ? ", " : "", fr->pc);
+			ch_json_str(f, fr->func);
+			if (fr->func)
+				json_hex_member(f, "function_offset",
+						fr->func_off);
+			fputs(", \"module\": ", f);
+			ch_json_str(f, fr->module);
+			if (fr->module)
+				json_hex_member(f, "module_offset",
+						fr->module_off);
+			fputs("}", f);
+		}
+		fputs("]}", f);
+	}
+	fputs(bt->nthreads ? "\n  ]},\n" : "]},\n", f);
+	if (bt->nthreads && bt->threads[0].nframes) {
+		FILE *m = open_memstream(&frame, &len);
+
+		if (m) {
+			frame_text(&bt->threads[0].frames[0], 0, m);
+			if (fclose(m) != 0) {
+				free(frame);
+				frame = NULL;
+			}
+		}
+	}
+	/* "#0  0x... func (module + 0x...)" without the "#0  ". */
+	fputs("  \"crash_frame\": ", f);
+	ch_json_str(f, frame && strlen(frame) > 4 ? frame + 4 : NULL);
+	fputs(",\n", f);
+	free(frame);
+}
+
 /* The package notes: each module's package, the note's strings decoded
  * and escaped again (never the note's JSON as it came). */
 static void write_packages(struct ch *ch, FILE *f)
@@ -401,6 +528,11 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
 	write_build_ids(ch, f);
 	write_packages(ch, f);
+	write_backtrace(ch, f);
+	fputs("  \"journal_entry\": ", f);
+	fputs(o->journal_why_not ? "false" : "true", f);
+	fputs(",\n", f);
+	str_member(f, "journal_why_not", o->journal_why_not);
 	if (getrusage(RUSAGE_SELF, &ru) == 0)
 		fprintf(f,
 			"  \"cpu_user_seconds\": %.3f,\n"

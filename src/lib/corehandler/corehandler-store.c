@@ -1066,6 +1066,18 @@ static void capture(struct ch *ch, const unsigned char *buf, uint64_t bstart,
 {
 	uint64_t bend = bstart + n;
 
+	/* The stack windows (zeros are there already). */
+	for (size_t w = 0; buf && w < ch->nwins; w++) {
+		const struct ch_window *win = &ch->wins[w];
+		uint64_t from = win->off > bstart ? win->off : bstart;
+		uint64_t to =
+			win->off + win->len < bend ? win->off + win->len : bend;
+
+		if (to > from)
+			memcpy(ch->win_buf + win->buf_off + (from - win->off),
+			       buf + (from - bstart), to - from);
+	}
+
 	while (ch->os && ch->next_cap < ch->norder && !ch->cap_full) {
 		size_t idx = ch->order[ch->next_cap];
 		const struct ch_phdr *p = &ch->ph[idx];
@@ -1483,23 +1495,102 @@ struct kcore_error *ch_store_publish(struct ch *ch, const char *meta,
 	return err;
 }
 
+void ch_store_plan_stacks(struct ch *ch)
+{
+	size_t total = 0;
+
+	if (!ch->os || !ch->o->backtrace_timeout_ms)
+		return;
+	for (size_t t = 0; t < ch->nsps; t++) {
+		uint64_t sp = ch->sps[t] & ~(uint64_t)(PAGE - 1);
+		struct ch_window *win = NULL;
+		uint64_t rel, end;
+		size_t i;
+
+		for (i = 0; i < ch->phnum; i++)
+			if (ch->ph[i].type == PT_LOAD &&
+			    sp >= ch->ph[i].vaddr &&
+			    sp - ch->ph[i].vaddr < ch->ph[i].filesz)
+				break;
+		if (i == ch->phnum)
+			continue;
+		rel = sp - ch->ph[i].vaddr;
+		end = ch->ph[i].filesz - rel < CH_STACK_WINDOW
+			      ? ch->ph[i].filesz
+			      : rel + CH_STACK_WINDOW;
+		/* One window a segment: threads sharing one widen it. */
+		for (size_t w = 0; w < ch->nwins && !win; w++)
+			if (ch->wins[w].ph == i)
+				win = &ch->wins[w];
+		if (win) {
+			uint64_t ws = win->off - ch->ph[i].offset,
+				 we = ws + win->len;
+
+			ws = rel < ws ? rel : ws;
+			we = end > we ? end : we;
+			if (we - ws > 2 * CH_STACK_WINDOW)
+				continue;
+			total += (we - ws) - win->len;
+			win->off = ch->ph[i].offset + ws;
+			win->len = we - ws;
+			continue;
+		}
+		win = &ch->wins[ch->nwins++];
+		win->ph = i;
+		win->off = ch->ph[i].offset + rel;
+		win->len = end - rel;
+		total += win->len;
+	}
+	if (!ch->nwins)
+		return;
+	ch->win_buf = calloc(1, total);
+	if (!ch->win_buf) {
+		ch->nwins = 0;
+		return;
+	}
+	total = 0;
+	for (size_t w = 0; w < ch->nwins; w++) {
+		ch->wins[w].buf_off = total;
+		total += ch->wins[w].len;
+	}
+}
+
 unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len)
 {
 	size_t shsize = ch->is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
-	size_t len = ch->prefix_len + ch->cap_len + 8 + shsize;
-	size_t end = ch->prefix_len + ch->cap_len;
-	unsigned char *img = calloc(1, len);
+	size_t wlen = 0, len, end;
+	unsigned char *img;
 
+	for (size_t w = 0; w < ch->nwins; w++)
+		wlen += ch->wins[w].len;
+	len = ch->prefix_len + ch->cap_len + wlen + 8 + shsize;
+	end = ch->prefix_len + ch->cap_len + wlen;
+	img = calloc(1, len);
 	if (!img)
 		return NULL;
 	memcpy(img, ch->prefix, ch->prefix_len);
 	if (ch->cap_len)
 		memcpy(img + ch->prefix_len, ch->cap, ch->cap_len);
+	if (wlen)
+		memcpy(img + ch->prefix_len + ch->cap_len, ch->win_buf, wlen);
 	for (size_t i = 0; i < ch->phnum; i++)
 		if (ch->ph[i].type == PT_LOAD)
 			ch_put_phdr_file(ch, img, i,
 					 ch->prefix_len + ch->caps[i].off,
 					 ch->caps[i].len);
+	/* A stack segment shows its window (its first page is of no
+	 * use: no file starts there). */
+	for (size_t w = 0; w < ch->nwins; w++) {
+		const struct ch_window *win = &ch->wins[w];
+		const struct ch_phdr *ph = &ch->ph[win->ph];
+		uint64_t rel = win->off - ph->offset;
+
+		ch_put_phdr_file(ch, img, win->ph,
+				 ch->prefix_len + ch->cap_len + win->buf_off,
+				 win->len);
+		ch_put_phdr_vaddr(ch, img, win->ph, ph->vaddr + rel,
+				  ph->memsz - rel);
+	}
 	if (ch->xnum) {
 		end = (end + 7) & ~(size_t)7;
 		ch_put_shoff(ch, img, end, 1, ch->shstrndx);
@@ -1522,5 +1613,6 @@ void ch_store_deinit(struct ch *ch)
 	ch->subdir_fd = -1;
 	ch_store_leave(ch);
 	free(ch->cap);
+	free(ch->win_buf);
 	free(ch->recs);
 }

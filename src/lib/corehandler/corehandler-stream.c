@@ -422,6 +422,29 @@ static void get_phdr(const struct ch *ch, const unsigned char *p,
 }
 
 /* Rewrite p_offset and p_filesz of phdr i inside buf (a header copy). */
+/* The thread's stack pointer, by its register's name. */
+static void note_sp(struct ch *ch, const struct kcore_source *src,
+		    const struct kcore_note *note)
+{
+	struct kcore_prstatus ps;
+	struct kcore_error *err;
+
+	if (ch->nsps >= CH_BT_MAX_THREADS)
+		return;
+	err = kcore_note_prstatus(src, note, &ps);
+	if (err) {
+		kcore_error_destroy(err);
+		return;
+	}
+	for (unsigned r = 0; r < ps.nregs && ps.reg_names; r++)
+		if (strcmp(ps.reg_names[r], "rsp") == 0 ||
+		    strcmp(ps.reg_names[r], "sp") == 0 ||
+		    strcmp(ps.reg_names[r], "esp") == 0) {
+			ch->sps[ch->nsps++] = ps.regs[r];
+			return;
+		}
+}
+
 void ch_put_phdr_file(const struct ch *ch, unsigned char *buf, size_t i,
 		      uint64_t offset, uint64_t filesz)
 {
@@ -433,6 +456,20 @@ void ch_put_phdr_file(const struct ch *ch, unsigned char *buf, size_t i,
 	} else {
 		st(ch, p + 4, 4, offset);
 		st(ch, p + 16, 4, filesz);
+	}
+}
+
+void ch_put_phdr_vaddr(const struct ch *ch, unsigned char *buf, size_t i,
+		       uint64_t vaddr, uint64_t memsz)
+{
+	unsigned char *p = buf + ch->phoff + i * ch->phentsize;
+
+	if (ch->is64) {
+		st(ch, p + 16, 8, vaddr);
+		st(ch, p + 40, 8, memsz);
+	} else {
+		st(ch, p + 8, 4, vaddr);
+		st(ch, p + 20, 4, memsz);
 	}
 }
 
@@ -734,6 +771,7 @@ void ch_parse_notes(struct ch *ch)
 				continue;
 			if (note.type == NT_PRSTATUS) {
 				ch->nthreads++;
+				note_sp(ch, src, &note);
 			} else if (note.type == NT_PRPSINFO && !ch->fname) {
 				struct kcore_prpsinfo ps;
 

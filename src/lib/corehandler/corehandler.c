@@ -25,9 +25,11 @@
  *   build IDs the helper reads the unpublished core (or, for a .zst, the
  *             headers and first page of every PT_LOAD arranged as a small
  *             core) within its own time limit
+ *             and unwinds its threads (the backtrace)
  *   packages  the FDO package note in each module's first page
  *   publish   under the store lock: the limits once more, the metadata,
  *             then the core (never visible without its metadata)
+ *   journal   the entry systemd-coredump would log, for the caller
  */
 #include <dirent.h>
 #include <elf.h>
@@ -841,6 +843,7 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	err = ch_store_open(&ch);
 	if (err)
 		goto out;
+	ch_store_plan_stacks(&ch);
 	/* The headers and notes are always stored: without them the rest
 	 * means nothing.  A .zst keeps them in a frame we can rewrite, with
 	 * room for what a cut changes (ch_cut_headers(): program headers
@@ -893,6 +896,8 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 	if (!err)
 		err = ch_store_publish(&ch, meta, meta_len);
 	if (!err)
+		ch_journal_build(&ch);
+	if (!err)
 		ch_log(&ch, KCORE_CH_LOG_INFO,
 		       "stored the core of pid %" PRId64 " (%s, signal %d) as "
 		       "'%s/%s%s%s': %" PRIu64 " stream bytes (%" PRIu64
@@ -923,5 +928,10 @@ void kcore_ch_result_deinit(struct kcore_ch_result *res)
 	free(res->meta_name);
 	free(res->pagemap_why);
 	free(res->subdir);
+	for (size_t i = 0; i < res->journal_count; i++)
+		free(res->journal[i]);
+	free(res->journal);
+	res->journal = NULL;
+	res->journal_count = 0;
 	res->core_name = res->meta_name = res->pagemap_why = res->subdir = NULL;
 }
