@@ -282,13 +282,17 @@ _kcoredump()
 		;;
 	info)
 		case "$prev" in
+		--read-time | --read-time=)
+			COMPREPLY=()
+			return
+			;;
 		--arch | --arch=)
 			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --arch --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --read-time --arch --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

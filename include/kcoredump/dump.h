@@ -352,6 +352,24 @@ struct kcore_dump_opts {
 };
 
 /*
+ * The time map: when the bytes of the plan's segments were read.  Each
+ * segment is cut in cells of read_time_grain bytes (a power of two, at
+ * least 4 MiB, doubled until the plan has at most KCORE_READ_TIME_CELLS
+ * cells, or one per segment); a cell that was read holds the first and
+ * the last moment any of its bytes was read, in nanoseconds of
+ * CLOCK_BOOTTIME after the read's start (stats.start_ns).  A shared segment's
+ * cells hold the times of the bytes they were copied from.  Our note carries it
+ * ("read_time=" lines, in microseconds), and so does the record.
+ */
+#define KCORE_READ_TIME_CELLS 4096
+struct kcore_read_time {
+	size_t segment;		   /* the plan's (the output's) segment */
+	uint64_t offset, length;   /* the cell, in the segment */
+	uint64_t start_ns, end_ns; /* from the read's start */
+	bool read;
+};
+
+/*
  * A dump is complete when every byte it was to hold could be read:
  * otherwise stats.bytes_unreadable says how much could not, errors[] lists
  * the ranges (adjacent ones merged; all of them but when memory ran out),
@@ -386,6 +404,12 @@ struct kcore_dump_result {
 	 * (kcore_source_info.incomplete): so is this one. */
 	bool source_incomplete;
 	uint64_t source_unreadable_bytes, source_unreadable_ranges;
+	/* The time map: the cells that were read, in segment order, once
+	 * the dump is done (all the plan's cells while it runs); the note
+	 * has room for read_time_cells of them. */
+	struct kcore_read_time *read_times;
+	size_t nread_times, read_time_cells;
+	uint64_t read_time_grain;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,

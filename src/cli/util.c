@@ -532,3 +532,83 @@ int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,
 				       cli_esc(arg));
 	return 0;
 }
+
+/* ---- when a dump read an address (its note's time map) ---- */
+
+struct kcore_error *cli_read_time(struct kcore_source *src, uint64_t addr,
+				  int mode, struct cli_read_time *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->why = "the source has no kcoredump metadata note";
+	for (size_t i = 0; i < kcore_source_nnotes(src); i++) {
+		const struct kcore_note *note = kcore_source_note(src, i);
+		struct kcore_metadata md;
+		struct kcore_error *err;
+
+		const char *t = kcore_note_type_name(note->name, note->type);
+
+		if (!t || strcmp(t, "KCOREDUMP_METADATA") != 0)
+			continue;
+		err = kcore_note_metadata(src, note, &md);
+		if (err)
+			return err;
+		ret->why = kcore_metadata_get(&md, "read_time_grain")
+				   ? "no segment of the dump holds it, or "
+				     "its bytes were not read (a hole, "
+				     "excluded pages)"
+				   : "the dump has no time map (written "
+				     "before kcoredump recorded one)";
+		for (int phys = mode == CLI_READ_TIME_PHYSICAL;
+		     phys <= (mode != CLI_READ_TIME_VIRTUAL) && !ret->known;
+		     phys++) {
+			ret->known = kcore_metadata_read_time(&md, addr, phys,
+							      &ret->w);
+			ret->physical = phys;
+		}
+		snprintf(ret->read_start, sizeof(ret->read_start), "%s",
+			 ret->w.read_start ? ret->w.read_start : "-");
+		ret->w.read_start = NULL; /* it pointed into md */
+		kcore_metadata_deinit(&md);
+		if (ret->known)
+			ret->why = NULL;
+		return NULL;
+	}
+	return NULL;
+}
+
+void cli_read_time_text(FILE *f, uint64_t addr, const struct cli_read_time *rt)
+{
+	if (!rt->known) {
+		fprintf(f, "0x%" PRIx64 ": read time not known: %s\n", addr,
+			rt->why);
+		return;
+	}
+	fprintf(f,
+		"0x%" PRIx64 " (%s) was read %.6f to %.6f s after the read "
+		"started at %s: segment %zu, offset 0x%" PRIx64
+		" (its time map cell 0x%" PRIx64 "+0x%" PRIx64 ")\n",
+		addr, rt->physical ? "physical" : "virtual",
+		(double)rt->w.start_us / 1e6, (double)rt->w.end_us / 1e6,
+		cli_esc(rt->read_start), rt->w.segment, rt->w.seg_offset,
+		rt->w.cell_offset, rt->w.cell_length);
+}
+
+void cli_read_time_json(struct json *j, uint64_t addr,
+			const struct cli_read_time *rt)
+{
+	json_object_begin(j, "read_time");
+	json_hex(j, "address", addr);
+	json_bool(j, "known", rt->known);
+	json_string(j, "why", rt->why);
+	if (rt->known) {
+		json_bool(j, "physical", rt->physical);
+		json_u64(j, "segment", rt->w.segment);
+		json_hex(j, "segment_offset", rt->w.seg_offset);
+		json_hex(j, "cell_offset", rt->w.cell_offset);
+		json_u64(j, "cell_length", rt->w.cell_length);
+		json_u64(j, "start_us", rt->w.start_us);
+		json_u64(j, "end_us", rt->w.end_us);
+		json_string(j, "read_start", rt->read_start);
+	}
+	json_object_end(j);
+}

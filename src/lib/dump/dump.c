@@ -33,6 +33,7 @@
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
+#include "read-times.h"
 #include "write.h"
 
 #define DEFAULT_BLOCK (4u << 20)
@@ -63,7 +64,8 @@ struct dump {
 	uint64_t page;
 	uint64_t block;
 	struct kcore_extents ext;
-	uint64_t copy_chunk; /* the copy path's block */
+	struct kcore_read_times tm; /* when each part was read */
+	uint64_t copy_chunk;	    /* the copy path's block */
 	/* workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv, done_cv;
@@ -533,8 +535,11 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
+		uint64_t t = kcore_read_times_now();
+
 		read_range(d, j, pos - j->b.off,
 			   kcore_extent_source(seg, pos, NULL, NULL), de - pos);
+		kcore_read_times_add(&d->tm, j->b.seg, pos, de - pos, t);
 		pos = de;
 	}
 	if (d->share_buf)
@@ -968,6 +973,7 @@ static void teardown(struct dump *d)
 	}
 	free(d->share_buf);
 	free(d->share_hole);
+	kcore_read_times_deinit(&d->tm);
 }
 
 struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
@@ -1073,6 +1079,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		st->bytes_total += plan->segs[i].size;
 	d.t0 = now_ns(CLOCK_MONOTONIC);
 	st->start_ns = now_ns(CLOCK_REALTIME);
+	err = kcore_read_times_init(&d.tm, plan, ret);
+	if (err)
+		goto out;
 	err = kcore_output_open(opts->output,
 				&(struct kcore_output_opts){
 					.force = opts->force,
@@ -1144,6 +1153,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				  ? st->bytes_excluded
 				  : st->bytes_hole;
 	stop_workers(&d);
+	kcore_read_times_finish(&d.tm, plan);
 	st->end_ns = now_ns(CLOCK_REALTIME);
 	t = now_ns(CLOCK_MONOTONIC);
 	st->read_seconds = (double)(t - d.t0) / 1e9;
@@ -1200,5 +1210,6 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 	free(res->errors);
 	free(res->output_path);
 	free(res->digest_location);
+	free(res->read_times);
 	memset(res, 0, sizeof(*res));
 }
