@@ -349,7 +349,45 @@ struct kcore_dump_opts {
 	 * --notes), recorded in the note when not NULL (control bytes as
 	 * '?'). */
 	const char *case_id, *examiner, *notes;
+	/* --smear-check[=FRACTION]: after the read, read the blocks again
+	 * (all of them at 1, about that fraction of them below) and count
+	 * the pages that changed since (kcore_dump_result.smear); 0: not. */
+	double smear_check;
 };
+
+/*
+ * How much memory changed while it was read (the "smear"): the pages read
+ * a second time after the read, and those whose bytes changed, in all, by
+ * segment class (a page of RAM that a shared segment describes, the
+ * kernel image, counts as the shared segment's class) and by the time
+ * between the two reads.  A source that is not the live kernel should not
+ * change: live says whether it is.
+ */
+#define KCORE_SMEAR_GAPS    5 /* < 1 s, < 10 s, < 60 s, < 600 s, more */
+#define KCORE_SMEAR_CHANGES 64
+struct kcore_smear_count {
+	uint64_t pages, changed;
+};
+struct kcore_smear {
+	bool checked; /* the check ran */
+	bool live;    /* the source is the live kernel */
+	double fraction;
+	uint64_t bytes_read;	   /* read the second time */
+	uint64_t pages_unreadable; /* read the first time, not the second */
+	double seconds;		   /* the check's own phase */
+	struct kcore_smear_count all, by_class[KCORE_CLASS_OTHER + 1],
+		by_gap[KCORE_SMEAR_GAPS];
+	/* The first runs of changed pages (of change_runs). */
+	struct kcore_smear_change {
+		size_t segment;
+		uint64_t vaddr, offset, length;
+		double gap_seconds; /* between the two reads */
+	} changes[KCORE_SMEAR_CHANGES];
+	size_t nchanges;
+	uint64_t change_runs;
+};
+/* The upper bounds of the first KCORE_SMEAR_GAPS - 1 gaps, in seconds. */
+extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
 
 /*
  * The time map: when the bytes of the plan's segments were read.  Each
@@ -409,7 +447,9 @@ struct kcore_dump_result {
 	 * has room for read_time_cells of them. */
 	struct kcore_read_time *read_times;
 	size_t nread_times, read_time_cells;
-	uint64_t read_time_grain;
+	uint64_t read_time_grain; /* --smear-check: what changed while it was
+				     read. */
+	struct kcore_smear smear;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,

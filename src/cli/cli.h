@@ -189,6 +189,7 @@ enum {
 	DOPT_NOTES,
 	DOPT_STORED,
 	DOPT_ARCH,
+	DOPT_SMEAR_CHECK,
 };
 
 /* --arch NAME into *machine (e_machine); 0, or the usage error's exit
@@ -336,6 +337,12 @@ void cli_dump_incomplete_json(struct json *j,
 			      const struct kcore_dump_result *r);
 int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
 		    const char *why);
+
+struct kcore_smear;
+/* --smear-check's report (kcore_dump_result.smear): lines of the
+ * summary and the record, and a "smear" member (null when not asked). */
+void cli_smear_text(FILE *f, const struct kcore_smear *sm);
+void cli_smear_json(struct json *j, const struct kcore_smear *sm);
 
 /* When a dump read an address, from its note's time map: mode says
  * whether addr is virtual, physical, or either (virtual first). */

@@ -271,6 +271,7 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	json_object_end(&j);
 	cli_dump_segments_json(&j, plan, true, x->root_hex[0] != '\0');
 	cli_dump_incomplete_json(&j, r);
+	cli_smear_json(&j, &r->smear);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -363,6 +364,10 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 					     : "");
 	else
 		fprintf(f, "Complete:      yes\n");
+	if (r->smear.checked) {
+		fprintf(f, "Smear:\n");
+		cli_smear_text(f, &r->smear);
+	}
 	fprintf(f, "\nSegments (%zu):\n", plan->nsegs);
 	for (size_t i = 0; i < plan->nsegs; i++) {
 		const struct kcore_plan_segment *p = &plan->segs[i];

@@ -612,3 +612,113 @@ void cli_read_time_json(struct json *j, uint64_t addr,
 	}
 	json_object_end(j);
 }
+
+/* ---- --smear-check ---- */
+
+static const char *const gap_names[KCORE_SMEAR_GAPS] = { "under 1 s", "1-10 s",
+							 "10-60 s", "60-600 s",
+							 "600 s or more" };
+
+static double percent(const struct kcore_smear_count *c)
+{
+	return c->pages ? 100.0 * (double)c->changed / (double)c->pages : 0;
+}
+
+void cli_smear_text(FILE *f, const struct kcore_smear *sm)
+{
+	if (!sm->checked)
+		return;
+	fprintf(f,
+		"  smear check:  %" PRIu64 " of %" PRIu64
+		" pages changed while read (%.3f%%), read again in %.2f s "
+		"(%.0f%% of the blocks)%s\n",
+		sm->all.changed, sm->all.pages, percent(&sm->all), sm->seconds,
+		100 * sm->fraction,
+		sm->live ? ""
+			 : "; the source is not the live kernel: it "
+			   "should not change");
+	fprintf(f, "    by class:  ");
+	for (int c = 0; c <= KCORE_CLASS_OTHER; c++)
+		if (sm->by_class[c].pages)
+			fprintf(f, " %s %" PRIu64 "/%" PRIu64,
+				kcore_segment_class_name(c),
+				sm->by_class[c].changed, sm->by_class[c].pages);
+	fprintf(f, "\n    by gap:    ");
+	for (int g = 0; g < KCORE_SMEAR_GAPS; g++)
+		if (sm->by_gap[g].pages)
+			fprintf(f, " %s %" PRIu64 "/%" PRIu64, gap_names[g],
+				sm->by_gap[g].changed, sm->by_gap[g].pages);
+	fputc('\n', f);
+	if (sm->pages_unreadable)
+		fprintf(f, "    %" PRIu64 " pages could not be read again\n",
+			sm->pages_unreadable);
+	for (size_t i = 0; i < sm->nchanges && i < 8; i++)
+		fprintf(f,
+			"    changed:    0x%016" PRIx64 "+0x%" PRIx64
+			" (segment %zu, %.3f s between the reads)\n",
+			sm->changes[i].vaddr, sm->changes[i].length,
+			sm->changes[i].segment, sm->changes[i].gap_seconds);
+	if (sm->change_runs > 8)
+		fprintf(f, "    ... %" PRIu64 " runs of changed pages in all\n",
+			sm->change_runs);
+}
+
+static void smear_count_json(struct json *j, const char *key,
+			     const struct kcore_smear_count *c)
+{
+	json_object_begin(j, key);
+	json_u64(j, "pages", c->pages);
+	json_u64(j, "changed", c->changed);
+	json_object_end(j);
+}
+
+void cli_smear_json(struct json *j, const struct kcore_smear *sm)
+{
+	if (!sm->checked) {
+		json_null(j, "smear");
+		return;
+	}
+	json_object_begin(j, "smear");
+	json_bool(j, "live", sm->live);
+	json_double(j, "fraction", sm->fraction);
+	json_double(j, "seconds", sm->seconds);
+	json_u64(j, "bytes_read", sm->bytes_read);
+	json_u64(j, "pages", sm->all.pages);
+	json_u64(j, "pages_changed", sm->all.changed);
+	json_u64(j, "pages_unreadable", sm->pages_unreadable);
+	json_object_begin(j, "by_class");
+	for (int c = 0; c <= KCORE_CLASS_OTHER; c++)
+		if (sm->by_class[c].pages)
+			smear_count_json(j, kcore_segment_class_name(c),
+					 &sm->by_class[c]);
+	json_object_end(j);
+	json_array_begin(j, "by_gap");
+	for (int g = 0; g < KCORE_SMEAR_GAPS; g++) {
+		json_object_begin(j, NULL);
+		json_double(j, "from_seconds",
+			    g ? kcore_smear_gap_limits[g - 1] : 0);
+		if (g < KCORE_SMEAR_GAPS - 1)
+			json_double(j, "to_seconds", kcore_smear_gap_limits[g]);
+		else
+			json_null(j, "to_seconds");
+		json_u64(j, "pages", sm->by_gap[g].pages);
+		json_u64(j, "changed", sm->by_gap[g].changed);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_u64(j, "change_runs", sm->change_runs);
+	json_array_begin(j, "changes");
+	for (size_t i = 0; i < sm->nchanges; i++) {
+		const struct kcore_smear_change *c = &sm->changes[i];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "segment", c->segment);
+		json_hex(j, "vaddr", c->vaddr);
+		json_hex(j, "offset", c->offset);
+		json_u64(j, "length", c->length);
+		json_double(j, "gap_seconds", c->gap_seconds);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}

@@ -34,6 +34,7 @@
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
 #include "read-times.h"
+#include "smear.h"
 #include "write.h"
 
 #define DEFAULT_BLOCK (4u << 20)
@@ -64,8 +65,9 @@ struct dump {
 	uint64_t page;
 	uint64_t block;
 	struct kcore_extents ext;
-	struct kcore_read_times tm; /* when each part was read */
-	uint64_t copy_chunk;	    /* the copy path's block */
+	struct kcore_read_times tm;	 /* when each part was read */
+	struct kcore_smear_state *smear; /* --smear-check, or NULL */
+	uint64_t copy_chunk;		 /* the copy path's block */
 	/* workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv, done_cv;
@@ -312,6 +314,8 @@ static void process_job(struct dump *d, struct job *j)
 		if (nz && !d->opts->no_hash)
 			kcore_sha256(b->buf + off, hn, j->digest[h]);
 	}
+	if (d->smear)
+		kcore_smear_hash(d->smear, b);
 }
 
 static void *worker(void *arg)
@@ -512,6 +516,9 @@ static void fill_job(struct dump *d, struct job *j)
 	uint64_t pos = j->b.off, end = j->b.off + j->b.len;
 	uint64_t pages = (j->b.len + d->page - 1) / d->page;
 
+	if (d->smear)
+		kcore_smear_block(d->smear, j->b.slot, j->b.seg, j->b.off,
+				  j->b.len, seg->shared);
 	if (seg->shared) {
 		fill_shared(d, j);
 		return;
@@ -738,7 +745,7 @@ static bool use_copy_path(const struct dump *d)
 	if (!d->opts->no_hash && !(env && !strcmp(env, "1")))
 		return false;
 	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
-	       !d->share_buf;
+	       !d->share_buf && !d->smear;
 }
 
 /* Its one block, allocated only when it is taken: COPY_CHUNK, or one
@@ -974,6 +981,8 @@ static void teardown(struct dump *d)
 	free(d->share_buf);
 	free(d->share_hole);
 	kcore_read_times_deinit(&d->tm);
+	kcore_smear_destroy(d->smear);
+	d->smear = NULL;
 }
 
 struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
@@ -1109,6 +1118,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);
+	if (!err && opts->smear_check > 0)
+		err = kcore_smear_start(src, plan, opts->smear_check, d.page,
+					d.nring, &d.smear);
 	d.ws = (struct kcore_write_setup){
 		.src = src,
 		.plan = plan,
@@ -1158,6 +1170,11 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	t = now_ns(CLOCK_MONOTONIC);
 	st->read_seconds = (double)(t - d.t0) / 1e9;
 	err = check_cancel(&d);
+	if (!err && d.smear) {
+		set_phase(&d, "checking the smear");
+		err = kcore_smear_check(d.smear, opts->cancel, &ret->smear);
+		t = now_ns(CLOCK_MONOTONIC);
+	}
 	if (!err)
 		err = digests(&d);
 	set_phase(&d, "writing the notes and headers");

@@ -5,8 +5,9 @@
  * cells of one grain (a power of two of at least 4 MiB, doubled until the
  * plan has at most KCORE_READ_TIME_CELLS of them, or one per segment); a
  * cell holds the first and last moments its bytes were read
- * (CLOCK_BOOTTIME, from the start of the read).  The cells depend on the plan only, not on the reads' block
- * size: the pipeline and the copy path record the same map.
+ * (CLOCK_BOOTTIME, from the start of the read).  The cells depend on the plan
+ * only, not on the reads' block size: the pipeline and the copy path record the
+ * same map.
  */
 #ifndef KCOREDUMP_READ_TIMES_H
 #define KCOREDUMP_READ_TIMES_H
