@@ -363,8 +363,7 @@ struct kcore_dump_opts {
  * between the two reads.  A source that is not the live kernel should not
  * change: live says whether it is.
  */
-#define KCORE_SMEAR_GAPS    5 /* < 1 s, < 10 s, < 60 s, < 600 s, more */
-#define KCORE_SMEAR_CHANGES 64
+#define KCORE_SMEAR_GAPS 5 /* < 1 s, < 10 s, < 60 s, < 600 s, more */
 struct kcore_smear_count {
 	uint64_t pages, changed;
 };
@@ -377,14 +376,15 @@ struct kcore_smear {
 	double seconds;		   /* the check's own phase */
 	struct kcore_smear_count all, by_class[KCORE_CLASS_OTHER + 1],
 		by_gap[KCORE_SMEAR_GAPS];
-	/* The first runs of changed pages (of change_runs). */
+	/* The runs of changed pages, in the order they were read (memory:
+	 * at most one per changed page; NULL when out of memory, then
+	 * nchanges still counts them). */
 	struct kcore_smear_change {
 		size_t segment;
 		uint64_t vaddr, offset, length;
 		double gap_seconds; /* between the two reads */
-	} changes[KCORE_SMEAR_CHANGES];
-	size_t nchanges;
-	uint64_t change_runs;
+	} * changes;
+	size_t nchanges, changes_listed;
 };
 /* The upper bounds of the first KCORE_SMEAR_GAPS - 1 gaps, in seconds. */
 extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];

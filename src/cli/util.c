@@ -652,15 +652,17 @@ void cli_smear_text(FILE *f, const struct kcore_smear *sm)
 	if (sm->pages_unreadable)
 		fprintf(f, "    %" PRIu64 " pages could not be read again\n",
 			sm->pages_unreadable);
-	for (size_t i = 0; i < sm->nchanges && i < 8; i++)
+	for (size_t i = 0; i < sm->changes_listed && i < 8; i++)
 		fprintf(f,
 			"    changed:    0x%016" PRIx64 "+0x%" PRIx64
 			" (segment %zu, %.3f s between the reads)\n",
 			sm->changes[i].vaddr, sm->changes[i].length,
 			sm->changes[i].segment, sm->changes[i].gap_seconds);
-	if (sm->change_runs > 8)
-		fprintf(f, "    ... %" PRIu64 " runs of changed pages in all\n",
-			sm->change_runs);
+	if (sm->nchanges > 8)
+		fprintf(f,
+			"    ... %zu runs of changed pages in all (the JSON "
+			"lists them)\n",
+			sm->nchanges);
 }
 
 static void smear_count_json(struct json *j, const char *key,
@@ -706,9 +708,9 @@ void cli_smear_json(struct json *j, const struct kcore_smear *sm)
 		json_object_end(j);
 	}
 	json_array_end(j);
-	json_u64(j, "change_runs", sm->change_runs);
+	json_u64(j, "change_runs", sm->nchanges);
 	json_array_begin(j, "changes");
-	for (size_t i = 0; i < sm->nchanges; i++) {
+	for (size_t i = 0; i < sm->changes_listed; i++) {
 		const struct kcore_smear_change *c = &sm->changes[i];
 
 		json_object_begin(j, NULL);

@@ -1228,5 +1228,6 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 	free(res->output_path);
 	free(res->digest_location);
 	free(res->read_times);
+	free(res->smear.changes);
 	memset(res, 0, sizeof(*res));
 }

@@ -37,6 +37,7 @@ struct kcore_smear_state {
 	size_t last_seg;
 	uint64_t last_end;
 	bool any_change;
+	size_t changes_cap;
 	bool nomem;
 };
 
@@ -239,21 +240,32 @@ static void note_change(struct kcore_smear_state *s, struct kcore_smear *ret,
 			size_t si, uint64_t off, uint64_t len, double gap)
 {
 	struct kcore_smear_change *c =
-		ret->nchanges ? &ret->changes[ret->nchanges - 1] : NULL;
+		ret->changes_listed ? &ret->changes[ret->changes_listed - 1]
+				    : NULL;
 	bool follows = s->any_change && s->last_seg == si && s->last_end == off;
 
 	s->any_change = true;
 	s->last_seg = si;
 	s->last_end = off + len;
 	if (follows) {
-		if (c && c->segment == si && c->offset + c->length == off)
+		if (c && ret->changes_listed == ret->nchanges)
 			c->length += len;
 		return;
 	}
-	ret->change_runs++;
-	if (ret->nchanges == KCORE_SMEAR_CHANGES)
-		return;
-	ret->changes[ret->nchanges++] = (struct kcore_smear_change){
+	ret->nchanges++;
+	if (ret->changes_listed + 1 != ret->nchanges)
+		return; /* out of memory once: counted only */
+	if (ret->changes_listed == s->changes_cap) {
+		size_t cap = s->changes_cap ? 2 * s->changes_cap : 64;
+		struct kcore_smear_change *nc =
+			realloc(ret->changes, cap * sizeof(*nc));
+
+		if (!nc)
+			return;
+		ret->changes = nc;
+		s->changes_cap = cap;
+	}
+	ret->changes[ret->changes_listed++] = (struct kcore_smear_change){
 		.segment = si,
 		.vaddr = s->plan->segs[si].vaddr + off,
 		.offset = off,
