@@ -393,7 +393,7 @@ extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
  * The time map: when the bytes of the plan's segments were read.  Each
  * segment is cut in cells of read_time_grain bytes (a power of two, at
  * least 4 MiB, doubled until the plan has at most KCORE_READ_TIME_CELLS
- * cells, or one per segment); a cell that was read holds the first and
+ * cells more than segments); a cell that was read holds the first and
  * the last moment any of its bytes was read, in nanoseconds of
  * CLOCK_BOOTTIME after the read's start (stats.start_ns).  A shared segment's
  * cells hold the times of the bytes they were copied from.  Our note carries it

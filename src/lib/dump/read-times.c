@@ -42,8 +42,11 @@ struct kcore_error *kcore_read_times_init(struct kcore_read_times *tm,
 	for (size_t i = 0; i < plan->nsegs; i++)
 		if (plan->segs[i].size > largest)
 			largest = plan->segs[i].size;
-	/* More segments than cells: one cell each. */
-	while ((n = cells_of(plan, grain)) > KCORE_READ_TIME_CELLS &&
+	/* Each segment may take one cell more than its share: a plan of
+	 * many small segments (vmalloc areas, a process's mappings) keeps
+	 * the grain of its large ones. */
+	while ((n = cells_of(plan, grain)) >
+		       KCORE_READ_TIME_CELLS + plan->nsegs &&
 	       grain < largest)
 		grain *= 2;
 	tm->res = res;

@@ -3,7 +3,7 @@
  * Internal to libkcore: the time map of a dump (read-times.c), when each
  * part of each planned segment was read.  The plan's segments are cut in
  * cells of one grain (a power of two of at least 4 MiB, doubled until the
- * plan has at most KCORE_READ_TIME_CELLS of them, or one per segment); a
+ * plan has at most KCORE_READ_TIME_CELLS of them more than segments); a
  * cell holds the first and last moments its bytes were read
  * (CLOCK_BOOTTIME, from the start of the read).  The cells depend on the plan
  * only, not on the reads' block size: the pipeline and the copy path record the
