@@ -277,8 +277,9 @@ struct kcore_dump_stats {
 	double file_hash_busy_seconds;
 	bool seek_data; /* holes found with SEEK_DATA/SEEK_HOLE */
 	/* What the dump is doing, for progress: "reading", then the steps
-	 * after the last read ("compressing the last blocks", "writing the
-	 * notes and headers", "hashing the file", "publishing"), "done". */
+	 * after the last read ("compressing the last blocks", "checking the
+	 * smear" with --smear-check, "writing the notes and headers",
+	 * "hashing the file", "publishing"), "done". */
 	const char *phase;
 };
 

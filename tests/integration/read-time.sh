@@ -82,6 +82,14 @@ check "the same cells on the pipeline, the copy path and 1 MiB blocks" \
 	[ -n "$(cells p.json)" ] && [ "$(cells p.json)" = "$(cells c.json)" ] &&
 	[ "$(cells p.json)" = "$(cells b.json)" ] && [ "$(cells p.json)" = "$(cells a.json)" ]
 
+# --smear-check: its totals in the note too.
+k dump -q "$src" --smear-check -o s.elf --record s.json 2> err
+k info --json s.elf > s-info.json 2> err
+check "--smear-check: the note's smear_pages and smear_pages_changed are the record's" \
+	jqe --slurpfile r s.json '[.notes[] | select(.metadata) | .metadata | [.smear_pages, .smear_pages_changed]] == [[$r[0].smear.pages, $r[0].smear.pages_changed]] and $r[0].smear.pages > 0' s-info.json
+check "no --smear-check: no smear lines in the note" \
+	jqe '[.notes[] | select(.metadata) | .metadata | has("smear_pages")] == [false]' info.json
+
 # No note: not known, and why.
 k dump -q "$src" --format lime -o a.lime 2> err
 k info --json --read-time 0x101000 a.lime > lime.json 2> err

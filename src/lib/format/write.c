@@ -223,6 +223,13 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 			s->data_bytes, kcore_segment_class_name(s->cls), hex,
 			label);
 	}
+	/* --smear-check: its totals (final once the check is over; fixed
+	 * widths keep the note's size). */
+	if (o->smear_check > 0)
+		fprintf(f,
+			"smear_pages=%020" PRIu64
+			"\nsmear_pages_changed=%020" PRIu64 "\n",
+			ws->res->smear.all.pages, ws->res->smear.all.changed);
 	/* The time map: when each cell of each segment was read. */
 	if (ws->res->read_time_cells)
 		fprintf(f, "read_time_grain=0x%016" PRIx64 "\n",
