@@ -80,6 +80,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--smear-check=)
+			COMPREPLY=()
+			return
+			;;
 		--arch | --arch=)
 			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
 			return
@@ -118,7 +122,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --dry-run --arch --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --smear-check --dry-run --arch --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -282,13 +286,17 @@ _kcoredump()
 		;;
 	info)
 		case "$prev" in
+		--read-time | --read-time=)
+			COMPREPLY=()
+			return
+			;;
 		--arch | --arch=)
 			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
 			return
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --arch --quiet --verbose --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --segments-only --notes-only --no-holes --no-modules --open-mapped-files --registers --read-time --arch --quiet --verbose --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -36,6 +36,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l record -r -F -d '
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l case -x -d 'the case this dump belongs to (in its note and record)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l examiner -x -d 'who takes the dump (in its note and record)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l notes -x -d 'free text for the note and the record'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l smear-check -d 'after the read, read the data again and count the pages that changed while it was read (FRACTION: only that share of the blocks, e.g. 0.1)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l stored -d 'the arguments are MATCHes: write the plain bytes of the newest stored core that matches (as coredumpctl dump)'
@@ -151,11 +152,12 @@ complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-holes -d 'do n
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l no-modules -d 'do not list the modules of a process core (libdwfl)'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l open-mapped-files -d 'let libdwfl open the files your own process core names'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l registers -d 'show every register of each NT_PRSTATUS in text output'
+complete -c kcoredump -n '__fish_seen_subcommand_from info' -l read-time -x -d 'say when a kcoredump dump read ADDR (virtual, else physical), from its note\'s time map'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l quiet -s q -d 'print nothing: the exit status says whether SOURCE opens (0) and why not'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l verbose -s v -d 'text: every register, as --registers'
 complete -c kcoredump -n '__fish_seen_subcommand_from info' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from info; and not __fish_prev_arg_in --arch; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from info; and not __fish_prev_arg_in --read-time --arch; and not string match -q -- "-*" (commandline -ct)' -F
 
 # cat
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l addr -s a -x -d 'start at this address (virtual unless --phys)'
@@ -166,7 +168,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l hex -s x -d 'print
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l raw -s R -d 'write the bytes themselves (never to a terminal)'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l json -s j -d 'print address, length and the bytes in hex as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l quiet -s q -d '--hex: no closing line with the end address'
-complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l verbose -s v -d 'say on stderr what is read: address, length, and where --symbol\'s address came from'
+complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l verbose -s v -d 'say on stderr what is read: address, length, where --symbol\'s address came from, and when a kcoredump dump read it'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat' -l help -s h -d 'show this help and exit'
 complete -c kcoredump -n '__fish_seen_subcommand_from cat; and not __fish_prev_arg_in --addr -a --len -l --symbol -s; and not string match -q -- "-*" (commandline -ct)' -F
 

@@ -277,8 +277,9 @@ struct kcore_dump_stats {
 	double file_hash_busy_seconds;
 	bool seek_data; /* holes found with SEEK_DATA/SEEK_HOLE */
 	/* What the dump is doing, for progress: "reading", then the steps
-	 * after the last read ("compressing the last blocks", "writing the
-	 * notes and headers", "hashing the file", "publishing"), "done". */
+	 * after the last read ("compressing the last blocks", "checking the
+	 * smear" with --smear-check, "writing the notes and headers",
+	 * "hashing the file", "publishing"), "done". */
 	const char *phase;
 };
 
@@ -349,6 +350,62 @@ struct kcore_dump_opts {
 	 * --notes), recorded in the note when not NULL (control bytes as
 	 * '?'). */
 	const char *case_id, *examiner, *notes;
+	/* --smear-check[=FRACTION]: after the read, read the blocks again
+	 * (all of them at 1, about that fraction of them below) and count
+	 * the pages that changed since (kcore_dump_result.smear); 0: not. */
+	double smear_check;
+};
+
+/*
+ * How much memory changed while it was read (the "smear"): the pages read
+ * a second time after the read, and those whose bytes changed, in all, by
+ * segment class (a page of RAM that a shared segment describes, the
+ * kernel image, counts as the shared segment's class) and by the time
+ * between the two reads.  A source that is not the live kernel should not
+ * change: live says whether it is.
+ */
+#define KCORE_SMEAR_GAPS 5 /* < 1 s, < 10 s, < 60 s, < 600 s, more */
+struct kcore_smear_count {
+	uint64_t pages, changed;
+};
+struct kcore_smear {
+	bool checked; /* the check ran */
+	bool live;    /* the source is the live kernel */
+	double fraction;
+	uint64_t bytes_read;	   /* read the second time */
+	uint64_t pages_unreadable; /* read the first time, not the second */
+	double seconds;		   /* the check's own phase */
+	struct kcore_smear_count all, by_class[KCORE_CLASS_OTHER + 1],
+		by_gap[KCORE_SMEAR_GAPS];
+	/* The runs of changed pages, in the order they were read (memory:
+	 * at most one per changed page; NULL when out of memory, then
+	 * nchanges still counts them). */
+	struct kcore_smear_change {
+		size_t segment;
+		uint64_t vaddr, offset, length;
+		double gap_seconds; /* between the two reads */
+	} * changes;
+	size_t nchanges, changes_listed;
+};
+/* The upper bounds of the first KCORE_SMEAR_GAPS - 1 gaps, in seconds. */
+extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
+
+/*
+ * The time map: when the bytes of the plan's segments were read.  Each
+ * segment is cut in cells of read_time_grain bytes (a power of two, at
+ * least 4 MiB, doubled until the plan has at most KCORE_READ_TIME_CELLS
+ * cells more than segments); a cell that was read holds the first and
+ * the last moment any of its bytes was read, in nanoseconds of
+ * CLOCK_BOOTTIME after the read's start (stats.start_ns).  A shared segment's
+ * cells hold the times of the bytes they were copied from.  Our note carries it
+ * ("read_time=" lines, in microseconds), and so does the record.
+ */
+#define KCORE_READ_TIME_CELLS 4096
+struct kcore_read_time {
+	size_t segment;		   /* the plan's (the output's) segment */
+	uint64_t offset, length;   /* the cell, in the segment */
+	uint64_t start_ns, end_ns; /* from the read's start */
+	bool read;
 };
 
 /*
@@ -386,6 +443,14 @@ struct kcore_dump_result {
 	 * (kcore_source_info.incomplete): so is this one. */
 	bool source_incomplete;
 	uint64_t source_unreadable_bytes, source_unreadable_ranges;
+	/* The time map: the cells that were read, in segment order, once
+	 * the dump is done (all the plan's cells while it runs); the note
+	 * has room for read_time_cells of them. */
+	struct kcore_read_time *read_times;
+	size_t nread_times, read_time_cells;
+	uint64_t read_time_grain; /* --smear-check: what changed while it was
+				     read. */
+	struct kcore_smear smear;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,

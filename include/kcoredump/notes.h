@@ -125,6 +125,24 @@ void kcore_metadata_deinit(struct kcore_metadata *m);
 /* The first value of key, or NULL. */
 const char *kcore_metadata_get(const struct kcore_metadata *m, const char *key);
 
+/*
+ * When a dump read address addr, from its note's time map ("read_time="
+ * lines, kcoredump(8) METADATA NOTE): the segment whose vaddr range holds
+ * addr (physical: whose paddr range), and the cell of it that holds addr,
+ * read from start_us to end_us after read_start.  False when no segment
+ * holds addr or its cell has no time (the dump predates the time map, or
+ * the bytes were not read: holes, excluded pages).
+ */
+struct kcore_read_when {
+	size_t segment;
+	uint64_t seg_vaddr, seg_offset;	   /* addr's place in the segment */
+	uint64_t cell_offset, cell_length; /* the cell holding it */
+	uint64_t start_us, end_us;
+	const char *read_start; /* the note's read_start (UTC), or NULL */
+};
+bool kcore_metadata_read_time(const struct kcore_metadata *m, uint64_t addr,
+			      bool physical, struct kcore_read_when *ret);
+
 const char *kcore_auxv_name(uint64_t type);
 /* Whether an auxv value is an address (printed in hex). */
 bool kcore_auxv_is_address(uint64_t type);

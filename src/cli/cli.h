@@ -189,6 +189,7 @@ enum {
 	DOPT_NOTES,
 	DOPT_STORED,
 	DOPT_ARCH,
+	DOPT_SMEAR_CHECK,
 };
 
 /* --arch NAME into *machine (e_machine); 0, or the usage error's exit
@@ -336,5 +337,27 @@ void cli_dump_incomplete_json(struct json *j,
 			      const struct kcore_dump_result *r);
 int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
 		    const char *why);
+
+struct kcore_smear;
+/* --smear-check's report (kcore_dump_result.smear): lines of the
+ * summary and the record, and a "smear" member (null when not asked). */
+void cli_smear_text(FILE *f, const struct kcore_smear *sm);
+void cli_smear_json(struct json *j, const struct kcore_smear *sm);
+
+/* When a dump read an address, from its note's time map: mode says
+ * whether addr is virtual, physical, or either (virtual first). */
+enum { CLI_READ_TIME_VIRTUAL, CLI_READ_TIME_PHYSICAL, CLI_READ_TIME_EITHER };
+struct cli_read_time {
+	bool known;
+	bool physical; /* addr matched a segment's physical range */
+	struct kcore_read_when w;
+	char read_start[64];
+	const char *why; /* when not known */
+};
+struct kcore_error *cli_read_time(struct kcore_source *src, uint64_t addr,
+				  int mode, struct cli_read_time *ret);
+void cli_read_time_text(FILE *f, uint64_t addr, const struct cli_read_time *rt);
+void cli_read_time_json(struct json *j, uint64_t addr,
+			const struct cli_read_time *rt);
 
 #endif

@@ -39,8 +39,9 @@ static const struct cli_option cat_options[] = {
 	  "print address, length and the bytes in hex as one JSON document",
 	  NULL, 'j' },
 	CLI_OPT_QUIET("--hex: no closing line with the end address"),
-	CLI_OPT_VERBOSE("say on stderr what is read: address, length, and "
-			"where --symbol's address came from"),
+	CLI_OPT_VERBOSE("say on stderr what is read: address, length, "
+			"where --symbol's address came from, and when a "
+			"kcoredump dump read it"),
 	{ 0 },
 };
 
@@ -176,6 +177,7 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 	const char *source = "/proc/kcore", *symbol = NULL, *arg, *from = NULL;
 	uint64_t addr = 0, len = DEFAULT_LEN;
 	bool have_addr = false, phys = false, quiet = false, verbose = false;
+	struct cli_read_time rt;
 	enum mode mode = MODE_DEFAULT;
 	struct kcore_source *src = NULL;
 	struct kcore_error *err = NULL;
@@ -277,6 +279,18 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 			addr, symbol ? " (" : "", symbol ? cli_esc(symbol) : "",
 			symbol ? " from " : "",
 			symbol ? (from ? from : "?") : "", symbol ? ")" : "");
+	if (verbose || ctx->json) {
+		err = cli_read_time(src, addr,
+				    phys ? CLI_READ_TIME_PHYSICAL
+					 : CLI_READ_TIME_VIRTUAL,
+				    &rt);
+		if (err)
+			goto out;
+	}
+	if (verbose) {
+		fprintf(stderr, "kcoredump cat: ");
+		cli_read_time_text(stderr, addr, &rt);
+	}
 	buf = malloc(len < CHUNK ? (size_t)len : CHUNK);
 	if (!buf) {
 		err = &kcore_error_nomem;
@@ -303,6 +317,7 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 			json_string(&j, "symbol_from", from);
 			json_u64(&j, "length", len);
 			json_string(&j, "hex", hex);
+			cli_read_time_json(&j, addr, &rt);
 			json_object_end(&j);
 			json_finish(&j);
 		}

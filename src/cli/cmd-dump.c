@@ -69,6 +69,11 @@ static const struct cli_option dump_options[] = {
 	  "who takes the dump (in its note and record)", NULL, DOPT_EXAMINER },
 	{ "notes", 0, CLI_ARG_REQUIRED, "TEXT",
 	  "free text for the note and the record", NULL, DOPT_NOTES },
+	{ "smear-check", 0, CLI_ARG_OPTIONAL, "FRACTION",
+	  "after the read, read the data again and count the pages that "
+	  "changed while it was read (FRACTION: only that share of the "
+	  "blocks, e.g. 0.1)",
+	  NULL, DOPT_SMEAR_CHECK },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
 	CLI_OPT_ARCH,
@@ -82,6 +87,20 @@ static const struct cli_option dump_options[] = {
 	  "@dir", 'D' },
 	{ 0 },
 };
+
+/* --smear-check's FRACTION: a number in (0, 1]. */
+static bool parse_fraction(const char *s, double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0 && v <= 1))
+		return false;
+	*ret = v;
+	return true;
+}
 
 /* A kernel symbol's name, as kallsyms and VMCOREINFO spell them. */
 static bool is_symbol_name(const char *s)
@@ -433,6 +452,7 @@ static void summary_text(FILE *f, const struct kcore_plan *plan,
 			r->errors[i].message ? r->errors[i].message
 					     : strerror(r->errors[i].errnum));
 	cli_dump_incomplete_text(f, r, NULL);
+	cli_smear_text(f, &r->smear);
 	cli_dump_time_text(f, st);
 	cli_dump_hashes_text(f, r, kcore_format_title(o->format));
 	if (record)
@@ -462,6 +482,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	cli_dump_segments_json(&j, plan, true,
 			       strcmp(r->digest_location, "none") != 0);
 	cli_dump_incomplete_json(&j, r);
+	cli_smear_json(&j, &r->smear);
 	if (record) {
 		json_object_begin(&j, "record");
 		json_string(&j, "path", cli_record_json_path(record));
@@ -752,6 +773,17 @@ int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
 			break;
 		case DOPT_NOTES:
 			opts.notes = arg;
+			break;
+		case DOPT_SMEAR_CHECK:
+			opts.smear_check = 1;
+			if (arg && !parse_fraction(arg, &opts.smear_check)) {
+				cli_parser_destroy(p);
+				return cli_usage_error(ctx, name,
+						       "--smear-check: '%s' "
+						       "is not a fraction in "
+						       "(0, 1]",
+						       arg);
+			}
 			break;
 		case 'q':
 			quiet = true;

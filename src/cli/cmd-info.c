@@ -74,6 +74,10 @@ static const struct cli_option info_options[] = {
 	{ "registers", 0, CLI_ARG_NONE, NULL,
 	  "show every register of each NT_PRSTATUS in text output", NULL,
 	  1004 },
+	{ "read-time", 0, CLI_ARG_REQUIRED, "ADDR",
+	  "say when a kcoredump dump read ADDR (virtual, else physical), "
+	  "from its note's time map",
+	  NULL, 1006 },
 	CLI_OPT_ARCH,
 	CLI_OPT_QUIET("print nothing: the exit status says whether SOURCE "
 		      "opens (0) and why not"),
@@ -88,6 +92,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	struct info_model m = { .show_segments = true, .show_notes = true };
 	bool holes = true, modules = true, quiet = false;
 	unsigned module_flags = 0;
+	const char *read_time = NULL;
 	const char *source = "/proc/kcore", *arg;
 	struct kcore_open_opts oo = { 0 };
 	struct kcore_error *err;
@@ -117,6 +122,9 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 			break;
 		case 1005:
 			module_flags |= KCORE_MODULES_OPEN_FILES;
+			break;
+		case 1006:
+			read_time = arg;
 			break;
 		case 'q':
 			quiet = true;
@@ -150,13 +158,26 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	err = kcore_source_open(source, &oo, &m.src);
 	if (err)
 		return cli_fail(ctx, err);
+	if (read_time && !cli_parse_u64(read_time, &m.read_time_addr)) {
+		kcore_source_destroy(m.src);
+		return cli_usage_error(ctx, "info",
+				       "--read-time: '%s' is not an address",
+				       read_time);
+	}
+	m.show_read_time = read_time != NULL;
 	err = quiet ? NULL : collect(&m, holes, modules, module_flags);
+	if (!err && m.show_read_time && !quiet)
+		err = cli_read_time(m.src, m.read_time_addr,
+				    CLI_READ_TIME_EITHER, &m.read_time);
 	if (err) {
 		status = cli_fail(ctx, err);
 	} else if (quiet) {
 		/* Opened: that is the answer. */
 	} else if (ctx->json) {
 		render_info_json(stdout, &m);
+	} else if (m.show_read_time) {
+		/* The question asked, answered alone. */
+		cli_read_time_text(stdout, m.read_time_addr, &m.read_time);
 	} else {
 		render_info_text(stdout, &m);
 	}

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "cli.h"
 #include "kcoredump/kcore.h"
 
 struct info_holes {
@@ -25,6 +26,10 @@ struct info_model {
 	bool show_segments;
 	bool show_notes;
 	bool all_registers;
+	/* --read-time ADDR: when the dump read it (cli_read_time()). */
+	bool show_read_time;
+	uint64_t read_time_addr;
+	struct cli_read_time read_time;
 };
 
 void render_info_text(FILE *f, const struct info_model *m);

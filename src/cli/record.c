@@ -161,6 +161,36 @@ static void facts_deinit(struct record_facts *x)
 	free(x->output);
 }
 
+/* When each cell of each segment was read (kcore_dump_result's time map),
+ * as rows of numbers: it may have a few thousand. */
+static void record_time_map(struct json *j, const struct kcore_dump_result *r)
+{
+	static const char *const columns[] = { "segment", "offset", "length",
+					       "start_us", "end_us" };
+	char row[128];
+
+	json_object_begin(j, "time_map");
+	json_string(j, "clock", "CLOCK_BOOTTIME, from the read's start");
+	json_u64(j, "grain", r->read_time_grain);
+	json_array_begin(j, "columns");
+	for (size_t i = 0; i < 5; i++)
+		json_string(j, NULL, columns[i]);
+	json_array_end(j);
+	json_array_begin(j, "cells");
+	for (size_t i = 0; i < r->nread_times; i++) {
+		const struct kcore_read_time *t = &r->read_times[i];
+
+		snprintf(row, sizeof(row),
+			 "[%zu, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+			 "]",
+			 t->segment, t->offset, t->length, t->start_ns / 1000,
+			 (t->end_ns + 999) / 1000);
+		json_raw(j, NULL, row);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
 static void
 record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	    const struct kcore_source_info *in, const struct kcore_plan *plan,
@@ -213,6 +243,7 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	json_string(&j, "start_utc", x->t0);
 	json_string(&j, "end_utc", x->t1);
 	json_double(&j, "seconds", st->read_seconds);
+	record_time_map(&j, r);
 	json_object_end(&j);
 	cli_dump_time_json(&j, st);
 	json_object_begin(&j, "output");
@@ -240,6 +271,7 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	json_object_end(&j);
 	cli_dump_segments_json(&j, plan, true, x->root_hex[0] != '\0');
 	cli_dump_incomplete_json(&j, r);
+	cli_smear_json(&j, &r->smear);
 	json_object_end(&j);
 	json_finish(&j);
 }
@@ -295,6 +327,11 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	fprintf(f, "Read started:  %s\n", x->t0);
 	fprintf(f, "Read ended:    %s (%.3f s)\n", x->t1, st->read_seconds);
 	fprintf(f,
+		"Time map:      %zu cells of up to %s, each with when it was "
+		"read (the JSON record; kcoredump info --read-time ADDR)\n",
+		r->nread_times,
+		cli_human_size(r->read_time_grain, a, sizeof(a)));
+	fprintf(f,
 		"Time:          %.3f s in all: read %.3f s, end of the file "
 		"%.3f s, file SHA-256 %.3f s after the read (%.3f s "
 		"alongside it), publishing %.3f s\n",
@@ -327,6 +364,10 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 					     : "");
 	else
 		fprintf(f, "Complete:      yes\n");
+	if (r->smear.checked) {
+		fprintf(f, "Smear:\n");
+		cli_smear_text(f, &r->smear);
+	}
 	fprintf(f, "\nSegments (%zu):\n", plan->nsegs);
 	for (size_t i = 0; i < plan->nsegs; i++) {
 		const struct kcore_plan_segment *p = &plan->segs[i];

@@ -391,7 +391,8 @@ static struct kcore_error *json_meta(struct json *j,
 				     const struct kcore_metadata *md)
 {
 	/* The keys that repeat: arrays of the same name. */
-	static const char *const lists[] = { "segment", "unreadable" };
+	static const char *const lists[] = { "segment", "unreadable",
+					     "read_time" };
 	bool *first = meta_firsts(md);
 
 	if (!first)
@@ -402,7 +403,7 @@ static struct kcore_error *json_meta(struct json *j,
 		bool listed = false;
 		uint64_t n;
 
-		for (size_t l = 0; l < 2; l++)
+		for (size_t l = 0; l < 3; l++)
 			listed |= !strcmp(f->key, lists[l]);
 		/* A repeated scalar: the first counts. */
 		if (!first[i] || listed)
@@ -412,7 +413,7 @@ static struct kcore_error *json_meta(struct json *j,
 		else
 			json_string(j, f->key, f->value);
 	}
-	for (size_t l = 0; l < 2; l++) {
+	for (size_t l = 0; l < 3; l++) {
 		json_array_begin(j, lists[l]);
 		for (size_t i = 0; i < md->nfields; i++)
 			if (!strcmp(md->fields[i].key, lists[l]))
@@ -424,12 +425,43 @@ static struct kcore_error *json_meta(struct json *j,
 	return NULL;
 }
 
+/* The time map's lines: how many, over how long (info --read-time
+ * answers for one address; --json lists them). */
+static void text_read_times(FILE *f, const struct kcore_metadata *md)
+{
+	uint64_t last = 0, cells = 0;
+
+	for (size_t i = 0; i < md->nfields; i++) {
+		const char *v = strstr(md->fields[i].value, "end_us=");
+		unsigned long long t;
+
+		if (strcmp(md->fields[i].key, "read_time") != 0)
+			continue;
+		cells++;
+		if (v && sscanf(v, "end_us=%llu", &t) == 1 && t > last)
+			last = t;
+	}
+	if (cells)
+		fprintf(f,
+			"      %-24s %" PRIu64 " cells read over %.6f s "
+			"(info --read-time ADDR)\n",
+			"read_time", cells, (double)last / 1e6);
+}
+
 static void text_meta(FILE *f, const struct kcore_metadata *md)
 {
+	bool times = false;
+
 	for (size_t i = 0; i < md->nfields; i++) {
 		const struct kcore_metadata_field *fl = &md->fields[i];
 		uint64_t n;
 
+		if (!strcmp(fl->key, "read_time")) {
+			if (!times)
+				text_read_times(f, md);
+			times = true;
+			continue;
+		}
 		fprintf(f, "      %-24s ", cli_esc(fl->key));
 		if (meta_number(fl->value, strlen(fl->value), &n))
 			fprintf(f, "%" PRIu64 "\n", n);
@@ -1011,6 +1043,8 @@ void render_info_json(FILE *f, const struct info_model *m)
 		json_notes(&j, m);
 		json_vmcoreinfo(&j, m);
 	}
+	if (m->show_read_time)
+		cli_read_time_json(&j, m->read_time_addr, &m->read_time);
 	json_object_end(&j);
 	json_finish(&j);
 }

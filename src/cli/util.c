@@ -532,3 +532,195 @@ int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,
 				       cli_esc(arg));
 	return 0;
 }
+
+/* ---- when a dump read an address (its note's time map) ---- */
+
+struct kcore_error *cli_read_time(struct kcore_source *src, uint64_t addr,
+				  int mode, struct cli_read_time *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	ret->why = "the source has no kcoredump metadata note";
+	for (size_t i = 0; i < kcore_source_nnotes(src); i++) {
+		const struct kcore_note *note = kcore_source_note(src, i);
+		struct kcore_metadata md;
+		struct kcore_error *err;
+
+		const char *t = kcore_note_type_name(note->name, note->type);
+
+		if (!t || strcmp(t, "KCOREDUMP_METADATA") != 0)
+			continue;
+		err = kcore_note_metadata(src, note, &md);
+		if (err)
+			return err;
+		ret->why = kcore_metadata_get(&md, "read_time_grain")
+				   ? "no segment of the dump holds it, or "
+				     "its bytes were not read (a hole, "
+				     "excluded pages)"
+				   : "the dump has no time map (written "
+				     "before kcoredump recorded one)";
+		for (int phys = mode == CLI_READ_TIME_PHYSICAL;
+		     phys <= (mode != CLI_READ_TIME_VIRTUAL) && !ret->known;
+		     phys++) {
+			ret->known = kcore_metadata_read_time(&md, addr, phys,
+							      &ret->w);
+			ret->physical = phys;
+		}
+		snprintf(ret->read_start, sizeof(ret->read_start), "%s",
+			 ret->w.read_start ? ret->w.read_start : "-");
+		ret->w.read_start = NULL; /* it pointed into md */
+		kcore_metadata_deinit(&md);
+		if (ret->known)
+			ret->why = NULL;
+		return NULL;
+	}
+	return NULL;
+}
+
+void cli_read_time_text(FILE *f, uint64_t addr, const struct cli_read_time *rt)
+{
+	if (!rt->known) {
+		fprintf(f, "0x%" PRIx64 ": read time not known: %s\n", addr,
+			rt->why);
+		return;
+	}
+	fprintf(f,
+		"0x%" PRIx64 " (%s) was read %.6f to %.6f s after the read "
+		"started at %s: segment %zu, offset 0x%" PRIx64
+		" (its time map cell 0x%" PRIx64 "+0x%" PRIx64 ")\n",
+		addr, rt->physical ? "physical" : "virtual",
+		(double)rt->w.start_us / 1e6, (double)rt->w.end_us / 1e6,
+		cli_esc(rt->read_start), rt->w.segment, rt->w.seg_offset,
+		rt->w.cell_offset, rt->w.cell_length);
+}
+
+void cli_read_time_json(struct json *j, uint64_t addr,
+			const struct cli_read_time *rt)
+{
+	json_object_begin(j, "read_time");
+	json_hex(j, "address", addr);
+	json_bool(j, "known", rt->known);
+	json_string(j, "why", rt->why);
+	if (rt->known) {
+		json_bool(j, "physical", rt->physical);
+		json_u64(j, "segment", rt->w.segment);
+		json_hex(j, "segment_offset", rt->w.seg_offset);
+		json_hex(j, "cell_offset", rt->w.cell_offset);
+		json_u64(j, "cell_length", rt->w.cell_length);
+		json_u64(j, "start_us", rt->w.start_us);
+		json_u64(j, "end_us", rt->w.end_us);
+		json_string(j, "read_start", rt->read_start);
+	}
+	json_object_end(j);
+}
+
+/* ---- --smear-check ---- */
+
+static const char *const gap_names[KCORE_SMEAR_GAPS] = { "under 1 s", "1-10 s",
+							 "10-60 s", "60-600 s",
+							 "600 s or more" };
+
+static double percent(const struct kcore_smear_count *c)
+{
+	return c->pages ? 100.0 * (double)c->changed / (double)c->pages : 0;
+}
+
+void cli_smear_text(FILE *f, const struct kcore_smear *sm)
+{
+	if (!sm->checked)
+		return;
+	fprintf(f,
+		"  smear check:  %" PRIu64 " of %" PRIu64
+		" pages changed while read (%.3f%%), read again in %.2f s "
+		"(%.0f%% of the blocks)%s\n",
+		sm->all.changed, sm->all.pages, percent(&sm->all), sm->seconds,
+		100 * sm->fraction,
+		sm->live ? ""
+			 : "; the source is not the live kernel: it "
+			   "should not change");
+	fprintf(f, "    by class:  ");
+	for (int c = 0; c <= KCORE_CLASS_OTHER; c++)
+		if (sm->by_class[c].pages)
+			fprintf(f, " %s %" PRIu64 "/%" PRIu64,
+				kcore_segment_class_name(c),
+				sm->by_class[c].changed, sm->by_class[c].pages);
+	fprintf(f, "\n    by gap:    ");
+	for (int g = 0; g < KCORE_SMEAR_GAPS; g++)
+		if (sm->by_gap[g].pages)
+			fprintf(f, " %s %" PRIu64 "/%" PRIu64, gap_names[g],
+				sm->by_gap[g].changed, sm->by_gap[g].pages);
+	fputc('\n', f);
+	if (sm->pages_unreadable)
+		fprintf(f, "    %" PRIu64 " pages could not be read again\n",
+			sm->pages_unreadable);
+	for (size_t i = 0; i < sm->changes_listed && i < 8; i++)
+		fprintf(f,
+			"    changed:    0x%016" PRIx64 "+0x%" PRIx64
+			" (segment %zu, %.3f s between the reads)\n",
+			sm->changes[i].vaddr, sm->changes[i].length,
+			sm->changes[i].segment, sm->changes[i].gap_seconds);
+	if (sm->nchanges > 8)
+		fprintf(f,
+			"    ... %zu runs of changed pages in all (the JSON "
+			"lists them)\n",
+			sm->nchanges);
+}
+
+static void smear_count_json(struct json *j, const char *key,
+			     const struct kcore_smear_count *c)
+{
+	json_object_begin(j, key);
+	json_u64(j, "pages", c->pages);
+	json_u64(j, "changed", c->changed);
+	json_object_end(j);
+}
+
+void cli_smear_json(struct json *j, const struct kcore_smear *sm)
+{
+	if (!sm->checked) {
+		json_null(j, "smear");
+		return;
+	}
+	json_object_begin(j, "smear");
+	json_bool(j, "live", sm->live);
+	json_double(j, "fraction", sm->fraction);
+	json_double(j, "seconds", sm->seconds);
+	json_u64(j, "bytes_read", sm->bytes_read);
+	json_u64(j, "pages", sm->all.pages);
+	json_u64(j, "pages_changed", sm->all.changed);
+	json_u64(j, "pages_unreadable", sm->pages_unreadable);
+	json_object_begin(j, "by_class");
+	for (int c = 0; c <= KCORE_CLASS_OTHER; c++)
+		if (sm->by_class[c].pages)
+			smear_count_json(j, kcore_segment_class_name(c),
+					 &sm->by_class[c]);
+	json_object_end(j);
+	json_array_begin(j, "by_gap");
+	for (int g = 0; g < KCORE_SMEAR_GAPS; g++) {
+		json_object_begin(j, NULL);
+		json_double(j, "from_seconds",
+			    g ? kcore_smear_gap_limits[g - 1] : 0);
+		if (g < KCORE_SMEAR_GAPS - 1)
+			json_double(j, "to_seconds", kcore_smear_gap_limits[g]);
+		else
+			json_null(j, "to_seconds");
+		json_u64(j, "pages", sm->by_gap[g].pages);
+		json_u64(j, "changed", sm->by_gap[g].changed);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_u64(j, "change_runs", sm->nchanges);
+	json_array_begin(j, "changes");
+	for (size_t i = 0; i < sm->changes_listed; i++) {
+		const struct kcore_smear_change *c = &sm->changes[i];
+
+		json_object_begin(j, NULL);
+		json_u64(j, "segment", c->segment);
+		json_hex(j, "vaddr", c->vaddr);
+		json_hex(j, "offset", c->offset);
+		json_u64(j, "length", c->length);
+		json_double(j, "gap_seconds", c->gap_seconds);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}

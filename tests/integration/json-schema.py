@@ -144,6 +144,16 @@ with tempfile.TemporaryDirectory() as tmp:
         t("v.elf.zst"), "--record", t("rec.json"), "--case", "C-1"])
     with open(t("rec.json")) as f:
         validate("record", json.load(f), "the record of dump vmcore")
+    run("dump", "dump --smear-check=0.5 vmcore --record",
+        ["dump", "--json", "--smear-check=0.5", vmcore, "-o", t("sm.elf"),
+         "--record", t("sm.json")])
+    with open(t("sm.json")) as f:
+        validate("record", json.load(f), "the record of a --smear-check")
+    run("info", "info --read-time of a dump",
+        ["info", "--json", "--read-time", "0xffff8e1a00100000", t("sm.elf")])
+    run("cat", "cat --json of a dump (its read time)",
+        ["cat", "--json", "-a", "0xffff8e1a00100000", "-l", "16",
+         t("sm.elf")])
     run("dump", "dump --dry-run vmcore", ["dump", "--json", "-n", vmcore])
     run("dump", "dump --dry-run --vmalloc-range kcore",
         ["dump", "--json", "-n", "--vmalloc-range", kcore])

@@ -3,8 +3,9 @@
  * LD_PRELOAD shim for tests/integration/golden-outputs.sh: the host name,
  * uname(), the working directory and the wall clock a dump records in its
  * metadata (and a kdump in its header) are fixed, so that every run on every
- * machine writes the same bytes for the same input.  Only CLOCK_REALTIME is
- * fixed: the monotonic clock still times the run.
+ * machine writes the same bytes for the same input.  CLOCK_REALTIME is
+ * fixed, and CLOCK_BOOTTIME, the clock of a dump's time map (all its
+ * cells read at 0): the monotonic clock still times the run.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -54,8 +55,8 @@ int clock_gettime(clockid_t clock, struct timespec *ts)
 {
 	static int (*real)(clockid_t, struct timespec *);
 
-	if (clock == CLOCK_REALTIME) {
-		ts->tv_sec = FIXED_TIME;
+	if (clock == CLOCK_REALTIME || clock == CLOCK_BOOTTIME) {
+		ts->tv_sec = clock == CLOCK_REALTIME ? FIXED_TIME : 1000;
 		ts->tv_nsec = 0;
 		return 0;
 	}

@@ -7,8 +7,10 @@
  * against the note's descriptor size.
  */
 #include <elf.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -542,4 +544,70 @@ const char *kcore_metadata_get(const struct kcore_metadata *m, const char *key)
 		if (!strcmp(m->fields[i].key, key))
 			return m->fields[i].value;
 	return NULL;
+}
+
+/* A segment line's "vaddr=", "size=" or "paddr=" hex value. */
+static bool meta_hex(const char *line, const char *key, uint64_t *ret)
+{
+	size_t klen = strlen(key);
+
+	for (const char *p = line; (p = strstr(p, key)) != NULL; p += klen) {
+		char *end;
+
+		if ((p != line && p[-1] != ' ') || p[klen] != '=')
+			continue;
+		errno = 0;
+		*ret = strtoull(p + klen + 1, &end, 16);
+		return !errno && end != p + klen + 1;
+	}
+	return false;
+}
+
+bool kcore_metadata_read_time(const struct kcore_metadata *m, uint64_t addr,
+			      bool physical, struct kcore_read_when *ret)
+{
+	bool found = false;
+
+	memset(ret, 0, sizeof(*ret));
+	ret->read_start = kcore_metadata_get(m, "read_start");
+	/* The segment: "N vaddr=0x... size=0x... [paddr=0x...] ...". */
+	for (size_t i = 0; i < m->nfields && !found; i++) {
+		const char *v = m->fields[i].value;
+		uint64_t base, size;
+		char *end;
+
+		if (strcmp(m->fields[i].key, "segment") != 0)
+			continue;
+		errno = 0;
+		ret->segment = (size_t)strtoull(v, &end, 10);
+		if (errno || end == v || *end != ' ' ||
+		    !meta_hex(v, physical ? "paddr" : "vaddr", &base) ||
+		    !meta_hex(v, "size", &size) ||
+		    !meta_hex(v, "vaddr", &ret->seg_vaddr))
+			continue;
+		if (addr >= base && addr - base < size) {
+			ret->seg_offset = addr - base;
+			found = true;
+		}
+	}
+	if (!found)
+		return false;
+	for (size_t i = 0; i < m->nfields; i++) {
+		unsigned long long seg, off, len, t0, t1;
+
+		if (strcmp(m->fields[i].key, "read_time") != 0 ||
+		    sscanf(m->fields[i].value,
+			   "segment=%llu offset=%llx length=%llx start_us=%llu "
+			   "end_us=%llu",
+			   &seg, &off, &len, &t0, &t1) != 5 ||
+		    seg != ret->segment || ret->seg_offset < off ||
+		    ret->seg_offset - off >= len)
+			continue;
+		ret->cell_offset = off;
+		ret->cell_length = len;
+		ret->start_us = t0;
+		ret->end_us = t1;
+		return true;
+	}
+	return false;
 }

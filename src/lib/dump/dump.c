@@ -33,6 +33,8 @@
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
+#include "read-times.h"
+#include "smear.h"
 #include "write.h"
 
 #define DEFAULT_BLOCK (4u << 20)
@@ -63,7 +65,9 @@ struct dump {
 	uint64_t page;
 	uint64_t block;
 	struct kcore_extents ext;
-	uint64_t copy_chunk; /* the copy path's block */
+	struct kcore_read_times tm;	 /* when each part was read */
+	struct kcore_smear_state *smear; /* --smear-check, or NULL */
+	uint64_t copy_chunk;		 /* the copy path's block */
 	/* workers */
 	pthread_mutex_t lock;
 	pthread_cond_t work_cv, done_cv;
@@ -318,6 +322,8 @@ static void process_job(struct dump *d, struct job *j)
 		if (nz && !d->opts->no_hash)
 			kcore_sha256(b->buf + off, hn, j->digest[h]);
 	}
+	if (d->smear)
+		kcore_smear_hash(d->smear, b);
 }
 
 static void *worker(void *arg)
@@ -518,6 +524,9 @@ static void fill_job(struct dump *d, struct job *j)
 	uint64_t pos = j->b.off, end = j->b.off + j->b.len;
 	uint64_t pages = (j->b.len + d->page - 1) / d->page;
 
+	if (d->smear)
+		kcore_smear_block(d->smear, j->b.slot, j->b.seg, j->b.off,
+				  j->b.len, seg->shared);
 	if (seg->shared) {
 		fill_shared(d, j);
 		return;
@@ -541,8 +550,11 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
+		uint64_t t = kcore_read_times_now();
+
 		read_range(d, j, pos - j->b.off,
 			   kcore_extent_source(seg, pos, NULL, NULL), de - pos);
+		kcore_read_times_add(&d->tm, j->b.seg, pos, de - pos, t);
 		pos = de;
 	}
 	if (d->share_buf)
@@ -741,7 +753,7 @@ static bool use_copy_path(const struct dump *d)
 	if (!d->opts->no_hash && !(env && !strcmp(env, "1")))
 		return false;
 	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
-	       !d->share_buf;
+	       !d->share_buf && !d->smear;
 }
 
 /* Its one block, allocated only when it is taken: COPY_CHUNK, or one
@@ -976,6 +988,9 @@ static void teardown(struct dump *d)
 	}
 	free(d->share_buf);
 	free(d->share_hole);
+	kcore_read_times_deinit(&d->tm);
+	kcore_smear_destroy(d->smear);
+	d->smear = NULL;
 }
 
 struct kcore_error *kcore_dump_output_check(const struct kcore_source *src,
@@ -1081,6 +1096,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		st->bytes_total += plan->segs[i].size;
 	d.t0 = now_ns(CLOCK_MONOTONIC);
 	st->start_ns = now_ns(CLOCK_REALTIME);
+	err = kcore_read_times_init(&d.tm, plan, ret);
+	if (err)
+		goto out;
 	err = kcore_output_open(opts->output,
 				&(struct kcore_output_opts){
 					.force = opts->force,
@@ -1113,6 +1131,9 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);
+	if (!err && opts->smear_check > 0)
+		err = kcore_smear_start(src, plan, opts->smear_check, d.page,
+					d.nring, &d.smear);
 	d.ws = (struct kcore_write_setup){
 		.src = src,
 		.plan = plan,
@@ -1157,10 +1178,16 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 				  ? st->bytes_excluded
 				  : st->bytes_hole;
 	stop_workers(&d);
+	kcore_read_times_finish(&d.tm, plan);
 	st->end_ns = now_ns(CLOCK_REALTIME);
 	t = now_ns(CLOCK_MONOTONIC);
 	st->read_seconds = (double)(t - d.t0) / 1e9;
 	err = check_cancel(&d);
+	if (!err && d.smear) {
+		set_phase(&d, "checking the smear");
+		err = kcore_smear_check(d.smear, opts->cancel, &ret->smear);
+		t = now_ns(CLOCK_MONOTONIC);
+	}
 	if (!err)
 		err = digests(&d);
 	set_phase(&d, "writing the notes and headers");
@@ -1213,5 +1240,7 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 	free(res->errors);
 	free(res->output_path);
 	free(res->digest_location);
+	free(res->read_times);
+	free(res->smear.changes);
 	memset(res, 0, sizeof(*res));
 }

@@ -130,7 +130,9 @@ static struct kcore_error *build_header(struct elf_writer *ew)
  */
 static uint64_t header_room(const struct elf_writer *ew)
 {
-	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs;
+	/* The time map's lines, which compress poorly. */
+	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs +
+	       64 * (uint64_t)ew->w.ws->res->read_time_cells;
 }
 
 /*

@@ -22,6 +22,8 @@
 #define META_UNREADABLE	     16
 #define META_UNREADABLE_LINE 96
 #define META_SLACK	     (64 + META_UNREADABLE * META_UNREADABLE_LINE)
+/* Room for one "read_time=" line of the time map, at its longest. */
+#define META_READ_TIME_LINE 160
 
 /* ---- the sink ---- */
 
@@ -221,6 +223,29 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 			s->data_bytes, kcore_segment_class_name(s->cls), hex,
 			label);
 	}
+	/* --smear-check: its totals (final once the check is over; fixed
+	 * widths keep the note's size). */
+	if (o->smear_check > 0)
+		fprintf(f,
+			"smear_pages=%020" PRIu64
+			"\nsmear_pages_changed=%020" PRIu64 "\n",
+			ws->res->smear.all.pages, ws->res->smear.all.changed);
+	/* The time map: when each cell of each segment was read. */
+	if (ws->res->read_time_cells)
+		fprintf(f, "read_time_grain=0x%016" PRIx64 "\n",
+			ws->res->read_time_grain);
+	for (size_t i = 0; i < ws->res->nread_times; i++) {
+		const struct kcore_read_time *t = &ws->res->read_times[i];
+
+		if (!t->read)
+			continue;
+		fprintf(f,
+			"read_time=segment=%zu offset=0x%016" PRIx64
+			" length=0x%016" PRIx64 " start_us=%" PRIu64
+			" end_us=%" PRIu64 "\n",
+			t->segment, t->offset, t->length, t->start_ns / 1000,
+			(t->end_ns + 999) / 1000);
+	}
 	/* What could not be read: the first ranges, in the output's
 	 * segments (all of them are in the dump's summary). */
 	for (size_t i = 0; i < ws->res->nerrors && i < META_UNREADABLE; i++) {
@@ -280,7 +305,8 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 	memset(ret, 0, sizeof(*ret));
 	if (!meta)
 		return &kcore_error_nomem;
-	ret->meta_len = meta_len + META_SLACK;
+	ret->meta_len = meta_len + META_SLACK +
+			w->ws->res->read_time_cells * META_READ_TIME_LINE;
 	for (size_t i = 0; i < src->nnotes; i++) {
 		const struct kcore_note *n = &src->notes[i];
 

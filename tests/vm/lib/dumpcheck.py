@@ -7,6 +7,8 @@ only, plus drgn for `ram` when Debian's python3-drgn is installed).
   dumpcheck.py vmalloc DIR   dump-vmalloc: vm.elf + vm.json + vmallocinfo
   dumpcheck.py range DIR     dump-range: text.elf, phys.elf and their JSON
   dumpcheck.py zst DIR       dump-verify-zst: t.elf.zst against t.elf
+  dumpcheck.py smear DIR     smear: smear.elf + smear.json + the record +
+                             dirty-pages (the dirtier's physical pages)
 Prints TAP-like "ok"/"not ok" lines; exits 1 on any failure.
 """
 import hashlib
@@ -538,12 +540,61 @@ def cmd_zst(d):
     os.unlink(out)
 
 
+def cmd_smear(d):
+    """Every page of the dirtier's buffer (changed every millisecond while
+    the dump ran) is among the changed runs the smear report lists; the
+    report is the live kernel's; the note knows when each page was read."""
+    j = load_json(os.path.join(d, "smear.json"))
+    rec = load_json(os.path.join(d, "smear-record.json"))
+    sm = j["smear"]
+    check(sm is not None and sm["live"], "dump --smear-check: a report on the live kernel")
+    check(sm["pages"] > 0 and sm["pages_changed"] > 0 and sm["fraction"] == 1,
+          "pages read twice (%d), some changed (%d)" % (sm["pages"], sm["pages_changed"]))
+    check(rec["smear"] == sm, "the record carries the same report")
+    check(sm["change_runs"] == len(sm["changes"]), "every changed run listed")
+    pages = [hexint(line.split()[1]) for line in open(os.path.join(d, "dirty-pages")) if line.startswith("page ")]
+    check(len(pages) == 16, "the dirtier's 16 pages", str(len(pages)))
+    elf = Elf(os.path.join(d, "smear.elf"))
+    runs = [(hexint(c["vaddr"]), hexint(c["vaddr"]) + c["length"]) for c in sm["changes"]]
+    found = marked = 0
+    kcd = os.environ.get("KCOREDUMP", "kcoredump")
+    when = None
+    for pa in pages:
+        va = None
+        for p in elf.loads():
+            if p["paddr"] not in (0, M64) and p["paddr"] <= pa < p["paddr"] + p["memsz"]:
+                va = p["vaddr"] + pa - p["paddr"]
+                if seg_bytes(elf, p, pa - p["paddr"], 9) == b"KCDSMEAR ":
+                    marked += 1
+                break
+        if va is not None and any(a <= va < b for a, b in runs):
+            found += 1
+        if va is not None and when is None:
+            r = subprocess.run([kcd, "info", "--json", "--read-time", "0x%x" % va,
+                                os.path.join(d, "smear.elf")], capture_output=True, text=True)
+            when = json.loads(r.stdout)["read_time"] if r.returncode == 0 else {"error": r.stderr}
+    check(marked == len(pages), "the dump holds the buffer at its physical pages (%d of %d)" % (marked, len(pages)))
+    check(found == len(pages), "every page of the buffer is among the changed pages (%d of %d)" % (found, len(pages)))
+    ram = sm["by_class"].get("ram", {"changed": 0})
+    check(ram["changed"] >= len(pages), "counted as RAM (%d changed)" % ram["changed"])
+    check(when is not None and when.get("known") and when["start_us"] <= when["end_us"],
+          "info --read-time: when the buffer's first page was read", str(when))
+    st = j["stats"]
+    print("# smear: %d of %d pages changed (%.3f%%) over a read of %.1f s; checked in %.1f s; by class %s; by gap %s"
+          % (sm["pages_changed"], sm["pages"], 100.0 * sm["pages_changed"] / max(1, sm["pages"]),
+             st["read_seconds"],
+             sm["seconds"],
+             {k: "%d/%d" % (v["changed"], v["pages"]) for k, v in sm["by_class"].items()},
+             ["%g-%s: %d/%d" % (g["from_seconds"], g["to_seconds"], g["changed"], g["pages"]) for g in sm["by_gap"] if g["pages"]]))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 2
     cmd, d = sys.argv[1], sys.argv[2]
-    fn = {"ram": cmd_ram, "vmalloc": cmd_vmalloc, "range": cmd_range, "zst": cmd_zst}.get(cmd)
+    fn = {"ram": cmd_ram, "vmalloc": cmd_vmalloc, "range": cmd_range, "zst": cmd_zst,
+          "smear": cmd_smear}.get(cmd)
     if not fn:
         print(__doc__, file=sys.stderr)
         return 2
