@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "corehandler-internal.h"
 
 #define PAGE	   CH_PAGE
@@ -728,6 +729,7 @@ void ch_parse_notes(struct ch *ch)
 	src->info.elf_class = ch->is64 ? 64 : 32;
 	src->info.big_endian = ch->big;
 	src->info.machine = ch->machine;
+	src->arch = kcore_arch_lookup(ch->machine); /* its register layout */
 	for (size_t i = 0; i < ch->phnum; i++) {
 		const struct ch_phdr *p = &ch->ph[i];
 		size_t pos = p->offset, end = p->offset + p->filesz;
