@@ -209,11 +209,11 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 
 /* A dump's segments as JSON (cmd-dump.c); with done, what the dump
  * found, with hashed their digests. */
-struct json;
+struct kcore_json;
 struct kcore_plan;
 struct kcore_dump_result;
 struct kcore_source_info;
-void cli_dump_segments_json(struct json *j, const struct kcore_plan *plan,
+void cli_dump_segments_json(struct kcore_json *j, const struct kcore_plan *plan,
 			    bool done, bool hashed);
 
 /*
@@ -307,7 +307,7 @@ char *cli_join_args(const char *cmd, int argc, char **argv);
  * ranges were not read ("the process exited during the copy").
  */
 struct kcore_dump_result;
-struct json;
+struct kcore_json;
 /*
  * The two hashes of a dump: the file's SHA-256 (sha256sum's) and the
  * segment-digest root (the same content hashes alike in every format),
@@ -317,8 +317,10 @@ struct json;
 void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			  const char *nostore);
 /* A dump's "stats" object: dump, convert and pid (one vocabulary). */
-void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st);
-void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
+void cli_dump_stats_json(struct kcore_json *j,
+			 const struct kcore_dump_stats *st);
+void cli_dump_hashes_json(struct kcore_json *j,
+			  const struct kcore_dump_result *r);
 /*
  * Where a dump's time went: the read (its rate's divisor), the end of the
  * file, the wait for the file's SHA-256 after the read (and the time its
@@ -326,13 +328,14 @@ void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
  */
 struct kcore_dump_stats;
 void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st);
-void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st);
+void cli_dump_time_json(struct kcore_json *j,
+			const struct kcore_dump_stats *st);
 /* The format's own JSON object of a dump summary (its writer's detail). */
 struct kcore_dump_detail;
-void cli_json_detail(struct json *j, const struct kcore_dump_detail *d);
+void cli_json_detail(struct kcore_json *j, const struct kcore_dump_detail *d);
 void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			      const char *why);
-void cli_dump_incomplete_json(struct json *j,
+void cli_dump_incomplete_json(struct kcore_json *j,
 			      const struct kcore_dump_result *r);
 int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
 		    const char *why);

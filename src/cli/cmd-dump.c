@@ -15,7 +15,7 @@
 
 #include "cli.h"
 #include "kcoredump/output.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "store-dump.h"
 
@@ -253,32 +253,32 @@ static void print_exclude(FILE *f, const struct kcore_plan *plan)
 	fputc('\n', f);
 }
 
-static void json_exclude(struct json *j, const struct kcore_plan *plan)
+static void json_exclude(struct kcore_json *j, const struct kcore_plan *plan)
 {
 	const struct kcore_exclude_stats *e = &plan->exclude;
 	char names[64];
 
 	if (!e->level) {
-		json_null(j, "exclude");
+		kcore_json_null(j, "exclude");
 		return;
 	}
-	json_object_begin(j, "exclude");
-	json_u64(j, "level", e->level);
-	json_string(j, "classes",
-		    kcore_exclude_names(e->level, names, sizeof(names)));
-	json_u64(j, "pages_scanned", e->pages_scanned);
-	json_u64(j, "pages_excluded", e->excluded);
-	json_u64(j, "free", e->free);
-	json_u64(j, "cache", e->cache);
-	json_u64(j, "cache_private", e->cache_private);
-	json_u64(j, "user", e->user);
-	json_u64(j, "hwpoison", e->hwpoison);
-	json_u64(j, "offline", e->offline);
-	json_u64(j, "unaccepted", e->unaccepted);
-	json_u64(j, "unreadable", e->unreadable);
-	json_u64(j, "ranges", e->ranges);
-	json_double(j, "seconds", e->seconds);
-	json_object_end(j);
+	kcore_json_object_begin(j, "exclude");
+	kcore_json_u64(j, "level", e->level);
+	kcore_json_string(j, "classes",
+			  kcore_exclude_names(e->level, names, sizeof(names)));
+	kcore_json_u64(j, "pages_scanned", e->pages_scanned);
+	kcore_json_u64(j, "pages_excluded", e->excluded);
+	kcore_json_u64(j, "free", e->free);
+	kcore_json_u64(j, "cache", e->cache);
+	kcore_json_u64(j, "cache_private", e->cache_private);
+	kcore_json_u64(j, "user", e->user);
+	kcore_json_u64(j, "hwpoison", e->hwpoison);
+	kcore_json_u64(j, "offline", e->offline);
+	kcore_json_u64(j, "unaccepted", e->unaccepted);
+	kcore_json_u64(j, "unreadable", e->unreadable);
+	kcore_json_u64(j, "ranges", e->ranges);
+	kcore_json_double(j, "seconds", e->seconds);
+	kcore_json_object_end(j);
 }
 
 static void print_plan(FILE *f, const struct kcore_plan *plan)
@@ -307,30 +307,30 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 	}
 }
 
-static void json_vmalloc(struct json *j, const struct kcore_plan *plan)
+static void json_vmalloc(struct kcore_json *j, const struct kcore_plan *plan)
 {
 	if (!plan->vmalloc_source)
 		return;
-	json_object_begin(j, "vmalloc");
-	json_string(j, "source", plan->vmalloc_source);
-	json_u64(j, "areas", plan->vmalloc_areas);
-	json_u64(j, "segment_size", plan->vmalloc_segment_size);
-	json_string(j, "warning", plan->warning);
-	json_object_end(j);
+	kcore_json_object_begin(j, "vmalloc");
+	kcore_json_string(j, "source", plan->vmalloc_source);
+	kcore_json_u64(j, "areas", plan->vmalloc_areas);
+	kcore_json_u64(j, "segment_size", plan->vmalloc_segment_size);
+	kcore_json_string(j, "warning", plan->warning);
+	kcore_json_object_end(j);
 }
 
 static void plan_json(FILE *f, const struct kcore_plan *plan)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_bool(&j, "dry_run", true);
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_bool(&j, "dry_run", true);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	cli_dump_segments_json(&j, plan, false, false);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 /*
@@ -446,16 +446,16 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r,
 			 const struct cli_record *record)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_string(&j, "path", r->output_path ? r->output_path : "-");
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "path", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
-	json_string(&j, "format", kcore_format_name(o->format));
+	kcore_json_string(&j, "format", kcore_format_name(o->format));
 	if (r->detail.object)
 		cli_json_detail(&j, &r->detail);
-	json_u64(&j, "dropped_segments", r->dropped_segments);
+	kcore_json_u64(&j, "dropped_segments", r->dropped_segments);
 	cli_dump_stats_json(&j, &r->stats);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
@@ -463,15 +463,16 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			       strcmp(r->digest_location, "none") != 0);
 	cli_dump_incomplete_json(&j, r);
 	if (record) {
-		json_object_begin(&j, "record");
-		json_string(&j, "path", cli_record_json_path(record));
-		json_string(&j, "text_path", cli_record_text_path(record));
-		json_object_end(&j);
+		kcore_json_object_begin(&j, "record");
+		kcore_json_string(&j, "path", cli_record_json_path(record));
+		kcore_json_string(&j, "text_path",
+				  cli_record_text_path(record));
+		kcore_json_object_end(&j);
 	} else {
-		json_null(&j, "record");
+		kcore_json_null(&j, "record");
 	}
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 static uint64_t page_size(struct kcore_source *src)

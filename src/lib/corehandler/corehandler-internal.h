@@ -334,7 +334,6 @@ void ch_place_facts(struct ch *ch);
 void ch_cgroup_units(struct ch_facts *f);
 
 /* ---- corehandler-meta.c ---- */
-void ch_json_str(FILE *f, const char *s);
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len);
 
 /* ---- corehandler-priv.c ---- */
