@@ -460,7 +460,7 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	cli_dump_segments_json(&j, plan, true,
-			       strcmp(r->digest_location, "none") != 0);
+			       r->digest_location != KCORE_DIGESTS_NONE);
 	cli_dump_incomplete_json(&j, r);
 	if (record) {
 		kcore_json_object_begin(&j, "record");

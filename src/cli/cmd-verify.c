@@ -119,14 +119,18 @@ static const char *digest_origin(const char *dump,
 	struct kcore_source *src;
 	const char *fmt, *why;
 
-	if (r->digest_location && !strcmp(r->digest_location, "none"))
+	switch (r->digest_location) {
+	case KCORE_DIGESTS_NONE:
 		return "dumped with --hash none";
-	if (r->digest_location && !strcmp(r->digest_location, "note"))
+	case KCORE_DIGESTS_NOTE:
 		return "digests in kcoredump's metadata note";
-	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
+	case KCORE_DIGESTS_TRAILER:
 		return "digests in kcoredump's trailer";
-	if (r->digest_location)
-		return r->digest_location;
+	case KCORE_DIGESTS_SUMMARY: /* a file has no note saying it */
+		return kcore_digest_location_name(r->digest_location);
+	default:
+		break;
+	}
 	if (kcore_source_open(dump, NULL, &src))
 		return "no kcoredump digests";
 	fmt = kcore_source_format(src);
@@ -239,7 +243,8 @@ static void render_verify_json(const char *dump,
 	kcore_json_string(&j, "page_compression", r->page_compression);
 	/* Where the digests are ("note", "trailer", "none"), as dump
 	 * --json says; null: none found, digests_detail says why. */
-	kcore_json_string(&j, "digests", r->digest_location);
+	kcore_json_string(&j, "digests",
+			  kcore_digest_location_name(r->digest_location));
 	kcore_json_string(&j, "digests_detail", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	kcore_json_string(&j, "segment_digest_root", hex);

@@ -131,7 +131,7 @@ struct record_facts {
 static void facts_init(struct record_facts *x,
 		       const struct kcore_dump_result *r)
 {
-	bool none = r->digest_location && !strcmp(r->digest_location, "none");
+	bool none = r->digest_location == KCORE_DIGESTS_NONE;
 
 	memset(x, 0, sizeof(*x));
 	gethostname(x->host, sizeof(x->host) - 1);
@@ -228,7 +228,8 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	kcore_json_string(&j, "file_sha256_missing", x->file_why);
 	kcore_json_string(&j, "segment_digest_root",
 			  x->root_hex[0] ? x->root_hex : NULL);
-	kcore_json_string(&j, "digests", r->digest_location);
+	kcore_json_string(&j, "digests",
+			  kcore_digest_location_name(r->digest_location));
 	kcore_json_object_end(&j);
 	/* The byte counts under dump --json's names (issue 46). */
 	kcore_json_object_begin(&j, "stats");

@@ -423,7 +423,7 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
 
-	if (r->digest_location && strcmp(r->digest_location, "none") == 0) {
+	if (r->digest_location == KCORE_DIGESTS_NONE) {
 		fprintf(f, "  file sha256:  none (--hash none)\n");
 		return;
 	}
@@ -445,13 +445,14 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			   "order)\n");
 	}
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	if (nostore && r->digest_location &&
-	    strcmp(r->digest_location, "summary") == 0)
+	if (nostore && r->digest_location == KCORE_DIGESTS_SUMMARY)
 		fprintf(f, "  segment root: %s (not stored: %s has no notes)\n",
 			hex, nostore);
 	else
 		fprintf(f, "  segment root: %s (digests in the %s)\n", hex,
-			r->digest_location ? r->digest_location : "-");
+			r->digest_location
+				? kcore_digest_location_name(r->digest_location)
+				: "-");
 }
 
 void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st)
@@ -507,8 +508,7 @@ void cli_dump_hashes_json(struct kcore_json *j,
 			  const struct kcore_dump_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
-	bool none =
-		r->digest_location && strcmp(r->digest_location, "none") == 0;
+	bool none = r->digest_location == KCORE_DIGESTS_NONE;
 
 	if (!none && r->has_file_sha256) {
 		kcore_hex(r->file_sha256, KCORE_DIGEST_LEN, hex);
@@ -524,7 +524,8 @@ void cli_dump_hashes_json(struct kcore_json *j,
 		kcore_json_null(j, "segment_digest_root");
 	else
 		kcore_json_string(j, "segment_digest_root", hex);
-	kcore_json_string(j, "digests", r->digest_location);
+	kcore_json_string(j, "digests",
+			  kcore_digest_location_name(r->digest_location));
 }
 
 int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,

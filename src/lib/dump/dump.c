@@ -1120,10 +1120,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		goto out;
 	/* Copied before the commit, so that running out of memory here
 	 * publishes nothing rather than a result without them. */
-	ret->digest_location = strdup(d.w->digest_location);
+	ret->digest_location = d.w->digest_location;
 	if (d.out->path)
 		ret->output_path = strdup(d.out->path);
-	if (!ret->digest_location || (d.out->path && !ret->output_path)) {
+	if (d.out->path && !ret->output_path) {
 		err = &kcore_error_nomem;
 		goto out;
 	}
@@ -1151,6 +1151,5 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 		free(res->errors[i].message);
 	free(res->errors);
 	free(res->output_path);
-	free(res->digest_location);
 	memset(res, 0, sizeof(*res));
 }
