@@ -120,6 +120,19 @@ void cli_parser_destroy(struct cli_parser *p);
 int cli_parser_end(struct cli_parser *p, int c, int *ret_first);
 
 void cli_print_help(FILE *f, const struct cli_command *cmd);
+/* An option's help with each {list} of the library's names filled in
+ * ({formats}, {process-formats}, {physical-formats}, {codecs},
+ * {compressions}; {list*}: the default first, marked), and its
+ * completion words (@list: the names; else the spec's words, or NULL). */
+const char *cli_option_help(const struct cli_option *o);
+const char *cli_option_words(const struct cli_option *o);
+/* The names of a list, table order and "none" last, joined into buf. */
+const char *cli_names(const char *list, const char *sep, const char *last_sep,
+		      char *buf, size_t size);
+/* zlib pages: the codec every makedumpfile, crash and libkdumpfile
+ * build reads (Debian 12's makedumpfile 1.7.2 has no zstd, sid's 1.7.8
+ * no snappy). */
+#define CLI_DEFAULT_CODEC KCORE_CODEC_ZLIB
 void cli_print_main_help(FILE *f, const struct cli_command *const *commands);
 
 /* Report err on stderr (and as a JSON document with --json); frees it

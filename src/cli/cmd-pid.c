@@ -22,9 +22,9 @@ enum {
 
 static const struct cli_option pid_options[] = {
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf, the only one for a process (kdump, lime and "
-	  "avml hold a kernel's physical memory)",
-	  "elf", DOPT_FORMAT },
+	  "output format: {process-formats}, the only one for a process "
+	  "({physical-formats} hold a kernel's physical memory)",
+	  "@process-formats", DOPT_FORMAT },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
