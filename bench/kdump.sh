@@ -1,22 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # kdump output vs makedumpfile on the same ELF input, side by side in one
-# run, medians of REPS repetitions:
-#   makedumpfile -c -d 1 ELF out        (zlib per page, one thread)
-#   kcoredump convert --format kdump --codec zlib -T 2 ELF -o out
-#   kcoredump convert --format kdump -T 2 ELF -o out   (zstd, the default)
-#   kcoredump convert --format kdump --codec zlib -T 1 (the same work on one
-#                                        thread, for the per-thread cost)
-#   makedumpfile -l -d 1 ELF out        (lzo per page: RHEL's kdump default)
-#   kcoredump convert --format kdump --codec lzo -T 2, and --codec snappy
-#   (Debian's makedumpfile has no snappy)
-# ELF is a kernel ELF dump: by default the VM guest's RAM dump the
-# vm-formats case leaves in BUILD_DIR/tests/vm/results-formats/ram.elf
-# (ctest -R vm-formats), a 1 GiB guest's live memory (zero pages are file
-# holes: kcoredump skips them with SEEK_DATA, makedumpfile reads and tests
-# them).  Outputs go to $BENCH_DIR (default /dev/shm/kcoredump-bench-kdump)
-# so the disk does not set the pace.  CPU seconds (user + system) are
-# reported next to wall time: the machine is shared.
+# run, medians of REPS repetitions, at dump levels 1 and 31, for each page
+# codec both makedumpfile builds have:
+#   makedumpfile 1.7.2 (this Debian 12 machine's, one thread)
+#   makedumpfile 1.7.8 (Debian sid, in the root tests/oracle/sid-root.sh
+#                       builds: one thread, and --num-threads 2)
+#   kcoredump convert --format kdump --codec C -d L  with -T 2 (the
+#                       default on 2 CPUs) and -T 1, default hashing
+#                       (SHA-256 per block and of the file), and -T 2
+#                       --hash none for the cost of hashing
+# makedumpfile's flags: -c zlib (level 1, Z_BEST_SPEED), -l lzo1x_1, -z
+# zstd; kcoredump's zlib default is libdeflate's level 2 (a little smaller
+# than zlib's level 1).  Each command is timed inside the root it runs in
+# (bash's `time`), so the sid root's set-up is not counted.  A case that
+# fails is reported with its exit status and last line, not timed.
+# ELF is a kernel ELF dump: by default the VM guest's RAM dump the vm-dump
+# case leaves in BUILD_DIR/tests/vm/results-dump/dump-ram/ram.elf (ctest -R
+# '^vm-dump$'), a 1 GiB guest's live memory whose zero pages are file
+# holes.  Outputs go to $BENCH_DIR (default /var/tmp/kcoredump-bench-kdump:
+# a directory the sid root can bind; /dev/shm is not).  CPU seconds (user
+# + system, median) are reported next to wall time: the machine is shared.
 # Usage: bench/kdump.sh [BUILD_DIR] [REPS] [ELF]
 #   (writes bench/results/kdump.{md,json})
 set -euo pipefail
@@ -26,67 +30,121 @@ kcd_trap_errors
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
-bench_init kdump "$@"
+: "${BENCH_DIR:=/var/tmp/kcoredump-bench-kdump}"
+export BENCH_DIR
+default_input=$(cd "${1:-$here/../build}" 2> /dev/null && pwd)/tests/vm/results-dump/dump-ram/ram.elf
+bench_init kdump "${1:-}" "${2:-}" "${3:-$default_input}"
+in=$(realpath "$input")
 command -v makedumpfile > /dev/null || { echo "bench/kdump.sh: makedumpfile not installed" >&2; exit 1; }
+sid=$here/../tests/oracle/sid-root.sh
+if ! "$sid" --skip > /dev/null 2> "$work/sid.err"; then
+	echo "bench/kdump.sh: the sid root (makedumpfile 1.7.8) cannot be built here: $(tail -n 1 "$work/sid.err")" >&2
+	exit 1
+fi
+v_host=$(makedumpfile -v 2>&1 | awk '/version/ { print $3; exit }')
+v_sid=$("$sid" run -- makedumpfile -v 2>&1 | awk '/version/ { print $3; exit }')
 
-# The input stays where it is: SEEK_DATA finds the holes of a sparse file
-# on ext4/xfs, while tmpfs reports a sparse copy as all data.
-in=$input
-# One run each to keep the outputs for the sizes.
-makedumpfile -c -d 1 "$in" "$work/md.kdump" > /dev/null 2>&1
-"$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/kz.kdump"
-"$K" convert -q -T 2 --format kdump "$in" -o "$work/ks.kdump"
-makedumpfile -l -d 1 "$in" "$work/ml.kdump" > /dev/null 2>&1
-"$K" convert -q -T 2 --format kdump --codec lzo "$in" -o "$work/kl.kdump"
-"$K" convert -q -T 2 --format kdump --codec snappy "$in" -o "$work/kp.kdump"
-s_md=$(size "$work/md.kdump") s_kz=$(size "$work/kz.kdump") s_ks=$(size "$work/ks.kdump")
-s_ml=$(size "$work/ml.kdump") s_kl=$(size "$work/kl.kdump") s_kp=$(size "$work/kp.kdump")
-alloc=$(du -B1 "$in" | cut -f1)
-c_md=$(cpu makedumpfile -c -d 1 "$in" "$work/out.kdump")
-c_kz=$(cpu "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/out.kdump")
-c_ks=$(cpu "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")
-c_ml=$(cpu makedumpfile -l -d 1 "$in" "$work/out.kdump")
-c_kl=$(cpu "$K" convert -q -T 2 --format kdump --codec lzo "$in" -o "$work/out.kdump")
-c_kp=$(cpu "$K" convert -q -T 2 --format kdump --codec snappy "$in" -o "$work/out.kdump")
-rm -f "$work"/*.kdump
+# measure WHERE OUT CMD...: runs CMD reps times (WHERE host or sid), each
+# writing OUT; prints "wall cpu size" (medians) or "fail RC LAST-LINE".
+# shellcheck disable=SC2016 # expanded by the inner bash
+loop='TIMEFORMAT="%R %U %S"; n=$1 out=$2; shift 2
+"$@" > "$out.log" 2>&1 || { echo "fail $? $(tail -n 1 "$out.log" | tr -s "\t " "  ")"; exit 0; }
+sz=$(stat -c %s "$out")
+rm -f "$out.times"
+for ((i = 0; i < n; i++)); do rm -f "$out"; { time "$@" > /dev/null 2>&1; } 2>> "$out.times"; done
+w=$(cut -d" " -f1 "$out.times" | sort -n | sed -n "$(((n + 1) / 2))p")
+c=$(awk "{ print \$2 + \$3 }" "$out.times" | sort -n | sed -n "$(((n + 1) / 2))p")
+rm -f "$out.times"
+echo "$w $c $sz"'
+measure() {
+	local where=$1 out=$2
+	shift 2
+	rm -f "$out"
+	case $where in
+	host) bash -c "$loop" loop "$reps" "$out" "$@" ;;
+	sid) "$sid" run --bind "$in" --bind-rw "$work" -- bash -c "$loop" loop "$reps" "$out" "$@" ;;
+	esac
+	rm -f "$out" "$out.log"
+}
 
-t_md=$(timeit "$reps" makedumpfile -c -d 1 "$in" "$work/out.kdump")
-t_kz=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --codec zlib "$in" -o "$work/out.kdump")
-t_ks=$(timeit "$reps" "$K" convert -q -T 2 --format kdump "$in" -o "$work/out.kdump")
-t_k1=$(timeit "$reps" "$K" convert -q -T 1 --format kdump --codec zlib "$in" -o "$work/out.kdump")
-t_ml=$(timeit "$reps" makedumpfile -l -d 1 "$in" "$work/out.kdump")
-t_kl=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --codec lzo "$in" -o "$work/out.kdump")
-t_kp=$(timeit "$reps" "$K" convert -q -T 2 --format kdump --codec snappy "$in" -o "$work/out.kdump")
+declare -A res
+declare -A mdf_flag=([zlib]=-c [lzo]=-l [zstd]=-z)
+cases=()
+for level in 1 31; do
+	for codec in zlib lzo zstd; do
+		f=${mdf_flag[$codec]}
+		o=$work/out.kdump
+		k=("$K" convert -q -f --format kdump --codec "$codec" -d "$level")
+		# Interleaved: each anchor next to the kcoredump rows it is read with.
+		res[$level,$codec,mdf-host]=$(measure host "$o" makedumpfile "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,mdf-sid]=$(measure sid "$o" makedumpfile "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,mdf-sid-2]=$(measure sid "$o" makedumpfile --num-threads 2 "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,kcd-2]=$(measure host "$o" "${k[@]}" -T 2 "$in" -o "$o")
+		res[$level,$codec,kcd-1]=$(measure host "$o" "${k[@]}" -T 1 "$in" -o "$o")
+		res[$level,$codec,kcd-2-none]=$(measure host "$o" "${k[@]}" -T 2 --hash none "$in" -o "$o")
+		cases+=("$level,$codec")
+	done
+done
 
-r() { echo "scale=2; $1 / $2" | bc -l; }
-r3() { echo "scale=3; $1 / $2" | bc -l; }
+label() {
+	case $1 in
+	mdf-host) echo "makedumpfile $v_host, 1 thread" ;;
+	mdf-sid) echo "makedumpfile $v_sid, 1 thread" ;;
+	mdf-sid-2) echo "makedumpfile $v_sid --num-threads 2" ;;
+	kcd-2) echo "kcoredump -T 2 (default hashing)" ;;
+	kcd-1) echo "kcoredump -T 1 (default hashing)" ;;
+	kcd-2-none) echo "kcoredump -T 2 --hash none" ;;
+	esac
+}
+# ratio BASE THIS: BASE's wall time / THIS's (x faster), "-" if either failed.
+ratio() {
+	local b=$1 t=$2
+	[[ $b != fail* && $t != fail* ]] || { echo "-"; return; }
+	echo "${b%% *} ${t%% *}" | awk '{ printf "%.2fx", $1 / $2 }'
+}
+rows=(mdf-host mdf-sid mdf-sid-2 kcd-2 kcd-1 kcd-2-none)
 cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
+alloc=$(du -B1 "$in" | cut -f1)
 {
-	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs; input $(basename "$input"): $(($(size "$in") >> 20)) MiB logical, $((alloc >> 20)) MiB with data, on $(df --output=fstype "$work" | tail -1); medians of $reps runs."
-	echo
-	echo "| case | time | CPU | size | time vs makedumpfile | size vs makedumpfile |"
-	echo "|---|---|---|---|---|---|"
-	echo "| makedumpfile -c -d 1 (zlib, 1 thread) | ${t_md} s | ${c_md} s | $((s_md >> 10)) KiB | 1 | 1 |"
-	echo "| kcoredump convert --format kdump --codec zlib -T 2 | ${t_kz} s | ${c_kz} s | $((s_kz >> 10)) KiB | $(r "$t_md" "$t_kz")x faster | $(r3 "$s_kz" "$s_md")x |"
-	echo "| kcoredump convert --format kdump (zstd) -T 2 | ${t_ks} s | ${c_ks} s | $((s_ks >> 10)) KiB | $(r "$t_md" "$t_ks")x faster | $(r3 "$s_ks" "$s_md")x |"
-	echo "| kcoredump convert --format kdump --codec zlib -T 1 | ${t_k1} s | - | - | $(r "$t_md" "$t_k1")x faster | - |"
-	echo
-	echo "| case | time | CPU | size | time vs makedumpfile -l | size vs makedumpfile -l |"
-	echo "|---|---|---|---|---|---|"
-	echo "| makedumpfile -l -d 1 (lzo, 1 thread) | ${t_ml} s | ${c_ml} s | $((s_ml >> 10)) KiB | 1 | 1 |"
-	echo "| kcoredump convert --format kdump --codec lzo -T 2 | ${t_kl} s | ${c_kl} s | $((s_kl >> 10)) KiB | $(r "$t_ml" "$t_kl")x faster | $(r3 "$s_kl" "$s_ml")x |"
-	echo "| kcoredump convert --format kdump --codec snappy -T 2 | ${t_kp} s | ${c_kp} s | $((s_kp >> 10)) KiB | $(r "$t_ml" "$t_kp")x faster | $(r3 "$s_kp" "$s_ml")x |"
+	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
+	echo "input $(basename "$in"): $(($(size "$in") >> 20)) MiB logical, $((alloc >> 20)) MiB with data, on $(df --output=fstype "$in" | tail -1);"
+	echo "outputs on $(df --output=fstype "$work" | tail -1); medians of $reps runs; anchors makedumpfile $v_host (Debian 12) and $v_sid (Debian sid)."
+	echo "Ratios are makedumpfile $v_sid's wall time over the row's: above 1 the row is faster."
+	for c in "${cases[@]}"; do
+		level=${c%,*} codec=${c#*,}
+		echo
+		echo "### -d $level, $codec (makedumpfile ${mdf_flag[$codec]})"
+		echo
+		echo "| case | time (s) | CPU (s) | size (KiB) | vs $v_sid, 1 thread | vs $v_sid --num-threads 2 |"
+		echo "|---|---|---|---|---|---|"
+		for r in "${rows[@]}"; do
+			v=${res[$c,$r]}
+			if [[ $v == fail* ]]; then
+				echo "| $(label "$r") | failed: exit ${v#fail } | - | - | - | - |"
+			else
+				read -r w cp sz <<< "$v"
+				echo "| $(label "$r") | $w | $cp | $((sz >> 10)) | $(ratio "${res[$c,mdf-sid]}" "$v") | $(ratio "${res[$c,mdf-sid-2]}" "$v") |"
+			fi
+		done
+	done
 } | tee "$out/kdump.md"
-jq -n --arg c_md "$c_md" --arg c_kz "$c_kz" --arg c_ks "$c_ks" --arg t_md "$t_md" --arg t_kz "$t_kz" --arg t_ks "$t_ks" --arg t_k1 "$t_k1" \
-	--arg s_md "$s_md" --arg s_kz "$s_kz" --arg s_ks "$s_ks" --arg in "$(basename "$input")" \
-	--arg reps "$reps" --arg c_ml "$c_ml" --arg c_kl "$c_kl" --arg c_kp "$c_kp" \
-	--arg t_ml "$t_ml" --arg t_kl "$t_kl" --arg t_kp "$t_kp" \
-	--arg s_ml "$s_ml" --arg s_kl "$s_kl" --arg s_kp "$s_kp" \
-	'{input: $in, reps: ($reps|tonumber),
-	  makedumpfile_c_d1: {seconds: ($t_md|tonumber), cpu_seconds: ($c_md|tonumber), bytes: ($s_md|tonumber)},
-	  kcoredump_zlib_T2: {seconds: ($t_kz|tonumber), cpu_seconds: ($c_kz|tonumber), bytes: ($s_kz|tonumber)},
-	  kcoredump_zstd_T2: {seconds: ($t_ks|tonumber), cpu_seconds: ($c_ks|tonumber), bytes: ($s_ks|tonumber)},
-	  kcoredump_zlib_T1: {seconds: ($t_k1|tonumber)},
-	  makedumpfile_l_d1: {seconds: ($t_ml|tonumber), cpu_seconds: ($c_ml|tonumber), bytes: ($s_ml|tonumber)},
-	  kcoredump_lzo_T2: {seconds: ($t_kl|tonumber), cpu_seconds: ($c_kl|tonumber), bytes: ($s_kl|tonumber)},
-	  kcoredump_snappy_T2: {seconds: ($t_kp|tonumber), cpu_seconds: ($c_kp|tonumber), bytes: ($s_kp|tonumber)}}' > "$out/kdump.json"
+{
+	printf '{"input": "%s", "reps": %s, "makedumpfile_host": "%s", "makedumpfile_sid": "%s", "cases": [' \
+		"$(basename "$in")" "$reps" "$v_host" "$v_sid"
+	sep=
+	for c in "${cases[@]}"; do
+		for r in "${rows[@]}"; do
+			v=${res[$c,$r]}
+			if [[ $v == fail* ]]; then
+				printf '%s\n {"level": %s, "codec": "%s", "case": "%s", "failed": %s}' "$sep" "${c%,*}" "${c#*,}" "$r" \
+					"$(jq -Rn --arg v "${v#fail }" '$v')"
+			else
+				read -r w cp sz <<< "$v"
+				printf '%s\n {"level": %s, "codec": "%s", "case": "%s", "seconds": %s, "cpu_seconds": %s, "bytes": %s}' \
+					"$sep" "${c%,*}" "${c#*,}" "$r" "$w" "$cp" "$sz"
+			fi
+			sep=,
+		done
+	done
+	echo ']}'
+} | jq . > "$out/kdump.json"

@@ -14,10 +14,14 @@
 #     --hash none against gcore, each writing a file to BENCH_DIR
 #     (default /var/tmp), runs interleaved, medians of REPS.  Ratios are
 #     speeds (gcore's time / kcoredump's) within the one run.
-# gcore writes the whole 64 GiB: it gets a real file only when the work
-# directory has room (BENCH_DIR, default /var/tmp), else /dev/null (its
-# allocated size is then the apparent size of the image) and its time is
-# compared with kcoredump's to /dev/null.
+# Two gcores are the anchors: this Debian 12 machine's gdb 13, and gdb 18
+# from the Debian sid root tests/oracle/sid-root.sh builds (gdb 15 and
+# later skip unmapped and zero ranges and write sparse cores; skipped with
+# a note when that root cannot be built here).  gdb 13 writes the whole
+# 64 GiB: it gets a real file only when the work directory has room
+# (BENCH_DIR, default /var/tmp), else /dev/null (its allocated size is
+# then the apparent size of the image) and its time is compared with
+# kcoredump's to /dev/null.
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tests/lib/shell.sh"
@@ -40,6 +44,15 @@ trap cleanup EXIT
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$here/lib.sh"
+
+sid=$here/../tests/oracle/sid-root.sh
+if "$sid" --skip > /dev/null 2> "$work/sid.err"; then
+	gdb18() { "$sid" run --bind-rw "$work" -- gdb "$@"; }
+	gdb18_version=$(gdb18 --version | head -1)
+else
+	gdb18_version=
+	echo "bench/pid.sh: no gdb from the sid root: $(tail -n 1 "$work/sid.err")" >&2
+fi
 
 mode=${3:-sparse}
 dense_mib=${4:-1024}
@@ -86,13 +99,15 @@ if [ "$mode" = dense ]; then
 	}
 	for ((i = 0; i < reps; i++)); do
 		run1 gcore gdb -p "$tpid" -batch -ex "gcore $work/out"
+		[ -z "$gdb18_version" ] || run1 gcore18 gdb18 -p "$tpid" -batch -ex "gcore $work/out"
 		run1 sha256 "$K" pid "$tpid" -o "$work/out" --json
 		run1 none "$K" pid "$tpid" -o "$work/out" --json --hash none
 	done
 	med() { median < "$work/$1.t"; }
 	col() { awk -v c="$1" '{ print $c }' "$work/phases.t" | median; }
 	ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
-	g=$(med gcore) ks=$(med sha256) kn=$(med none)
+	g=$(med gcore) ks=$(med sha256) kn=$(med none) g18=''
+	[ -z "$gdb18_version" ] || g18=$(med gcore18)
 	gsize=$(echo "scale=1; $(cat "$work/gcore.size") / 1048576" | bc -l)
 	cat > "$out/pid-dense.md" << EOF
 # kcoredump pid vs gcore, a dense process ($(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))
@@ -110,6 +125,11 @@ this run, not seconds between runs.
 | gdb gcore | $(printf %.2f "$g") s | 1.00x |
 | kcoredump pid (default: SHA-256 of blocks and of the file) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x |
 | kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x |
+$(if [ -n "$g18" ]; then
+		echo "| gdb gcore, $gdb18_version (sid) | $(printf %.2f "$g18") s | $(ratio "$g" "$g18")x |"
+		echo
+		echo "Against $gdb18_version: kcoredump pid (default) $(ratio "$g18" "$ks")x, --hash none $(ratio "$g18" "$kn")x."
+	fi)
 
 Default vs --hash none: $(ratio "$ks" "$kn")x the time.  In the default
 runs (medians): read $(printf %.2f "$(col 1)") s, the wait for the file's
@@ -117,8 +137,9 @@ SHA-256 after the read $(printf %.3f "$(col 2)") s, its thread hashing
 $(printf %.2f "$(col 3)") s alongside the read.
 EOF
 	jq -n --argjson reps "$reps" --argjson mib "$dense_mib" --argjson threads "$dense_threads" \
-		--arg g "$g" --arg ks "$ks" --arg kn "$kn" \
+		--arg g "$g" --arg ks "$ks" --arg kn "$kn" --arg g18 "$g18" --arg v18 "$gdb18_version" \
 		'{reps: $reps, dense_mib: $mib, threads: $threads, gcore_s: ($g|tonumber),
+		  gcore_sid_s: (if $g18 == "" then null else ($g18|tonumber) end), gdb_sid: $v18,
 		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_hash_none_s: ($kn|tonumber)}' \
 		> "$out/pid-dense.json"
 	cat "$out/pid-dense.md"
@@ -220,6 +241,20 @@ else
 	rm -f "$g_out"
 fi
 
+g18_time='' g18_gap='' g18_alloc='' g18_size=''
+if [ -n "$gdb18_version" ]; then
+	echo "== gcore, $gdb18_version (sid)"
+	gap > /dev/null
+	t0=$(date +%s.%N)
+	gdb18 -p "$tpid" -batch -ex "gcore $work/g18.core" > "$work/gcore18.log" 2>&1
+	t1=$(date +%s.%N)
+	g18_gap=$(gap)
+	g18_time=$(elapsed "$t0" "$t1")
+	g18_alloc=$(($(stat -c %b "$work/g18.core") * 512))
+	g18_size=$(stat -c %s "$work/g18.core")
+	rm -f "$work/g18.core"
+fi
+
 # Time is compared like for like: both writing to a file, or both to
 # /dev/null when gcore's 64 GiB did not fit.
 if [ "$g_out" = /dev/null ]; then
@@ -236,8 +271,8 @@ cat > "$out/pid.md" << EOF
 Live pidtarget: 64 GiB MAP_NORESERVE area with 16 touched pages, 256 MiB
 dense area, 3 parked threads, 1 thread stamping the clock.  Stop = the
 stamping thread's longest gap during the dump (idle gap without any dump:
-$(ms "$idle_gap") ms).  kcoredump: median of $reps; gcore: 1 run, output
-to $g_where.
+$(ms "$idle_gap") ms).  kcoredump: median of $reps; gcore
+($(gdb --version | head -1)): 1 run, output to $g_where.
 
 | | kcoredump pid | gcore | ratio |
 |---|---:|---:|---:|
@@ -248,6 +283,16 @@ to $g_where.
 | stop measured by kcoredump (ptrace) | $(ms "$k_stop") ms | - | - |
 | process memory read | $(mib "$k_read") MiB | $(mib "$k_size") MiB (everything) | - |
 
+$(if [ -n "$g18_time" ]; then
+		echo "Against gcore of $gdb18_version (sid; one run, a sparse file in $work, $(mib "$g18_size") MiB apparent):"
+		echo
+		echo "| | kcoredump pid | gcore ($gdb18_version) | ratio |"
+		echo "|---|---:|---:|---:|"
+		echo "| wall time, writing a file | $(printf %.2f "$k_time") s | $(printf %.2f "$g18_time") s | $(r "$g18_time" "$k_time")x faster |"
+		echo "| output allocated | $(mib "$k_alloc") MiB | $(mib "$g18_alloc") MiB | $(r "$g18_alloc" "$k_alloc")x smaller |"
+		echo "| stop seen by the process | $(ms "$k_gap") ms | $(ms "$g18_gap") ms | $(r "$g18_gap" "$k_gap")x shorter |"
+		echo
+	fi)
 Also: \`-o core.zst\` $(printf %.2f "$kz_time") s, $(mib "$kz_alloc") MiB,
 stop $(ms "$kz_gap") ms; \`--stop\` (stopped for the whole copy)
 $(printf %.2f "$ks_time") s, stop $(ms "$ks_gap") ms.
@@ -263,6 +308,9 @@ cat > "$out/pid.json" << EOF
  "kcoredump_zst": {"seconds": $kz_time, "allocated": $kz_alloc, "gap_ns": $kz_gap},
  "kcoredump_stop": {"seconds": $ks_time, "gap_ns": $ks_gap},
  "gcore": {"seconds": $g_time, "allocated": $g_alloc, "gap_ns": $g_gap,
-   "output": "$g_out"}}
+   "output": "$g_out", "gdb": "$(gdb --version | head -1)"},
+ "gcore_sid": $(if [ -n "$g18_time" ]; then
+		echo "{\"seconds\": $g18_time, \"allocated\": $g18_alloc, \"apparent\": $g18_size, \"gap_ns\": $g18_gap, \"gdb\": \"$gdb18_version\"}"
+	else echo null; fi)}
 EOF
 cat "$out/pid.md"

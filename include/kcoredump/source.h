@@ -183,6 +183,9 @@ struct kcore_open_opts {
 /* e_machine for a machine name: "x86_64" (or "amd64"), "aarch64" (or
  * "arm64"); EM_NONE for others. */
 uint16_t kcore_machine_from_name(const char *name);
+/* The name of a machine libkcore has an architecture table for
+ * ("x86_64", "aarch64"), or NULL. */
+const char *kcore_machine_name(uint16_t machine);
 
 struct kcore_error *kcore_source_open(const char *path,
 				      const struct kcore_open_opts *opts,

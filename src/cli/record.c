@@ -146,8 +146,8 @@ static void facts_init(struct record_facts *x,
 	else if (none)
 		x->file_why = "not computed (--hash none)";
 	else if (r->file_sha256_skipped)
-		x->file_why = "not computed: the file is sparse (--file-sha256 "
-			      "hashes its holes too; a .zst or .xz stream is "
+		x->file_why = "not computed: mostly holes (--file-sha256 "
+			      "hashes its holes too; a .zst or .xz output is "
 			      "always hashed)";
 	else
 		x->file_why = "unknown: a device written out of order";

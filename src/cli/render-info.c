@@ -16,11 +16,11 @@
 
 const char *machine_name(uint16_t machine, char *buf, size_t size)
 {
+	const char *name = kcore_machine_name(machine);
+
+	if (name)
+		return name;
 	switch (machine) {
-	case EM_X86_64:
-		return "x86_64";
-	case EM_AARCH64:
-		return "aarch64";
 	case EM_386:
 		return "i386";
 	case EM_ARM:

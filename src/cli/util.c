@@ -437,7 +437,7 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 		char s[32];
 
 		fprintf(f,
-			"  file sha256:  not computed: the file is sparse "
+			"  file sha256:  not computed: mostly holes "
 			"(--file-sha256 hashes its %s of holes too)\n",
 			cli_human_size(r->file_sha256_skipped, s, sizeof(s)));
 	} else {

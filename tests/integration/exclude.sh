@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# --exclude (-d): the struct page classifier (src/lib/arch/exclude.c), page by
+# --exclude (-d): the struct page classifier (src/lib/dump/exclude.c), page by
 # page, on tests/tools/mkpagemap.py's synthetic Linux 6.12 vmcore (64 MiB
 # of RAM, SPARSEMEM_EXTREME, one struct page per pfn; no VM needed):
 #  - for dump levels 0, 1, 2, 4, 8, 16, 24, 26, 31 (numbers and names) the

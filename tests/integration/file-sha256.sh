@@ -81,4 +81,10 @@ check "verify --sha256 xyz: usage error 2 ($st)" \
 	>"$tmp/big.json" 2>"$tmp/err"
 check "sparse 4 GiB file: file_sha256 null, the skipped holes counted" \
 	jq -e '.file_sha256 == null and .file_sha256_skipped_hole_bytes > 4000000000' "$tmp/big.json"
+# Nor is a plain stream that carries those holes as zeros (a pipe, here
+# stdout on /dev/null): hashing them would cost the same.
+"$kcoredump" convert -q --json --format elf "$fix/vmcore-x86_64.core" -o - \
+	2>"$tmp/bigs.json" >/dev/null
+check "-o - of the same, a plain stream: file_sha256 null, the skipped holes counted" \
+	jq -e '.file_sha256 == null and .file_sha256_skipped_hole_bytes > 4000000000' "$tmp/bigs.json"
 finish

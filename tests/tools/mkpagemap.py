@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
 """Write a small x86_64 ELF vmcore whose struct pages say what each page
-is, for the page classifier of --exclude (src/lib/arch/exclude.c) to be
+is, for the page classifier of --exclude (src/lib/dump/exclude.c) to be
 checked page by page without a VM (tests/integration/exclude.sh).
 
 The file is an ET_CORE with a VMCOREINFO note (Linux 6.12's struct page

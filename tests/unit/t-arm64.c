@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * arm64 kernel page tables (arm64.c, translate.c, pgtable.c) on
+ * arm64 kernel page tables (arch-arm64.c and the page-table iterator) on
  * synthetic physical-only vmcores: 4 levels with 48-bit VAs, 5 levels
  * with LPA2 (52-bit VAs, OA[51:50] in descriptor bits 9:8), 2 MiB and
  * 1 GiB blocks, the mapped runs of a range, reads through the tables;

@@ -70,6 +70,8 @@ struct kcore_kernel_vmap {
 	uint64_t direct_map;
 };
 
+struct kcore_arch;
+
 struct kcore_source {
 	char *path;
 	char *abs_path;
@@ -88,6 +90,8 @@ struct kcore_source {
 	/* Its VMCOREINFO note was found in its memory (detect.c). */
 	bool vmcoreinfo_in_memory;
 	struct kcore_source_info info;
+	/* The architecture table of info.machine (arch/arch.h), or NULL. */
+	const struct kcore_arch *arch;
 	struct kcore_segment *segments;
 	size_t nsegments;
 	struct kcore_note *notes;

@@ -12,25 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "internal.h"
 
 #ifndef NT_TASKSTRUCT
 #define NT_TASKSTRUCT 4
 #endif
-
-static const char *const x86_64_regs[] = {
-	"r15",	   "r14",      "r13", "r12", "rbp",    "rbx", "r11",
-	"r10",	   "r9",       "r8",  "rax", "rcx",    "rdx", "rsi",
-	"rdi",	   "orig_rax", "rip", "cs",  "eflags", "rsp", "ss",
-	"fs_base", "gs_base",  "ds",  "es",  "fs",     "gs",
-};
-
-static const char *const aarch64_regs[] = {
-	"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",	    "x7",  "x8",
-	"x9",  "x10", "x11", "x12", "x13", "x14", "x15",    "x16", "x17",
-	"x18", "x19", "x20", "x21", "x22", "x23", "x24",    "x25", "x26",
-	"x27", "x28", "x29", "x30", "sp",  "pc",  "pstate",
-};
 
 /* i386 user_regs_struct (also x86_64's user_regs_struct32). */
 static const char *const i386_regs[] = {
@@ -48,10 +35,6 @@ _Static_assert(sizeof(i386_regs) / sizeof(i386_regs[0]) == 17,
 	       "i386 user_regs_struct has 17 registers");
 _Static_assert(sizeof(arm_regs) / sizeof(arm_regs[0]) == 18,
 	       "arm elf_gregset_t has 18 registers");
-_Static_assert(sizeof(x86_64_regs) / sizeof(x86_64_regs[0]) == 27,
-	       "x86_64 user_regs_struct has 27 registers");
-_Static_assert(sizeof(aarch64_regs) / sizeof(aarch64_regs[0]) == 34,
-	       "aarch64 user_pt_regs has 34 registers");
 
 const char *kcore_note_type_name(const char *name, uint32_t type)
 {
@@ -171,15 +154,13 @@ struct kcore_error *kcore_note_prstatus(const struct kcore_source *src,
 
 	if (err)
 		return err;
+	/* A 64-bit task's registers are its architecture table's; the
+	 * 32-bit ones (also compat tasks') are the process cores' own. */
+	if (src->arch) {
+		st.nregs = w == 8 ? src->arch->nregs : 0;
+		st.reg_names = src->arch->regs;
+	}
 	switch (src->info.machine) {
-	case EM_X86_64:
-		st.nregs = w == 8 ? 27 : 0;
-		st.reg_names = x86_64_regs;
-		break;
-	case EM_AARCH64:
-		st.nregs = w == 8 ? 34 : 0;
-		st.reg_names = aarch64_regs;
-		break;
 	case EM_386:
 		st.nregs = w == 4 ? 17 : 0;
 		st.reg_names = i386_regs;

@@ -86,6 +86,7 @@ struct dump {
 	struct job *cur;   /* the block being handed to the writer */
 	uint64_t hashed;   /* bytes handed to fh, from offset 0 */
 	uint64_t data;	   /* of them, written (not a sparse file's holes) */
+	uint64_t holes;	   /* the plan's holes, when they are too many */
 	bool out_of_order; /* a write behind: read the file back at the end */
 	bool gave_up;	   /* holes outweigh the data: not hashed ... */
 	bool stopped;	   /* ... from the first hole on */
@@ -130,6 +131,7 @@ static bool holes_affordable(struct dump *d)
 		}
 	}
 	d->ext.valid = false;
+	d->holes = size - data;
 	return size - data <= (data > HOLE_ALLOWANCE ? data : HOLE_ALLOWANCE);
 }
 
@@ -157,8 +159,13 @@ static void hash_written(struct dump *d, uint64_t offset, const void *buf,
 		d->out_of_order = true;
 		return;
 	}
-	if (offset > d->hashed && d->gave_up)
-		d->stopped = true; /* a hole, and too many of them */
+	/* A hole (a sparse file's gap, or a plain stream's zeros standing
+	 * for one), and too many of them: not hashed from here on. */
+	if (!d->stopped && d->gave_up &&
+	    (offset > d->hashed ||
+	     (!(j && p >= j->b.buf && p + n <= j->b.buf + j->b.len) &&
+	      kcore_is_zero(p, (size_t)n))))
+		d->stopped = true;
 	if (d->stopped) {
 		d->hashed = offset + (uint64_t)n; /* what is out of order */
 		return;
@@ -238,8 +245,9 @@ static struct kcore_error *file_digest(struct dump *d, uint64_t size)
 		return NULL;
 	}
 	if (!d->out_of_order) {
-		/* Given up: the holes were too many. */
-		d->res->file_sha256_skipped = holes;
+		/* Given up: the holes were too many (a stream wrote them). */
+		d->res->file_sha256_skipped =
+			d->out->seekable ? holes : d->holes;
 		return NULL;
 	}
 	if (!d->out->seekable)
@@ -1047,8 +1055,13 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		err = kcore_file_hash_start(&d.fh);
 		if (err)
 			goto out;
-		/* A sparse file (the only output with holes) or not. */
-		if (d.out->seekable && opts->compress == KCORE_COMPRESS_NONE)
+		/*
+		 * A sparse file, or a plain stream (pipe, FIFO, device) that
+		 * carries the same holes as zeros: hashing them costs their
+		 * size, so the rule is the same.  A .zst/.xz file or stream
+		 * holds its holes in a few bytes: hashed.
+		 */
+		if (opts->compress == KCORE_COMPRESS_NONE)
 			d.gave_up = !holes_affordable(&d);
 	}
 	err = setup(&d, threads);

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "read.h"
 #include "kcoredump/vmcoreinfo.h"
 
@@ -60,13 +61,9 @@ static bool has_line(const char *text, size_t len, const char *key)
 
 uint16_t kcore_vmcoreinfo_text_machine(const char *text, size_t len)
 {
-	if (has_line(text, len, "SYMBOL(init_top_pgt)=") ||
-	    has_line(text, len, "NUMBER(pgtable_l5_enabled)="))
-		return EM_X86_64;
-	if (has_line(text, len, "NUMBER(kimage_voffset)=") ||
-	    has_line(text, len, "NUMBER(TCR_EL1_T1SZ)="))
-		return EM_AARCH64;
-	return EM_NONE;
+	const struct kcore_arch *arch = kcore_arch_by_vmcoreinfo(text, len);
+
+	return arch ? arch->machine : EM_NONE;
 }
 
 static bool is_text(unsigned char c)
@@ -123,6 +120,7 @@ static size_t note_at(const unsigned char *p, size_t len,
 /* The machine a "Linux version" line at p names, or EM_NONE. */
 static uint16_t banner_machine(const unsigned char *p, size_t len)
 {
+	const struct kcore_arch *arch;
 	size_t n = 0;
 	char line[256];
 
@@ -131,11 +129,8 @@ static uint16_t banner_machine(const unsigned char *p, size_t len)
 		n++;
 	}
 	line[n] = 0;
-	if (strstr(line, "x86_64-") || strstr(line, "-amd64 "))
-		return EM_X86_64;
-	if (strstr(line, "aarch64-") || strstr(line, "-arm64 "))
-		return EM_AARCH64;
-	return EM_NONE;
+	arch = kcore_arch_by_banner(line);
+	return arch ? arch->machine : EM_NONE;
 }
 
 /* What the scan found. */

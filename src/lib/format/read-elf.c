@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "read-elf.h"
 #include "read.h"
 #include "internal.h"
@@ -113,6 +114,7 @@ static struct kcore_error *read_phdrs(struct kcore_source *src)
 	if (!gelf_getehdr(src->elf, &ehdr))
 		return libelf_error(src->path, "cannot read the ELF header");
 	src->info.machine = ehdr.e_machine;
+	src->arch = kcore_arch_lookup(ehdr.e_machine);
 	src->info.e_type = ehdr.e_type;
 	src->info.e_flags = ehdr.e_flags;
 	if (ehdr.e_type != ET_CORE)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "elfcore.h"
 #include "read.h"
 #include "kcoredump/vmcoreinfo.h"
@@ -119,16 +120,19 @@ const unsigned char *kcore_note_find(const unsigned char *notes, size_t len,
 
 uint16_t kcore_machine_from_uts(const char *machine)
 {
+	/* Machines without an architecture table, named all the same. */
 	static const struct {
 		const char *name;
 		uint16_t em;
 	} table[] = {
-		{ "x86_64", EM_X86_64 }, { "aarch64", EM_AARCH64 },
-		{ "arm64", EM_AARCH64 }, { "ppc64le", EM_PPC64 },
-		{ "riscv64", EM_RISCV }, { "loongarch64", EM_LOONGARCH },
-		{ "s390x", EM_S390 },	 { "ppc64", EM_PPC64 },
+		{ "ppc64le", EM_PPC64 },	 { "riscv64", EM_RISCV },
+		{ "loongarch64", EM_LOONGARCH }, { "s390x", EM_S390 },
+		{ "ppc64", EM_PPC64 },
 	};
+	const struct kcore_arch *arch = kcore_arch_by_name(machine);
 
+	if (arch)
+		return arch->machine;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
 		if (strcmp(machine, table[i].name) == 0)
 			return table[i].em;
@@ -137,22 +141,26 @@ uint16_t kcore_machine_from_uts(const char *machine)
 
 const char *kcore_machine_str(uint16_t machine, char *buf, size_t size)
 {
-	if (machine == EM_X86_64)
-		return "x86_64";
-	if (machine == EM_AARCH64)
-		return "aarch64";
+	const struct kcore_arch *arch = kcore_arch_lookup(machine);
+
+	if (arch)
+		return arch->name;
 	snprintf(buf, size, "e_machine %u", machine);
 	return buf;
 }
 
+const char *kcore_machine_name(uint16_t machine)
+{
+	const struct kcore_arch *arch = kcore_arch_lookup(machine);
+
+	return arch ? arch->name : NULL;
+}
+
 uint16_t kcore_machine_from_name(const char *name)
 {
-	uint16_t m;
+	const struct kcore_arch *arch = kcore_arch_by_name(name);
 
-	if (strcmp(name, "amd64") == 0)
-		return EM_X86_64;
-	m = kcore_machine_from_uts(name);
-	return m == EM_X86_64 || m == EM_AARCH64 ? m : EM_NONE;
+	return arch ? arch->machine : EM_NONE;
 }
 
 bool kcore_vmcoreinfo_text_page_offset(const char *text, size_t len,

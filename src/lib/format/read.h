@@ -49,7 +49,7 @@ struct kcore_error *kcore_image_identify(struct kcore_source *src,
 					 size_t nloads, uint64_t align);
 
 /* The machine VMCOREINFO text names by the lines only one architecture
- * publishes (EM_X86_64, EM_AARCH64), or EM_NONE. */
+ * publishes (the architecture tables' vmcoreinfo_marks), or EM_NONE. */
 uint16_t kcore_vmcoreinfo_text_machine(const char *text, size_t len);
 
 /* Append an ELF note (4-byte aligned) to *buf of *len bytes. */

@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "read.h"
 #include "internal.h"
 
@@ -357,10 +358,8 @@ struct kcore_error *kcore_source_read_vaddr(struct kcore_source *src,
 	/* A vmcore's page tables reach what its segments do not (the
 	 * kernel image in a kdump, vmalloc areas in an ELF of RAM). */
 	if (err && err->code == KCORE_ERR_INVALID &&
-	    src->info.kind == KCORE_SOURCE_VMCORE &&
-	    (src->info.machine == EM_X86_64 ||
-	     src->info.machine == EM_AARCH64) &&
-	    src->vmcoreinfo) {
+	    src->info.kind == KCORE_SOURCE_VMCORE && src->arch &&
+	    src->arch->pgtable_init && src->vmcoreinfo) {
 		kcore_error_destroy(err);
 		err = read_translated(src, vaddr, buf, len, true);
 	}

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "internal.h"
 #include "kdump.h"
 #include "write.h"
@@ -357,11 +358,10 @@ static struct kcore_error *kdump_check(const struct kcore_dump_opts *opts,
 					  "(--codec); it cannot also be a "
 					  "%s stream",
 					  kcore_compress_name(opts->compress));
-	/* disk_dump_header has the same layout on both (LP64, little
-	 * endian); arm64's phys_base field is PHYS_OFFSET (classify.c). */
-	if ((src->info.machine != EM_X86_64 &&
-	     src->info.machine != EM_AARCH64) ||
-	    page != 4096)
+	/* disk_dump_header is the LP64 little-endian one of the
+	 * architectures that say so; arm64's phys_base field is PHYS_OFFSET
+	 * (classify.c). */
+	if (!src->arch || !src->arch->kdump || page != 4096)
 		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, src->path,
 					  "kdump output is written for x86_64 "
 					  "and arm64 kernels with 4 KiB pages "
@@ -432,15 +432,14 @@ static void header_utsname(struct kcore_source *src,
 					 &off);
 		struct kcore_error *err = kcore_source_read_vaddr(
 			src, sym + off, uts, sizeof(uts));
-		/* x86_64 __pa_symbol(): x - __START_KERNEL_map + phys_base */
-		if (err && src->info.machine == EM_X86_64 &&
-		    sym >= 0xffffffff80000000ull) {
+		uint64_t pa;
+
+		/* Where the image is not read virtually: __pa_symbol(). */
+		if (err && src->arch && src->arch->pa_symbol &&
+		    src->arch->pa_symbol(src, sym + off, &pa)) {
 			kcore_error_destroy(err);
-			err = kcore_source_read_paddr(
-				src,
-				sym + off - 0xffffffff80000000ull +
-					src->info.phys_base,
-				uts, sizeof(uts));
+			err = kcore_source_read_paddr(src, pa, uts,
+						      sizeof(uts));
 		}
 		if (!err && strncmp(uts[0], "Linux", 6) == 0 &&
 		    strncmp(uts[2], rel, 65) == 0) {
@@ -458,9 +457,7 @@ static void header_utsname(struct kcore_source *src,
 	snprintf(hi->utsname[2], 65, "%s", rel ? rel : "unknown");
 	snprintf(hi->utsname[3], 65, "unknown");
 	snprintf(hi->utsname[4], 65, "%s",
-		 src->info.machine == EM_X86_64	   ? "x86_64"
-		 : src->info.machine == EM_AARCH64 ? "aarch64"
-						   : "unknown");
+		 src->arch ? src->arch->name : "unknown");
 }
 
 static void header_info(struct kdump_writer *k, struct kdump_header_info *hi)

@@ -17,6 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "elfcore.h"
 #include "internal.h"
 #include "process-internal.h"
@@ -245,10 +246,18 @@ static struct kcore_error *build_image(struct kcore_source *src,
 	struct kcore_process *p = &b->proc;
 	unsigned char *notes = NULL, *img;
 	size_t notes_len, nphdr, hdr_len;
+	const struct kcore_arch *host = kcore_arch_host();
+	uint16_t machine;
 	unsigned cls;
 	uint64_t off;
 	struct kcore_error *err;
 
+	if (!host)
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "dumping a live process is "
+					  "implemented for x86_64 and arm64 "
+					  "only");
+	machine = p->compat ? host->compat_machine : host->machine;
 	err = kcore_proc_build_notes(p, &notes, &notes_len);
 	if (err)
 		return err;
@@ -268,12 +277,7 @@ static struct kcore_error *build_image(struct kcore_source *src,
 		free(notes);
 		return &kcore_error_nomem;
 	}
-#if defined(__aarch64__)
-	kcore_elfcore_put_ehdr(img, cls, EM_AARCH64, nphdr, 0);
-#else
-	kcore_elfcore_put_ehdr(img, cls, p->compat ? EM_386 : EM_X86_64, nphdr,
-			       0);
-#endif
+	kcore_elfcore_put_ehdr(img, cls, machine, nphdr, 0);
 	kcore_elfcore_put_phdr(img, cls, 0,
 			       &(struct kcore_elfcore_phdr){
 				       .type = PT_NOTE,
@@ -478,11 +482,11 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 
 	if (!opts)
 		opts = &no_opts;
-#if !defined(__x86_64__) && !defined(__aarch64__)
-	return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
-				  "dumping a live process is implemented for "
-				  "x86_64 and arm64 only");
-#endif
+	if (!kcore_arch_host())
+		return kcore_error_create(KCORE_ERR_UNSUPPORTED, 0, NULL,
+					  "dumping a live process is "
+					  "implemented for x86_64 and arm64 "
+					  "only");
 	if (pid <= 0)
 		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
 					  "bad process id %d", (int)pid);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "internal.h"
 
 /* Segments larger than this cannot be a vsyscall-like single page. */
@@ -62,12 +63,10 @@ static void kernel_layout(struct kcore_source *src)
 		vmcoreinfo_u64(src, "KERNELOFFSET", &info->kernel_offset);
 	info->has_phys_base =
 		vmcoreinfo_u64(src, "NUMBER(phys_base)", &info->phys_base);
-	/* arm64's counterpart, where RAM starts (memstart_addr): what
-	 * makedumpfile and crash call its phys_base, and what a kdump
-	 * file's sub-header carries. */
-	if (!info->has_phys_base && info->machine == EM_AARCH64)
-		info->has_phys_base = vmcoreinfo_u64(src, "NUMBER(PHYS_OFFSET)",
-						     &info->phys_base);
+	/* arm64's counterpart, where RAM starts (memstart_addr). */
+	if (!info->has_phys_base && src->arch && src->arch->phys_base_key)
+		info->has_phys_base = vmcoreinfo_u64(
+			src, src->arch->phys_base_key, &info->phys_base);
 	if (!vmcoreinfo_u64(src, "SYMBOL(_stext)", &src->stext))
 		src->stext = 0;
 	info->has_page_offset =
@@ -346,8 +345,8 @@ static void classify_process(struct kcore_source *src)
 			continue;
 		}
 		/* The x86_64 vsyscall page is at a fixed ABI address. */
-		if (src->info.machine == EM_X86_64 &&
-		    seg->vaddr == 0xffffffffff600000ull) {
+		if (src->arch && src->arch->vsyscall_page &&
+		    seg->vaddr == src->arch->vsyscall_page) {
 			seg->cls = KCORE_CLASS_OTHER;
 			seg->label = "[vsyscall]";
 			continue;
@@ -387,12 +386,9 @@ static void classify_process(struct kcore_source *src)
 			kcore_error_destroy(err);
 			continue;
 		}
-		if (src->info.machine == EM_X86_64)
-			sp = st.regs[19];
-		else if (src->info.machine == EM_AARCH64)
-			sp = st.regs[31];
-		else
+		if (!src->arch || st.nregs <= src->arch->sp_reg)
 			continue;
+		sp = st.regs[src->arch->sp_reg];
 		for (size_t j = 0; j < src->nsegments; j++) {
 			struct kcore_segment *seg = &src->segments[j];
 
