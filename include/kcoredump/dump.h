@@ -75,6 +75,22 @@ struct kcore_error *
 kcore_dump_opts_settle(struct kcore_dump_opts *opts,
 		       const struct kcore_opts_given *given);
 
+/* Where a dump keeps its segment digests. */
+enum kcore_digest_location {
+	KCORE_DIGESTS_UNKNOWN, /* not said: not our dump, or a newer one */
+	KCORE_DIGESTS_NONE,    /* --hash none: no digests */
+	KCORE_DIGESTS_NOTE,    /* our metadata note (kdump) */
+	KCORE_DIGESTS_TRAILER, /* the trailer after the data (ELF) */
+	KCORE_DIGESTS_SUMMARY, /* not in the file (LiME, AVML): the summary */
+	KCORE_DIGESTS_NUM
+};
+
+/* "none", "note", "trailer", "summary" (what our metadata's digests=
+ * says) and back; NULL for KCORE_DIGESTS_UNKNOWN, KCORE_DIGESTS_UNKNOWN
+ * for a name not known. */
+const char *kcore_digest_location_name(enum kcore_digest_location l);
+enum kcore_digest_location kcore_digest_location_from_name(const char *name);
+
 /* "zstd", "zlib", "none", "lzo", "snappy" and back; -1 if unknown. */
 const char *kcore_codec_name(enum kcore_codec c);
 int kcore_codec_from_name(const char *name);
@@ -431,8 +447,8 @@ struct kcore_dump_result {
 	uint64_t file_sha256_skipped;
 	struct kcore_read_error *errors;
 	size_t nerrors;
-	char *output_path;	 /* the published path, or NULL for stdout */
-	char *digest_location;	 /* "note", "trailer" or "none" (LiME) */
+	char *output_path; /* the published path, or NULL for stdout */
+	enum kcore_digest_location digest_location;
 	bool flattened;		 /* kdump written in the flattened format */
 	size_t dropped_segments; /* not physical RAM (kdump, LiME) */
 	/* kdump: pages with data, shared zero pages, excluded pages. */

@@ -19,13 +19,4 @@
  */
 size_t kcore_utf8_char(const char *s, size_t len, uint32_t *cp);
 
-/*
- * Write the len bytes at s to f as one JSON string, quotes included: '"'
- * and '\\' escaped, \n \t \r as such, every other control (C0, DEL and
- * the C1 controls U+0080..U+009F) as \u00XX, valid UTF-8 as it is, and
- * each byte that starts no valid UTF-8 character as \ufffd.  The one JSON
- * string writer of the library and the CLI.
- */
-void kcore_json_string(FILE *f, const char *s, size_t len);
-
 #endif

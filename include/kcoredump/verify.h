@@ -29,7 +29,8 @@ struct kcore_verify_result {
 	/* How the format compresses its own pages (kcore_source_info.
 	 * page_compression: a kdump's codecs, AVML's snappy), or NULL. */
 	char *page_compression;
-	char *digest_location; /* "note", "trailer" or NULL */
+	/* From the metadata: note, trailer, none, or unknown. */
+	enum kcore_digest_location digest_location;
 	struct kcore_verify_segment *segs;
 	size_t nsegs;
 	bool has_expected;

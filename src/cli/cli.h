@@ -120,6 +120,19 @@ void cli_parser_destroy(struct cli_parser *p);
 int cli_parser_end(struct cli_parser *p, int c, int *ret_first);
 
 void cli_print_help(FILE *f, const struct cli_command *cmd);
+/* An option's help with each {list} of the library's names filled in
+ * ({formats}, {process-formats}, {physical-formats}, {codecs},
+ * {compressions}; {list*}: the default first, marked), and its
+ * completion words (@list: the names; else the spec's words, or NULL). */
+const char *cli_option_help(const struct cli_option *o);
+const char *cli_option_words(const struct cli_option *o);
+/* The names of a list, table order and "none" last, joined into buf. */
+const char *cli_names(const char *list, const char *sep, const char *last_sep,
+		      char *buf, size_t size);
+/* zlib pages: the codec every makedumpfile, crash and libkdumpfile
+ * build reads (Debian 12's makedumpfile 1.7.2 has no zstd, sid's 1.7.8
+ * no snappy). */
+#define CLI_DEFAULT_CODEC KCORE_CODEC_ZLIB
 void cli_print_main_help(FILE *f, const struct cli_command *const *commands);
 
 /* Report err on stderr (and as a JSON document with --json); frees it
@@ -210,11 +223,11 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 
 /* A dump's segments as JSON (cmd-dump.c); with done, what the dump
  * found, with hashed their digests. */
-struct json;
+struct kcore_json;
 struct kcore_plan;
 struct kcore_dump_result;
 struct kcore_source_info;
-void cli_dump_segments_json(struct json *j, const struct kcore_plan *plan,
+void cli_dump_segments_json(struct kcore_json *j, const struct kcore_plan *plan,
 			    bool done, bool hashed);
 
 /*
@@ -308,7 +321,7 @@ char *cli_join_args(const char *cmd, int argc, char **argv);
  * ranges were not read ("the process exited during the copy").
  */
 struct kcore_dump_result;
-struct json;
+struct kcore_json;
 /*
  * The two hashes of a dump: the file's SHA-256 (sha256sum's) and the
  * segment-digest root (the same content hashes alike in every format),
@@ -318,8 +331,10 @@ struct json;
 void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			  const char *nostore);
 /* A dump's "stats" object: dump, convert and pid (one vocabulary). */
-void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st);
-void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
+void cli_dump_stats_json(struct kcore_json *j,
+			 const struct kcore_dump_stats *st);
+void cli_dump_hashes_json(struct kcore_json *j,
+			  const struct kcore_dump_result *r);
 /*
  * Where a dump's time went: the read (its rate's divisor), the end of the
  * file, the wait for the file's SHA-256 after the read (and the time its
@@ -327,13 +342,14 @@ void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r);
  */
 struct kcore_dump_stats;
 void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st);
-void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st);
+void cli_dump_time_json(struct kcore_json *j,
+			const struct kcore_dump_stats *st);
 /* The format's own JSON object of a dump summary (its writer's detail). */
 struct kcore_dump_detail;
-void cli_json_detail(struct json *j, const struct kcore_dump_detail *d);
+void cli_json_detail(struct kcore_json *j, const struct kcore_dump_detail *d);
 void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			      const char *why);
-void cli_dump_incomplete_json(struct json *j,
+void cli_dump_incomplete_json(struct kcore_json *j,
 			      const struct kcore_dump_result *r);
 int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
 		    const char *why);
@@ -342,7 +358,7 @@ struct kcore_smear;
 /* --smear-check's report (kcore_dump_result.smear): lines of the
  * summary and the record, and a "smear" member (null when not asked). */
 void cli_smear_text(FILE *f, const struct kcore_smear *sm);
-void cli_smear_json(struct json *j, const struct kcore_smear *sm);
+void cli_smear_json(struct kcore_json *j, const struct kcore_smear *sm);
 
 /* When a dump read an address, from its note's time map: mode says
  * whether addr is virtual, physical, or either (virtual first). */
@@ -357,7 +373,7 @@ struct cli_read_time {
 struct kcore_error *cli_read_time(struct kcore_source *src, uint64_t addr,
 				  int mode, struct cli_read_time *ret);
 void cli_read_time_text(FILE *f, uint64_t addr, const struct cli_read_time *rt);
-void cli_read_time_json(struct json *j, uint64_t addr,
+void cli_read_time_json(struct kcore_json *j, uint64_t addr,
 			const struct cli_read_time *rt);
 
 #endif

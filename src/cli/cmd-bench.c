@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/bench.h"
 
 enum {
@@ -288,112 +288,117 @@ static void render_json(FILE *f, const struct kcore_source_info *info,
 			const struct kcore_bench_result *r)
 {
 	const struct kcore_bench_holes *h = &r->holes;
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_object_begin(&j, "source");
-	json_string(&j, "path", info->path);
-	json_string(&j, "kind", kcore_source_kind_name(info->kind));
-	json_bool(&j, "live", r->live);
-	json_object_end(&j);
-	json_object_begin(&j, "config");
-	json_u64(&j, "limit", o->limit);
-	json_double(&j, "seconds", o->seconds);
-	json_array_begin(&j, "block_sizes");
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_object_begin(&j, "source");
+	kcore_json_string(&j, "path", info->path);
+	kcore_json_string(&j, "kind", kcore_source_kind_name(info->kind));
+	kcore_json_bool(&j, "live", r->live);
+	kcore_json_object_end(&j);
+	kcore_json_object_begin(&j, "config");
+	kcore_json_u64(&j, "limit", o->limit);
+	kcore_json_double(&j, "seconds", o->seconds);
+	kcore_json_array_begin(&j, "block_sizes");
 	for (size_t i = 0; i < o->nblock_sizes; i++)
-		json_u64(&j, NULL, o->block_sizes[i]);
-	json_array_end(&j);
-	json_array_begin(&j, "threads");
+		kcore_json_u64(&j, NULL, o->block_sizes[i]);
+	kcore_json_array_end(&j);
+	kcore_json_array_begin(&j, "threads");
 	for (size_t i = 0; i < o->nthreads; i++)
-		json_u64(&j, NULL, o->threads[i]);
-	json_array_end(&j);
-	json_array_begin(&j, "modes");
+		kcore_json_u64(&j, NULL, o->threads[i]);
+	kcore_json_array_end(&j);
+	kcore_json_array_begin(&j, "modes");
 	for (int m = 0; m < KCORE_BENCH_MODE_NUM; m++)
 		if (o->modes >> m & 1)
-			json_string(&j, NULL,
-				    kcore_bench_mode_name(
-					    (enum kcore_bench_mode)m));
-	json_array_end(&j);
-	json_string(&j, "compress", kcore_compress_name(o->compress));
-	json_object_end(&j);
-	json_string(&j, "warning", r->warning);
-	json_object_begin(&j, "classes");
+			kcore_json_string(&j, NULL,
+					  kcore_bench_mode_name(
+						  (enum kcore_bench_mode)m));
+	kcore_json_array_end(&j);
+	kcore_json_string(&j, "compress", kcore_compress_name(o->compress));
+	kcore_json_object_end(&j);
+	kcore_json_string(&j, "warning", r->warning);
+	kcore_json_object_begin(&j, "classes");
 	for (int i = 0; i < KCORE_BENCH_CLASS_NUM; i++) {
 		const struct kcore_bench_class_info *ci = &r->classes[i];
 
 		if (!ci->present)
 			continue;
-		json_object_begin(
+		kcore_json_object_begin(
 			&j, kcore_bench_class_name((enum kcore_bench_class)i));
-		json_u64(&j, "bytes", ci->bytes);
-		json_u64(&j, "ranges", ci->nranges);
-		json_object_end(&j);
+		kcore_json_u64(&j, "bytes", ci->bytes);
+		kcore_json_u64(&j, "ranges", ci->nranges);
+		kcore_json_object_end(&j);
 	}
-	json_object_end(&j);
-	json_object_begin(&j, "holes");
-	json_bool(&j, "seek_data", h->seek_data);
-	json_u64(&j, "file_size", h->file_size);
-	json_u64(&j, "load_bytes", h->load_bytes);
+	kcore_json_object_end(&j);
+	kcore_json_object_begin(&j, "holes");
+	kcore_json_bool(&j, "seek_data", h->seek_data);
+	kcore_json_u64(&j, "file_size", h->file_size);
+	kcore_json_u64(&j, "load_bytes", h->load_bytes);
 	if (h->seek_data) {
-		json_u64(&j, "data_bytes", h->data_bytes);
-		json_u64(&j, "hole_bytes", h->hole_bytes);
+		kcore_json_u64(&j, "data_bytes", h->data_bytes);
+		kcore_json_u64(&j, "hole_bytes", h->hole_bytes);
 	} else {
-		json_null(&j, "data_bytes");
-		json_null(&j, "hole_bytes");
+		kcore_json_null(&j, "data_bytes");
+		kcore_json_null(&j, "hole_bytes");
 	}
 	if (r->live) {
-		json_u64(&j, "ram_bytes", h->ram_bytes);
-		json_u64(&j, "vmalloc_segment_bytes", h->vmalloc_segment_bytes);
-		json_u64(&j, "vmalloc_mapped_bytes", h->vmalloc_mapped_bytes);
-		json_u64(&j, "modules_segment_bytes", h->modules_segment_bytes);
-		json_u64(&j, "modules_mapped_bytes", h->modules_mapped_bytes);
-		json_string(&j, "vmalloc_source", h->vmalloc_source);
+		kcore_json_u64(&j, "ram_bytes", h->ram_bytes);
+		kcore_json_u64(&j, "vmalloc_segment_bytes",
+			       h->vmalloc_segment_bytes);
+		kcore_json_u64(&j, "vmalloc_mapped_bytes",
+			       h->vmalloc_mapped_bytes);
+		kcore_json_u64(&j, "modules_segment_bytes",
+			       h->modules_segment_bytes);
+		kcore_json_u64(&j, "modules_mapped_bytes",
+			       h->modules_mapped_bytes);
+		kcore_json_string(&j, "vmalloc_source", h->vmalloc_source);
 	}
-	json_u64(&j, "skippable_bytes", h->skippable_bytes);
-	json_object_end(&j);
-	json_array_begin(&j, "runs");
+	kcore_json_u64(&j, "skippable_bytes", h->skippable_bytes);
+	kcore_json_object_end(&j);
+	kcore_json_array_begin(&j, "runs");
 	for (size_t i = 0; i < r->nruns; i++) {
 		const struct kcore_bench_run *run = &r->runs[i];
 
-		json_object_begin(&j, NULL);
-		json_string(&j, "class", kcore_bench_class_name(run->cls));
-		json_string(&j, "mode", kcore_bench_mode_name(run->mode));
-		json_u64(&j, "block_size", run->block_size);
-		json_u64(&j, "threads", run->threads);
-		json_u64(&j, "bytes", run->bytes);
-		json_u64(&j, "reads", run->reads);
-		json_double(&j, "seconds", run->seconds);
-		json_double(&j, "mb_per_s", mb_per_s(run));
-		json_double(&j, "reads_per_s", reads_per_s(run));
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "class",
+				  kcore_bench_class_name(run->cls));
+		kcore_json_string(&j, "mode", kcore_bench_mode_name(run->mode));
+		kcore_json_u64(&j, "block_size", run->block_size);
+		kcore_json_u64(&j, "threads", run->threads);
+		kcore_json_u64(&j, "bytes", run->bytes);
+		kcore_json_u64(&j, "reads", run->reads);
+		kcore_json_double(&j, "seconds", run->seconds);
+		kcore_json_double(&j, "mb_per_s", mb_per_s(run));
+		kcore_json_double(&j, "reads_per_s", reads_per_s(run));
 		if (run->has_latency) {
-			json_double(&j, "latency_median_us",
-				    run->latency_median * 1e6);
-			json_double(&j, "latency_p99_us",
-				    run->latency_p99 * 1e6);
+			kcore_json_double(&j, "latency_median_us",
+					  run->latency_median * 1e6);
+			kcore_json_double(&j, "latency_p99_us",
+					  run->latency_p99 * 1e6);
 		} else {
-			json_null(&j, "latency_median_us");
-			json_null(&j, "latency_p99_us");
+			kcore_json_null(&j, "latency_median_us");
+			kcore_json_null(&j, "latency_p99_us");
 		}
 		if (run->mode == KCORE_BENCH_RAW)
-			json_null(&j, "zero_bytes");
+			kcore_json_null(&j, "zero_bytes");
 		else
-			json_u64(&j, "zero_bytes", run->zero_bytes);
+			kcore_json_u64(&j, "zero_bytes", run->zero_bytes);
 		if (run->mode == KCORE_BENCH_ZERO)
-			json_double(&j, "process_seconds",
-				    run->process_seconds);
+			kcore_json_double(&j, "process_seconds",
+					  run->process_seconds);
 		if (run->mode == KCORE_BENCH_DUMP) {
-			json_u64(&j, "bytes_hole", run->bytes_hole);
-			json_u64(&j, "bytes_written", run->bytes_written);
+			kcore_json_u64(&j, "bytes_hole", run->bytes_hole);
+			kcore_json_u64(&j, "bytes_written", run->bytes_written);
 		}
-		json_u64(&j, "read_errors", run->read_errors);
-		json_bool(&j, "timed_out", run->stopped_by_time);
-		json_object_end(&j);
+		kcore_json_u64(&j, "read_errors", run->read_errors);
+		kcore_json_bool(&j, "timed_out", run->stopped_by_time);
+		kcore_json_object_end(&j);
 	}
-	json_array_end(&j);
-	json_double(&j, "seconds", r->seconds);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_array_end(&j);
+	kcore_json_double(&j, "seconds", r->seconds);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 static int usage(struct cli_parser *p, struct cli_ctx *ctx, const char *what,

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 
 #define CHUNK	      (1u << 20)
@@ -305,21 +305,21 @@ static int cmd_cat(struct cli_ctx *ctx, int argc, char **argv)
 		}
 		err = read_at(src, phys, addr, buf, (size_t)len);
 		if (!err) {
-			struct json j;
+			struct kcore_json j;
 
 			kcore_hex(buf, (size_t)len, hex);
-			json_init(&j, stdout);
-			json_object_begin(&j, NULL);
-			json_string(&j, "source", source);
-			json_hex(&j, "address", addr);
-			json_bool(&j, "physical", phys);
-			json_string(&j, "symbol", symbol);
-			json_string(&j, "symbol_from", from);
-			json_u64(&j, "length", len);
-			json_string(&j, "hex", hex);
+			kcore_json_init(&j, stdout);
+			kcore_json_object_begin(&j, NULL);
+			kcore_json_string(&j, "source", source);
+			kcore_json_hex(&j, "address", addr);
+			kcore_json_bool(&j, "physical", phys);
+			kcore_json_string(&j, "symbol", symbol);
+			kcore_json_string(&j, "symbol_from", from);
+			kcore_json_u64(&j, "length", len);
+			kcore_json_string(&j, "hex", hex);
 			cli_read_time_json(&j, addr, &rt);
-			json_object_end(&j);
-			json_finish(&j);
+			kcore_json_object_end(&j);
+			kcore_json_finish(&j);
 		}
 		free(hex);
 		goto out;

@@ -20,17 +20,6 @@ static void list_options(FILE *f, const struct cli_option *o)
 		fprintf(f, "--%s\n", o->name);
 }
 
-/* Words of a "a b c" completion spec, the output formats' names for
- * @formats (the writers' table), or NULL for @file/@dir/none. */
-static const char *words(const struct cli_option *o)
-{
-	static char formats[64];
-
-	if (o->complete && strcmp(o->complete, "@formats") == 0)
-		return kcore_format_names(formats, sizeof(formats), " ", " ");
-	return o->complete && o->complete[0] != '@' ? o->complete : NULL;
-}
-
 static bool completes(const char *spec, const char *what)
 {
 	return spec && strcmp(spec, what) == 0;
@@ -94,10 +83,10 @@ static bool has_arg_options(const struct cli_command *c)
 
 static void bash_value(FILE *f, const struct cli_option *o)
 {
-	if (words(o))
+	if (cli_option_words(o))
 		fprintf(f,
 			"\t\t\tCOMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))\n",
-			words(o));
+			cli_option_words(o));
 	else if (completes(o->complete, "@dir"))
 		fprintf(f, "\t\t\tCOMPREPLY=($(compgen -d -- \"$cur\"))\n");
 	else if (completes(o->complete, "@file"))
@@ -231,9 +220,9 @@ static void zsh_value(FILE *f, const struct cli_option *o)
 	fprintf(f, o->arg == CLI_ARG_OPTIONAL ? "::" : ":");
 	zsh_escape(f, o->argname ? o->argname : "value");
 	fputc(':', f);
-	if (words(o)) {
+	if (cli_option_words(o)) {
 		fputc('(', f);
-		zsh_escape(f, words(o));
+		zsh_escape(f, cli_option_words(o));
 		fputc(')', f);
 	} else if (completes(o->complete, "@dir")) {
 		fprintf(f, "_files -/");
@@ -264,7 +253,7 @@ static void print_zsh_option(FILE *f, const struct cli_option *o)
 	else
 		fprintf(f, "'--%s%s", o->name, lsuffix);
 	fputc('[', f);
-	zsh_escape(f, o->help);
+	zsh_escape(f, cli_option_help(o));
 	fputc(']', f);
 	if (o->arg != CLI_ARG_NONE)
 		zsh_value(f, o);
@@ -359,9 +348,9 @@ static void print_fish_option(FILE *f, const struct cli_command *c,
 	if (o->arg == CLI_ARG_REQUIRED)
 		fprintf(f, completes(o->complete, "@file") ? " -r" : " -x");
 	if (o->arg != CLI_ARG_NONE) {
-		if (words(o)) {
+		if (cli_option_words(o)) {
 			fprintf(f, " -a '");
-			fish_escape(f, words(o));
+			fish_escape(f, cli_option_words(o));
 			fputc('\'', f);
 		} else if (completes(o->complete, "@dir")) {
 			fprintf(f, " -a '(__fish_complete_directories)'");
@@ -372,7 +361,7 @@ static void print_fish_option(FILE *f, const struct cli_command *c,
 		}
 	}
 	fprintf(f, " -d '");
-	fish_escape(f, o->help);
+	fish_escape(f, cli_option_help(o));
 	fprintf(f, "'\n");
 }
 

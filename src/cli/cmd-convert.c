@@ -9,12 +9,9 @@
 
 static const struct cli_option convert_options[] = {
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf, kdump, lime or avml (required)", "@formats",
-	  DOPT_FORMAT },
+	  "output format: {formats} (required)", "@formats", DOPT_FORMAT },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zlib (default), zstd, lzo, snappy or "
-	  "none",
-	  "zstd zlib lzo snappy none", DOPT_CODEC },
+	  "kdump page compression: {codecs*}", "@codecs", DOPT_CODEC },
 	{ "range", 'r', CLI_ARG_REQUIRED, "START-END",
 	  "only addresses in START-END (repeatable; END may be +LENGTH)", NULL,
 	  'r' },

@@ -15,18 +15,15 @@
 
 #include "cli.h"
 #include "kcoredump/output.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "store-dump.h"
 
 static const struct cli_option dump_options[] = {
-	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf (default), kdump, lime or avml", "@formats",
-	  DOPT_FORMAT },
+	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT", "output format: {formats*}",
+	  "@formats", DOPT_FORMAT },
 	{ "codec", 0, CLI_ARG_REQUIRED, "CODEC",
-	  "kdump page compression: zlib (default), zstd, lzo, snappy or "
-	  "none",
-	  "zstd zlib lzo snappy none", DOPT_CODEC },
+	  "kdump page compression: {codecs*}", "@codecs", DOPT_CODEC },
 	{ "vmalloc-range", 0, CLI_ARG_OPTIONAL, "START-END",
 	  "only the mapped vmalloc areas (optionally within START-END)", NULL,
 	  DOPT_VMALLOC },
@@ -272,32 +269,32 @@ static void print_exclude(FILE *f, const struct kcore_plan *plan)
 	fputc('\n', f);
 }
 
-static void json_exclude(struct json *j, const struct kcore_plan *plan)
+static void json_exclude(struct kcore_json *j, const struct kcore_plan *plan)
 {
 	const struct kcore_exclude_stats *e = &plan->exclude;
 	char names[64];
 
 	if (!e->level) {
-		json_null(j, "exclude");
+		kcore_json_null(j, "exclude");
 		return;
 	}
-	json_object_begin(j, "exclude");
-	json_u64(j, "level", e->level);
-	json_string(j, "classes",
-		    kcore_exclude_names(e->level, names, sizeof(names)));
-	json_u64(j, "pages_scanned", e->pages_scanned);
-	json_u64(j, "pages_excluded", e->excluded);
-	json_u64(j, "free", e->free);
-	json_u64(j, "cache", e->cache);
-	json_u64(j, "cache_private", e->cache_private);
-	json_u64(j, "user", e->user);
-	json_u64(j, "hwpoison", e->hwpoison);
-	json_u64(j, "offline", e->offline);
-	json_u64(j, "unaccepted", e->unaccepted);
-	json_u64(j, "unreadable", e->unreadable);
-	json_u64(j, "ranges", e->ranges);
-	json_double(j, "seconds", e->seconds);
-	json_object_end(j);
+	kcore_json_object_begin(j, "exclude");
+	kcore_json_u64(j, "level", e->level);
+	kcore_json_string(j, "classes",
+			  kcore_exclude_names(e->level, names, sizeof(names)));
+	kcore_json_u64(j, "pages_scanned", e->pages_scanned);
+	kcore_json_u64(j, "pages_excluded", e->excluded);
+	kcore_json_u64(j, "free", e->free);
+	kcore_json_u64(j, "cache", e->cache);
+	kcore_json_u64(j, "cache_private", e->cache_private);
+	kcore_json_u64(j, "user", e->user);
+	kcore_json_u64(j, "hwpoison", e->hwpoison);
+	kcore_json_u64(j, "offline", e->offline);
+	kcore_json_u64(j, "unaccepted", e->unaccepted);
+	kcore_json_u64(j, "unreadable", e->unreadable);
+	kcore_json_u64(j, "ranges", e->ranges);
+	kcore_json_double(j, "seconds", e->seconds);
+	kcore_json_object_end(j);
 }
 
 static void print_plan(FILE *f, const struct kcore_plan *plan)
@@ -326,30 +323,30 @@ static void print_plan(FILE *f, const struct kcore_plan *plan)
 	}
 }
 
-static void json_vmalloc(struct json *j, const struct kcore_plan *plan)
+static void json_vmalloc(struct kcore_json *j, const struct kcore_plan *plan)
 {
 	if (!plan->vmalloc_source)
 		return;
-	json_object_begin(j, "vmalloc");
-	json_string(j, "source", plan->vmalloc_source);
-	json_u64(j, "areas", plan->vmalloc_areas);
-	json_u64(j, "segment_size", plan->vmalloc_segment_size);
-	json_string(j, "warning", plan->warning);
-	json_object_end(j);
+	kcore_json_object_begin(j, "vmalloc");
+	kcore_json_string(j, "source", plan->vmalloc_source);
+	kcore_json_u64(j, "areas", plan->vmalloc_areas);
+	kcore_json_u64(j, "segment_size", plan->vmalloc_segment_size);
+	kcore_json_string(j, "warning", plan->warning);
+	kcore_json_object_end(j);
 }
 
 static void plan_json(FILE *f, const struct kcore_plan *plan)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_bool(&j, "dry_run", true);
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_bool(&j, "dry_run", true);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	cli_dump_segments_json(&j, plan, false, false);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 /*
@@ -466,33 +463,34 @@ static void summary_json(FILE *f, const struct kcore_plan *plan,
 			 const struct kcore_dump_result *r,
 			 const struct cli_record *record)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_string(&j, "path", r->output_path ? r->output_path : "-");
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "path", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
-	json_string(&j, "format", kcore_format_name(o->format));
+	kcore_json_string(&j, "format", kcore_format_name(o->format));
 	if (r->detail.object)
 		cli_json_detail(&j, &r->detail);
-	json_u64(&j, "dropped_segments", r->dropped_segments);
+	kcore_json_u64(&j, "dropped_segments", r->dropped_segments);
 	cli_dump_stats_json(&j, &r->stats);
 	json_vmalloc(&j, plan);
 	json_exclude(&j, plan);
 	cli_dump_segments_json(&j, plan, true,
-			       strcmp(r->digest_location, "none") != 0);
+			       r->digest_location != KCORE_DIGESTS_NONE);
 	cli_dump_incomplete_json(&j, r);
 	cli_smear_json(&j, &r->smear);
 	if (record) {
-		json_object_begin(&j, "record");
-		json_string(&j, "path", cli_record_json_path(record));
-		json_string(&j, "text_path", cli_record_text_path(record));
-		json_object_end(&j);
+		kcore_json_object_begin(&j, "record");
+		kcore_json_string(&j, "path", cli_record_json_path(record));
+		kcore_json_string(&j, "text_path",
+				  cli_record_text_path(record));
+		kcore_json_object_end(&j);
 	} else {
-		json_null(&j, "record");
+		kcore_json_null(&j, "record");
 	}
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 static uint64_t page_size(struct kcore_source *src)
@@ -633,385 +631,419 @@ static struct kcore_error *planning_cancelled(const struct kcore_dump_opts *o,
 				  "written");
 }
 
-int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
-		 char **argv)
-{
-	const char *name = cmd->name;
-	bool convert = strcmp(name, "convert") == 0;
-	bool format_set = false, codec_set = false;
-	struct cli_parser *p = cli_parser_create(cmd, argc, argv);
-	struct kcore_selection sel = { 0 };
-	/* zlib pages: the codec every makedumpfile, crash and libkdumpfile
-	 * build reads (Debian 12's makedumpfile 1.7.2 has no zstd, sid's
-	 * 1.7.8 no snappy). */
-	struct kcore_dump_opts opts = { .codec = KCORE_CODEC_ZLIB };
-	struct kcore_dump_result res;
-	struct cli_progress ps = { 0 };
-	const char *source = "/proc/kcore", *arg, *mappings[64];
-	const char *record_path = NULL, *range_args[64], *vmalloc_arg = NULL;
-	struct cli_record *record = NULL;
+/* One run of dump or convert: the command line taken apart, then what it
+ * opens; dump_run_deinit() frees it, whichever step ended the run. */
+struct dump_run {
+	struct cli_ctx *ctx;
+	const struct cli_command *cmd;
+	const char *name;
+	bool convert;
+	/* the command line */
+	struct kcore_selection sel;
+	struct kcore_dump_opts opts;
+	struct kcore_opts_given given;
+	struct kcore_open_opts oo;
+	const char *source, *record_path, *vmalloc_arg, *store_dir;
+	const char *mappings[64], *range_args[64];
 	struct kcore_range ranges[64];
-	struct kcore_source *src = NULL;
-	struct kcore_plan *plan = NULL;
+	int progress, exclude;
+	int other_opt; /* an option a stored core's copy does not take */
+	bool quiet, verbose, dry_run, stored, format_set;
+	/* what it opens */
+	struct cli_record *record;
+	struct kcore_source *src;
+	struct kcore_plan *plan;
+	size_t dropped_segments;
+	struct cli_progress ps;
+	bool show; /* the progress line */
+	struct kcore_dump_result res;
+};
+
+static void dump_run_deinit(struct dump_run *r)
+{
+	cli_record_destroy(r->record);
+	kcore_dump_result_deinit(&r->res);
+	kcore_plan_destroy(r->plan);
+	kcore_source_destroy(r->src);
+}
+
+/* One option of the command's own: -1 when taken, else the exit status
+ * of a usage error. */
+static int take_option(struct dump_run *r, int c, const char *arg)
+{
+	struct kcore_selection *sel = &r->sel;
 	struct kcore_error *err;
-	size_t dropped_segments = 0;
-	int c, status, progress = -1, exclude = 0;
-	bool quiet = false, verbose = false, dry_run = false,
-	     compress_set = false, stored = false;
-	const char *store_dir = NULL;
-	int other_opt = 0;
-	struct kcore_opts_given given = { 0 };
-	struct kcore_open_opts oo = { 0 };
+	char names[64];
+
+	switch (c) {
+	case DOPT_FORMAT:
+		if (kcore_format_from_name(arg) < 0)
+			return cli_usage_error(
+				r->ctx, r->name,
+				"unknown format '%s' (supported: %s)", arg,
+				kcore_format_names(names, sizeof(names), ", ",
+						   ", "));
+		r->opts.format = kcore_format_from_name(arg);
+		r->format_set = true;
+		break;
+	case DOPT_CODEC:
+		if (kcore_codec_from_name(arg) < 0)
+			return cli_usage_error(
+				r->ctx, r->name,
+				"unknown codec '%s' (supported: %s)", arg,
+				cli_names("codecs", ", ", ", ", names,
+					  sizeof(names)));
+		r->opts.codec = kcore_codec_from_name(arg);
+		r->given.codec = true;
+		break;
+	case DOPT_VMALLOC:
+		sel->vmalloc = true;
+		r->vmalloc_arg = arg;
+		if (arg && !parse_range(arg, NULL, &sel->vmalloc_window, &err))
+			return cli_usage_error(r->ctx, r->name,
+					       "bad range '%s'", arg);
+		break;
+	case DOPT_CALLER:
+		sel->caller = arg;
+		break;
+	case 'r':
+		if (sel->nranges == 64 ||
+		    !parse_range(arg, NULL, &r->ranges[sel->nranges], &err))
+			return cli_usage_error(r->ctx, r->name,
+					       "bad range '%s' (START-END or "
+					       "START+LENGTH)",
+					       arg);
+		r->range_args[sel->nranges++] = arg;
+		break;
+	case DOPT_PHYS:
+		sel->ranges_physical = true;
+		break;
+	case DOPT_SEGMENTS:
+		if (!parse_classes(arg, &sel->classes))
+			return cli_usage_error(r->ctx, r->name,
+					       "bad --segments '%s'", arg);
+		break;
+	case 'd':
+		r->exclude = kcore_exclude_parse(arg);
+		if (r->exclude < 0)
+			return cli_bad_exclude(r->ctx, r->name, arg);
+		break;
+	case DOPT_MAPPING:
+		if (sel->nmappings == 64)
+			return cli_usage_error(r->ctx, r->name,
+					       "too many --mapping");
+		r->mappings[sel->nmappings++] = arg;
+		break;
+	case DOPT_RECORD:
+		r->record_path = arg;
+		break;
+	case DOPT_CASE:
+		r->opts.case_id = arg;
+		break;
+	case DOPT_EXAMINER:
+		r->opts.examiner = arg;
+		break;
+	case DOPT_NOTES:
+		r->opts.notes = arg;
+		break;
+	case DOPT_SMEAR_CHECK:
+		r->opts.smear_check = 1;
+		if (arg && !parse_fraction(arg, &r->opts.smear_check))
+			return cli_usage_error(r->ctx, r->name,
+					       "--smear-check: '%s' is not a "
+					       "fraction in (0, 1]",
+					       arg);
+		break;
+	case 'q':
+		r->quiet = true;
+		break;
+	case 'v':
+		r->verbose = true;
+		break;
+	case DOPT_PROGRESS:
+		r->progress = 1;
+		break;
+	case DOPT_NO_PROGRESS:
+		r->progress = 0;
+		break;
+	case 'n':
+		r->dry_run = true;
+		break;
+	case 'j':
+		r->ctx->json = true;
+		break;
+	case DOPT_STORED:
+		r->stored = true;
+		break;
+	case DOPT_ARCH: {
+		int status =
+			cli_arch_option(r->ctx, r->name, arg, &r->oo.machine);
+
+		if (status)
+			return status;
+		break;
+	}
+	case 'D':
+		r->store_dir = arg;
+		r->stored = true;
+		break;
+	}
+	return -1;
+}
+
+/* The options, into r; -1 and the first argument's index in *ret_first,
+ * else the exit status (--help, a usage error). */
+static int parse_options(struct dump_run *r, int argc, char **argv,
+			 int *ret_first)
+{
+	struct cli_parser *p = cli_parser_create(r->cmd, argc, argv);
+	const char *arg;
+	int c = -1, status = -1;
 
 	if (!p)
-		return cli_fail(ctx, &kcore_error_nomem);
-	sel.ranges = ranges;
-	sel.mappings = mappings;
-	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		int r;
-
+		return cli_fail(r->ctx, &kcore_error_nomem);
+	while (status < 0 && (c = cli_parser_next(p, &arg)) >= 0) {
 		/* What a stored core's copy takes: -o, -f, -q, -j. */
 		if (c != 'o' && c != 'f' && c != 'q' && c != 'v' && c != 'j' &&
-		    c != 'D' && c != DOPT_STORED && !other_opt)
-			other_opt = c;
-		r = cli_output_option(ctx, name, c, arg, &opts, &compress_set);
-
-		if (r > 0) {
-			cli_parser_destroy(p);
-			return r;
-		}
-		if (r == 0)
-			continue;
-		switch (c) {
-		case DOPT_FORMAT:
-			if (kcore_format_from_name(arg) < 0) {
-				char formats[64];
-
-				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, name,
-					"unknown format '%s' (supported: %s)",
-					arg,
-					kcore_format_names(formats,
-							   sizeof(formats),
-							   ", ", ", "));
-			}
-			opts.format = kcore_format_from_name(arg);
-			format_set = true;
+		    c != 'D' && c != DOPT_STORED && !r->other_opt)
+			r->other_opt = c;
+		status = cli_output_option(r->ctx, r->name, c, arg, &r->opts,
+					   &r->given.compress);
+		if (status > 0)
 			break;
-		case DOPT_CODEC:
-			if (kcore_codec_from_name(arg) < 0) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "unknown codec '%s' "
-						       "(supported: zstd, "
-						       "zlib, lzo, snappy, "
-						       "none)",
-						       arg);
-			}
-			opts.codec = kcore_codec_from_name(arg);
-			codec_set = true;
-			break;
-		case DOPT_VMALLOC:
-			sel.vmalloc = true;
-			vmalloc_arg = arg;
-			if (arg && !parse_range(arg, NULL, &sel.vmalloc_window,
-						&err)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "bad range '%s'", arg);
-			}
-			break;
-		case DOPT_CALLER:
-			sel.caller = arg;
-			break;
-		case 'r':
-			if (sel.nranges == 64 ||
-			    !parse_range(arg, NULL, &ranges[sel.nranges],
-					 &err)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "bad range '%s' (START-"
-						       "END or START+LENGTH)",
-						       arg);
-			}
-			range_args[sel.nranges++] = arg;
-			break;
-		case DOPT_PHYS:
-			sel.ranges_physical = true;
-			break;
-		case DOPT_SEGMENTS:
-			if (!parse_classes(arg, &sel.classes)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(
-					ctx, name, "bad --segments '%s'", arg);
-			}
-			break;
-		case 'd':
-			exclude = kcore_exclude_parse(arg);
-			if (exclude < 0) {
-				cli_parser_destroy(p);
-				return cli_bad_exclude(ctx, name, arg);
-			}
-			break;
-		case DOPT_MAPPING:
-			if (sel.nmappings == 64) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "too many --mapping");
-			}
-			mappings[sel.nmappings++] = arg;
-			break;
-		case DOPT_RECORD:
-			record_path = arg;
-			break;
-		case DOPT_CASE:
-			opts.case_id = arg;
-			break;
-		case DOPT_EXAMINER:
-			opts.examiner = arg;
-			break;
-		case DOPT_NOTES:
-			opts.notes = arg;
-			break;
-		case DOPT_SMEAR_CHECK:
-			opts.smear_check = 1;
-			if (arg && !parse_fraction(arg, &opts.smear_check)) {
-				cli_parser_destroy(p);
-				return cli_usage_error(ctx, name,
-						       "--smear-check: '%s' "
-						       "is not a fraction in "
-						       "(0, 1]",
-						       arg);
-			}
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case DOPT_PROGRESS:
-			progress = 1;
-			break;
-		case DOPT_NO_PROGRESS:
-			progress = 0;
-			break;
-		case 'n':
-			dry_run = true;
-			break;
-		case 'j':
-			ctx->json = true;
-			break;
-		case DOPT_STORED:
-			stored = true;
-			break;
-		case DOPT_ARCH:
-			r = cli_arch_option(ctx, name, arg, &oo.machine);
-			if (r) {
-				cli_parser_destroy(p);
-				return r;
-			}
-			break;
-		case 'D':
-			store_dir = arg;
-			stored = true;
-			break;
-		}
+		status = status == 0 ? -1 : take_option(r, c, arg);
 	}
-	int first, done = cli_parser_end(p, c, &first);
-
-	if (done >= 0)
-		return done;
-	/* dump MATCH...: a stored core, as coredumpctl dump. */
-	if (!convert && !stored && argc - first == 1 &&
-	    store_dump_wanted(argv[first]))
-		stored = true;
-	if (stored) {
-		if (other_opt)
-			return cli_usage_error(
-				ctx, name,
-				"--%s does not apply to a stored "
-				"core (it takes -o, --force, "
-				"-q, -j, -D)",
-				option_name(cmd, other_opt));
-		if (!opts.output)
-			return cli_usage_error(
-				ctx, name,
-				"needs -o FILE (or -o - for stdout)");
-		return store_dump(
-			ctx, name, store_dir ? store_dir : "/var/lib/kcoredump",
-			argc, argv, first, opts.output, opts.force, quiet);
+	if (status >= 0) {
+		cli_parser_destroy(p);
+		return status;
 	}
+	status = cli_parser_end(p, c, ret_first);
+	return status >= 0 ? status : -1;
+}
+
+/* dump MATCH...: a stored core, as coredumpctl dump. */
+static int stored_core(struct dump_run *r, int argc, char **argv, int first)
+{
+	if (r->other_opt)
+		return cli_usage_error(r->ctx, r->name,
+				       "--%s does not apply to a stored "
+				       "core (it takes -o, --force, "
+				       "-q, -j, -D)",
+				       option_name(r->cmd, r->other_opt));
+	if (!r->opts.output)
+		return cli_usage_error(r->ctx, r->name,
+				       "needs -o FILE (or -o - for stdout)");
+	return store_dump(r->ctx, r->name,
+			  r->store_dir ? r->store_dir : "/var/lib/kcoredump",
+			  argc, argv, first, r->opts.output, r->opts.force,
+			  r->quiet);
+}
+
+/* The SOURCE and the rules between options: -1, or a usage error. */
+static int check_usage(struct dump_run *r, int argc, char **argv, int first)
+{
+	struct kcore_error *err;
+	char formats[64];
+
 	if (argc - first > 1)
-		return cli_usage_error(ctx, name, "takes one SOURCE");
+		return cli_usage_error(r->ctx, r->name, "takes one SOURCE");
 	if (argc - first == 1)
-		source = argv[first];
-	else if (convert)
-		return cli_usage_error(ctx, name, "needs an input file");
-	if (convert && !format_set) {
-		char formats[64];
-
-		return cli_usage_error(ctx, name, "needs --format %s",
+		r->source = argv[first];
+	else if (r->convert)
+		return cli_usage_error(r->ctx, r->name, "needs an input file");
+	if (r->convert && !r->format_set)
+		return cli_usage_error(r->ctx, r->name, "needs --format %s",
 				       kcore_format_names(formats,
 							  sizeof(formats), ", ",
 							  " or "));
-	}
-	given.codec = codec_set;
-	given.compress = compress_set;
-	err = kcore_dump_opts_settle(&opts, &given);
+	err = kcore_dump_opts_settle(&r->opts, &r->given);
 	if (err)
-		return cli_usage_fail(ctx, name, err);
-	if (!opts.output && !dry_run)
-		return cli_usage_error(ctx, name,
+		return cli_usage_fail(r->ctx, r->name, err);
+	if (!r->opts.output && !r->dry_run)
+		return cli_usage_error(r->ctx, r->name,
 				       "needs -o FILE (or -o - for stdout)");
-	if (record_path && dry_run)
+	if (r->record_path && r->dry_run)
 		return cli_usage_error(
-			ctx, name, "--record records a dump, not a dry run");
-	if (sel.caller && !sel.vmalloc)
-		return cli_usage_error(ctx, name,
+			r->ctx, r->name,
+			"--record records a dump, not a dry run");
+	if (r->sel.caller && !r->sel.vmalloc)
+		return cli_usage_error(r->ctx, r->name,
 				       "--caller needs --vmalloc-range");
-	if (sel.ranges_physical && !sel.nranges)
-		return cli_usage_error(ctx, name, "--phys needs --range");
+	if (r->sel.ranges_physical && !r->sel.nranges)
+		return cli_usage_error(r->ctx, r->name, "--phys needs --range");
+	return -1;
+}
+
+/* Open the source and the record, and plan the dump as the format writes
+ * it: -1, or the exit status. */
+static int open_and_plan(struct dump_run *r)
+{
+	const char *name = r->name;
+	struct kcore_dump_opts *opts = &r->opts;
+	struct kcore_error *err;
+	int status;
 
 	/* Signals are caught from here on: opening and planning a hostile
 	 * file may take a while, and SIGTERM must still stop it. */
-	opts.cancel = cli_catch_signals();
-	err = planning_cancelled(&opts, kcore_source_open(source, &oo, &src));
-	if (err) {
-		kcore_source_destroy(src);
-		return cli_fail(ctx, err);
-	}
+	opts->cancel = cli_catch_signals();
+	err = planning_cancelled(opts,
+				 kcore_source_open(r->source, &r->oo, &r->src));
+	if (err)
+		return cli_fail(r->ctx, err);
 	/* Symbols in the ranges are the source's. */
-	status =
-		resolve_ranges(ctx, name, src, range_args, sel.nranges, ranges);
-	if (status < 0 && vmalloc_arg)
-		status = resolve_ranges(ctx, name, src, &vmalloc_arg, 1,
-					&sel.vmalloc_window);
-	if (status >= 0) {
-		kcore_source_destroy(src);
+	status = resolve_ranges(r->ctx, name, r->src, r->range_args,
+				r->sel.nranges, r->ranges);
+	if (status < 0 && r->vmalloc_arg)
+		status = resolve_ranges(r->ctx, name, r->src, &r->vmalloc_arg,
+					1, &r->sel.vmalloc_window);
+	if (status >= 0)
 		return status;
-	}
-	opts.output_fd = STDOUT_FILENO;
-	err = dry_run ? NULL : kcore_dump_output_check(src, &opts);
-	if (!err && record_path)
-		err = cli_record_open(record_path, opts.output, opts.force,
-				      &record);
+	opts->output_fd = STDOUT_FILENO;
+	err = r->dry_run ? NULL : kcore_dump_output_check(r->src, opts);
+	if (!err && r->record_path)
+		err = cli_record_open(r->record_path, opts->output, opts->force,
+				      &r->record);
 	if (!err)
-		err = planning_cancelled(&opts,
-					 kcore_plan_create(src, &sel, &plan));
-	if (err) {
-		cli_record_destroy(record);
-		kcore_source_destroy(src);
-		return cli_fail(ctx, err);
-	}
-	if (!dry_run && !quiet && !ctx->json)
-		warn_free_space(src, plan, &opts);
+		err = planning_cancelled(
+			opts, kcore_plan_create(r->src, &r->sel, &r->plan));
+	if (err)
+		return cli_fail(r->ctx, err);
+	if (!r->dry_run && !r->quiet && !r->ctx->json)
+		warn_free_space(r->src, r->plan, opts);
 	/* An ELF of a LiME or AVML image whose machine is unknown: crash
 	 * refuses e_machine EM_NONE ("machine type mismatch"). */
-	if (opts.format == KCORE_FORMAT_ELF && !quiet && !ctx->json &&
-	    kcore_source_info(src)->physical_only &&
-	    kcore_source_info(src)->machine == EM_NONE)
+	if (opts->format == KCORE_FORMAT_ELF && !r->quiet && !r->ctx->json &&
+	    kcore_source_info(r->src)->physical_only &&
+	    kcore_source_info(r->src)->machine == EM_NONE)
 		fprintf(stderr,
 			"kcoredump %s: warning: '%s' names no machine and its "
 			"memory does not tell it (no VMCOREINFO, no kernel "
 			"banner): the ELF has e_machine EM_NONE, which crash "
 			"refuses; give --arch x86_64 or --arch aarch64\n",
-			name, cli_esc(source));
+			name, cli_esc(r->source));
 	/* The plan as the format writes it (the dry run shows it). */
-	err = planning_cancelled(
-		&opts, kcore_plan_for_format(plan, opts.format, page_size(src),
-					     &dropped_segments));
-	if (err) {
-		kcore_plan_destroy(plan);
-		cli_record_destroy(record);
-		kcore_source_destroy(src);
-		return cli_fail(ctx, err);
-	}
+	err = planning_cancelled(opts,
+				 kcore_plan_for_format(r->plan, opts->format,
+						       page_size(r->src),
+						       &r->dropped_segments));
+	if (err)
+		return cli_fail(r->ctx, err);
 	/* The summary says it after a dump; a dry run says it here. */
-	if (dropped_segments && dry_run && !quiet && !ctx->json)
+	if (r->dropped_segments && r->dry_run && !r->quiet && !r->ctx->json)
 		fprintf(stderr,
 			"kcoredump: %s holds physical RAM only: %zu "
 			"segment%s without physical memory (kernel "
 			"text, vmalloc, modules, ...) dropped\n",
-			kcore_format_name(opts.format), dropped_segments,
-			dropped_segments == 1 ? "" : "s");
-	ps.tty = isatty(STDERR_FILENO);
-	ps.cancel = opts.cancel;
-	bool show = progress == 1 || (progress == -1 && ps.tty && !quiet);
-	if (exclude) {
+			kcore_format_name(opts->format), r->dropped_segments,
+			r->dropped_segments == 1 ? "" : "s");
+	r->ps.tty = isatty(STDERR_FILENO);
+	r->ps.cancel = opts->cancel;
+	r->show = r->progress == 1 ||
+		  (r->progress == -1 && r->ps.tty && !r->quiet);
+	if (r->exclude) {
 		err = planning_cancelled(
-			&opts, kcore_plan_exclude_progress(
-				       src, plan, (unsigned)exclude,
-				       show ? exclude_progress : NULL, &ps));
-		if (ps.shown && ps.tty)
+			opts,
+			kcore_plan_exclude_progress(
+				r->src, r->plan, (unsigned)r->exclude,
+				r->show ? exclude_progress : NULL, &r->ps));
+		if (r->ps.shown && r->ps.tty)
 			fputc('\n', stderr);
-		ps.shown = false;
-		if (err) {
-			kcore_plan_destroy(plan);
-			cli_record_destroy(record);
-			kcore_source_destroy(src);
-			return cli_fail(ctx, err);
-		}
+		r->ps.shown = false;
+		if (err)
+			return cli_fail(r->ctx, err);
 	}
-	if (plan->warning && !quiet && !ctx->json)
-		fprintf(stderr, "kcoredump: %s\n", plan->warning);
-	if (dry_run) {
-		if (ctx->json)
-			plan_json(stdout, plan);
-		else
-			print_plan(stdout, plan);
-		kcore_plan_destroy(plan);
-		kcore_source_destroy(src);
-		return EXIT_OK;
-	}
-	if (verbose)
-		print_plan(stderr, plan);
-	if (show) {
-		opts.progress = cli_dump_progress;
-		opts.progress_arg = &ps;
-		cli_progress_start(&ps);
-	}
-	opts.output_fd = STDOUT_FILENO;
-	opts.command_line = ctx->command_line;
-	err = kcore_dump(src, plan, &opts, &res);
-	cli_progress_stop(&ps);
-	if (!err)
-		res.dropped_segments = dropped_segments;
-	if (ps.shown && ps.tty)
-		fputc('\n', stderr);
-	if (err) {
-		status = cli_fail(ctx, err);
-	} else {
-		/* With -o - the dump owns stdout: the summary goes to
-		 * stderr. */
-		FILE *f = strcmp(opts.output, "-") == 0 ? stderr : stdout;
+	if (r->plan->warning && !r->quiet && !r->ctx->json)
+		fprintf(stderr, "kcoredump: %s\n", r->plan->warning);
+	return -1;
+}
 
-		err = record ? cli_record_write(record, ctx,
-						kcore_source_info(src), plan,
-						&opts, &res)
-			     : NULL;
-		if (err) {
-			/* The dump is published; its record is not. */
-			fprintf(stderr,
-				"kcoredump: the dump '%s' is written, but its "
-				"record is not:\n",
-				res.output_path ? cli_esc(res.output_path)
-						: "<stdout>");
-			status = cli_fail(ctx, err);
-		} else {
-			if (ctx->json)
-				summary_json(f, plan, &opts, &res, record);
-			else if (!quiet)
-				summary_text(f, plan, &opts, &res, record);
-			status = cli_dump_status(&res, quiet && !ctx->json,
-						 NULL);
-		}
+/* The dry run's answer: the plan. */
+static int show_plan(struct dump_run *r)
+{
+	if (r->ctx->json)
+		plan_json(stdout, r->plan);
+	else
+		print_plan(stdout, r->plan);
+	return EXIT_OK;
+}
+
+/* Dump, then the record and the summary: the exit status. */
+static int write_dump(struct dump_run *r)
+{
+	struct kcore_dump_opts *opts = &r->opts;
+	struct kcore_dump_result *res = &r->res;
+	struct kcore_error *err;
+	FILE *f;
+
+	if (r->verbose)
+		print_plan(stderr, r->plan);
+	if (r->show) {
+		opts->progress = cli_dump_progress;
+		opts->progress_arg = &r->ps;
+		cli_progress_start(&r->ps);
 	}
-	cli_record_destroy(record);
-	kcore_dump_result_deinit(&res);
-	kcore_plan_destroy(plan);
-	kcore_source_destroy(src);
+	opts->output_fd = STDOUT_FILENO;
+	opts->command_line = r->ctx->command_line;
+	err = kcore_dump(r->src, r->plan, opts, res);
+	cli_progress_stop(&r->ps);
+	if (!err)
+		res->dropped_segments = r->dropped_segments;
+	if (r->ps.shown && r->ps.tty)
+		fputc('\n', stderr);
+	if (err)
+		return cli_fail(r->ctx, err);
+	err = r->record ? cli_record_write(r->record, r->ctx,
+					   kcore_source_info(r->src), r->plan,
+					   opts, res)
+			: NULL;
+	if (err) {
+		/* The dump is published; its record is not. */
+		fprintf(stderr,
+			"kcoredump: the dump '%s' is written, but its record "
+			"is not:\n",
+			res->output_path ? cli_esc(res->output_path)
+					 : "<stdout>");
+		return cli_fail(r->ctx, err);
+	}
+	/* With -o - the dump owns stdout: the summary goes to stderr. */
+	f = strcmp(opts->output, "-") == 0 ? stderr : stdout;
+	if (r->ctx->json)
+		summary_json(f, r->plan, opts, res, r->record);
+	else if (!r->quiet)
+		summary_text(f, r->plan, opts, res, r->record);
+	return cli_dump_status(res, r->quiet && !r->ctx->json, NULL);
+}
+
+int cli_dump_run(struct cli_ctx *ctx, const struct cli_command *cmd, int argc,
+		 char **argv)
+{
+	struct dump_run r = {
+		.ctx = ctx,
+		.cmd = cmd,
+		.name = cmd->name,
+		.convert = strcmp(cmd->name, "convert") == 0,
+		.opts = { .codec = CLI_DEFAULT_CODEC },
+		.source = "/proc/kcore",
+		.progress = -1,
+	};
+	int first = 0, status;
+
+	r.sel.ranges = r.ranges;
+	r.sel.mappings = r.mappings;
+	status = parse_options(&r, argc, argv, &first);
+	if (status >= 0)
+		return status;
+	if (!r.convert && !r.stored && argc - first == 1 &&
+	    store_dump_wanted(argv[first]))
+		r.stored = true;
+	if (r.stored)
+		return stored_core(&r, argc, argv, first);
+	status = check_usage(&r, argc, argv, first);
+	if (status < 0)
+		status = open_and_plan(&r);
+	if (status < 0)
+		status = r.dry_run ? show_plan(&r) : write_dump(&r);
+	dump_run_deinit(&r);
 	return status;
 }
 

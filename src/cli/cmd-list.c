@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/corehandler.h"
 #include "store-match.h"
 
@@ -203,24 +203,24 @@ static void render_text(const char *dir,
 static void render_json(const char *dir,
 			const struct kcore_stored_core *const *cores, size_t n)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_string(&j, "dir", dir);
-	json_array_begin(&j, "cores");
+	kcore_json_init(&j, stdout);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "dir", dir);
+	kcore_json_array_begin(&j, "cores");
 	for (size_t i = 0; i < n; i++) {
 		char *path = store_core_path(dir, cores[i]);
 
-		json_object_begin(&j, NULL);
-		json_string(&j, "path", path);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "path", path);
 		free(path);
 		store_json_core(&j, cores[i]);
-		json_object_end(&j);
+		kcore_json_object_end(&j);
 	}
-	json_array_end(&j);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_array_end(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 static int cmd_list(struct cli_ctx *ctx, int argc, char **argv)

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
 #include "kcoredump/process.h"
@@ -22,9 +22,9 @@ enum {
 
 static const struct cli_option pid_options[] = {
 	{ "format", 0, CLI_ARG_REQUIRED, "FORMAT",
-	  "output format: elf, the only one for a process (kdump, lime and "
-	  "avml hold a kernel's physical memory)",
-	  "elf", DOPT_FORMAT },
+	  "output format: {process-formats}, the only one for a process "
+	  "({physical-formats} hold a kernel's physical memory)",
+	  "@process-formats", DOPT_FORMAT },
 	{ "filter", 0, CLI_ARG_REQUIRED, "MASK",
 	  "coredump filter bits to apply instead of /proc/PID/coredump_filter",
 	  NULL, OPT_FILTER },
@@ -201,46 +201,48 @@ static void mappings_text(FILE *f, const struct kcore_process_info *pi)
 	}
 }
 
-static void mappings_json(struct json *j, const struct kcore_process_info *pi)
+static void mappings_json(struct kcore_json *j,
+			  const struct kcore_process_info *pi)
 {
-	json_array_begin(j, "mappings");
+	kcore_json_array_begin(j, "mappings");
 	for (size_t i = 0; i < pi->nmappings; i++) {
 		const struct kcore_process_mapping *m = &pi->mappings[i];
 
-		json_object_begin(j, NULL);
-		json_hex(j, "start", m->start);
-		json_hex(j, "end", m->end);
-		json_string(j, "perms", m->perms);
-		json_string(j, "name", m->name);
-		json_u64(j, "dump_size", m->dump_size);
-		json_string(j, "reason", m->reason);
-		json_string(j, "read",
-			    m->dump_size ? kcore_process_read_name(m->read)
-					 : NULL);
-		json_object_end(j);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_hex(j, "start", m->start);
+		kcore_json_hex(j, "end", m->end);
+		kcore_json_string(j, "perms", m->perms);
+		kcore_json_string(j, "name", m->name);
+		kcore_json_u64(j, "dump_size", m->dump_size);
+		kcore_json_string(j, "reason", m->reason);
+		kcore_json_string(
+			j, "read",
+			m->dump_size ? kcore_process_read_name(m->read) : NULL);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
+	kcore_json_array_end(j);
 }
 
-static void process_json(struct json *j, const struct kcore_process_info *pi,
+static void process_json(struct kcore_json *j,
+			 const struct kcore_process_info *pi,
 			 const struct kcore_source_info *si, bool kept)
 {
-	json_object_begin(j, "process");
-	json_i64(j, "pid", pi->pid);
-	json_string(j, "name", si->process_name);
-	json_u64(j, "threads", pi->nthreads);
-	json_bool(j, "kept_stopped", kept);
-	json_double(j, "stop_seconds", (double)pi->stop_ns / 1e9);
-	json_double(j, "capture_seconds", (double)pi->capture_ns / 1e9);
-	json_hex(j, "filter", pi->filter);
-	json_string(j, "filter_from", pi->filter_from);
-	json_string(j, "pagemap_method", pi->pagemap_method);
-	json_u64(j, "pagemap_calls", pi->pagemap_calls);
-	json_u64(j, "bytes_scanned", pi->bytes_scanned);
-	json_u64(j, "bytes_read", pi->bytes_read);
-	json_bool(j, "vanished", pi->vanished);
+	kcore_json_object_begin(j, "process");
+	kcore_json_i64(j, "pid", pi->pid);
+	kcore_json_string(j, "name", si->process_name);
+	kcore_json_u64(j, "threads", pi->nthreads);
+	kcore_json_bool(j, "kept_stopped", kept);
+	kcore_json_double(j, "stop_seconds", (double)pi->stop_ns / 1e9);
+	kcore_json_double(j, "capture_seconds", (double)pi->capture_ns / 1e9);
+	kcore_json_hex(j, "filter", pi->filter);
+	kcore_json_string(j, "filter_from", pi->filter_from);
+	kcore_json_string(j, "pagemap_method", pi->pagemap_method);
+	kcore_json_u64(j, "pagemap_calls", pi->pagemap_calls);
+	kcore_json_u64(j, "bytes_scanned", pi->bytes_scanned);
+	kcore_json_u64(j, "bytes_read", pi->bytes_read);
+	kcore_json_bool(j, "vanished", pi->vanished);
 	mappings_json(j, pi);
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
 static void summary_json(FILE *f, const struct kcore_source *src,
@@ -249,11 +251,11 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 			 bool no_hash)
 {
 	const struct kcore_dump_stats *st = &r->stats;
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_string(&j, "path", r->output_path ? r->output_path : "-");
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "path", r->output_path ? r->output_path : "-");
 	cli_dump_hashes_json(&j, r);
 	process_json(&j, kcore_source_process_info(src), kcore_source_info(src),
 		     kept);
@@ -261,8 +263,8 @@ static void summary_json(FILE *f, const struct kcore_source *src,
 	/* dump --json's segments (paddr null: a process has none). */
 	cli_dump_segments_json(&j, plan, true, !no_hash);
 	cli_dump_incomplete_json(&j, r);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 /* Why a process's ranges were not read, when it is known. */
@@ -322,14 +324,14 @@ static int dry_run(struct cli_ctx *ctx, const struct kcore_source *src)
 	const struct kcore_process_info *pi = kcore_source_process_info(src);
 
 	if (ctx->json) {
-		struct json j;
+		struct kcore_json j;
 
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_bool(&j, "dry_run", true);
+		kcore_json_init(&j, stdout);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_bool(&j, "dry_run", true);
 		process_json(&j, pi, kcore_source_info(src), false);
-		json_object_end(&j);
-		json_finish(&j);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
 	} else {
 		mappings_text(stdout, pi);
 	}

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/corehandler.h"
 #include "kcoredump/notes.h"
 #include "store-match.h"
@@ -679,28 +679,28 @@ static void show_one(const char *dir, const struct kcore_stored_core *c,
 /* One record of show --json: list's fields, where the core is, and the
  * metadata document the handler wrote (null, with record_error, when it
  * is not valid JSON). */
-static void show_json(struct json *j, const char *dir,
+static void show_json(struct kcore_json *j, const char *dir,
 		      const struct kcore_stored_core *c)
 {
 	char *path = NULL;
 
-	json_object_begin(j, NULL);
+	kcore_json_object_begin(j, NULL);
 	store_json_core(j, c);
 	if (asprintf(&path, "%s/%s%s%s", dir, c->subdir ? c->subdir : "",
 		     c->subdir ? "/" : "",
 		     c->core_name ? c->core_name : c->meta_name) > 0)
-		json_string(j, "path", path);
+		kcore_json_string(j, "path", path);
 	else
-		json_null(j, "path");
+		kcore_json_null(j, "path");
 	free(path);
-	if (json_valid(c->json)) {
-		json_raw(j, "record", c->json);
+	if (kcore_json_valid(c->json)) {
+		kcore_json_raw(j, "record", c->json);
 	} else {
-		json_null(j, "record");
-		json_string(j, "record_error",
-			    "the metadata document is not valid JSON");
+		kcore_json_null(j, "record");
+		kcore_json_string(j, "record_error",
+				  "the metadata document is not valid JSON");
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
 static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
@@ -713,7 +713,7 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 	struct match *m = NULL;
 	bool newest = false;
 	int verbosity = 0;
-	struct json j;
+	struct kcore_json j;
 	size_t n, nm = 0, shown = 0, last = SIZE_MAX;
 	int c, first, done, status = EXIT_OK;
 
@@ -751,10 +751,10 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		return done;
 	}
 	if (ctx->json) {
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_string(&j, "dir", dir);
-		json_array_begin(&j, "cores");
+		kcore_json_init(&j, stdout);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "dir", dir);
+		kcore_json_array_begin(&j, "cores");
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (cores[i].time < since || cores[i].time > until ||
@@ -780,9 +780,9 @@ static int cmd_show(struct cli_ctx *ctx, int argc, char **argv)
 		shown = 1;
 	}
 	if (ctx->json) {
-		json_array_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+		kcore_json_array_end(&j);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
 	}
 	if (!shown) {
 		fprintf(stderr, "kcoredump show: no stored core matches\n");

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/verify.h"
 
@@ -119,14 +119,18 @@ static const char *digest_origin(const char *dump,
 	struct kcore_source *src;
 	const char *fmt, *why;
 
-	if (r->digest_location && !strcmp(r->digest_location, "none"))
+	switch (r->digest_location) {
+	case KCORE_DIGESTS_NONE:
 		return "dumped with --hash none";
-	if (r->digest_location && !strcmp(r->digest_location, "note"))
+	case KCORE_DIGESTS_NOTE:
 		return "digests in kcoredump's metadata note";
-	if (r->digest_location && !strcmp(r->digest_location, "trailer"))
+	case KCORE_DIGESTS_TRAILER:
 		return "digests in kcoredump's trailer";
-	if (r->digest_location)
-		return r->digest_location;
+	case KCORE_DIGESTS_SUMMARY: /* a file has no note saying it */
+		return kcore_digest_location_name(r->digest_location);
+	default:
+		break;
+	}
 	if (kcore_source_open(dump, NULL, &src))
 		return "no kcoredump digests";
 	fmt = kcore_source_format(src);
@@ -211,74 +215,76 @@ static void render_verify_json(const char *dump,
 			       const struct file_check *fc)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, stdout);
-	json_object_begin(&j, NULL);
-	json_string(&j, "path", dump);
-	json_bool(&j, "ok",
-		  r->match && (!r->compared || !r->differ_bytes) &&
-			  !r->incomplete && (!fc->expected || fc->match));
-	json_bool(&j, "digests_match", r->match);
-	json_bool(&j, "complete", !r->incomplete);
+	kcore_json_init(&j, stdout);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "path", dump);
+	kcore_json_bool(&j, "ok",
+			r->match && (!r->compared || !r->differ_bytes) &&
+				!r->incomplete && (!fc->expected || fc->match));
+	kcore_json_bool(&j, "digests_match", r->match);
+	kcore_json_bool(&j, "complete", !r->incomplete);
 	if (r->incomplete) {
-		json_object_begin(&j, "incomplete");
-		json_u64(&j, "unreadable_bytes", r->unreadable_bytes);
-		json_u64(&j, "unreadable_ranges", r->unreadable_ranges);
-		json_object_end(&j);
+		kcore_json_object_begin(&j, "incomplete");
+		kcore_json_u64(&j, "unreadable_bytes", r->unreadable_bytes);
+		kcore_json_u64(&j, "unreadable_ranges", r->unreadable_ranges);
+		kcore_json_object_end(&j);
 	} else {
-		json_null(&j, "incomplete");
+		kcore_json_null(&j, "incomplete");
 	}
-	json_bool(&j, "has_digests", r->has_expected);
+	kcore_json_bool(&j, "has_digests", r->has_expected);
 	/* A stream's compression, else the format's own (kdump pages). */
-	json_string(&j, "compression",
-		    r->method != KCORE_COMPRESS_NONE
-			    ? kcore_compress_name(r->method)
-		    : r->page_compression ? r->page_compression
-					  : "none");
-	json_string(&j, "page_compression", r->page_compression);
+	kcore_json_string(&j, "compression",
+			  r->method != KCORE_COMPRESS_NONE
+				  ? kcore_compress_name(r->method)
+			  : r->page_compression ? r->page_compression
+						: "none");
+	kcore_json_string(&j, "page_compression", r->page_compression);
 	/* Where the digests are ("note", "trailer", "none"), as dump
 	 * --json says; null: none found, digests_detail says why. */
-	json_string(&j, "digests", r->digest_location);
-	json_string(&j, "digests_detail", digest_origin(dump, r));
+	kcore_json_string(&j, "digests",
+			  kcore_digest_location_name(r->digest_location));
+	kcore_json_string(&j, "digests_detail", digest_origin(dump, r));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
-	json_string(&j, "segment_digest_root", hex);
+	kcore_json_string(&j, "segment_digest_root", hex);
 	if (fc->expected) {
-		json_string(&j, "file_sha256", fc->actual);
-		json_string(&j, "file_sha256_expected", fc->expected);
-		json_bool(&j, "file_sha256_match", fc->match);
+		kcore_json_string(&j, "file_sha256", fc->actual);
+		kcore_json_string(&j, "file_sha256_expected", fc->expected);
+		kcore_json_bool(&j, "file_sha256_match", fc->match);
 	} else {
-		json_null(&j, "file_sha256");
+		kcore_json_null(&j, "file_sha256");
 	}
 	if (r->compared) {
-		json_u64(&j, "source_bytes_checked", r->bytes_checked);
-		json_u64(&j, "source_bytes_differ", r->differ_bytes);
-		json_u64(&j, "exclude_level", r->exclude_level);
-		json_u64(&j, "source_bytes_excluded", r->excluded_bytes);
+		kcore_json_u64(&j, "source_bytes_checked", r->bytes_checked);
+		kcore_json_u64(&j, "source_bytes_differ", r->differ_bytes);
+		kcore_json_u64(&j, "exclude_level", r->exclude_level);
+		kcore_json_u64(&j, "source_bytes_excluded", r->excluded_bytes);
 	}
-	json_array_begin(&j, "segments");
+	kcore_json_array_begin(&j, "segments");
 	for (size_t i = 0; i < r->nsegs; i++) {
 		const struct kcore_verify_segment *v = &r->segs[i];
 
-		json_object_begin(&j, NULL);
-		json_hex(&j, "vaddr", v->vaddr);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_hex(&j, "vaddr", v->vaddr);
 		if (v->has_paddr)
-			json_hex(&j, "paddr", v->paddr);
-		json_u64(&j, "size", v->size);
-		json_bool(&j, "match", v->match);
+			kcore_json_hex(&j, "paddr", v->paddr);
+		kcore_json_u64(&j, "size", v->size);
+		kcore_json_bool(&j, "match", v->match);
 		kcore_hex(v->actual, KCORE_DIGEST_LEN, hex);
-		json_string(&j, "sha256", hex);
+		kcore_json_string(&j, "sha256", hex);
 		if (v->has_expected) {
 			kcore_hex(v->expected, KCORE_DIGEST_LEN, hex);
-			json_string(&j, "sha256_expected", hex);
+			kcore_json_string(&j, "sha256_expected", hex);
 		}
 		if (r->compared)
-			json_u64(&j, "source_bytes_differ", v->differ_bytes);
-		json_object_end(&j);
+			kcore_json_u64(&j, "source_bytes_differ",
+				       v->differ_bytes);
+		kcore_json_object_end(&j);
 	}
-	json_array_end(&j);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_array_end(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 /* The SHA-256 of the file's bytes against --sha256's. */

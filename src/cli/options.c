@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* Option specs to getopt tables and --help text. */
+/* Option specs to getopt tables and --help text, and the names of the
+ * library's tables (formats, codecs, compressions) that help texts and
+ * completions name through {list} and @list. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,6 +9,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kcoredump/dump.h"
+#include "kcoredump/stream.h"
 
 const struct cli_option cli_common_options[] = {
 	{ "help", 'h', CLI_ARG_NONE, NULL, "show this help and exit", NULL,
@@ -18,9 +22,9 @@ const struct cli_option cli_output_options[] = {
 	{ "output", 'o', CLI_ARG_REQUIRED, "FILE",
 	  "write the output to FILE ('-' for stdout)", "@file", 'o' },
 	{ "compress", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "whole-stream compression: zstd, xz or none (default: from the "
+	  "whole-stream compression: {compressions} (default: from the "
 	  "suffix)",
-	  "zstd xz none", DOPT_COMPRESS },
+	  "@compressions", DOPT_COMPRESS },
 	{ "level", 0, CLI_ARG_REQUIRED, "N",
 	  "compression level (of the stream, or of the kdump codec)", NULL,
 	  DOPT_LEVEL },
@@ -256,6 +260,154 @@ void cli_parser_destroy(struct cli_parser *p)
 	free(p);
 }
 
+/* ---- the library's names, for help and completion ---- */
+
+struct name_list {
+	const char *token; /* {token} in help, @token in completion */
+	int count;
+	const char *(*name)(int i);
+	bool (*keep)(int i); /* NULL: all */
+	int def;	     /* the default, marked in {token*}; -1: none */
+	const char *last_sep;
+};
+
+static const char *format_name(int i)
+{
+	return kcore_format_name((enum kcore_format)i);
+}
+
+static bool format_physical(int i)
+{
+	return kcore_format_physical((enum kcore_format)i);
+}
+
+static bool format_process(int i)
+{
+	return !kcore_format_physical((enum kcore_format)i);
+}
+
+static const char *codec_name(int i)
+{
+	return kcore_codec_name((enum kcore_codec)i);
+}
+
+static const char *compress_name(int i)
+{
+	return kcore_compress_name((enum kcore_compress)i);
+}
+
+static const struct name_list name_lists[] = {
+	{ "formats", KCORE_FORMAT_NUM, format_name, NULL, KCORE_FORMAT_ELF,
+	  " or " },
+	{ "process-formats", KCORE_FORMAT_NUM, format_name, format_process, -1,
+	  " or " },
+	{ "physical-formats", KCORE_FORMAT_NUM, format_name, format_physical,
+	  -1, " and " },
+	{ "codecs", KCORE_CODEC_NUM, codec_name, NULL, CLI_DEFAULT_CODEC,
+	  " or " },
+	{ "compressions", KCORE_COMPRESS_NUM, compress_name, NULL, -1, " or " },
+};
+
+static const struct name_list *find_list(const char *token, size_t len)
+{
+	for (size_t i = 0; i < sizeof(name_lists) / sizeof(name_lists[0]); i++)
+		if (strlen(name_lists[i].token) == len &&
+		    strncmp(name_lists[i].token, token, len) == 0)
+			return &name_lists[i];
+	return NULL;
+}
+
+/* Whether entry i comes in pass (0: the default, when first; 1: the
+ * others; 2: "none", last). */
+static bool in_pass(const struct name_list *l, int i, int pass, bool first)
+{
+	bool none = strcmp(l->name(i), "none") == 0;
+
+	if (l->keep && !l->keep(i))
+		return false;
+	if (first && i == l->def)
+		return pass == 0;
+	return pass == (none ? 2 : 1);
+}
+
+/* The list's names appended to buf at *len: in table order with "none"
+ * last; with mark, the default first, "(default)" after it. */
+static void join_list(const struct name_list *l, bool mark, const char *sep,
+		      const char *last_sep, char *buf, size_t size, size_t *len)
+{
+	int total = 0, n = 0;
+
+	for (int i = 0; i < l->count; i++)
+		total += !l->keep || l->keep(i);
+	for (int pass = 0; pass < 3; pass++)
+		for (int i = 0; i < l->count; i++) {
+			int w;
+
+			if (!in_pass(l, i, pass, mark))
+				continue;
+			w = snprintf(buf + *len, size - *len, "%s%s%s",
+				     !n		      ? ""
+				     : n + 1 == total ? last_sep
+						      : sep,
+				     l->name(i),
+				     mark && i == l->def ? " (default)" : "");
+			n++;
+			if (w < 0 || (size_t)w >= size - *len) {
+				*len = size - 1;
+				return;
+			}
+			*len += (size_t)w;
+		}
+}
+
+const char *cli_names(const char *list, const char *sep, const char *last_sep,
+		      char *buf, size_t size)
+{
+	const struct name_list *l = find_list(list, strlen(list));
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (l)
+		join_list(l, false, sep, last_sep, buf, size, &len);
+	return buf;
+}
+
+const char *cli_option_help(const struct cli_option *o)
+{
+	static char buf[1024];
+	const char *s = o->help;
+	size_t len = 0;
+
+	/* {list} or {list*}: the names, ", " between them and the list's
+	 * last separator before the last one (*: the default first). */
+	while (*s && len + 1 < sizeof(buf)) {
+		const char *end = *s == '{' ? strchr(s, '}') : NULL;
+		size_t n = end ? (size_t)(end - s - 1) : 0;
+		bool mark = n && s[n] == '*';
+		const struct name_list *l =
+			end ? find_list(s + 1, n - mark) : NULL;
+
+		if (!l) {
+			buf[len++] = *s++;
+			continue;
+		}
+		join_list(l, mark, ", ", l->last_sep, buf, sizeof(buf), &len);
+		s = end + 1;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+const char *cli_option_words(const struct cli_option *o)
+{
+	static char buf[256];
+
+	if (o->complete && o->complete[0] == '@' &&
+	    find_list(o->complete + 1, strlen(o->complete + 1)))
+		return cli_names(o->complete + 1, " ", " ", buf, sizeof(buf));
+	return o->complete && o->complete[0] != '@' ? o->complete : NULL;
+}
+
 static void print_options(FILE *f, const struct cli_option *o)
 {
 	for (; o && o->name; o++) {
@@ -274,9 +426,10 @@ static void print_options(FILE *f, const struct cli_option *o)
 			snprintf(left + n, sizeof(left) - (size_t)n, "[=%s]",
 				 o->argname);
 		if (strlen(left) > 28)
-			fprintf(f, "%s\n%30s%s\n", left, "", o->help);
+			fprintf(f, "%s\n%30s%s\n", left, "",
+				cli_option_help(o));
 		else
-			fprintf(f, "%-30s%s\n", left, o->help);
+			fprintf(f, "%-30s%s\n", left, cli_option_help(o));
 	}
 }
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
 #include "kcoredump/version.h"
@@ -131,7 +131,7 @@ struct record_facts {
 static void facts_init(struct record_facts *x,
 		       const struct kcore_dump_result *r)
 {
-	bool none = r->digest_location && !strcmp(r->digest_location, "none");
+	bool none = r->digest_location == KCORE_DIGESTS_NONE;
 
 	memset(x, 0, sizeof(*x));
 	gethostname(x->host, sizeof(x->host) - 1);
@@ -163,20 +163,21 @@ static void facts_deinit(struct record_facts *x)
 
 /* When each cell of each segment was read (kcore_dump_result's time map),
  * as rows of numbers: it may have a few thousand. */
-static void record_time_map(struct json *j, const struct kcore_dump_result *r)
+static void record_time_map(struct kcore_json *j,
+			    const struct kcore_dump_result *r)
 {
 	static const char *const columns[] = { "segment", "offset", "length",
 					       "start_us", "end_us" };
 	char row[128];
 
-	json_object_begin(j, "time_map");
-	json_string(j, "clock", "CLOCK_BOOTTIME, from the read's start");
-	json_u64(j, "grain", r->read_time_grain);
-	json_array_begin(j, "columns");
+	kcore_json_object_begin(j, "time_map");
+	kcore_json_string(j, "clock", "CLOCK_BOOTTIME, from the read's start");
+	kcore_json_u64(j, "grain", r->read_time_grain);
+	kcore_json_array_begin(j, "columns");
 	for (size_t i = 0; i < 5; i++)
-		json_string(j, NULL, columns[i]);
-	json_array_end(j);
-	json_array_begin(j, "cells");
+		kcore_json_string(j, NULL, columns[i]);
+	kcore_json_array_end(j);
+	kcore_json_array_begin(j, "cells");
 	for (size_t i = 0; i < r->nread_times; i++) {
 		const struct kcore_read_time *t = &r->read_times[i];
 
@@ -185,10 +186,10 @@ static void record_time_map(struct json *j, const struct kcore_dump_result *r)
 			 "]",
 			 t->segment, t->offset, t->length, t->start_ns / 1000,
 			 (t->end_ns + 999) / 1000);
-		json_raw(j, NULL, row);
+		kcore_json_raw(j, NULL, row);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	kcore_json_array_end(j);
+	kcore_json_object_end(j);
 }
 
 static void
@@ -199,81 +200,83 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	const struct kcore_dump_stats *st = &r->stats;
 	const struct kcore_library_version *lib;
 	size_t nlib;
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
-	json_string(&j, "record", "kcoredump-acquisition-record-2");
-	json_object_begin(&j, "tool");
-	json_string(&j, "name", "kcoredump");
-	json_string(&j, "version", KCOREDUMP_VERSION);
-	json_object_begin(&j, "build");
-	json_string(&j, "linkage",
-		    kcore_build_is_static() ? "static" : "shared");
-	json_string(&j, "machine", kcore_build_machine());
-	json_string(&j, "libc", kcore_build_libc_version());
-	json_object_begin(&j, "libraries");
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_string(&j, "record", "kcoredump-acquisition-record-2");
+	kcore_json_object_begin(&j, "tool");
+	kcore_json_string(&j, "name", "kcoredump");
+	kcore_json_string(&j, "version", KCOREDUMP_VERSION);
+	kcore_json_object_begin(&j, "build");
+	kcore_json_string(&j, "linkage",
+			  kcore_build_is_static() ? "static" : "shared");
+	kcore_json_string(&j, "machine", kcore_build_machine());
+	kcore_json_string(&j, "libc", kcore_build_libc_version());
+	kcore_json_object_begin(&j, "libraries");
 	lib = kcore_library_versions(&nlib);
 	for (size_t i = 0; i < nlib; i++)
-		json_string(&j, lib[i].name, lib[i].version);
-	json_object_end(&j);
-	json_object_end(&j);
-	json_object_end(&j);
-	json_string(&j, "case", o->case_id);
-	json_string(&j, "examiner", o->examiner);
-	json_string(&j, "notes", o->notes);
-	json_object_begin(&j, "host");
-	json_string(&j, "hostname", x->host);
-	json_string(&j, "boot_id", x->boot[0] ? x->boot : NULL);
-	json_object_begin(&j, "uname");
-	json_string(&j, "sysname", x->u.sysname);
-	json_string(&j, "release", x->u.release);
-	json_string(&j, "version", x->u.version);
-	json_string(&j, "machine", x->u.machine);
-	json_object_end(&j);
-	json_object_end(&j);
-	json_string(&j, "command_line", ctx->command_line);
-	json_string(&j, "working_directory", x->cwd);
-	json_object_begin(&j, "source");
-	json_string(&j, "path", in->abs_path);
-	json_string(&j, "kind", kcore_source_kind_name(in->kind));
-	json_string(&j, "kernel_release", in->kernel_release);
-	json_object_end(&j);
-	json_object_begin(&j, "read");
-	json_string(&j, "start_utc", x->t0);
-	json_string(&j, "end_utc", x->t1);
-	json_double(&j, "seconds", st->read_seconds);
+		kcore_json_string(&j, lib[i].name, lib[i].version);
+	kcore_json_object_end(&j);
+	kcore_json_object_end(&j);
+	kcore_json_object_end(&j);
+	kcore_json_string(&j, "case", o->case_id);
+	kcore_json_string(&j, "examiner", o->examiner);
+	kcore_json_string(&j, "notes", o->notes);
+	kcore_json_object_begin(&j, "host");
+	kcore_json_string(&j, "hostname", x->host);
+	kcore_json_string(&j, "boot_id", x->boot[0] ? x->boot : NULL);
+	kcore_json_object_begin(&j, "uname");
+	kcore_json_string(&j, "sysname", x->u.sysname);
+	kcore_json_string(&j, "release", x->u.release);
+	kcore_json_string(&j, "version", x->u.version);
+	kcore_json_string(&j, "machine", x->u.machine);
+	kcore_json_object_end(&j);
+	kcore_json_object_end(&j);
+	kcore_json_string(&j, "command_line", ctx->command_line);
+	kcore_json_string(&j, "working_directory", x->cwd);
+	kcore_json_object_begin(&j, "source");
+	kcore_json_string(&j, "path", in->abs_path);
+	kcore_json_string(&j, "kind", kcore_source_kind_name(in->kind));
+	kcore_json_string(&j, "kernel_release", in->kernel_release);
+	kcore_json_object_end(&j);
+	kcore_json_object_begin(&j, "read");
+	kcore_json_string(&j, "start_utc", x->t0);
+	kcore_json_string(&j, "end_utc", x->t1);
+	kcore_json_double(&j, "seconds", st->read_seconds);
 	record_time_map(&j, r);
-	json_object_end(&j);
+	kcore_json_object_end(&j);
 	cli_dump_time_json(&j, st);
-	json_object_begin(&j, "output");
-	json_string(&j, "path", x->output ? x->output : "-");
-	json_string(&j, "format", kcore_format_name(o->format));
-	json_string(&j, "compression",
-		    kcore_format_page_codec(o->format)
-			    ? kcore_codec_name(o->codec)
-			    : kcore_compress_name(o->compress));
-	json_u64(&j, "bytes_written", st->bytes_written);
-	json_string(&j, "file_sha256", x->file_hex[0] ? x->file_hex : NULL);
-	json_string(&j, "file_sha256_missing", x->file_why);
-	json_string(&j, "segment_digest_root",
-		    x->root_hex[0] ? x->root_hex : NULL);
-	json_string(&j, "digests", r->digest_location);
-	json_object_end(&j);
+	kcore_json_object_begin(&j, "output");
+	kcore_json_string(&j, "path", x->output ? x->output : "-");
+	kcore_json_string(&j, "format", kcore_format_name(o->format));
+	kcore_json_string(&j, "compression",
+			  kcore_format_page_codec(o->format)
+				  ? kcore_codec_name(o->codec)
+				  : kcore_compress_name(o->compress));
+	kcore_json_u64(&j, "bytes_written", st->bytes_written);
+	kcore_json_string(&j, "file_sha256",
+			  x->file_hex[0] ? x->file_hex : NULL);
+	kcore_json_string(&j, "file_sha256_missing", x->file_why);
+	kcore_json_string(&j, "segment_digest_root",
+			  x->root_hex[0] ? x->root_hex : NULL);
+	kcore_json_string(&j, "digests",
+			  kcore_digest_location_name(r->digest_location));
+	kcore_json_object_end(&j);
 	/* The byte counts under dump --json's names (issue 46). */
-	json_object_begin(&j, "stats");
-	json_u64(&j, "bytes_total", st->bytes_total);
-	json_u64(&j, "bytes_read", st->bytes_read);
-	json_u64(&j, "bytes_hole", st->bytes_hole);
-	json_u64(&j, "bytes_zero", st->bytes_zero);
-	json_u64(&j, "bytes_excluded", st->bytes_excluded);
-	json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
-	json_object_end(&j);
+	kcore_json_object_begin(&j, "stats");
+	kcore_json_u64(&j, "bytes_total", st->bytes_total);
+	kcore_json_u64(&j, "bytes_read", st->bytes_read);
+	kcore_json_u64(&j, "bytes_hole", st->bytes_hole);
+	kcore_json_u64(&j, "bytes_zero", st->bytes_zero);
+	kcore_json_u64(&j, "bytes_excluded", st->bytes_excluded);
+	kcore_json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
+	kcore_json_object_end(&j);
 	cli_dump_segments_json(&j, plan, true, x->root_hex[0] != '\0');
 	cli_dump_incomplete_json(&j, r);
 	cli_smear_json(&j, &r->smear);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }
 
 /* The command line is quoted for a shell already: as it is, unless it

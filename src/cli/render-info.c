@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "info-model.h"
-#include "json.h"
+#include "kcoredump/json.h"
 
 #ifndef NT_TASKSTRUCT
 #define NT_TASKSTRUCT 4
@@ -314,14 +314,14 @@ static bool is_meta_note(const struct kcore_note *note)
 
 /* The "segment=" and "unreadable=" lines: "[N ]k=v k=v ... label=rest"
  * (a segment line starts with its index). */
-static void json_meta_record(struct json *j, const char *line)
+static void json_meta_record(struct kcore_json *j, const char *line)
 {
 	size_t first = strcspn(line, " =");
 	uint64_t index;
 
-	json_object_begin(j, NULL);
+	kcore_json_object_begin(j, NULL);
 	if (line[first] == ' ' && meta_number(line, first, &index)) {
-		json_u64(j, "index", index);
+		kcore_json_u64(j, "index", index);
 		line += first + 1;
 	}
 	while (*line) {
@@ -336,12 +336,13 @@ static void json_meta_record(struct json *j, const char *line)
 		end = strcmp(key, "label") ? eq + 1 + strcspn(eq + 1, " ")
 					   : eq + 1 + strlen(eq + 1);
 		if (meta_number(eq + 1, (size_t)(end - eq - 1), &n))
-			json_u64(j, key, n);
+			kcore_json_u64(j, key, n);
 		else
-			json_string_len(j, key, eq + 1, (size_t)(end - eq - 1));
+			kcore_json_string_len(j, key, eq + 1,
+					      (size_t)(end - eq - 1));
 		line = *end ? end + 1 : end;
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
 struct meta_key {
@@ -387,7 +388,7 @@ static bool *meta_firsts(const struct kcore_metadata *md)
 
 /* Our metadata note, decoded: scalars as members, the repeated segment
  * and unreadable lines as arrays. */
-static struct kcore_error *json_meta(struct json *j,
+static struct kcore_error *json_meta(struct kcore_json *j,
 				     const struct kcore_metadata *md)
 {
 	/* The keys that repeat: arrays of the same name. */
@@ -397,7 +398,7 @@ static struct kcore_error *json_meta(struct json *j,
 
 	if (!first)
 		return &kcore_error_nomem;
-	json_object_begin(j, "metadata");
+	kcore_json_object_begin(j, "metadata");
 	for (size_t i = 0; i < md->nfields; i++) {
 		const struct kcore_metadata_field *f = &md->fields[i];
 		bool listed = false;
@@ -409,18 +410,18 @@ static struct kcore_error *json_meta(struct json *j,
 		if (!first[i] || listed)
 			continue;
 		if (meta_number(f->value, strlen(f->value), &n))
-			json_u64(j, f->key, n);
+			kcore_json_u64(j, f->key, n);
 		else
-			json_string(j, f->key, f->value);
+			kcore_json_string(j, f->key, f->value);
 	}
 	for (size_t l = 0; l < 3; l++) {
-		json_array_begin(j, lists[l]);
+		kcore_json_array_begin(j, lists[l]);
 		for (size_t i = 0; i < md->nfields; i++)
 			if (!strcmp(md->fields[i].key, lists[l]))
 				json_meta_record(j, md->fields[i].value);
-		json_array_end(j);
+		kcore_json_array_end(j);
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 	free(first);
 	return NULL;
 }
@@ -660,132 +661,133 @@ void render_info_text(FILE *f, const struct info_model *m)
 
 /* ---- JSON ---- */
 
-static void json_source(struct json *j, const struct info_model *m)
+static void json_source(struct kcore_json *j, const struct info_model *m)
 {
 	const struct kcore_source_info *in = m->info;
 	char mbuf[16];
 
-	json_object_begin(j, "source");
-	json_string(j, "path", in->path);
-	json_string(j, "format", kcore_source_format(m->src));
-	json_string(j, "format_detail", in->format_detail);
-	json_bool(j, "complete", !in->incomplete);
+	kcore_json_object_begin(j, "source");
+	kcore_json_string(j, "path", in->path);
+	kcore_json_string(j, "format", kcore_source_format(m->src));
+	kcore_json_string(j, "format_detail", in->format_detail);
+	kcore_json_bool(j, "complete", !in->incomplete);
 	if (in->incomplete) {
-		json_object_begin(j, "incomplete");
-		json_u64(j, "unreadable_bytes", in->unreadable_bytes);
-		json_u64(j, "unreadable_ranges", in->unreadable_ranges);
-		json_string(j, "origin", in->incomplete_origin);
-		json_object_end(j);
+		kcore_json_object_begin(j, "incomplete");
+		kcore_json_u64(j, "unreadable_bytes", in->unreadable_bytes);
+		kcore_json_u64(j, "unreadable_ranges", in->unreadable_ranges);
+		kcore_json_string(j, "origin", in->incomplete_origin);
+		kcore_json_object_end(j);
 	} else {
-		json_null(j, "incomplete");
+		kcore_json_null(j, "incomplete");
 	}
-	json_bool(j, "physical_only", in->physical_only);
-	json_string(j, "kind", kcore_source_kind_name(in->kind));
-	json_string(j, "machine",
-		    machine_name(in->machine, mbuf, sizeof(mbuf)));
-	json_u64(j, "e_machine", in->machine);
-	json_string(j, "machine_origin", in->machine_origin);
+	kcore_json_bool(j, "physical_only", in->physical_only);
+	kcore_json_string(j, "kind", kcore_source_kind_name(in->kind));
+	kcore_json_string(j, "machine",
+			  machine_name(in->machine, mbuf, sizeof(mbuf)));
+	kcore_json_u64(j, "e_machine", in->machine);
+	kcore_json_string(j, "machine_origin", in->machine_origin);
 	if (in->machine_origin && strcmp(in->machine_origin, "--arch"))
-		json_hex(j, "machine_paddr", in->machine_paddr);
+		kcore_json_hex(j, "machine_paddr", in->machine_paddr);
 	else
-		json_null(j, "machine_paddr");
-	json_u64(j, "elf_class", in->elf_class);
-	json_string(j, "byte_order", in->big_endian ? "big" : "little");
-	json_u64(j, "page_size", in->page_size);
-	json_string(j, "kernel_release", in->kernel_release);
-	json_string(j, "vmcoreinfo_origin", in->vmcoreinfo_origin);
+		kcore_json_null(j, "machine_paddr");
+	kcore_json_u64(j, "elf_class", in->elf_class);
+	kcore_json_string(j, "byte_order", in->big_endian ? "big" : "little");
+	kcore_json_u64(j, "page_size", in->page_size);
+	kcore_json_string(j, "kernel_release", in->kernel_release);
+	kcore_json_string(j, "vmcoreinfo_origin", in->vmcoreinfo_origin);
 	if (in->vmcoreinfo_origin && !strcmp(in->vmcoreinfo_origin, "memory"))
-		json_hex(j, "vmcoreinfo_paddr", in->vmcoreinfo_paddr);
+		kcore_json_hex(j, "vmcoreinfo_paddr", in->vmcoreinfo_paddr);
 	else
-		json_null(j, "vmcoreinfo_paddr");
-	json_bool(j, "regular_file", in->is_regular);
+		kcore_json_null(j, "vmcoreinfo_paddr");
+	kcore_json_bool(j, "regular_file", in->is_regular);
 	if (in->is_regular) {
-		json_u64(j, "file_size", in->file_size);
-		json_u64(j, "allocated_bytes", in->file_blocks);
+		kcore_json_u64(j, "file_size", in->file_size);
+		kcore_json_u64(j, "allocated_bytes", in->file_blocks);
 	}
 	if (in->kind == KCORE_SOURCE_PROCESS_CORE) {
 		const char *sig = kcore_signal_name(in->signal);
 
-		json_object_begin(j, "process");
-		json_string(j, "name", in->process_name);
-		json_i64(j, "pid", in->pid);
-		json_u64(j, "threads", in->nthreads);
-		json_i64(j, "signal", in->signal);
-		json_string(j, "signal_name", sig);
-		json_object_end(j);
+		kcore_json_object_begin(j, "process");
+		kcore_json_string(j, "name", in->process_name);
+		kcore_json_i64(j, "pid", in->pid);
+		kcore_json_u64(j, "threads", in->nthreads);
+		kcore_json_i64(j, "signal", in->signal);
+		kcore_json_string(j, "signal_name", sig);
+		kcore_json_object_end(j);
 	}
 	if (in->kind == KCORE_SOURCE_LIVE_KCORE ||
 	    in->kind == KCORE_SOURCE_VMCORE) {
-		json_object_begin(j, "layout");
+		kcore_json_object_begin(j, "layout");
 		if (in->has_page_offset)
-			json_hex(j, "page_offset_base", in->page_offset);
+			kcore_json_hex(j, "page_offset_base", in->page_offset);
 		if (in->has_vmalloc_start)
-			json_hex(j, "vmalloc_base", in->vmalloc_start);
+			kcore_json_hex(j, "vmalloc_base", in->vmalloc_start);
 		if (in->has_vmemmap_start)
-			json_hex(j, "vmemmap_base", in->vmemmap_start);
+			kcore_json_hex(j, "vmemmap_base", in->vmemmap_start);
 		if (in->has_kernel_offset)
-			json_hex(j, "kernel_offset", in->kernel_offset);
+			kcore_json_hex(j, "kernel_offset", in->kernel_offset);
 		if (in->has_phys_base)
-			json_hex(j, "phys_base", in->phys_base);
-		json_object_end(j);
+			kcore_json_hex(j, "phys_base", in->phys_base);
+		kcore_json_object_end(j);
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
-static void json_segments(struct json *j, const struct info_model *m)
+static void json_segments(struct kcore_json *j, const struct info_model *m)
 {
 	size_t n = kcore_source_nsegments(m->src);
 	char tbuf[16], fl[4];
 
-	json_array_begin(j, "segments");
+	kcore_json_array_begin(j, "segments");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_segment *s = kcore_source_segment(m->src, i);
 
-		json_object_begin(j, NULL);
-		json_u64(j, "index", s->index);
-		json_string(j, "type", type_text(s->type, tbuf, sizeof(tbuf)));
-		json_u64(j, "p_type", s->type);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_u64(j, "index", s->index);
+		kcore_json_string(j, "type",
+				  type_text(s->type, tbuf, sizeof(tbuf)));
+		kcore_json_u64(j, "p_type", s->type);
 		flags_text(s->flags, fl);
-		json_string(j, "flags", fl);
-		json_string(j, "class", kcore_segment_class_name(s->cls));
-		json_string(j, "label", s->label);
+		kcore_json_string(j, "flags", fl);
+		kcore_json_string(j, "class", kcore_segment_class_name(s->cls));
+		kcore_json_string(j, "label", s->label);
 		if (s->type == PT_LOAD && m->info->physical_only) {
-			json_null(j, "vaddr");
-			json_null(j, "vend");
+			kcore_json_null(j, "vaddr");
+			kcore_json_null(j, "vend");
 		} else {
-			json_hex(j, "vaddr", s->vaddr);
-			json_hex(j, "vend", s->vaddr + s->memsz);
+			kcore_json_hex(j, "vaddr", s->vaddr);
+			kcore_json_hex(j, "vend", s->vaddr + s->memsz);
 		}
 		if (s->has_paddr) {
-			json_hex(j, "paddr", s->paddr);
-			json_hex(j, "pend", s->paddr + s->memsz);
+			kcore_json_hex(j, "paddr", s->paddr);
+			kcore_json_hex(j, "pend", s->paddr + s->memsz);
 		} else {
-			json_null(j, "paddr");
+			kcore_json_null(j, "paddr");
 		}
-		json_hex(j, "p_paddr", s->paddr);
-		json_hex(j, "offset", s->offset);
-		json_u64(j, "filesz", s->filesz);
-		json_u64(j, "memsz", s->memsz);
-		json_u64(j, "align", s->align);
+		kcore_json_hex(j, "p_paddr", s->paddr);
+		kcore_json_hex(j, "offset", s->offset);
+		kcore_json_u64(j, "filesz", s->filesz);
+		kcore_json_u64(j, "memsz", s->memsz);
+		kcore_json_u64(j, "align", s->align);
 		if (m->holes[i].known) {
-			json_u64(j, "data_bytes", m->holes[i].data);
-			json_u64(j, "hole_bytes", m->holes[i].hole);
+			kcore_json_u64(j, "data_bytes", m->holes[i].data);
+			kcore_json_u64(j, "hole_bytes", m->holes[i].hole);
 		}
-		json_object_end(j);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
+	kcore_json_array_end(j);
 }
 
-static void json_timeval(struct json *j, const char *key,
+static void json_timeval(struct kcore_json *j, const char *key,
 			 const struct kcore_timeval *tv)
 {
-	json_object_begin(j, key);
-	json_i64(j, "sec", tv->sec);
-	json_i64(j, "usec", tv->usec);
-	json_object_end(j);
+	kcore_json_object_begin(j, key);
+	kcore_json_i64(j, "sec", tv->sec);
+	kcore_json_i64(j, "usec", tv->usec);
+	kcore_json_object_end(j);
 }
 
-static void json_note_body(struct json *j, const struct info_model *m,
+static void json_note_body(struct kcore_json *j, const struct info_model *m,
 			   const struct kcore_note *note)
 {
 	struct kcore_error *err = NULL;
@@ -796,29 +798,29 @@ static void json_note_body(struct json *j, const struct info_model *m,
 
 		err = kcore_note_prstatus(m->src, note, &st);
 		if (!err) {
-			json_object_begin(j, "prstatus");
-			json_i64(j, "pid", st.pid);
-			json_i64(j, "ppid", st.ppid);
-			json_i64(j, "pgrp", st.pgrp);
-			json_i64(j, "sid", st.sid);
-			json_i64(j, "signal", st.cursig);
-			json_string(j, "signal_name",
-				    kcore_signal_name(st.cursig));
-			json_i64(j, "si_signo", st.signo);
-			json_i64(j, "si_code", st.code);
-			json_i64(j, "si_errno", st.err);
-			json_hex(j, "sigpend", st.sigpend);
-			json_hex(j, "sighold", st.sighold);
+			kcore_json_object_begin(j, "prstatus");
+			kcore_json_i64(j, "pid", st.pid);
+			kcore_json_i64(j, "ppid", st.ppid);
+			kcore_json_i64(j, "pgrp", st.pgrp);
+			kcore_json_i64(j, "sid", st.sid);
+			kcore_json_i64(j, "signal", st.cursig);
+			kcore_json_string(j, "signal_name",
+					  kcore_signal_name(st.cursig));
+			kcore_json_i64(j, "si_signo", st.signo);
+			kcore_json_i64(j, "si_code", st.code);
+			kcore_json_i64(j, "si_errno", st.err);
+			kcore_json_hex(j, "sigpend", st.sigpend);
+			kcore_json_hex(j, "sighold", st.sighold);
 			json_timeval(j, "utime", &st.utime);
 			json_timeval(j, "stime", &st.stime);
 			json_timeval(j, "cutime", &st.cutime);
 			json_timeval(j, "cstime", &st.cstime);
-			json_object_begin(j, "registers");
+			kcore_json_object_begin(j, "registers");
 			for (unsigned i = 0; i < st.nregs; i++)
-				json_hex(j, st.reg_names[i], st.regs[i]);
-			json_object_end(j);
-			json_i64(j, "fpvalid", st.fpvalid);
-			json_object_end(j);
+				kcore_json_hex(j, st.reg_names[i], st.regs[i]);
+			kcore_json_object_end(j);
+			kcore_json_i64(j, "fpvalid", st.fpvalid);
+			kcore_json_object_end(j);
 		}
 	} else if (core && note->type == NT_PRPSINFO) {
 		struct kcore_prpsinfo ps;
@@ -827,40 +829,40 @@ static void json_note_body(struct json *j, const struct info_model *m,
 		if (!err) {
 			char sname[2] = { ps.sname, 0 };
 
-			json_object_begin(j, "prpsinfo");
-			json_i64(j, "state", ps.state);
-			json_string(j, "sname", sname);
-			json_i64(j, "zomb", ps.zomb);
-			json_i64(j, "nice", ps.nice);
-			json_hex(j, "flag", ps.flag);
-			json_u64(j, "uid", ps.uid);
-			json_u64(j, "gid", ps.gid);
-			json_i64(j, "pid", ps.pid);
-			json_i64(j, "ppid", ps.ppid);
-			json_i64(j, "pgrp", ps.pgrp);
-			json_i64(j, "sid", ps.sid);
-			json_string(j, "fname", ps.fname);
-			json_string(j, "psargs", ps.psargs);
-			json_object_end(j);
+			kcore_json_object_begin(j, "prpsinfo");
+			kcore_json_i64(j, "state", ps.state);
+			kcore_json_string(j, "sname", sname);
+			kcore_json_i64(j, "zomb", ps.zomb);
+			kcore_json_i64(j, "nice", ps.nice);
+			kcore_json_hex(j, "flag", ps.flag);
+			kcore_json_u64(j, "uid", ps.uid);
+			kcore_json_u64(j, "gid", ps.gid);
+			kcore_json_i64(j, "pid", ps.pid);
+			kcore_json_i64(j, "ppid", ps.ppid);
+			kcore_json_i64(j, "pgrp", ps.pgrp);
+			kcore_json_i64(j, "sid", ps.sid);
+			kcore_json_string(j, "fname", ps.fname);
+			kcore_json_string(j, "psargs", ps.psargs);
+			kcore_json_object_end(j);
 		}
 	} else if (core && note->type == NT_SIGINFO) {
 		struct kcore_siginfo si;
 
 		err = kcore_note_siginfo(m->src, note, &si);
 		if (!err) {
-			json_object_begin(j, "siginfo");
-			json_i64(j, "signo", si.signo);
-			json_string(j, "signal_name",
-				    kcore_signal_name(si.signo));
-			json_i64(j, "code", si.code);
-			json_i64(j, "errno", si.err);
+			kcore_json_object_begin(j, "siginfo");
+			kcore_json_i64(j, "signo", si.signo);
+			kcore_json_string(j, "signal_name",
+					  kcore_signal_name(si.signo));
+			kcore_json_i64(j, "code", si.code);
+			kcore_json_i64(j, "errno", si.err);
 			if (si.has_addr)
-				json_hex(j, "addr", si.addr);
+				kcore_json_hex(j, "addr", si.addr);
 			if (si.has_sender) {
-				json_i64(j, "sender_pid", si.pid);
-				json_u64(j, "sender_uid", si.uid);
+				kcore_json_i64(j, "sender_pid", si.pid);
+				kcore_json_u64(j, "sender_uid", si.uid);
 			}
-			json_object_end(j);
+			kcore_json_object_end(j);
 		}
 	} else if (core && note->type == NT_AUXV) {
 		struct kcore_auxv_entry *av;
@@ -868,16 +870,16 @@ static void json_note_body(struct json *j, const struct info_model *m,
 
 		err = kcore_note_auxv(m->src, note, &av, &n);
 		if (!err) {
-			json_array_begin(j, "auxv");
+			kcore_json_array_begin(j, "auxv");
 			for (size_t i = 0; i < n; i++) {
-				json_object_begin(j, NULL);
-				json_u64(j, "type", av[i].type);
-				json_string(j, "name",
-					    kcore_auxv_name(av[i].type));
-				json_hex(j, "value", av[i].value);
-				json_object_end(j);
+				kcore_json_object_begin(j, NULL);
+				kcore_json_u64(j, "type", av[i].type);
+				kcore_json_string(j, "name",
+						  kcore_auxv_name(av[i].type));
+				kcore_json_hex(j, "value", av[i].value);
+				kcore_json_object_end(j);
 			}
-			json_array_end(j);
+			kcore_json_array_end(j);
 			free(av);
 		}
 	} else if (core && note->type == NT_FILE) {
@@ -885,26 +887,28 @@ static void json_note_body(struct json *j, const struct info_model *m,
 
 		err = kcore_note_file(m->src, note, &ft);
 		if (!err) {
-			json_object_begin(j, "file");
-			json_u64(j, "page_size", ft.page_size);
-			json_u64(j, "count", ft.count);
-			json_array_begin(j, "mappings");
+			kcore_json_object_begin(j, "file");
+			kcore_json_u64(j, "page_size", ft.page_size);
+			kcore_json_u64(j, "count", ft.count);
+			kcore_json_array_begin(j, "mappings");
 			for (size_t i = 0; i < ft.count; i++) {
-				json_object_begin(j, NULL);
-				json_hex(j, "start", ft.entries[i].start);
-				json_hex(j, "end", ft.entries[i].end);
-				json_hex(j, "offset", ft.entries[i].offset);
-				json_string(j, "path", ft.entries[i].name);
-				json_object_end(j);
+				kcore_json_object_begin(j, NULL);
+				kcore_json_hex(j, "start", ft.entries[i].start);
+				kcore_json_hex(j, "end", ft.entries[i].end);
+				kcore_json_hex(j, "offset",
+					       ft.entries[i].offset);
+				kcore_json_string(j, "path",
+						  ft.entries[i].name);
+				kcore_json_object_end(j);
 			}
-			json_array_end(j);
-			json_object_end(j);
+			kcore_json_array_end(j);
+			kcore_json_object_end(j);
 			free(ft.entries);
 		}
 	} else if (core && note->type == NT_TASKSTRUCT) {
-		json_object_begin(j, "taskstruct");
-		json_u64(j, "size", note->descsz);
-		json_object_end(j);
+		kcore_json_object_begin(j, "taskstruct");
+		kcore_json_u64(j, "size", note->descsz);
+		kcore_json_object_end(j);
 	} else if (is_meta_note(note)) {
 		struct kcore_metadata md;
 
@@ -917,49 +921,50 @@ static void json_note_body(struct json *j, const struct info_model *m,
 	if (err) {
 		char *msg = kcore_error_describe(err);
 
-		json_string(j, "decode_error", msg ? msg : "out of memory");
+		kcore_json_string(j, "decode_error",
+				  msg ? msg : "out of memory");
 		free(msg);
 		kcore_error_destroy(err);
 	}
 }
 
-static void json_notes(struct json *j, const struct info_model *m)
+static void json_notes(struct kcore_json *j, const struct info_model *m)
 {
 	size_t n = kcore_source_nnotes(m->src);
 
-	json_array_begin(j, "notes");
+	kcore_json_array_begin(j, "notes");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_note *note = kcore_source_note(m->src, i);
 
-		json_object_begin(j, NULL);
-		json_u64(j, "index", i);
-		json_string(j, "name", note->name);
-		json_u64(j, "type", note->type);
-		json_string(j, "type_name",
-			    kcore_note_type_name(note->name, note->type));
-		json_u64(j, "size", note->descsz);
-		json_hex(j, "offset", note->offset);
-		json_u64(j, "segment", note->segment);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_u64(j, "index", i);
+		kcore_json_string(j, "name", note->name);
+		kcore_json_u64(j, "type", note->type);
+		kcore_json_string(j, "type_name",
+				  kcore_note_type_name(note->name, note->type));
+		kcore_json_u64(j, "size", note->descsz);
+		kcore_json_hex(j, "offset", note->offset);
+		kcore_json_u64(j, "segment", note->segment);
 		json_note_body(j, m, note);
-		json_object_end(j);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
+	kcore_json_array_end(j);
 }
 
-static void json_vmcoreinfo(struct json *j, const struct info_model *m)
+static void json_vmcoreinfo(struct kcore_json *j, const struct info_model *m)
 {
 	const struct kcore_vmcoreinfo *vi = kcore_source_vmcoreinfo(m->src);
 	size_t n, len;
 	const char *text;
 
 	if (!vi) {
-		json_null(j, "vmcoreinfo");
+		kcore_json_null(j, "vmcoreinfo");
 		return;
 	}
 	n = kcore_vmcoreinfo_count(vi);
-	json_object_begin(j, "vmcoreinfo");
-	json_string(j, "origin", m->info->vmcoreinfo_origin);
-	json_object_begin(j, "summary");
+	kcore_json_object_begin(j, "vmcoreinfo");
+	kcore_json_string(j, "origin", m->info->vmcoreinfo_origin);
+	kcore_json_object_begin(j, "summary");
 	for (size_t i = 0; i < sizeof(summary_keys) / sizeof(summary_keys[0]);
 	     i++) {
 		const struct summary_key *k = &summary_keys[i];
@@ -968,14 +973,14 @@ static void json_vmcoreinfo(struct json *j, const struct info_model *m)
 		if (!kcore_vmcoreinfo_get(vi, k->key))
 			continue;
 		if (k->hex && kcore_vmcoreinfo_get_u64(vi, k->key, &v))
-			json_hex(j, k->json, v);
+			kcore_json_hex(j, k->json, v);
 		else
-			json_string(j, k->json,
-				    kcore_vmcoreinfo_get(vi, k->key));
+			kcore_json_string(j, k->json,
+					  kcore_vmcoreinfo_get(vi, k->key));
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 	/* One member per key; the last line wins, as in the look-ups. */
-	json_object_begin(j, "lines");
+	kcore_json_object_begin(j, "lines");
 	for (size_t i = 0; i < n; i++) {
 		const struct kcore_vmcoreinfo_entry *e =
 			kcore_vmcoreinfo_entry(vi, i);
@@ -985,26 +990,26 @@ static void json_vmcoreinfo(struct json *j, const struct info_model *m)
 			later = !strcmp(kcore_vmcoreinfo_entry(vi, k)->key,
 					e->key);
 		if (!later)
-			json_string(j, e->key, e->value);
+			kcore_json_string(j, e->key, e->value);
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 	text = kcore_vmcoreinfo_text(vi, &len);
-	json_string_len(j, "text", text, len);
-	json_object_end(j);
+	kcore_json_string_len(j, "text", text, len);
+	kcore_json_object_end(j);
 }
 
-static void json_modules(struct json *j, const struct info_model *m)
+static void json_modules(struct kcore_json *j, const struct info_model *m)
 {
 	if (!m->modules_listed)
 		return;
-	json_array_begin(j, "modules");
+	kcore_json_array_begin(j, "modules");
 	for (size_t i = 0; i < m->nmodules; i++) {
 		const struct kcore_module *mod = &m->modules[i];
 
-		json_object_begin(j, NULL);
-		json_string(j, "name", mod->name);
-		json_hex(j, "start", mod->start);
-		json_hex(j, "end", mod->end);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_string(j, "name", mod->name);
+		kcore_json_hex(j, "start", mod->start);
+		kcore_json_hex(j, "end", mod->end);
 		if (mod->build_id_len) {
 			char hex[2 * 64 + 1];
 			size_t len =
@@ -1013,27 +1018,28 @@ static void json_modules(struct json *j, const struct info_model *m)
 			for (size_t k = 0; k < len; k++)
 				snprintf(hex + 2 * k, 3, "%02x",
 					 mod->build_id[k]);
-			json_string(j, "build_id", hex);
-			json_hex(j, "build_id_vaddr", mod->build_id_vaddr);
+			kcore_json_string(j, "build_id", hex);
+			kcore_json_hex(j, "build_id_vaddr",
+				       mod->build_id_vaddr);
 		} else {
-			json_null(j, "build_id");
+			kcore_json_null(j, "build_id");
 		}
-		json_string(j, "file", mod->file);
-		json_bool(j, "elf_in_core", mod->elf_in_core);
-		json_string(j, "debug_file", mod->debug_file);
-		json_object_end(j);
+		kcore_json_string(j, "file", mod->file);
+		kcore_json_bool(j, "elf_in_core", mod->elf_in_core);
+		kcore_json_string(j, "debug_file", mod->debug_file);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
+	kcore_json_array_end(j);
 	if (m->modules_error)
-		json_string(j, "modules_error", m->modules_error);
+		kcore_json_string(j, "modules_error", m->modules_error);
 }
 
 void render_info_json(FILE *f, const struct info_model *m)
 {
-	struct json j;
+	struct kcore_json j;
 
-	json_init(&j, f);
-	json_object_begin(&j, NULL);
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
 	json_source(&j, m);
 	if (m->show_segments) {
 		json_segments(&j, m);
@@ -1045,6 +1051,6 @@ void render_info_json(FILE *f, const struct info_model *m)
 	}
 	if (m->show_read_time)
 		cli_read_time_json(&j, m->read_time_addr, &m->read_time);
-	json_object_end(&j);
-	json_finish(&j);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 }

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/corehandler.h"
 #include "kcoredump/verify.h"
 #include "store-dump.h"
@@ -67,21 +67,21 @@ int store_dump(struct cli_ctx *ctx, const char *cmd, const char *dir, int argc,
 	FILE *f = strcmp(output, "-") == 0 ? stderr : stdout;
 
 	if (ctx->json) {
-		struct json j;
+		struct kcore_json j;
 
-		json_init(&j, f);
-		json_object_begin(&j, NULL);
-		json_string(&j, "source", path);
+		kcore_json_init(&j, f);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "source", path);
 		if (strcmp(output, "-") == 0)
-			json_null(&j, "path");
+			kcore_json_null(&j, "path");
 		else
-			json_string(&j, "path", output);
-		json_u64(&j, "bytes", size);
-		json_object_begin(&j, "stored");
+			kcore_json_string(&j, "path", output);
+		kcore_json_u64(&j, "bytes", size);
+		kcore_json_object_begin(&j, "stored");
 		store_json_core(&j, c);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+		kcore_json_object_end(&j);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
 	} else if (!quiet) {
 		fprintf(f, "kcoredump %s: %s (%" PRIu64 " bytes) to %s\n", cmd,
 			cli_esc(path), size,

@@ -15,7 +15,7 @@
 
 #include "kcoredump/notes.h"
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "store-match.h"
 
 static const char *const field_names[F_NUM] = { "PID",	  "UID",  "GID",
@@ -302,28 +302,28 @@ char *store_core_path(const char *dir, const struct kcore_stored_core *c)
 	return s;
 }
 
-void store_json_core(struct json *j, const struct kcore_stored_core *c)
+void store_json_core(struct kcore_json *j, const struct kcore_stored_core *c)
 {
-	json_string(j, "core", c->core_name);
-	json_string(j, "metadata", c->meta_name);
-	json_string(j, "subdir", c->subdir);
-	json_bool(j, "core_present", c->core_present);
-	json_i64(j, "pid", c->pid);
-	json_i64(j, "uid", c->uid);
-	json_i64(j, "gid", c->gid);
-	json_i64(j, "signal", c->signal);
-	json_i64(j, "time", c->time);
-	json_string(j, "comm", c->comm);
-	json_string(j, "executable", c->exe);
-	json_u64(j, "stream_bytes", c->stream_bytes);
-	json_u64(j, "file_size", c->file_size);
-	json_u64(j, "allocated_bytes", c->allocated_bytes);
-	json_string(j, "status", c->reason);
-	json_string(j, "crash_frame", c->crash_frame);
+	kcore_json_string(j, "core", c->core_name);
+	kcore_json_string(j, "metadata", c->meta_name);
+	kcore_json_string(j, "subdir", c->subdir);
+	kcore_json_bool(j, "core_present", c->core_present);
+	kcore_json_i64(j, "pid", c->pid);
+	kcore_json_i64(j, "uid", c->uid);
+	kcore_json_i64(j, "gid", c->gid);
+	kcore_json_i64(j, "signal", c->signal);
+	kcore_json_i64(j, "time", c->time);
+	kcore_json_string(j, "comm", c->comm);
+	kcore_json_string(j, "executable", c->exe);
+	kcore_json_u64(j, "stream_bytes", c->stream_bytes);
+	kcore_json_u64(j, "file_size", c->file_size);
+	kcore_json_u64(j, "allocated_bytes", c->allocated_bytes);
+	kcore_json_string(j, "status", c->reason);
+	kcore_json_string(j, "crash_frame", c->crash_frame);
 	if (c->journal_entry >= 0)
-		json_bool(j, "journal_entry", c->journal_entry);
+		kcore_json_bool(j, "journal_entry", c->journal_entry);
 	else
-		json_null(j, "journal_entry");
+		kcore_json_null(j, "journal_entry");
 }
 
 int store_newest_match(struct cli_ctx *ctx, const char *cmd, const char *dir,

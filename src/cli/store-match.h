@@ -32,10 +32,10 @@ bool store_matches(const struct kcore_stored_core *c, const struct match *m,
 bool store_parse_time(const char *s, bool until, int64_t *ret);
 
 struct cli_ctx;
-struct json;
+struct kcore_json;
 /* The fields of core c for list --json and show --json, as the members
  * of an object left open for more. */
-void store_json_core(struct json *j, const struct kcore_stored_core *c);
+void store_json_core(struct kcore_json *j, const struct kcore_stored_core *c);
 /*
  * Option opt ('S' or 'U') of command cmd with argument arg into *since
  * or *until.  -1 when it parses, else the exit status of the usage error

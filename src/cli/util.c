@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "json.h"
+#include "kcoredump/json.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/text.h"
 
@@ -40,24 +40,25 @@ int cli_fail(struct cli_ctx *ctx, struct kcore_error *err)
 	fprintf(stderr, "kcoredump: %s\n",
 		msg ? cli_esc(msg) : "out of memory");
 	if (ctx && ctx->json) {
-		struct json j;
+		struct kcore_json j;
 
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_object_begin(&j, "error");
-		json_string(&j, "kind", kcore_error_code_name(err->code));
-		json_string(&j, "message", msg ? msg : "out of memory");
-		json_string(&j, "path", err->path);
+		kcore_json_init(&j, stdout);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_object_begin(&j, "error");
+		kcore_json_string(&j, "kind", kcore_error_code_name(err->code));
+		kcore_json_string(&j, "message", msg ? msg : "out of memory");
+		kcore_json_string(&j, "path", err->path);
 		if (err->has_offset)
-			json_hex(&j, "offset", err->offset);
+			kcore_json_hex(&j, "offset", err->offset);
 		else
-			json_null(&j, "offset");
+			kcore_json_null(&j, "offset");
 		if (err->errnum)
-			json_string(&j, "errno", strerrorname_np(err->errnum));
-		json_i64(&j, "exit_status", status);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+			kcore_json_string(&j, "errno",
+					  strerrorname_np(err->errnum));
+		kcore_json_i64(&j, "exit_status", status);
+		kcore_json_object_end(&j);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
 	}
 	free(msg);
 	kcore_error_destroy(err);
@@ -113,20 +114,20 @@ int cli_usage_fail(struct cli_ctx *ctx, const char *cmd,
 	return status;
 }
 
-void cli_json_detail(struct json *j, const struct kcore_dump_detail *d)
+void cli_json_detail(struct kcore_json *j, const struct kcore_dump_detail *d)
 {
-	json_object_begin(j, d->object);
+	kcore_json_object_begin(j, d->object);
 	for (size_t i = 0; i < d->nfields && i < KCORE_DETAIL_FIELDS; i++) {
 		const struct kcore_detail_field *f = &d->fields[i];
 
 		if (f->type == KCORE_DETAIL_STRING)
-			json_string(j, f->key, f->str);
+			kcore_json_string(j, f->key, f->str);
 		else if (f->type == KCORE_DETAIL_BOOL)
-			json_bool(j, f->key, f->u64 != 0);
+			kcore_json_bool(j, f->key, f->u64 != 0);
 		else
-			json_u64(j, f->key, f->u64);
+			kcore_json_u64(j, f->key, f->u64);
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
 int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
@@ -141,23 +142,23 @@ int cli_usage_error(struct cli_ctx *ctx, const char *cmd, const char *fmt, ...)
 		cmd ? cmd : "");
 	if (ctx && ctx->json) {
 		char *msg = NULL;
-		struct json j;
+		struct kcore_json j;
 
 		va_start(ap, fmt);
 		if (vasprintf(&msg, fmt, ap) < 0)
 			msg = NULL;
 		va_end(ap);
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_object_begin(&j, "error");
-		json_string(&j, "kind", "usage");
-		json_string(&j, "message", msg ? msg : "usage error");
-		json_null(&j, "path");
-		json_null(&j, "offset");
-		json_i64(&j, "exit_status", EXIT_USAGE);
-		json_object_end(&j);
-		json_object_end(&j);
-		json_finish(&j);
+		kcore_json_init(&j, stdout);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_object_begin(&j, "error");
+		kcore_json_string(&j, "kind", "usage");
+		kcore_json_string(&j, "message", msg ? msg : "usage error");
+		kcore_json_null(&j, "path");
+		kcore_json_null(&j, "offset");
+		kcore_json_i64(&j, "exit_status", EXIT_USAGE);
+		kcore_json_object_end(&j);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
 		free(msg);
 	}
 	return EXIT_USAGE;
@@ -291,36 +292,39 @@ void cli_dump_incomplete_text(FILE *f, const struct kcore_dump_result *r,
 			   "(it does not say how much is missing)\n");
 }
 
-void cli_dump_incomplete_json(struct json *j, const struct kcore_dump_result *r)
+void cli_dump_incomplete_json(struct kcore_json *j,
+			      const struct kcore_dump_result *r)
 {
-	json_bool(j, "complete", !kcore_dump_incomplete(r));
+	kcore_json_bool(j, "complete", !kcore_dump_incomplete(r));
 	if (!kcore_dump_incomplete(r)) {
-		json_null(j, "incomplete");
+		kcore_json_null(j, "incomplete");
 	} else {
-		json_object_begin(j, "incomplete");
-		json_u64(j, "unreadable_bytes", r->stats.bytes_unreadable);
-		json_u64(j, "unreadable_ranges", r->nerrors);
-		json_bool(j, "source_incomplete", r->source_incomplete);
-		json_u64(j, "source_unreadable_bytes",
-			 r->source_unreadable_bytes);
-		json_u64(j, "source_unreadable_ranges",
-			 r->source_unreadable_ranges);
-		json_object_end(j);
+		kcore_json_object_begin(j, "incomplete");
+		kcore_json_u64(j, "unreadable_bytes",
+			       r->stats.bytes_unreadable);
+		kcore_json_u64(j, "unreadable_ranges", r->nerrors);
+		kcore_json_bool(j, "source_incomplete", r->source_incomplete);
+		kcore_json_u64(j, "source_unreadable_bytes",
+			       r->source_unreadable_bytes);
+		kcore_json_u64(j, "source_unreadable_ranges",
+			       r->source_unreadable_ranges);
+		kcore_json_object_end(j);
 	}
-	json_array_begin(j, "read_errors");
+	kcore_json_array_begin(j, "read_errors");
 	for (size_t i = 0; i < r->nerrors; i++) {
 		const struct kcore_read_error *e = &r->errors[i];
 
-		json_object_begin(j, NULL);
-		json_hex(j, "offset", e->offset);
-		json_u64(j, "length", e->len);
-		json_u64(j, "segment", e->segment);
-		json_hex(j, "segment_offset", e->seg_offset);
-		json_string(j, "error",
-			    e->message ? e->message : strerror(e->errnum));
-		json_object_end(j);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_hex(j, "offset", e->offset);
+		kcore_json_u64(j, "length", e->len);
+		kcore_json_u64(j, "segment", e->segment);
+		kcore_json_hex(j, "segment_offset", e->seg_offset);
+		kcore_json_string(j, "error",
+				  e->message ? e->message
+					     : strerror(e->errnum));
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
+	kcore_json_array_end(j);
 }
 
 int cli_dump_status(const struct kcore_dump_result *r, bool quiet,
@@ -419,7 +423,7 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
 
-	if (r->digest_location && strcmp(r->digest_location, "none") == 0) {
+	if (r->digest_location == KCORE_DIGESTS_NONE) {
 		fprintf(f, "  file sha256:  none (--hash none)\n");
 		return;
 	}
@@ -441,13 +445,14 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 			   "order)\n");
 	}
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
-	if (nostore && r->digest_location &&
-	    strcmp(r->digest_location, "summary") == 0)
+	if (nostore && r->digest_location == KCORE_DIGESTS_SUMMARY)
 		fprintf(f, "  segment root: %s (not stored: %s has no notes)\n",
 			hex, nostore);
 	else
 		fprintf(f, "  segment root: %s (digests in the %s)\n", hex,
-			r->digest_location ? r->digest_location : "-");
+			r->digest_location
+				? kcore_digest_location_name(r->digest_location)
+				: "-");
 }
 
 void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st)
@@ -461,64 +466,66 @@ void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st)
 		st->publish_seconds);
 }
 
-void cli_dump_time_json(struct json *j, const struct kcore_dump_stats *st)
+void cli_dump_time_json(struct kcore_json *j, const struct kcore_dump_stats *st)
 {
-	json_object_begin(j, "phases");
-	json_double(j, "read_seconds", st->read_seconds);
-	json_double(j, "finish_seconds", st->finish_seconds);
-	json_double(j, "file_sha256_seconds", st->file_hash_seconds);
-	json_double(j, "publish_seconds", st->publish_seconds);
-	json_double(j, "file_sha256_thread_seconds",
-		    st->file_hash_busy_seconds);
-	json_double(j, "total_seconds", st->elapsed);
-	json_object_end(j);
+	kcore_json_object_begin(j, "phases");
+	kcore_json_double(j, "read_seconds", st->read_seconds);
+	kcore_json_double(j, "finish_seconds", st->finish_seconds);
+	kcore_json_double(j, "file_sha256_seconds", st->file_hash_seconds);
+	kcore_json_double(j, "publish_seconds", st->publish_seconds);
+	kcore_json_double(j, "file_sha256_thread_seconds",
+			  st->file_hash_busy_seconds);
+	kcore_json_double(j, "total_seconds", st->elapsed);
+	kcore_json_object_end(j);
 }
 
-void cli_dump_stats_json(struct json *j, const struct kcore_dump_stats *st)
+void cli_dump_stats_json(struct kcore_json *j,
+			 const struct kcore_dump_stats *st)
 {
-	json_object_begin(j, "stats");
-	json_u64(j, "bytes_total", st->bytes_total);
-	json_u64(j, "bytes_read", st->bytes_read);
-	json_u64(j, "bytes_hole", st->bytes_hole);
-	json_u64(j, "bytes_excluded", st->bytes_excluded);
-	json_u64(j, "bytes_zero", st->bytes_zero);
-	json_u64(j, "bytes_written", st->bytes_written);
-	json_u64(j, "bytes_unreadable", st->bytes_unreadable);
-	json_double(j, "seconds", st->elapsed);
-	json_double(j, "read_seconds", st->read_seconds);
+	kcore_json_object_begin(j, "stats");
+	kcore_json_u64(j, "bytes_total", st->bytes_total);
+	kcore_json_u64(j, "bytes_read", st->bytes_read);
+	kcore_json_u64(j, "bytes_hole", st->bytes_hole);
+	kcore_json_u64(j, "bytes_excluded", st->bytes_excluded);
+	kcore_json_u64(j, "bytes_zero", st->bytes_zero);
+	kcore_json_u64(j, "bytes_written", st->bytes_written);
+	kcore_json_u64(j, "bytes_unreadable", st->bytes_unreadable);
+	kcore_json_double(j, "seconds", st->elapsed);
+	kcore_json_double(j, "read_seconds", st->read_seconds);
 	/* Binary units, as the text's MiB/s (issue 46: was decimal MB/s
 	 * as read_mb_per_s), over the read (issue 40). */
-	json_double(j, "read_mib_per_s",
-		    st->read_seconds > 0
-			    ? (double)st->bytes_read / st->read_seconds /
-				      (1024.0 * 1024.0)
-			    : 0);
-	json_bool(j, "seek_data", st->seek_data);
+	kcore_json_double(j, "read_mib_per_s",
+			  st->read_seconds > 0
+				  ? (double)st->bytes_read / st->read_seconds /
+					    (1024.0 * 1024.0)
+				  : 0);
+	kcore_json_bool(j, "seek_data", st->seek_data);
 	cli_dump_time_json(j, st);
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
-void cli_dump_hashes_json(struct json *j, const struct kcore_dump_result *r)
+void cli_dump_hashes_json(struct kcore_json *j,
+			  const struct kcore_dump_result *r)
 {
 	char hex[2 * KCORE_DIGEST_LEN + 1];
-	bool none =
-		r->digest_location && strcmp(r->digest_location, "none") == 0;
+	bool none = r->digest_location == KCORE_DIGESTS_NONE;
 
 	if (!none && r->has_file_sha256) {
 		kcore_hex(r->file_sha256, KCORE_DIGEST_LEN, hex);
-		json_string(j, "file_sha256", hex);
+		kcore_json_string(j, "file_sha256", hex);
 	} else {
-		json_null(j, "file_sha256");
+		kcore_json_null(j, "file_sha256");
 		if (r->file_sha256_skipped)
-			json_u64(j, "file_sha256_skipped_hole_bytes",
-				 r->file_sha256_skipped);
+			kcore_json_u64(j, "file_sha256_skipped_hole_bytes",
+				       r->file_sha256_skipped);
 	}
 	kcore_hex(r->digest, KCORE_DIGEST_LEN, hex);
 	if (none)
-		json_null(j, "segment_digest_root");
+		kcore_json_null(j, "segment_digest_root");
 	else
-		json_string(j, "segment_digest_root", hex);
-	json_string(j, "digests", r->digest_location);
+		kcore_json_string(j, "segment_digest_root", hex);
+	kcore_json_string(j, "digests",
+			  kcore_digest_location_name(r->digest_location));
 }
 
 int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,
@@ -593,24 +600,24 @@ void cli_read_time_text(FILE *f, uint64_t addr, const struct cli_read_time *rt)
 		rt->w.cell_offset, rt->w.cell_length);
 }
 
-void cli_read_time_json(struct json *j, uint64_t addr,
+void cli_read_time_json(struct kcore_json *j, uint64_t addr,
 			const struct cli_read_time *rt)
 {
-	json_object_begin(j, "read_time");
-	json_hex(j, "address", addr);
-	json_bool(j, "known", rt->known);
-	json_string(j, "why", rt->why);
+	kcore_json_object_begin(j, "read_time");
+	kcore_json_hex(j, "address", addr);
+	kcore_json_bool(j, "known", rt->known);
+	kcore_json_string(j, "why", rt->why);
 	if (rt->known) {
-		json_bool(j, "physical", rt->physical);
-		json_u64(j, "segment", rt->w.segment);
-		json_hex(j, "segment_offset", rt->w.seg_offset);
-		json_hex(j, "cell_offset", rt->w.cell_offset);
-		json_u64(j, "cell_length", rt->w.cell_length);
-		json_u64(j, "start_us", rt->w.start_us);
-		json_u64(j, "end_us", rt->w.end_us);
-		json_string(j, "read_start", rt->read_start);
+		kcore_json_bool(j, "physical", rt->physical);
+		kcore_json_u64(j, "segment", rt->w.segment);
+		kcore_json_hex(j, "segment_offset", rt->w.seg_offset);
+		kcore_json_hex(j, "cell_offset", rt->w.cell_offset);
+		kcore_json_u64(j, "cell_length", rt->w.cell_length);
+		kcore_json_u64(j, "start_us", rt->w.start_us);
+		kcore_json_u64(j, "end_us", rt->w.end_us);
+		kcore_json_string(j, "read_start", rt->read_start);
 	}
-	json_object_end(j);
+	kcore_json_object_end(j);
 }
 
 /* ---- --smear-check ---- */
@@ -665,62 +672,63 @@ void cli_smear_text(FILE *f, const struct kcore_smear *sm)
 			sm->nchanges);
 }
 
-static void smear_count_json(struct json *j, const char *key,
+static void smear_count_json(struct kcore_json *j, const char *key,
 			     const struct kcore_smear_count *c)
 {
-	json_object_begin(j, key);
-	json_u64(j, "pages", c->pages);
-	json_u64(j, "changed", c->changed);
-	json_object_end(j);
+	kcore_json_object_begin(j, key);
+	kcore_json_u64(j, "pages", c->pages);
+	kcore_json_u64(j, "changed", c->changed);
+	kcore_json_object_end(j);
 }
 
-void cli_smear_json(struct json *j, const struct kcore_smear *sm)
+void cli_smear_json(struct kcore_json *j, const struct kcore_smear *sm)
 {
 	if (!sm->checked) {
-		json_null(j, "smear");
+		kcore_json_null(j, "smear");
 		return;
 	}
-	json_object_begin(j, "smear");
-	json_bool(j, "live", sm->live);
-	json_double(j, "fraction", sm->fraction);
-	json_double(j, "seconds", sm->seconds);
-	json_u64(j, "bytes_read", sm->bytes_read);
-	json_u64(j, "pages", sm->all.pages);
-	json_u64(j, "pages_changed", sm->all.changed);
-	json_u64(j, "pages_unreadable", sm->pages_unreadable);
-	json_object_begin(j, "by_class");
+	kcore_json_object_begin(j, "smear");
+	kcore_json_bool(j, "live", sm->live);
+	kcore_json_double(j, "fraction", sm->fraction);
+	kcore_json_double(j, "seconds", sm->seconds);
+	kcore_json_u64(j, "bytes_read", sm->bytes_read);
+	kcore_json_u64(j, "pages", sm->all.pages);
+	kcore_json_u64(j, "pages_changed", sm->all.changed);
+	kcore_json_u64(j, "pages_unreadable", sm->pages_unreadable);
+	kcore_json_object_begin(j, "by_class");
 	for (int c = 0; c <= KCORE_CLASS_OTHER; c++)
 		if (sm->by_class[c].pages)
 			smear_count_json(j, kcore_segment_class_name(c),
 					 &sm->by_class[c]);
-	json_object_end(j);
-	json_array_begin(j, "by_gap");
+	kcore_json_object_end(j);
+	kcore_json_array_begin(j, "by_gap");
 	for (int g = 0; g < KCORE_SMEAR_GAPS; g++) {
-		json_object_begin(j, NULL);
-		json_double(j, "from_seconds",
-			    g ? kcore_smear_gap_limits[g - 1] : 0);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_double(j, "from_seconds",
+				  g ? kcore_smear_gap_limits[g - 1] : 0);
 		if (g < KCORE_SMEAR_GAPS - 1)
-			json_double(j, "to_seconds", kcore_smear_gap_limits[g]);
+			kcore_json_double(j, "to_seconds",
+					  kcore_smear_gap_limits[g]);
 		else
-			json_null(j, "to_seconds");
-		json_u64(j, "pages", sm->by_gap[g].pages);
-		json_u64(j, "changed", sm->by_gap[g].changed);
-		json_object_end(j);
+			kcore_json_null(j, "to_seconds");
+		kcore_json_u64(j, "pages", sm->by_gap[g].pages);
+		kcore_json_u64(j, "changed", sm->by_gap[g].changed);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
-	json_u64(j, "change_runs", sm->nchanges);
-	json_array_begin(j, "changes");
+	kcore_json_array_end(j);
+	kcore_json_u64(j, "change_runs", sm->nchanges);
+	kcore_json_array_begin(j, "changes");
 	for (size_t i = 0; i < sm->changes_listed; i++) {
 		const struct kcore_smear_change *c = &sm->changes[i];
 
-		json_object_begin(j, NULL);
-		json_u64(j, "segment", c->segment);
-		json_hex(j, "vaddr", c->vaddr);
-		json_hex(j, "offset", c->offset);
-		json_u64(j, "length", c->length);
-		json_double(j, "gap_seconds", c->gap_seconds);
-		json_object_end(j);
+		kcore_json_object_begin(j, NULL);
+		kcore_json_u64(j, "segment", c->segment);
+		kcore_json_hex(j, "vaddr", c->vaddr);
+		kcore_json_hex(j, "offset", c->offset);
+		kcore_json_u64(j, "length", c->length);
+		kcore_json_double(j, "gap_seconds", c->gap_seconds);
+		kcore_json_object_end(j);
 	}
-	json_array_end(j);
-	json_object_end(j);
+	kcore_json_array_end(j);
+	kcore_json_object_end(j);
 }

@@ -449,27 +449,6 @@ static void pagemap_tests(int dir_fd)
 	free(img);
 }
 
-/* Strings from the core in the metadata: valid UTF-8 kept, C1 and C0
- * controls escaped, a byte that is not UTF-8 U+FFFD. */
-static void json_str_tests(void)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return;
-	ch_json_str(f, "a\xc2\x85"
-		       "b\xc3\xa9\xff\x1b[31m\"\\\n\xe2\x82");
-	fclose(f);
-	is_str(buf,
-	       "\"a\\u0085b\xc3\xa9\\ufffd\\u001b[31m\\\"\\\\\\n"
-	       "\\ufffd\\ufffd\"",
-	       "metadata string: C1 and C0 escaped, UTF-8 kept, bad bytes "
-	       "U+FFFD");
-	free(buf);
-}
-
 /* The units of a cgroup path, as systemd names them. */
 static void cgroup_case(const char *path, const char *unit,
 			const char *user_unit, const char *slice,
@@ -603,7 +582,6 @@ int main(void)
 	}
 
 	pagemap_tests(dir_fd);
-	json_str_tests();
 
 	err = run(img, len, 4096, dir_fd, &cancel, &res);
 	ok(err != NULL, "cancelled before the headers: an error");

@@ -224,7 +224,7 @@ int main(void)
 	ok(res.nerrors == 1 && res.errors[0].len == BAD_LEN &&
 		   res.errors[0].errnum == EIO,
 	   "the read error is reported");
-	ok(!res.flattened && strcmp(res.digest_location, "note") == 0,
+	ok(!res.flattened && res.digest_location == KCORE_DIGESTS_NOTE,
 	   "a regular file, digests in the note");
 	kcore_dump_result_deinit(&res);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "coredir.h"
+#include "kcoredump/json.h"
 #include "kcoredump/output.h"
 
 /* A metadata file larger than this is not ours. */
@@ -75,79 +76,6 @@ struct kcore_error *kcore_coredir_open(const char *path, bool create,
 	return NULL;
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* A JSON string starting after its opening quote; NULL if malformed. */
-static char *json_string(const char *p)
-{
-	size_t len = strlen(p);
-	char *out = malloc(len + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (; *p && *p != '"'; p++) {
-		if (*p != '\\') {
-			*o++ = *p;
-			continue;
-		}
-		p++;
-		switch (*p) {
-		case 'n':
-			*o++ = '\n';
-			break;
-		case 't':
-			*o++ = '\t';
-			break;
-		case 'r':
-			*o++ = '\r';
-			break;
-		case 'b':
-			*o++ = '\b';
-			break;
-		case 'f':
-			*o++ = '\f';
-			break;
-		case 'u': {
-			int v = 0;
-
-			for (int i = 1; i <= 4; i++) {
-				int h = hexval(p[i]);
-
-				if (h < 0) {
-					free(out);
-					return NULL;
-				}
-				v = v * 16 + h;
-			}
-			/* We only write \u00XX for control bytes. */
-			*o++ = v < 256 ? (char)v : '?';
-			p += 4;
-			break;
-		}
-		case '\0':
-			free(out);
-			return NULL;
-		default:
-			*o++ = *p;
-		}
-	}
-	if (*p != '"') {
-		free(out);
-		return NULL;
-	}
-	*o = '\0';
-	return out;
-}
-
 /*
  * Our metadata has one top-level member per line, indented by two
  * spaces: pick the members we know from those lines.
@@ -178,8 +106,10 @@ static void parse_meta(struct kcore_stored_core *c, char *text)
 					      ? &c->crash_frame
 					      : NULL;
 
+			const char *v = val;
+
 			if (slot && !*slot)
-				*slot = json_string(val + 1);
+				*slot = kcore_json_unescape(&v, v + strlen(v));
 			continue;
 		}
 		if (strcmp(key, "journal_entry") == 0)

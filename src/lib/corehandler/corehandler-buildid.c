@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "corehandler-internal.h"
+#include "kcoredump/json.h"
 
 /* Bounds of what the helper reports. */
 #define MAX_MODULES  4096
@@ -504,99 +505,10 @@ static void pj_ws(struct pj *j)
 		j->p++;
 }
 
-static int hexval(char c)
-{
-	return c >= '0' && c <= '9'   ? c - '0'
-	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
-	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-				      : -1;
-}
-
-/* A JSON string at j->p, decoded (malloc()ed; \u0000 and surrogates
- * become U+FFFD), or NULL. */
+/* A JSON string at j->p, decoded (kcore_json_unescape()), or NULL. */
 static char *pj_string(struct pj *j)
 {
-	char *out, *o;
-
-	if (j->p >= j->end || *j->p != '"')
-		return NULL;
-	j->p++;
-	/* Decoding never grows a string by more than 3/2 (\uXXXX: 6 bytes
-	 * to at most 3). */
-	out = malloc((size_t)(j->end - j->p) * 2 + 1);
-	if (!out)
-		return NULL;
-	o = out;
-	while (j->p < j->end && *j->p != '"') {
-		unsigned char c = (unsigned char)*j->p++;
-		unsigned v = 0;
-
-		if (c < 0x20)
-			goto bad;
-		if (c != '\\') {
-			*o++ = (char)c;
-			continue;
-		}
-		if (j->p >= j->end)
-			goto bad;
-		c = (unsigned char)*j->p++;
-		switch (c) {
-		case '"':
-		case '\\':
-		case '/':
-			*o++ = (char)c;
-			continue;
-		case 'b':
-			*o++ = '\b';
-			continue;
-		case 'f':
-			*o++ = '\f';
-			continue;
-		case 'n':
-			*o++ = '\n';
-			continue;
-		case 'r':
-			*o++ = '\r';
-			continue;
-		case 't':
-			*o++ = '\t';
-			continue;
-		case 'u':
-			break;
-		default:
-			goto bad;
-		}
-		if (j->end - j->p < 4)
-			goto bad;
-		for (int i = 0; i < 4; i++) {
-			int h = hexval(j->p[i]);
-
-			if (h < 0)
-				goto bad;
-			v = v * 16 + (unsigned)h;
-		}
-		j->p += 4;
-		if (v == 0 || (v >= 0xd800 && v <= 0xdfff))
-			v = 0xfffd;
-		if (v < 0x80) {
-			*o++ = (char)v;
-		} else if (v < 0x800) {
-			*o++ = (char)(0xc0 | (v >> 6));
-			*o++ = (char)(0x80 | (v & 0x3f));
-		} else {
-			*o++ = (char)(0xe0 | (v >> 12));
-			*o++ = (char)(0x80 | ((v >> 6) & 0x3f));
-			*o++ = (char)(0x80 | (v & 0x3f));
-		}
-	}
-	if (j->p >= j->end)
-		goto bad;
-	j->p++;
-	*o = '\0';
-	return out;
-bad:
-	free(out);
-	return NULL;
+	return kcore_json_unescape(&j->p, j->end);
 }
 
 static void package_free(struct ch_package *p)

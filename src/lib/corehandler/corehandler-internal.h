@@ -400,7 +400,6 @@ void ch_place_facts(struct ch *ch);
 void ch_cgroup_units(struct ch_facts *f);
 
 /* ---- corehandler-meta.c ---- */
-void ch_json_str(FILE *f, const char *s);
 /* The backtrace as text, systemd-coredump's way ("Stack trace of
  * thread N:" and a line per frame); appended to f. */
 void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f);

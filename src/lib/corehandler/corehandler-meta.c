@@ -13,267 +13,226 @@
 #include <time.h>
 
 #include "corehandler-internal.h"
-#include "kcoredump/text.h"
-
-void ch_json_str(FILE *f, const char *s)
-{
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	kcore_json_string(f, s, strlen(s));
-}
+#include "kcoredump/json.h"
 
 static const char *format_name(enum kcore_compress c)
 {
 	return c == KCORE_COMPRESS_NONE ? "elf" : kcore_compress_name(c);
 }
 
-static void json_u64_or_null(FILE *f, bool have, uint64_t v)
+static void u64_or_null(struct kcore_json *j, const char *key, bool have,
+			uint64_t v)
 {
 	if (have)
-		fprintf(f, "%" PRIu64, v);
+		kcore_json_u64(j, key, v);
 	else
-		fputs("null", f);
+		kcore_json_null(j, key);
 }
 
 /* Who may read the core, and what that was decided from. */
-static void write_access(struct ch *ch, FILE *f)
+static void write_access(struct ch *ch, struct kcore_json *j)
 {
 	const struct ch_creds *c = &ch->creds;
 
-	fprintf(f, "  \"access\": {\"owner\": \"root\", \"user\": %s, ",
-		ch->user_access ? "true" : "false");
-	fputs("\"why\": ", f);
-	ch_json_str(f, ch->access_why);
-	fprintf(f, ", \"dump_mode\": ");
+	kcore_json_object_inline(j, "access");
+	kcore_json_string(j, "owner", "root");
+	kcore_json_bool(j, "user", ch->user_access);
+	kcore_json_string(j, "why", ch->access_why);
 	if (ch->o->crash.dump_mode >= 0)
-		fprintf(f, "%d", ch->o->crash.dump_mode);
+		kcore_json_i64(j, "dump_mode", ch->o->crash.dump_mode);
 	else
-		fputs("null", f);
-	fputs(", \"auxv_uid\": ", f);
-	json_u64_or_null(f, c->have_uid, c->uid);
-	fputs(", \"auxv_euid\": ", f);
-	json_u64_or_null(f, c->have_euid, c->euid);
-	fputs(", \"auxv_gid\": ", f);
-	json_u64_or_null(f, c->have_gid, c->gid);
-	fputs(", \"auxv_egid\": ", f);
-	json_u64_or_null(f, c->have_egid, c->egid);
-	fputs(", \"at_secure\": ", f);
-	json_u64_or_null(f, c->have_secure, c->secure);
-	fputs(", \"dir\": ", f);
-	ch_json_str(f, ch->res->subdir);
-	fputs("},\n", f);
+		kcore_json_null(j, "dump_mode");
+	u64_or_null(j, "auxv_uid", c->have_uid, c->uid);
+	u64_or_null(j, "auxv_euid", c->have_euid, c->euid);
+	u64_or_null(j, "auxv_gid", c->have_gid, c->gid);
+	u64_or_null(j, "auxv_egid", c->have_egid, c->egid);
+	u64_or_null(j, "at_secure", c->have_secure, c->secure);
+	kcore_json_string(j, "dir", ch->res->subdir);
+	kcore_json_object_end(j);
 }
 
 /* How the core came, and where the process ran. */
-static void write_received(struct ch *ch, FILE *f)
+static void write_received(struct ch *ch, struct kcore_json *j)
 {
 	const struct kcore_ch_peer *p = ch->o->peer;
 	const struct ch_place *pl = &ch->place;
 
-	fputs("  \"received\": {\"via\": ", f);
-	ch_json_str(f, kcore_ch_via_name(ch->o->via));
+	kcore_json_object_inline(j, "received");
+	kcore_json_string(j, "via", kcore_ch_via_name(ch->o->via));
 	if (p) {
-		fprintf(f, ", \"pidfd\": %s", p->pidfd >= 0 ? "true" : "false");
-		if (p->pidfd_why[0]) {
-			fputs(", \"pidfd_why_not\": ", f);
-			ch_json_str(f, p->pidfd_why);
+		kcore_json_bool(j, "pidfd", p->pidfd >= 0);
+		if (p->pidfd_why[0])
+			kcore_json_string(j, "pidfd_why_not", p->pidfd_why);
+		u64_or_null(j, "cgroup_id", p->have_cgroupid, p->cgroupid);
+		u64_or_null(j, "coredump_mask", p->have_coredump_mask,
+			    p->coredump_mask);
+		if (p->have_peercred) {
+			kcore_json_i64(j, "peer_pid", p->peer_pid);
+			kcore_json_u64(j, "peer_uid", p->peer_uid);
+			kcore_json_u64(j, "peer_gid", p->peer_gid);
 		}
-		fputs(", \"cgroup_id\": ", f);
-		json_u64_or_null(f, p->have_cgroupid, p->cgroupid);
-		fputs(", \"coredump_mask\": ", f);
-		json_u64_or_null(f, p->have_coredump_mask, p->coredump_mask);
-		if (p->have_peercred)
-			fprintf(f,
-				", \"peer_pid\": %" PRId64
-				", \"peer_uid\": %" PRIu32
-				", \"peer_gid\": %" PRIu32,
-				p->peer_pid, p->peer_uid, p->peer_gid);
-		if (ch->o->via == KCORE_CH_VIA_SOCKET_REQUEST)
-			fprintf(f,
-				", \"request\": {\"size\": %" PRIu32
-				", \"size_ack\": %" PRIu32
-				", \"mask\": \"0x%" PRIx64
-				"\", \"ack_mask\": \"0x%" PRIx64 "\"}",
-				p->req_size, p->req_size_ack, p->req_mask,
-				p->ack_mask);
+		if (ch->o->via == KCORE_CH_VIA_SOCKET_REQUEST) {
+			kcore_json_object_inline(j, "request");
+			kcore_json_u64(j, "size", p->req_size);
+			kcore_json_u64(j, "size_ack", p->req_size_ack);
+			kcore_json_hex(j, "mask", p->req_mask);
+			kcore_json_hex(j, "ack_mask", p->ack_mask);
+			kcore_json_object_end(j);
+		}
 	}
-	fputs(", \"ns_pid\": ", f);
 	if (pl->known && pl->ns_pid >= 0)
-		fprintf(f, "%" PRId64, pl->ns_pid);
+		kcore_json_i64(j, "ns_pid", pl->ns_pid);
 	else
-		fputs("null", f);
-	fputs(", \"in_container\": ", f);
-	fputs(!pl->known ? "null" : pl->container ? "true" : "false", f);
-	fputs(", \"namespaces\": ", f);
+		kcore_json_null(j, "ns_pid");
+	if (pl->known)
+		kcore_json_bool(j, "in_container", pl->container);
+	else
+		kcore_json_null(j, "in_container");
 	if (!pl->known) {
-		fputs("null", f);
+		kcore_json_null(j, "namespaces");
 	} else {
-		fputs("{", f);
-		for (int i = 0; i < CH_NS_NUM; i++) {
-			fprintf(f, "%s\"%s\": ", i ? ", " : "", pl->ns_name[i]);
-			ch_json_str(f, pl->ns[i][0] ? pl->ns[i] : NULL);
-		}
-		fputs("}, \"namespaces_differ\": [", f);
-		for (int i = 0, k = 0; i < CH_NS_NUM; i++)
+		kcore_json_object_inline(j, "namespaces");
+		for (int i = 0; i < CH_NS_NUM; i++)
+			kcore_json_string(j, pl->ns_name[i],
+					  pl->ns[i][0] ? pl->ns[i] : NULL);
+		kcore_json_object_end(j);
+		kcore_json_array_inline(j, "namespaces_differ");
+		for (int i = 0; i < CH_NS_NUM; i++)
 			if (pl->ns_differs[i])
-				fprintf(f, "%s\"%s\"", k++ ? ", " : "",
-					pl->ns_name[i]);
-		fputs("]", f);
+				kcore_json_string(j, NULL, pl->ns_name[i]);
+		kcore_json_array_end(j);
 	}
-	fputs("},\n", f);
+	kcore_json_object_end(j);
 }
 
-static void str_member(FILE *f, const char *key, const char *v)
+static void str_member(struct kcore_json *j, const char *key, const char *v)
 {
-	if (!v || !*v)
-		return;
-	fprintf(f, "  \"%s\": ", key);
-	ch_json_str(f, v);
-	fputs(",\n", f);
+	if (v && *v)
+		kcore_json_string(j, key, v);
 }
 
 /* What systemd-coredump records of the process: each member only when
  * known; one per line, arrays and objects on theirs. */
-static void write_facts(struct ch *ch, FILE *f)
+static void write_facts(struct ch *ch, struct kcore_json *j)
 {
 	const struct ch_facts *x = &ch->facts;
 
 	/* Why /proc/PID was not looked at (then only the machine's facts
 	 * below are there). */
-	if (!ch->proc_ok && ch->proc_why[0]) {
-		fputs("  \"facts_why_not\": ", f);
-		ch_json_str(f, ch->proc_why);
-		fputs(",\n", f);
-	}
+	if (!ch->proc_ok && ch->proc_why[0])
+		kcore_json_string(j, "facts_why_not", ch->proc_why);
 	/* What could not be read of it, and why. */
 	if (x->nunreadable) {
-		fputs("  \"facts_unreadable\": {", f);
-		for (size_t i = 0; i < x->nunreadable; i++) {
-			fprintf(f, "%s\"%s\": ", i ? ", " : "",
-				x->unreadable[i].what);
-			ch_json_str(f, strerror(x->unreadable[i].err));
-		}
-		fputs("},\n", f);
+		kcore_json_object_inline(j, "facts_unreadable");
+		for (size_t i = 0; i < x->nunreadable; i++)
+			kcore_json_string(j, x->unreadable[i].what,
+					  strerror(x->unreadable[i].err));
+		kcore_json_object_end(j);
 	}
-	str_member(f, "facts_unreadable_why", x->unreadable_why);
+	str_member(j, "facts_unreadable_why", x->unreadable_why);
 	if (x->cmdline) {
-		fputs("  \"cmdline\": ", f);
-		kcore_json_string(f, x->cmdline, x->cmdline_len);
-		fputs(",\n", f);
+		kcore_json_string_len(j, "cmdline", x->cmdline, x->cmdline_len);
 		if (x->cmdline_truncated)
-			fputs("  \"cmdline_truncated\": true,\n", f);
+			kcore_json_bool(j, "cmdline_truncated", true);
 	}
-	str_member(f, "cwd", x->cwd);
-	str_member(f, "root", x->root);
-	str_member(f, "cgroup", x->cgroup);
-	str_member(f, "unit", x->unit);
-	str_member(f, "user_unit", x->user_unit);
-	str_member(f, "slice", x->slice);
-	str_member(f, "session", x->session);
+	str_member(j, "cwd", x->cwd);
+	str_member(j, "root", x->root);
+	str_member(j, "cgroup", x->cgroup);
+	str_member(j, "unit", x->unit);
+	str_member(j, "user_unit", x->user_unit);
+	str_member(j, "slice", x->slice);
+	str_member(j, "session", x->session);
 	if (x->owner_uid >= 0)
-		fprintf(f, "  \"owner_uid\": %" PRId64 ",\n", x->owner_uid);
-	str_member(f, "boot_id", x->boot_id);
-	str_member(f, "machine_id", x->machine_id);
-	str_member(f, "hostname", x->hostname);
+		kcore_json_i64(j, "owner_uid", x->owner_uid);
+	str_member(j, "boot_id", x->boot_id);
+	str_member(j, "machine_id", x->machine_id);
+	str_member(j, "hostname", x->hostname);
 	if (x->nlimits) {
-		fputs("  \"rlimits\": {", f);
+		kcore_json_object_inline(j, "rlimits");
 		for (size_t i = 0; i < x->nlimits; i++) {
 			const struct ch_limit *l = &x->limits[i];
 
-			fprintf(f, "%s", i ? ", " : "");
-			ch_json_str(f, l->name);
-			fputs(": {\"soft\": ", f);
-			ch_json_str(f, l->soft);
-			fputs(", \"hard\": ", f);
-			ch_json_str(f, l->hard);
-			if (l->units[0]) {
-				fputs(", \"units\": ", f);
-				ch_json_str(f, l->units);
-			}
-			fputs("}", f);
+			kcore_json_object_inline(j, l->name);
+			kcore_json_string(j, "soft", l->soft);
+			kcore_json_string(j, "hard", l->hard);
+			if (l->units[0])
+				kcore_json_string(j, "units", l->units);
+			kcore_json_object_end(j);
 		}
-		fputs("},\n", f);
+		kcore_json_object_end(j);
 	}
 	if (x->fds) {
-		fputs("  \"open_fds\": [", f);
+		kcore_json_array_inline(j, "open_fds");
 		for (size_t i = 0; i < x->nfds; i++) {
 			const struct ch_fd *d = &x->fds[i];
+			char flags[16];
 
-			fprintf(f, "%s{\"fd\": %d, \"target\": ", i ? ", " : "",
-				d->fd);
-			ch_json_str(f, d->target);
-			if (d->have_info)
-				fprintf(f,
-					", \"pos\": %" PRIu64
-					", \"flags\": \"0%o\", \"mnt_id\": "
-					"%" PRIu64,
-					d->pos, d->flags, d->mnt_id);
-			fputs("}", f);
+			kcore_json_object_inline(j, NULL);
+			kcore_json_i64(j, "fd", d->fd);
+			kcore_json_string(j, "target", d->target);
+			if (d->have_info) {
+				snprintf(flags, sizeof(flags), "0%o", d->flags);
+				kcore_json_u64(j, "pos", d->pos);
+				kcore_json_string(j, "flags", flags);
+				kcore_json_u64(j, "mnt_id", d->mnt_id);
+			}
+			kcore_json_object_end(j);
 		}
-		fputs("],\n", f);
+		kcore_json_array_end(j);
 		if (x->fds_truncated)
-			fprintf(f, "  \"open_fds_truncated\": %u,\n",
-				CH_MAX_FDS);
+			kcore_json_u64(j, "open_fds_truncated", CH_MAX_FDS);
 	}
 	if (x->environ) {
-		size_t i = 0, k = 0;
+		size_t i = 0;
 
-		fputs("  \"environ\": [", f);
+		kcore_json_array_inline(j, "environ");
 		while (i < x->environ_len) {
 			size_t n = strnlen(x->environ + i, x->environ_len - i);
 
-			if (n) {
-				fputs(k++ ? ", " : "", f);
-				kcore_json_string(f, x->environ + i, n);
-			}
+			if (n)
+				kcore_json_string_len(j, NULL, x->environ + i,
+						      n);
 			i += n + 1;
 		}
-		fputs("],\n", f);
+		kcore_json_array_end(j);
 		if (x->environ_truncated)
-			fputs("  \"environ_truncated\": true,\n", f);
+			kcore_json_bool(j, "environ_truncated", true);
 	}
 }
 
-static void write_build_ids(struct ch *ch, FILE *f)
+static void write_build_ids(struct ch *ch, struct kcore_json *j)
 {
 	const struct ch_buildids *ids = &ch->ids;
 
-	if (ids->error) {
-		fputs("  \"build_ids_error\": ", f);
-		ch_json_str(f, ids->error);
-		fputs(",\n", f);
-	}
+	if (ids->error)
+		kcore_json_string(j, "build_ids_error", ids->error);
 	if (ids->incomplete)
-		fputs("  \"build_ids_incomplete\": true,\n", f);
-	fputs("  \"build_ids_from\": ", f);
-	ch_json_str(f, ids->from);
-	fputs(",\n", f);
-	fprintf(f,
-		"  \"build_ids_sandbox\": {\"uid\": %" PRId64
-		", \"gid\": %" PRId64 ", \"no_new_privs\": %s, \"seccomp\": "
-		"%s, \"chroot\": %s, \"cap_eff\": \"0x%" PRIx64 "\"},\n",
-		ids->uid, ids->gid, ids->no_new_privs ? "true" : "false",
-		ids->seccomp ? "true" : "false", ids->chroot ? "true" : "false",
-		ids->cap_eff);
-	fputs("  \"build_ids\": [", f);
+		kcore_json_bool(j, "build_ids_incomplete", true);
+	kcore_json_string(j, "build_ids_from", ids->from);
+	kcore_json_object_inline(j, "build_ids_sandbox");
+	kcore_json_i64(j, "uid", ids->uid);
+	kcore_json_i64(j, "gid", ids->gid);
+	kcore_json_bool(j, "no_new_privs", ids->no_new_privs);
+	kcore_json_bool(j, "seccomp", ids->seccomp);
+	kcore_json_bool(j, "chroot", ids->chroot);
+	kcore_json_hex(j, "cap_eff", ids->cap_eff);
+	kcore_json_object_end(j);
+	/* One module a line. */
+	kcore_json_array_begin(j, "build_ids");
 	for (size_t i = 0; i < ids->count; i++) {
 		const struct ch_module *m = &ids->mods[i];
 		char hex[2 * sizeof(m->build_id) + 1] = "";
 
 		if (m->build_id_len)
 			kcore_hex(m->build_id, m->build_id_len, hex);
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		ch_json_str(f, m->name);
-		fprintf(f,
-			", \"start\": \"0x%" PRIx64 "\", \"end\": \"0x%" PRIx64
-			"\", \"build_id\": ",
-			m->start, m->end);
-		ch_json_str(f, m->build_id_len ? hex : NULL);
-		fputs("}", f);
+		kcore_json_object_inline(j, NULL);
+		kcore_json_string(j, "name", m->name);
+		kcore_json_hex(j, "start", m->start);
+		kcore_json_hex(j, "end", m->end);
+		kcore_json_string(j, "build_id", m->build_id_len ? hex : NULL);
+		kcore_json_object_end(j);
 	}
-	fputs(ids->count ? "\n  ],\n" : "],\n", f);
+	kcore_json_array_end(j);
 }
 
 static const char *base_name(const char *path)
@@ -328,14 +287,9 @@ void ch_backtrace_text(const struct ch_backtrace *bt, FILE *f)
 		fputs("\n(the time for the backtrace ran out)\n", f);
 }
 
-static void json_hex_member(FILE *f, const char *key, uint64_t v)
-{
-	fprintf(f, ", \"%s\": \"0x%" PRIx64 "\"", key, v);
-}
-
 /* The backtrace made at crash time: one thread a line; and the first
  * frame of the crashing thread on a line of its own (list shows it). */
-static void write_backtrace(struct ch *ch, FILE *f)
+static void write_backtrace(struct ch *ch, struct kcore_json *j)
 {
 	const struct ch_backtrace *bt = &ch->ids.bt;
 	char *frame = NULL;
@@ -343,48 +297,46 @@ static void write_backtrace(struct ch *ch, FILE *f)
 
 	if (!ch->o->backtrace_timeout_ms)
 		return;
-	fputs("  \"backtrace\": {\"made\": ", f);
-	fputs(bt->made ? "true" : "false", f);
-	fputs(", \"error\": ", f);
-	ch_json_str(f, bt->error       ? bt->error
-		       : bt->made      ? NULL
-		       : ch->ids.error ? ch->ids.error
-				       : "no backtrace");
-	fprintf(f,
-		", \"timed_out\": %s, \"threads_truncated\": %s, "
-		"\"debuginfo_files\": %u, \"seconds\": %.3f, "
-		"\"threads\": [",
-		bt->timed_out ? "true" : "false",
-		bt->threads_truncated ? "true" : "false", bt->debug_files,
-		bt->seconds);
+	kcore_json_object_begin(j, "backtrace");
+	kcore_json_bool(j, "made", bt->made);
+	kcore_json_string(j, "error",
+			  bt->error	  ? bt->error
+			  : bt->made	  ? NULL
+			  : ch->ids.error ? ch->ids.error
+					  : "no backtrace");
+	kcore_json_bool(j, "timed_out", bt->timed_out);
+	kcore_json_bool(j, "threads_truncated", bt->threads_truncated);
+	kcore_json_u64(j, "debuginfo_files", bt->debug_files);
+	kcore_json_fixed(j, "seconds", bt->seconds, 3);
+	kcore_json_array_begin(j, "threads");
 	for (size_t i = 0; i < bt->nthreads; i++) {
 		const struct ch_bt_thread *t = &bt->threads[i];
 
-		fprintf(f, "%s\n    {\"tid\": %" PRId64 ", \"truncated\": %s",
-			i ? "," : "", t->tid, t->truncated ? "true" : "false");
-		fputs(", \"error\": ", f);
-		ch_json_str(f, t->error);
-		fputs(", \"frames\": [", f);
+		kcore_json_object_inline(j, NULL);
+		kcore_json_i64(j, "tid", t->tid);
+		kcore_json_bool(j, "truncated", t->truncated);
+		kcore_json_string(j, "error", t->error);
+		kcore_json_array_inline(j, "frames");
 		for (size_t k = 0; k < t->nframes; k++) {
 			const struct ch_frame *fr = &t->frames[k];
 
-			fprintf(f,
-				"%s{\"pc\": \"0x%" PRIx64 "\", \"function\": ",
-				k ? ", " : "", fr->pc);
-			ch_json_str(f, fr->func);
+			kcore_json_object_inline(j, NULL);
+			kcore_json_hex(j, "pc", fr->pc);
+			kcore_json_string(j, "function", fr->func);
 			if (fr->func)
-				json_hex_member(f, "function_offset",
-						fr->func_off);
-			fputs(", \"module\": ", f);
-			ch_json_str(f, fr->module);
+				kcore_json_hex(j, "function_offset",
+					       fr->func_off);
+			kcore_json_string(j, "module", fr->module);
 			if (fr->module)
-				json_hex_member(f, "module_offset",
-						fr->module_off);
-			fputs("}", f);
+				kcore_json_hex(j, "module_offset",
+					       fr->module_off);
+			kcore_json_object_end(j);
 		}
-		fputs("]}", f);
+		kcore_json_array_end(j);
+		kcore_json_object_end(j);
 	}
-	fputs(bt->nthreads ? "\n  ]},\n" : "]},\n", f);
+	kcore_json_array_end(j);
+	kcore_json_object_end(j);
 	if (bt->nthreads && bt->threads[0].nframes) {
 		FILE *m = open_memstream(&frame, &len);
 
@@ -397,15 +349,14 @@ static void write_backtrace(struct ch *ch, FILE *f)
 		}
 	}
 	/* "#0  0x... func (module + 0x...)" without the "#0  ". */
-	fputs("  \"crash_frame\": ", f);
-	ch_json_str(f, frame && strlen(frame) > 4 ? frame + 4 : NULL);
-	fputs(",\n", f);
+	kcore_json_string(j, "crash_frame",
+			  frame && strlen(frame) > 4 ? frame + 4 : NULL);
 	free(frame);
 }
 
 /* The package notes: each module's package, the note's strings decoded
  * and escaped again (never the note's JSON as it came). */
-static void write_packages(struct ch *ch, FILE *f)
+static void write_packages(struct ch *ch, struct kcore_json *j)
 {
 	static const char *const keys[] = { "type",    "name",
 					    "version", "architecture",
@@ -413,7 +364,7 @@ static void write_packages(struct ch *ch, FILE *f)
 
 	if (!ch->npkgs)
 		return;
-	fputs("  \"packages\": [", f);
+	kcore_json_array_inline(j, "packages");
 	for (size_t i = 0; i < ch->npkgs; i++) {
 		const struct ch_package *p = &ch->pkgs[i];
 		const struct ch_module *m = &ch->ids.mods[p->module];
@@ -423,19 +374,15 @@ static void write_packages(struct ch *ch, FILE *f)
 
 		if (m->build_id_len)
 			kcore_hex(m->build_id, m->build_id_len, hex);
-		fprintf(f, "%s{\"build_id\": ", i ? ", " : "");
-		ch_json_str(f, m->build_id_len ? hex : NULL);
-		fputs(", \"file\": ", f);
-		ch_json_str(f, m->name);
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-			if (!vals[k])
-				continue;
-			fprintf(f, ", \"%s\": ", keys[k]);
-			ch_json_str(f, vals[k]);
-		}
-		fputs("}", f);
+		kcore_json_object_inline(j, NULL);
+		kcore_json_string(j, "build_id", m->build_id_len ? hex : NULL);
+		kcore_json_string(j, "file", m->name);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			if (vals[k])
+				kcore_json_string(j, keys[k], vals[k]);
+		kcore_json_object_end(j);
 	}
-	fputs("],\n", f);
+	kcore_json_array_end(j);
 }
 
 struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
@@ -446,6 +393,7 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 	time_t t = (time_t)o->crash.time;
 	struct tm tm;
 	struct rusage ru;
+	struct kcore_json j;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -456,95 +404,84 @@ struct kcore_error *ch_meta_build(struct ch *ch, char **ret, size_t *ret_len)
 	if (gmtime_r(&t, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	kcore_hex(r->sha256, KCORE_DIGEST_LEN, hex);
-	fputs("{\n  \"kcoredump_metadata\": 1,\n  \"core\": ", f);
-	ch_json_str(f, r->core_name);
-	fprintf(f, ",\n  \"format\": \"%s\",\n", format_name(o->compress));
-	fprintf(f,
-		"  \"pid\": %" PRId64 ",\n  \"uid\": %" PRIu32
-		",\n  \"gid\": %" PRIu32 ",\n",
-		o->crash.pid, o->crash.uid, o->crash.gid);
-	fprintf(f, "  \"signal\": %d,\n  \"signal_name\": ", ch->signal);
-	ch_json_str(f, kcore_signal_name(ch->signal));
-	fprintf(f, ",\n  \"time\": %" PRId64 ",\n  \"time_utc\": \"%s\",\n",
-		o->crash.time, when);
-	fputs("  \"comm\": ", f);
-	ch_json_str(f, o->crash.comm);
-	fputs(",\n  \"executable\": ", f);
-	ch_json_str(f, ch->exe ? ch->exe : ch->fname);
-	fputs(",\n  \"prpsinfo_fname\": ", f);
-	ch_json_str(f, ch->fname);
-	fputs(",\n  \"prpsinfo_args\": ", f);
-	ch_json_str(f, ch->psargs);
-	fprintf(f, ",\n  \"threads\": %u,\n  \"note_signal\": %d,\n",
-		ch->nthreads, ch->note_signal);
-	if (ch->note_error) {
-		fputs("  \"note_error\": ", f);
-		ch_json_str(f, ch->note_error);
-		fputs(",\n", f);
+	kcore_json_init(&j, f);
+	kcore_json_object_begin(&j, NULL);
+	kcore_json_u64(&j, "kcoredump_metadata", 1);
+	kcore_json_string(&j, "core", r->core_name);
+	kcore_json_string(&j, "format", format_name(o->compress));
+	kcore_json_i64(&j, "pid", o->crash.pid);
+	kcore_json_u64(&j, "uid", o->crash.uid);
+	kcore_json_u64(&j, "gid", o->crash.gid);
+	kcore_json_i64(&j, "signal", ch->signal);
+	kcore_json_string(&j, "signal_name", kcore_signal_name(ch->signal));
+	kcore_json_i64(&j, "time", o->crash.time);
+	kcore_json_string(&j, "time_utc", when);
+	kcore_json_string(&j, "comm", o->crash.comm);
+	kcore_json_string(&j, "executable", ch->exe ? ch->exe : ch->fname);
+	kcore_json_string(&j, "prpsinfo_fname", ch->fname);
+	kcore_json_string(&j, "prpsinfo_args", ch->psargs);
+	kcore_json_u64(&j, "threads", ch->nthreads);
+	kcore_json_i64(&j, "note_signal", ch->note_signal);
+	if (ch->note_error)
+		kcore_json_string(&j, "note_error", ch->note_error);
+	write_facts(ch, &j);
+	write_access(ch, &j);
+	write_received(ch, &j);
+	kcore_json_u64(&j, "stream_bytes", r->stream_bytes);
+	kcore_json_u64(&j, "expected_bytes", r->expected_bytes);
+	kcore_json_u64(&j, "file_size", r->file_size);
+	kcore_json_u64(&j, "data_bytes", r->data_bytes);
+	kcore_json_u64(&j, "zero_bytes", r->zero_bytes);
+	kcore_json_u64(&j, "allocated_bytes", r->allocated_bytes);
+	kcore_json_object_inline(&j, "pagemap");
+	kcore_json_bool(&j, "used", !r->pagemap_why);
+	kcore_json_u64(&j, "unread_bytes", r->unread_bytes);
+	kcore_json_fixed(&j, "hole_seconds", (double)r->hole_ns / 1e9, 3);
+	kcore_json_u64(&j, "scans",
+		       r->pagemap_scans + ch_holes_scans(ch->holes));
+	kcore_json_string(&j, "why_not", r->pagemap_why);
+	kcore_json_object_end(&j);
+	kcore_json_bool(&j, "complete", r->reason == KCORE_CH_COMPLETE);
+	kcore_json_string(&j, "truncation_reason",
+			  kcore_ch_reason_name(r->reason));
+	if (r->reason != KCORE_CH_COMPLETE) {
+		kcore_json_u64(&j, "cut_offset", r->cut_offset);
+		kcore_json_u64(&j, "segments_cut", r->segments_cut);
+		kcore_json_bool(&j, "marked_in_core", r->cut_marked);
 	}
-	write_facts(ch, f);
-	write_access(ch, f);
-	write_received(ch, f);
-	fprintf(f,
-		"  \"stream_bytes\": %" PRIu64 ",\n"
-		"  \"expected_bytes\": %" PRIu64 ",\n"
-		"  \"file_size\": %" PRIu64 ",\n"
-		"  \"data_bytes\": %" PRIu64 ",\n"
-		"  \"zero_bytes\": %" PRIu64 ",\n"
-		"  \"allocated_bytes\": %" PRIu64 ",\n",
-		r->stream_bytes, r->expected_bytes, r->file_size, r->data_bytes,
-		r->zero_bytes, r->allocated_bytes);
-	fprintf(f,
-		"  \"pagemap\": {\"used\": %s, \"unread_bytes\": %" PRIu64
-		", \"hole_seconds\": %.3f, \"scans\": %" PRIu64
-		", \"why_not\": ",
-		r->pagemap_why ? "false" : "true", r->unread_bytes,
-		(double)r->hole_ns / 1e9,
-		r->pagemap_scans + ch_holes_scans(ch->holes));
-	ch_json_str(f, r->pagemap_why);
-	fputs("},\n", f);
-	fprintf(f, "  \"complete\": %s,\n  \"truncation_reason\": \"%s\",\n",
-		r->reason == KCORE_CH_COMPLETE ? "true" : "false",
-		kcore_ch_reason_name(r->reason));
-	if (r->reason != KCORE_CH_COMPLETE)
-		fprintf(f,
-			"  \"cut_offset\": %" PRIu64
-			",\n  \"segments_cut\": %u,\n"
-			"  \"marked_in_core\": %s,\n",
-			r->cut_offset, r->segments_cut,
-			r->cut_marked ? "true" : "false");
-	fprintf(f,
-		"  \"sha256\": \"%s\",\n"
-		"  \"sha256_kind\": \"kcoredump-sha256-v1 of the stored "
-		"stream bytes as one segment\",\n",
-		hex);
-	fprintf(f,
-		"  \"limits\": {\"max_size\": %" PRIu64
-		", \"max_use\": %" PRIu64 ", \"keep_free\": %" PRIu64
-		", \"max_cores\": %" PRIu64 ", \"max_cores_per_user\": %" PRIu64
-		", \"max_handlers\": %u},\n",
-		o->max_size, o->max_use, o->keep_free, o->max_cores,
-		o->max_cores_per_user, o->max_handlers ? o->max_handlers : 16);
-	fprintf(f, "  \"removed_for_limits\": %u,\n", r->removed);
-	write_build_ids(ch, f);
-	write_packages(ch, f);
-	write_backtrace(ch, f);
-	fputs("  \"journal_entry\": ", f);
-	fputs(o->journal_why_not ? "false" : "true", f);
-	fputs(",\n", f);
-	str_member(f, "journal_why_not", o->journal_why_not);
-	if (getrusage(RUSAGE_SELF, &ru) == 0)
-		fprintf(f,
-			"  \"cpu_user_seconds\": %.3f,\n"
-			"  \"cpu_system_seconds\": %.3f,\n",
-			(double)ru.ru_utime.tv_sec +
-				(double)ru.ru_utime.tv_usec / 1e6,
-			(double)ru.ru_stime.tv_sec +
-				(double)ru.ru_stime.tv_usec / 1e6);
-	fprintf(f,
-		"  \"stream_seconds\": %.3f,\n"
-		"  \"elapsed_seconds\": %.3f\n}\n",
-		r->stream_elapsed, r->elapsed);
+	kcore_json_string(&j, "sha256", hex);
+	kcore_json_string(&j, "sha256_kind",
+			  "kcoredump-sha256-v1 of the stored stream bytes as "
+			  "one segment");
+	kcore_json_object_inline(&j, "limits");
+	kcore_json_u64(&j, "max_size", o->max_size);
+	kcore_json_u64(&j, "max_use", o->max_use);
+	kcore_json_u64(&j, "keep_free", o->keep_free);
+	kcore_json_u64(&j, "max_cores", o->max_cores);
+	kcore_json_u64(&j, "max_cores_per_user", o->max_cores_per_user);
+	kcore_json_u64(&j, "max_handlers",
+		       o->max_handlers ? o->max_handlers : 16);
+	kcore_json_object_end(&j);
+	kcore_json_u64(&j, "removed_for_limits", r->removed);
+	write_build_ids(ch, &j);
+	write_packages(ch, &j);
+	write_backtrace(ch, &j);
+	kcore_json_bool(&j, "journal_entry", !o->journal_why_not);
+	str_member(&j, "journal_why_not", o->journal_why_not);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		kcore_json_fixed(&j, "cpu_user_seconds",
+				 (double)ru.ru_utime.tv_sec +
+					 (double)ru.ru_utime.tv_usec / 1e6,
+				 3);
+		kcore_json_fixed(&j, "cpu_system_seconds",
+				 (double)ru.ru_stime.tv_sec +
+					 (double)ru.ru_stime.tv_usec / 1e6,
+				 3);
+	}
+	kcore_json_fixed(&j, "stream_seconds", r->stream_elapsed, 3);
+	kcore_json_fixed(&j, "elapsed_seconds", r->elapsed, 3);
+	kcore_json_object_end(&j);
+	kcore_json_finish(&j);
 	if (fclose(f) != 0 || !text) {
 		free(text);
 		return &kcore_error_nomem;

@@ -22,7 +22,6 @@
  * compare both), 1 takes it also when hashing (use_copy_path()).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,6 +32,7 @@
 #include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/output.h"
+#include "pool.h"
 #include "read-times.h"
 #include "smear.h"
 #include "write.h"
@@ -50,7 +50,6 @@ struct job {
 	unsigned char (*digest)[KCORE_DIGEST_LEN];
 	unsigned char *nonzero; /* per hash block */
 	uint64_t fh_ticket;	/* its bytes are hashed (file-hash.h) */
-	int state;		/* 0 free, 1 submitted, 2 processed */
 	bool gap;		/* a hole: b.seg, b.off, b.len; not read */
 };
 
@@ -68,15 +67,10 @@ struct dump {
 	struct kcore_read_times tm;	 /* when each part was read */
 	struct kcore_smear_state *smear; /* --smear-check, or NULL */
 	uint64_t copy_chunk;		 /* the copy path's block */
-	/* workers */
-	pthread_mutex_t lock;
-	pthread_cond_t work_cv, done_cv;
+	/* The jobs, one per slot of the worker pool (common/pool.c). */
 	struct job *ring;
 	size_t nring;
-	uint64_t next_work, submitted, retired;
-	bool stop;
-	pthread_t *threads;
-	unsigned nthreads;
+	struct kcore_pool *pool; /* NULL on the copy path */
 	struct kcore_seg_hasher **hashers;
 	/* Per plan segment: for a shared one, its bytes and per-page hole
 	 * flags, copied as its share_seg is read (else NULL). */
@@ -326,33 +320,16 @@ static void process_job(struct dump *d, struct job *j)
 		kcore_smear_hash(d->smear, b);
 }
 
-static void *worker(void *arg)
+/* The pool's job function: a block (holes are submitted done). */
+static struct kcore_error *run_job(void *arg, unsigned worker, size_t slot)
 {
 	struct dump *d = arg;
+	struct job *j = &d->ring[slot];
 
-	pthread_mutex_lock(&d->lock);
-	for (;;) {
-		struct job *j;
-
-		while (!d->stop && d->next_work == d->submitted)
-			pthread_cond_wait(&d->work_cv, &d->lock);
-		if (d->stop)
-			break;
-		j = &d->ring[d->next_work++ % d->nring];
-		pthread_mutex_unlock(&d->lock);
-		/* A hole has nothing to process, but passes through here like
-		 * a block: its slot is free again only once the workers have
-		 * gone past it. */
-		if (!j->gap) {
-			process_job(d, j);
-			if (d->ops->encode)
-				d->ops->encode(d->w, &j->b);
-		}
-		pthread_mutex_lock(&d->lock);
-		j->state = 2;
-		pthread_cond_broadcast(&d->done_cv);
-	}
-	pthread_mutex_unlock(&d->lock);
+	(void)worker;
+	process_job(d, j);
+	if (d->ops->encode)
+		d->ops->encode(d->w, &j->b);
 	return NULL;
 }
 
@@ -376,14 +353,15 @@ static struct kcore_error *add_hashes(struct dump *d, struct job *j)
 
 static struct kcore_error *retire_oldest(struct dump *d)
 {
-	struct job *j = &d->ring[d->retired % d->nring];
-	struct kcore_error *err;
+	struct kcore_error *err = NULL;
+	struct job *j;
+	size_t slot;
 
-	pthread_mutex_lock(&d->lock);
-	while (j->state != 2)
-		pthread_cond_wait(&d->done_cv, &d->lock);
-	pthread_mutex_unlock(&d->lock);
-	d->retired++;
+	if (!kcore_pool_retire(d->pool, true, &slot, &err))
+		return NULL;
+	if (err)
+		return err;
+	j = &d->ring[slot];
 	d->cur = j;
 	if (j->gap)
 		err = d->ops->hole(d->w, j->b.seg, j->b.off, j->b.len);
@@ -392,7 +370,6 @@ static struct kcore_error *retire_oldest(struct dump *d)
 	d->cur = NULL;
 	if (!err && !j->gap)
 		err = add_hashes(d, j);
-	j->state = 0;
 	return err;
 }
 
@@ -605,24 +582,22 @@ static struct kcore_error *tick_for_writer(void *arg)
 /* A free job in the ring, retiring the oldest when all are in use. */
 static struct kcore_error *next_job(struct dump *d, struct job **ret)
 {
-	if (d->submitted - d->retired == d->nring) {
+	if (kcore_pool_full(d->pool)) {
 		struct kcore_error *err = retire_oldest(d);
 
 		if (err)
 			return err;
 	}
-	*ret = &d->ring[d->submitted % d->nring];
+	*ret = &d->ring[kcore_pool_next(d->pool)];
 	job_unhashed(d, *ret);
 	return NULL;
 }
 
+/* A hole has nothing to run: it is done as it is submitted, and may
+ * still grow (submit_hole()) until it is retired. */
 static void queue(struct dump *d, struct job *j)
 {
-	pthread_mutex_lock(&d->lock);
-	j->state = 1;
-	d->submitted++;
-	pthread_cond_signal(&d->work_cv);
-	pthread_mutex_unlock(&d->lock);
+	kcore_pool_submit(d->pool, !j->gap);
 }
 
 static struct kcore_error *submit(struct dump *d, size_t si, uint64_t off,
@@ -651,8 +626,8 @@ static struct kcore_error *submit(struct dump *d, size_t si, uint64_t off,
 static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 				       uint64_t len)
 {
-	struct job *j = d->submitted > d->retired
-				? &d->ring[(d->submitted - 1) % d->nring]
+	struct job *j = kcore_pool_pending(d->pool)
+				? &d->ring[kcore_pool_newest(d->pool)]
 				: NULL;
 	struct kcore_error *err;
 
@@ -865,13 +840,8 @@ static struct kcore_error *copy_segment(struct dump *d, struct job *j,
 
 static void stop_workers(struct dump *d)
 {
-	pthread_mutex_lock(&d->lock);
-	d->stop = true;
-	pthread_cond_broadcast(&d->work_cv);
-	pthread_mutex_unlock(&d->lock);
-	for (unsigned i = 0; i < d->nthreads; i++)
-		pthread_join(d->threads[i], NULL);
-	d->nthreads = 0;
+	kcore_pool_destroy(d->pool);
+	d->pool = NULL;
 }
 
 static unsigned thread_count(const struct kcore_dump_opts *opts)
@@ -894,9 +864,8 @@ static struct kcore_error *setup(struct dump *d, unsigned n)
 
 	d->nring = 2 * (size_t)n + 2 + (d->fh ? FH_SLOTS : 0);
 	d->ring = calloc(d->nring, sizeof(*d->ring));
-	d->threads = calloc(n, sizeof(*d->threads));
 	d->hashers = calloc(d->plan->nsegs, sizeof(*d->hashers));
-	if (!d->ring || !d->threads || !d->hashers)
+	if (!d->ring || !d->hashers)
 		return &kcore_error_nomem;
 	for (size_t i = 0; i < d->nring; i++) {
 		struct job *j = &d->ring[i];
@@ -944,31 +913,18 @@ static struct kcore_error *setup(struct dump *d, unsigned n)
 
 static struct kcore_error *start_workers(struct dump *d, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		if (pthread_create(&d->threads[i], NULL, worker, d) != 0) {
-			stop_workers(d);
-			return kcore_error_create(
-				KCORE_ERR_OS, errno, NULL,
-				"cannot start worker threads");
-		}
-		d->nthreads++;
-	}
-	return NULL;
+	return kcore_pool_create(n, d->nring, run_job, d, &d->pool);
 }
 
 static void teardown(struct dump *d)
 {
-	if (d->nthreads)
-		stop_workers(d);
+	stop_workers(d);
 	/* Before the blocks it may still be hashing are freed. */
 	kcore_file_hash_destroy(d->fh);
 	d->fh = NULL;
 	if (d->w)
 		d->ops->destroy(d->w);
 	d->w = NULL; /* the final progress report runs after teardown */
-	pthread_mutex_destroy(&d->lock);
-	pthread_cond_destroy(&d->work_cv);
-	pthread_cond_destroy(&d->done_cv);
 	for (size_t i = 0; d->ring && i < d->nring; i++) {
 		free(d->ring[i].b.buf);
 		free(d->ring[i].b.zero);
@@ -978,7 +934,6 @@ static void teardown(struct dump *d)
 		free(d->ring[i].nonzero);
 	}
 	free(d->ring);
-	free(d->threads);
 	for (size_t i = 0; d->hashers && i < d->plan->nsegs; i++)
 		kcore_seg_hasher_destroy(d->hashers[i]);
 	free(d->hashers);
@@ -1078,9 +1033,6 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	uint64_t t;
 
 	memset(ret, 0, sizeof(*ret));
-	pthread_mutex_init(&d.lock, NULL);
-	pthread_cond_init(&d.work_cv, NULL);
-	pthread_cond_init(&d.done_cv, NULL);
 	d.ops = kcore_writer_find(opts->format);
 	d.page = src->info.page_size ? src->info.page_size : 4096;
 	d.block = opts->block_size ? opts->block_size : DEFAULT_BLOCK;
@@ -1168,7 +1120,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			err = dump_segment(&d, i);
 	}
 	set_phase(&d, "compressing the last blocks");
-	while (!err && d.retired < d.submitted)
+	while (!err && d.pool && kcore_pool_pending(d.pool))
 		err = retire_oldest(&d);
 	if (err)
 		goto out;
@@ -1208,10 +1160,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 		goto out;
 	/* Copied before the commit, so that running out of memory here
 	 * publishes nothing rather than a result without them. */
-	ret->digest_location = strdup(d.w->digest_location);
+	ret->digest_location = d.w->digest_location;
 	if (d.out->path)
 		ret->output_path = strdup(d.out->path);
-	if (!ret->digest_location || (d.out->path && !ret->output_path)) {
+	if (d.out->path && !ret->output_path) {
 		err = &kcore_error_nomem;
 		goto out;
 	}
@@ -1239,7 +1191,6 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 		free(res->errors[i].message);
 	free(res->errors);
 	free(res->output_path);
-	free(res->digest_location);
 	free(res->read_times);
 	free(res->smear.changes);
 	memset(res, 0, sizeof(*res));

@@ -74,8 +74,8 @@ static void apply_metadata(struct kcore_verify_result *r, const char *text,
 		} else if (!strncmp(line, "source_incomplete=1", 19)) {
 			r->incomplete = true;
 		} else if (!strncmp(line, "digests=", 8)) {
-			free(r->digest_location);
-			r->digest_location = strdup(line + 8);
+			r->digest_location =
+				kcore_digest_location_from_name(line + 8);
 		} else if (sscanf(line, "segment=%zu ", &idx) == 1 &&
 			   idx < r->nsegs && (sha = strstr(line, " sha256="))) {
 			r->segs[idx].has_expected = parse_hex_digest(
@@ -584,8 +584,7 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	if (exclude >= 0)
 		r->exclude_level = (unsigned)exclude;
 	/* Unless the source's note already holds the trailer's text. */
-	if (r->digest_location && !strcmp(r->digest_location, "trailer") &&
-	    !src->trailer_text)
+	if (r->digest_location == KCORE_DIGESTS_TRAILER && !src->trailer_text)
 		err = read_trailer_fd(src, r);
 	/* The bytes to go through: every segment's, and again each
 	 * load's whole size when a source is compared. */
@@ -908,8 +907,7 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 		free(in);
 		k += 1 + ni;
 	}
-	if (!err && r->digest_location &&
-	    !strcmp(r->digest_location, "trailer")) {
+	if (!err && r->digest_location == KCORE_DIGESTS_TRAILER) {
 		/* The rest of the stream: metadata text, le64 len, magic. */
 		size_t cap = 1 << 16, len = 0, got;
 		char *t = malloc(cap);
@@ -1044,7 +1042,6 @@ struct kcore_error *kcore_verify_progress(const char *dump, const char *source,
 void kcore_verify_result_deinit(struct kcore_verify_result *res)
 {
 	free(res->segs);
-	free(res->digest_location);
 	free(res->page_compression);
 	memset(res, 0, sizeof(*res));
 }

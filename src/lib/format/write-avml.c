@@ -139,7 +139,8 @@ static struct kcore_error *avml_begin(const struct kcore_write_setup *ws,
 		return &kcore_error_nomem;
 	aw->w.ops = &kcore_write_avml;
 	aw->w.ws = ws;
-	aw->w.digest_location = ws->opts->no_hash ? "none" : "summary";
+	aw->w.digest_location =
+		ws->opts->no_hash ? KCORE_DIGESTS_NONE : KCORE_DIGESTS_SUMMARY;
 	aw->zero = malloc(kcore_avml_chunk_max());
 	aw->tmp = malloc(kcore_avml_chunk_max());
 	aw->slots = calloc(ws->slots, sizeof(*aw->slots));

@@ -202,7 +202,8 @@ static struct kcore_error *elfw_begin(const struct kcore_write_setup *ws,
 	ew->w.ws = ws;
 	ew->rewritable = ws->out->seekable && stream;
 	ew->trailer = !ws->opts->no_hash || (stream && !ew->rewritable);
-	ew->w.digest_location = ws->opts->no_hash ? "none" : "trailer";
+	ew->w.digest_location =
+		ws->opts->no_hash ? KCORE_DIGESTS_NONE : KCORE_DIGESTS_TRAILER;
 	ew->w.in_place = !stream;
 	err = kcore_sink_init(&ew->w.sink, ws->out, ws->opts, stream);
 	if (!err)

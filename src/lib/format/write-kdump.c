@@ -587,7 +587,8 @@ static struct kcore_error *kdump_begin(const struct kcore_write_setup *ws,
 	k->flat = !ws->out->seekable;
 	k->w.flattened = k->flat;
 	/* Headers come last, also in records. */
-	k->w.digest_location = ws->opts->no_hash ? "none" : "note";
+	k->w.digest_location =
+		ws->opts->no_hash ? KCORE_DIGESTS_NONE : KCORE_DIGESTS_NOTE;
 	err = kcore_sink_init(&k->w.sink, ws->out, ws->opts, k->flat);
 	if (!err)
 		err = slots_create(k);

@@ -45,7 +45,8 @@ static struct kcore_error *lime_begin(const struct kcore_write_setup *ws,
 		return &kcore_error_nomem;
 	lw->w.ops = &kcore_write_lime;
 	lw->w.ws = ws;
-	lw->w.digest_location = ws->opts->no_hash ? "none" : "summary";
+	lw->w.digest_location =
+		ws->opts->no_hash ? KCORE_DIGESTS_NONE : KCORE_DIGESTS_SUMMARY;
 	err = kcore_sink_init(&lw->w.sink, ws->out, ws->opts, stream);
 	if (err) {
 		lime_destroy(&lw->w);

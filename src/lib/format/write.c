@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the writers share (write.h): the sink their bytes go to (a sparse
- * file or a stream), the metadata text of our note and the note blob that
- * carries it, and the runs of data and zero pages of a block.
+ * What the writers share (write.h): the names of where digests are kept,
+ * the sink their bytes go to (a sparse file or a stream), the metadata text of
+ * our note and the note blob that carries it, and the runs of data and zero
+ * pages of a block.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,6 +25,28 @@
 #define META_SLACK	     (64 + META_UNREADABLE * META_UNREADABLE_LINE)
 /* Room for one "read_time=" line of the time map, at its longest. */
 #define META_READ_TIME_LINE 160
+
+/* ---- where the digests are kept ---- */
+
+static const char *const digest_locations[KCORE_DIGESTS_NUM] = {
+	[KCORE_DIGESTS_NONE] = "none",
+	[KCORE_DIGESTS_NOTE] = "note",
+	[KCORE_DIGESTS_TRAILER] = "trailer",
+	[KCORE_DIGESTS_SUMMARY] = "summary",
+};
+
+const char *kcore_digest_location_name(enum kcore_digest_location l)
+{
+	return (unsigned)l < KCORE_DIGESTS_NUM ? digest_locations[l] : NULL;
+}
+
+enum kcore_digest_location kcore_digest_location_from_name(const char *name)
+{
+	for (int i = 1; name && i < KCORE_DIGESTS_NUM; i++)
+		if (strcmp(digest_locations[i], name) == 0)
+			return (enum kcore_digest_location)i;
+	return KCORE_DIGESTS_UNKNOWN;
+}
 
 /* ---- the sink ---- */
 
@@ -189,7 +212,7 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		ws->res->source_incomplete, ws->res->source_unreadable_bytes,
 		ws->res->source_unreadable_ranges, plan->vmalloc_areas,
 		o->no_hash ? "none" : "sha256-blocklist-v1", KCORE_HASH_BLOCK,
-		w->digest_location);
+		kcore_digest_location_name(w->digest_location));
 	meta_text(f, "case", o->case_id);
 	meta_text(f, "examiner", o->examiner);
 	meta_text(f, "notes", o->notes);

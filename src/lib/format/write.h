@@ -106,9 +106,9 @@ struct kcore_writer {
 	const struct kcore_writer_ops *ops;
 	const struct kcore_write_setup *ws;
 	struct kcore_sink sink;
-	/* Where the digests are kept: "note", "trailer", "summary" (LiME,
-	 * AVML: not in the file) or "none" (--hash none). */
-	const char *digest_location;
+	/* Where the digests are kept: note, trailer, summary (LiME, AVML:
+	 * not in the file) or none (--hash none). */
+	enum kcore_digest_location digest_location;
 	bool flattened; /* kdump records on a stream */
 	/* block() writes each data run where the plan puts it, into a file
 	 * (pwrite), and hole() writes nothing: blocks of any size page

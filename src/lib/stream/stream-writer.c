@@ -19,7 +19,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <lzma.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 #include <zstd.h>
 
 #include "kcoredump/stream.h"
+#include "pool.h"
 #include "stream-internal.h"
 
 /*
@@ -97,14 +97,6 @@ struct job {
 	const unsigned char *result; /* out, or the shared zero frame */
 	size_t result_len;
 	uint64_t unpadded; /* xz: the block's unpadded size */
-	struct kcore_error *err;
-	bool done;
-};
-
-struct worker {
-	struct kcore_ostream *s;
-	pthread_t thread;
-	ZSTD_CCtx *cctx;
 };
 
 struct kcore_ostream {
@@ -120,22 +112,16 @@ struct kcore_ostream {
 	bool finished;
 	bool dead; /* an error happened: refuse everything after it */
 
-	/* Job k lives in jobs[k % nslots]. */
+	/* One job per slot of the worker pool (common/pool.c), which
+	 * compresses them and gives them back in order. */
 	struct job *jobs;
 	unsigned nslots;
-	uint64_t submitted; /* jobs handed over */
-	uint64_t taken;	    /* jobs claimed by a worker */
-	uint64_t written;   /* jobs written out */
+	struct kcore_pool *pool;
+	uint64_t submitted; /* jobs handed to it */
 	size_t fill;	    /* bytes in the job being filled */
-	bool filling;	    /* jobs[submitted % nslots] is reserved */
-	pthread_mutex_t lock;
-	pthread_cond_t work_cond;
-	pthread_cond_t done_cond;
-	bool stop;
-	bool sync_ready;
-	struct worker *workers;
-	unsigned nthreads; /* workers allocated */
-	unsigned nworkers; /* workers started */
+	bool filling;	    /* the pool's next slot is reserved */
+	ZSTD_CCtx **cctx;   /* zstd: one per worker */
+	unsigned nthreads;
 
 	unsigned char *zero_frame;
 	size_t zero_frame_len;
@@ -271,53 +257,22 @@ static struct kcore_error *compress_frame(struct kcore_ostream *s,
 	return NULL;
 }
 
-static void run_job(struct kcore_ostream *s, struct worker *w, struct job *j)
+/* The pool's job function: compress one frame. */
+static struct kcore_error *run_job(void *arg, unsigned worker, size_t slot)
 {
+	struct kcore_ostream *s = arg;
+	struct job *j = &s->jobs[slot];
+
 	if (j->in_len == s->frame_size && s->zero_frame &&
 	    all_zero(j->in, j->in_len)) {
 		j->result = s->zero_frame;
 		j->result_len = s->zero_frame_len;
 		j->unpadded = s->zero_unpadded;
-		return;
+		return NULL;
 	}
 	j->result = j->out;
-	j->err = compress_frame(s, w->cctx, j->in, j->in_len, j->out,
-				&j->result_len, &j->unpadded);
-}
-
-static void *worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct kcore_ostream *s = w->s;
-
-	pthread_mutex_lock(&s->lock);
-	for (;;) {
-		struct job *j;
-
-		while (!s->stop && s->taken == s->submitted)
-			pthread_cond_wait(&s->work_cond, &s->lock);
-		if (s->stop)
-			break;
-		/*
-		 * Zero frames are done when submitted and may be written out
-		 * before any worker passes them: never look behind written,
-		 * those slots are being refilled.
-		 */
-		if (s->taken < s->written)
-			s->taken = s->written;
-		if (s->taken == s->submitted)
-			continue;
-		j = &s->jobs[s->taken++ % s->nslots];
-		if (j->done)
-			continue; /* a precompressed zero frame */
-		pthread_mutex_unlock(&s->lock);
-		run_job(s, w, j);
-		pthread_mutex_lock(&s->lock);
-		j->done = true;
-		pthread_cond_broadcast(&s->done_cond);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return NULL;
+	return compress_frame(s, s->cctx ? s->cctx[worker] : NULL, j->in,
+			      j->in_len, j->out, &j->result_len, &j->unpadded);
 }
 
 static struct kcore_error *flush_obuf(struct kcore_ostream *s)
@@ -394,28 +349,14 @@ static struct kcore_error *record_frame(struct kcore_ostream *s,
 static struct kcore_error *write_oldest(struct kcore_ostream *s, bool wait,
 					bool *ret_wrote)
 {
-	struct job *j = &s->jobs[s->written % s->nslots];
-	struct kcore_error *err;
-	bool done;
+	struct kcore_error *err = NULL;
+	struct job *j;
+	size_t slot;
 
-	*ret_wrote = false;
-	if (s->written == s->submitted)
-		return NULL;
-	pthread_mutex_lock(&s->lock);
-	while (!j->done && wait)
-		pthread_cond_wait(&s->done_cond, &s->lock);
-	done = j->done;
-	if (done)
-		s->written++; /* workers read it */
-	pthread_mutex_unlock(&s->lock);
-	if (!done)
-		return NULL;
-	*ret_wrote = true;
-	if (j->err) {
-		err = j->err;
-		j->err = NULL;
+	*ret_wrote = kcore_pool_retire(s->pool, wait, &slot, &err);
+	if (!*ret_wrote || err)
 		return err;
-	}
+	j = &s->jobs[slot];
 	err = record_frame(s, j->result_len, j->unpadded, j->in_len);
 	if (!err)
 		err = emit(s, j->result, j->result_len);
@@ -438,7 +379,7 @@ static struct kcore_error *drain(struct kcore_ostream *s, bool wait)
 /* Reserve the slot of the next job, writing out old jobs to free it. */
 static struct kcore_error *reserve(struct kcore_ostream *s)
 {
-	while (s->submitted - s->written >= s->nslots) {
+	while (kcore_pool_full(s->pool)) {
 		bool wrote;
 		struct kcore_error *err = write_oldest(s, true, &wrote);
 
@@ -458,25 +399,17 @@ static struct kcore_error *submit_frame(struct kcore_ostream *s,
 					size_t result_len, uint64_t unpadded,
 					size_t in_len)
 {
-	struct job *j = &s->jobs[s->submitted % s->nslots];
+	struct job *j = &s->jobs[kcore_pool_next(s->pool)];
 
 	j->in_len = result ? in_len : s->fill;
-	j->err = NULL;
-	pthread_mutex_lock(&s->lock);
 	if (result) {
 		j->result = result;
 		j->result_len = result_len;
 		j->unpadded = unpadded;
-		j->done = true;
-	} else {
-		j->done = false;
 	}
+	/* A frame already made needs no worker. */
+	kcore_pool_submit(s->pool, !result);
 	s->submitted++;
-	/* A frame already made needs no worker: one woken for the next job
-	 * passes it. */
-	if (!result)
-		pthread_cond_signal(&s->work_cond);
-	pthread_mutex_unlock(&s->lock);
 	s->fill = 0;
 	s->filling = false;
 	return drain(s, false);
@@ -545,7 +478,7 @@ struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
 		n = s->frame_size - s->fill;
 		if (n > len)
 			n = len;
-		memcpy(s->jobs[s->submitted % s->nslots].in + s->fill, p, n);
+		memcpy(s->jobs[kcore_pool_next(s->pool)].in + s->fill, p, n);
 		s->fill += n;
 		s->bytes_in += n;
 		p += n;
@@ -612,7 +545,7 @@ static struct kcore_error *zstd_zero_run(struct kcore_ostream *s, uint64_t len)
 				return err;
 		}
 		if (rem) {
-			struct job *j = &s->jobs[s->submitted % s->nslots];
+			struct job *j = &s->jobs[kcore_pool_next(s->pool)];
 
 			err = submit_frame(s, j->out,
 					   build_rle_frame(j->out, rem), 0,
@@ -676,7 +609,7 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 				if (err)
 					return fail(s, err);
 			}
-			memset(s->jobs[s->submitted % s->nslots].in, 0, rem);
+			memset(s->jobs[kcore_pool_next(s->pool)].in, 0, rem);
 			s->fill = rem;
 			s->bytes_in += rem;
 			len -= rem;
@@ -704,7 +637,7 @@ struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 		n = s->frame_size - s->fill;
 		if (n > len)
 			n = (size_t)len;
-		memset(s->jobs[s->submitted % s->nslots].in + s->fill, 0, n);
+		memset(s->jobs[kcore_pool_next(s->pool)].in + s->fill, 0, n);
 		s->fill += n;
 		s->bytes_in += n;
 		len -= n;
@@ -983,8 +916,9 @@ static struct kcore_error *make_zero_frame(struct kcore_ostream *s)
 		return NULL;
 	}
 	memset(j->in, 0, s->frame_size);
-	err = compress_frame(s, s->workers[0].cctx, j->in, s->frame_size,
-			     j->out, &s->zero_frame_len, &s->zero_unpadded);
+	err = compress_frame(s, s->cctx ? s->cctx[0] : NULL, j->in,
+			     s->frame_size, j->out, &s->zero_frame_len,
+			     &s->zero_unpadded);
 	if (!err && s->method == KCORE_COMPRESS_XZ)
 		err = xz_mark_hole(s, j->out, &s->zero_frame_len,
 				   &s->zero_unpadded);
@@ -1031,20 +965,18 @@ static struct kcore_error *start_workers(struct kcore_ostream *s,
 					 unsigned threads)
 {
 	struct kcore_error *err;
-	int r;
 
-	s->workers = calloc(threads, sizeof(*s->workers));
-	if (!s->workers)
-		return &kcore_error_nomem;
 	s->nthreads = threads;
-	for (unsigned i = 0; i < threads; i++) {
-		s->workers[i].s = s;
-		if (s->method != KCORE_COMPRESS_ZSTD)
-			continue;
-		s->workers[i].cctx = ZSTD_createCCtx();
-		if (!s->workers[i].cctx)
+	if (s->method == KCORE_COMPRESS_ZSTD) {
+		s->cctx = calloc(threads, sizeof(*s->cctx));
+		if (!s->cctx)
 			return &kcore_error_nomem;
-		err = zstd_cctx_setup(s, s->workers[i].cctx);
+	}
+	for (unsigned i = 0; s->cctx && i < threads; i++) {
+		s->cctx[i] = ZSTD_createCCtx();
+		if (!s->cctx[i])
+			return &kcore_error_nomem;
+		err = zstd_cctx_setup(s, s->cctx[i]);
 		if (err)
 			return err;
 	}
@@ -1052,25 +984,15 @@ static struct kcore_error *start_workers(struct kcore_ostream *s,
 	err = make_zero_frame(s);
 	if (err)
 		return err;
-	r = pthread_mutex_init(&s->lock, NULL);
-	if (!r)
-		r = pthread_cond_init(&s->work_cond, NULL);
-	if (!r)
-		r = pthread_cond_init(&s->done_cond, NULL);
-	if (r)
-		return kcore_error_create(KCORE_ERR_OS, r, s->path,
-					  "cannot set up worker threads");
-	s->sync_ready = true;
-	for (unsigned i = 0; i < threads; i++) {
-		r = pthread_create(&s->workers[i].thread, NULL, worker_main,
-				   &s->workers[i]);
-		if (r)
-			return kcore_error_create(KCORE_ERR_OS, r, s->path,
-						  "cannot start a compression "
-						  "thread");
-		s->nworkers++;
+	err = kcore_pool_create(threads, s->nslots, run_job, s, &s->pool);
+	if (err && err->code == KCORE_ERR_OS) {
+		int errnum = err->errnum;
+
+		kcore_error_destroy(err);
+		err = kcore_error_create(KCORE_ERR_OS, errnum, s->path,
+					 "cannot start a compression thread");
 	}
-	return NULL;
+	return err;
 }
 
 struct kcore_error *kcore_ostream_create(int fd, const char *path,
@@ -1160,25 +1082,14 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 {
 	if (!s)
 		return;
-	if (s->sync_ready) {
-		pthread_mutex_lock(&s->lock);
-		s->stop = true;
-		pthread_cond_broadcast(&s->work_cond);
-		pthread_mutex_unlock(&s->lock);
-		for (unsigned i = 0; i < s->nworkers; i++)
-			pthread_join(s->workers[i].thread, NULL);
-		pthread_cond_destroy(&s->done_cond);
-		pthread_cond_destroy(&s->work_cond);
-		pthread_mutex_destroy(&s->lock);
-	}
-	if (s->workers) {
+	kcore_pool_destroy(s->pool);
+	if (s->cctx) {
 		for (unsigned i = 0; i < s->nthreads; i++)
-			ZSTD_freeCCtx(s->workers[i].cctx);
-		free(s->workers);
+			ZSTD_freeCCtx(s->cctx[i]);
+		free(s->cctx);
 	}
 	if (s->jobs) {
 		for (unsigned i = 0; i < s->nslots; i++) {
-			kcore_error_destroy(s->jobs[i].err);
 			free(s->jobs[i].in);
 			free(s->jobs[i].out);
 		}
