@@ -30,7 +30,9 @@ struct walk {
 	uint64_t start, end; /* [start, end) wanted */
 	struct kcore_vrange *runs;
 	size_t nruns, cap;
-	size_t tables;			     /* tables read */
+	size_t tables;	    /* tables read */
+	uint64_t *table_pa; /* NULL, or: their addresses */
+	size_t table_cap;
 	const struct kcore_arm64_mmu *arm64; /* NULL: x86_64 */
 };
 
@@ -138,6 +140,19 @@ static struct kcore_error *walk_table(struct walk *w, const uint64_t *table,
 			err = NULL;
 			continue;
 		}
+		if (w->table_pa && w->tables == w->table_cap) {
+			size_t cap = w->table_cap ? 2 * w->table_cap : 64;
+			uint64_t *t = realloc(w->table_pa, cap * sizeof(*t));
+
+			if (!t) {
+				free(child);
+				return &kcore_error_nomem;
+			}
+			w->table_pa = t;
+			w->table_cap = cap;
+		}
+		if (w->table_pa)
+			w->table_pa[w->tables] = pa;
 		w->tables++;
 		err = walk_table(w, child, level - 1, va);
 	}
@@ -150,6 +165,17 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 					       struct kcore_vrange **ret,
 					       size_t *ret_n,
 					       size_t *ret_tables)
+{
+	return kcore_kernel_mapped_tables(src, start, end, ret, ret_n,
+					  ret_tables, NULL);
+}
+
+struct kcore_error *kcore_kernel_mapped_tables(struct kcore_source *src,
+					       uint64_t start, uint64_t end,
+					       struct kcore_vrange **ret,
+					       size_t *ret_n,
+					       size_t *ret_tables,
+					       uint64_t **ret_table_pa)
 {
 	struct walk w = { .src = src, .start = start, .end = end };
 	uint64_t root, l5 = 0, sme = 0;
@@ -164,8 +190,14 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 		w.arm64 = &arm64;
 		w.levels = arm64.levels;
 		table = malloc(TABLE);
-		if (!table)
+		w.table_pa =
+			ret_table_pa ? malloc(64 * sizeof(uint64_t)) : NULL;
+		w.table_cap = w.table_pa ? 64 : 0;
+		if (!table || (ret_table_pa && !w.table_pa)) {
+			free(table);
+			free(w.table_pa);
 			return &kcore_error_nomem;
+		}
 		err = kcore_source_read_paddr(
 			src, arm64.root - arm64.kimage_voffset, table,
 			kcore_arm64_entries(&arm64, arm64.levels) * 8);
@@ -192,8 +224,13 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 	w.levels = l5 ? 5 : 4;
 	w.addr_mask = PTE_ADDR & ~sme;
 	table = malloc(TABLE);
-	if (!table)
+	w.table_pa = ret_table_pa ? malloc(64 * sizeof(uint64_t)) : NULL;
+	w.table_cap = w.table_pa ? 64 : 0;
+	if (!table || (ret_table_pa && !w.table_pa)) {
+		free(table);
+		free(w.table_pa);
 		return &kcore_error_nomem;
+	}
 	err = kcore_source_read_vaddr(src, root, table, TABLE);
 	if (!err)
 		err = walk_table(&w, table, w.levels, 0);
@@ -201,8 +238,11 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 out:
 	if (err) {
 		free(w.runs);
+		free(w.table_pa);
 		return err;
 	}
+	if (ret_table_pa)
+		*ret_table_pa = w.table_pa;
 	*ret = w.runs;
 	*ret_n = w.nruns;
 	if (ret_tables)
