@@ -536,7 +536,11 @@ def check_vmalloc_text(d, rows):
     elf = Elf(core)
     loads, segs = check_elf_layout(name, elf, j, ram_first=False)
     check_digests(name, elf, loads, segs, j)
-    check_reader_context(name, elf, loads, segs, with_text=True)
+    area = check_reader_context(name, elf, loads, segs, with_text=True)
+    vm = j.get("vmalloc", {})
+    check(vm.get("source") == "vmallocinfo" and vm.get("areas") == len(area),
+          f"{name}: {len(area)} areas from vmallocinfo, one PT_LOAD each",
+          f"{vm.get('source')}, {vm.get('areas')} areas")
     check_drgn_vmalloc(name, core, elf, rows)
 
 
