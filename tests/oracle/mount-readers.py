@@ -149,9 +149,10 @@ def deep(prog, out, times):
     n = h = 0
     for page in for_each_page(prog):
         try:
-            f = page.flags.value_()
+            # an unsigned long, or (7.x) a memdesc_flags_t struct
+            f = str(page.flags.value_())
         except drgn.FaultError:
-            f = -1
+            f = "fault"
         n += 1
         h = hash((h, f))
     out["page_flags"] = (n, h)

@@ -8,7 +8,7 @@
 # and the Debian sid root is there, by crash 9 --minimal.
 # shellcheck source=../lib/host-common.sh
 source "$VM_HERE/lib/host-common.sh"
-d=$1
+d=$(cd "$1" && pwd)
 guest_rc_ok "$d"
 "$PYTHON" "$VM_HERE/lib/dumpcheck.py" vmalloc "$d" || fail=1
 
