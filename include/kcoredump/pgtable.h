@@ -25,5 +25,17 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 					       struct kcore_vrange **ret,
 					       size_t *ret_n,
 					       size_t *ret_tables);
+/*
+ * The same, and *ret_table_pa (malloc()ed, *ret_tables entries, in walk
+ * order, not deduplicated) the physical addresses of the tables below the
+ * root that the walk read: what a reader walking the page tables of these
+ * addresses reads besides the root (which is in the kernel image).
+ */
+struct kcore_error *kcore_kernel_mapped_tables(struct kcore_source *src,
+					       uint64_t start, uint64_t end,
+					       struct kcore_vrange **ret,
+					       size_t *ret_n,
+					       size_t *ret_tables,
+					       uint64_t **ret_table_pa);
 
 #endif

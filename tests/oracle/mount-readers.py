@@ -106,6 +106,8 @@ def run(path, args, pages, vals):
         out["tasks"] = sorted((t.pid.value_(), t.comm.string_().decode())
                               for t in for_each_task(prog))
         times["tasks"] = time.monotonic() - t0
+    if args.deep:
+        deep(prog, out, times)
     t0 = time.monotonic()
     h = 0
     for pa in pages:
@@ -115,12 +117,62 @@ def run(path, args, pages, vals):
     return out, times
 
 
+def deep(prog, out, times):
+    """The stack trace of every task (function names, or the error for
+    one drgn cannot unwind, such as a task running when the live kernel
+    was read), every slab cache with its allocated task_struct objects,
+    and every struct page's flags."""
+    from drgn.helpers.linux.pid import for_each_task
+    from drgn.helpers.linux.slab import (
+        for_each_slab_cache, slab_cache_for_each_allocated_object)
+    from drgn.helpers.linux.mm import for_each_page
+    t0 = time.monotonic()
+    stacks = []
+    for t in for_each_task(prog):
+        try:
+            st = prog.stack_trace(t)
+            frames = tuple(f.name or hex(f.pc) for f in st)
+        except Exception as e:  # noqa: BLE001 - compared as text
+            frames = (f"{type(e).__name__}: {e}",)
+        stacks.append((t.pid.value_(), frames))
+    out["stacks"] = sorted(stacks)
+    times["stacks"] = time.monotonic() - t0
+    t0 = time.monotonic()
+    caches = []
+    for c in for_each_slab_cache(prog):
+        caches.append((c.name.string_().decode(), c.object_size.value_()))
+        if caches[-1][0] == "task_struct":
+            # A live kernel's dump is not one instant: a freelist being
+            # changed may read as garbage (FaultError), in every format.
+            try:
+                out["slab_tasks"] = sum(1 for _ in slab_cache_for_each_allocated_object(c, "struct task_struct"))
+            except drgn.FaultError:
+                out["slab_tasks"] = "FaultError"
+    out["slab"] = sorted(caches)
+    times["slab"] = time.monotonic() - t0
+    t0 = time.monotonic()
+    n = h = 0
+    for page in for_each_page(prog):
+        try:
+            # an unsigned long, or (7.x) a memdesc_flags_t struct
+            f = str(page.flags.value_())
+        except drgn.FaultError:
+            f = "fault"
+        n += 1
+        h = hash((h, f))
+    out["page_flags"] = (n, h)
+    times["pages_iter"] = time.monotonic() - t0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("vmcore")
     ap.add_argument("reference")
     ap.add_argument("--vmlinux")
     ap.add_argument("--pages", type=int, default=10000)
+    ap.add_argument("--deep", action="store_true",
+                    help="with --vmlinux: every task's stack trace, the "
+                    "slab caches and every struct page, as in the reference")
     ap.add_argument("--physical-only", action="store_true",
                     help="read by physical address only")
     ap.add_argument("--only", action="store_true",
@@ -160,6 +212,18 @@ def main():
               f"linux_banner: {got['banner'][:60]}")
         check(got["tasks"] == want["tasks"] and len(got["tasks"]) > 10,
               f"task list: {len(got['tasks'])} tasks as in the reference")
+    if args.vmlinux and args.deep:
+        unwound = [p for p, fr in got["stacks"] if fr and "Error" not in fr[0]]
+        errs = sorted({fr[0] for p, fr in got["stacks"] if fr and "Error" in fr[0]})
+        check(got["stacks"] == want["stacks"] and len(unwound) * 10 >= len(got["stacks"]) * 9,
+              f"stack traces: {len(unwound)} of {len(got['stacks'])} tasks unwound, all as in the "
+              f"reference (the rest: {'; '.join(errs)[:200] or 'none'})")
+        tasks = got.get("slab_tasks")
+        check(got["slab"] == want["slab"] and len(got["slab"]) > 50 and
+              tasks == want.get("slab_tasks") and (tasks == "FaultError" or (tasks or 0) >= 10),
+              f"slab: {len(got['slab'])} caches, {got.get('slab_tasks')} allocated task_structs, as in the reference")
+        check(got["page_flags"] == want["page_flags"] and got["page_flags"][0] > 1000,
+              f"for_each_page: {got['page_flags'][0]} struct pages, their flags as in the reference")
     print(f"1..{n}")
     return fail
 

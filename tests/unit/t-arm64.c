@@ -199,6 +199,27 @@ static void four_levels(const char *dir)
 	   "outside the dump's RAM are not listed)");
 	kcore_error_destroy(err);
 	free(runs);
+	/* The tables below the root that the walk read (what a
+	 * --vmalloc-range dump adds): pages 1, 2 and 3 on the way to va,
+	 * page 4 to the 1 GiB block; the 2 MiB block lies outside RAM. */
+	{
+		uint64_t *pa = NULL, seen = 0;
+		size_t ntables = 0;
+
+		runs = NULL;
+		err = kcore_kernel_mapped_tables(src, 0xffff800000000000ull,
+						 ~0ull, &runs, &nruns, &ntables,
+						 &pa);
+		for (size_t i = 0; !err && i < ntables; i++)
+			if (pa[i] >= PHYS && pa[i] < PHYS + PAGES * 4096ull &&
+			    pa[i] % 4096 == 0)
+				seen |= 1ull << ((pa[i] - PHYS) / 4096);
+		ok(!err && ntables == 4 && seen == 0x1e && nruns == 1,
+		   "48-bit: the walk's tables are pages 1-4 of the dump");
+		kcore_error_destroy(err);
+		free(runs);
+		free(pa);
+	}
 	kcore_source_destroy(src);
 }
 

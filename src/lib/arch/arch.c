@@ -103,6 +103,12 @@ struct kcore_pgtable_iter {
 	/* Open-addressed set of (table address | level) without leaves. */
 	uint64_t *empty;
 	size_t nempty, cap;
+	/* kcore_pgtable_iter_record_tables(): the tables below the root
+	 * read whole, in walk order (a table read again is listed again). */
+	bool record;
+	uint64_t *table_pa;
+	size_t ntable_pa, table_pa_cap;
+	bool record_failed; /* out of memory while recording */
 };
 
 /* The root's physical address through the source's segments: a live
@@ -162,7 +168,42 @@ void kcore_pgtable_iter_destroy(struct kcore_pgtable_iter *it)
 	if (!it)
 		return;
 	free(it->empty);
+	free(it->table_pa);
 	free(it);
+}
+
+void kcore_pgtable_iter_record_tables(struct kcore_pgtable_iter *it)
+{
+	it->record = true;
+}
+
+struct kcore_error *
+kcore_pgtable_iter_take_tables(struct kcore_pgtable_iter *it, uint64_t **ret,
+			       size_t *ret_n)
+{
+	if (it->record_failed)
+		return &kcore_error_nomem;
+	*ret = it->table_pa;
+	*ret_n = it->ntable_pa;
+	it->table_pa = NULL;
+	it->ntable_pa = it->table_pa_cap = 0;
+	return NULL;
+}
+
+static void record_table(struct kcore_pgtable_iter *it, uint64_t pa)
+{
+	if (it->ntable_pa == it->table_pa_cap) {
+		size_t cap = it->table_pa_cap ? 2 * it->table_pa_cap : 64;
+		uint64_t *t = realloc(it->table_pa, cap * sizeof(*t));
+
+		if (!t) {
+			it->record_failed = true;
+			return;
+		}
+		it->table_pa = t;
+		it->table_pa_cap = cap;
+	}
+	it->table_pa[it->ntable_pa++] = pa;
 }
 
 const struct kcore_pgtable *
@@ -275,6 +316,8 @@ static struct kcore_error *entry(struct kcore_pgtable_iter *it, uint64_t table,
 			c->valid = true;
 			c->pa = table;
 			it->tables++;
+			if (it->record && level != it->pt.levels)
+				record_table(it, table);
 		} else {
 			kcore_error_destroy(err);
 		}

@@ -167,5 +167,12 @@ struct kcore_error *kcore_pgtable_iter_next(struct kcore_pgtable_iter *it,
 /* Entries and tables read so far. */
 uint64_t kcore_pgtable_iter_visits(const struct kcore_pgtable_iter *it);
 size_t kcore_pgtable_iter_tables(const struct kcore_pgtable_iter *it);
+/* Remember the physical address of every table below the root read from
+ * now on; take them (malloc()ed, in walk order, a table read again listed
+ * again) with kcore_pgtable_iter_take_tables(). */
+void kcore_pgtable_iter_record_tables(struct kcore_pgtable_iter *it);
+struct kcore_error *
+kcore_pgtable_iter_take_tables(struct kcore_pgtable_iter *it, uint64_t **ret,
+			       size_t *ret_n);
 
 #endif

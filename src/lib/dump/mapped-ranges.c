@@ -76,6 +76,19 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 					       size_t *ret_n,
 					       size_t *ret_tables)
 {
+	return kcore_kernel_mapped_tables(src, start, end, ret, ret_n,
+					  ret_tables, NULL);
+}
+
+struct kcore_error *kcore_kernel_mapped_tables(struct kcore_source *src,
+					       uint64_t start, uint64_t end,
+					       struct kcore_vrange **ret,
+					       size_t *ret_n,
+					       size_t *ret_tables,
+					       uint64_t **ret_table_pa)
+{
+	uint64_t *table_pa = NULL;
+	size_t ntable_pa = 0;
 	struct runs w = { .start = start, .end = end };
 	struct kcore_pgtable_iter *it;
 	struct kcore_pgtable_leaf l;
@@ -93,6 +106,8 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 					KCORE_PGTABLE_BUDGET + 8 * ram, &it);
 	if (err)
 		return err;
+	if (ret_table_pa)
+		kcore_pgtable_iter_record_tables(it);
 	while (va < end) {
 		err = kcore_pgtable_iter_next(it, va, end, &found, &l);
 		if (err || !found)
@@ -104,6 +119,8 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 		va = l.va + l.size;
 	}
 	tables = kcore_pgtable_iter_tables(it);
+	if (!err && ret_table_pa)
+		err = kcore_pgtable_iter_take_tables(it, &table_pa, &ntable_pa);
 	kcore_pgtable_iter_destroy(it);
 	if (err) {
 		free(w.runs);
@@ -111,6 +128,11 @@ struct kcore_error *kcore_kernel_mapped_ranges(struct kcore_source *src,
 	}
 	*ret = w.runs;
 	*ret_n = w.nruns;
+	if (ret_table_pa) {
+		/* The tables below the root: *ret_tables of them. */
+		*ret_table_pa = table_pa;
+		tables = ntable_pa;
+	}
 	if (ret_tables)
 		*ret_tables = tables;
 	return NULL;

@@ -26,7 +26,35 @@ struct plan_builder {
 	/* Process cores: what the file lacks stays p_memsz-only (gdb reads
 	 * it from the mapped files), never zeros in the dump. */
 	bool keep_memsz;
+	/* --vmalloc-range on a live kernel: the physical addresses of the
+	 * page tables that map the chosen areas (may repeat), once known. */
+	uint64_t *table_pa;
+	size_t ntable_pa;
+	bool have_tables;
 };
+
+/* Append n table addresses (taking pa) to the builder's. */
+static struct kcore_error *keep_tables(struct plan_builder *b, uint64_t *pa,
+				       size_t n)
+{
+	uint64_t *t;
+
+	b->have_tables = true;
+	if (!n) {
+		free(pa);
+		return NULL;
+	}
+	t = realloc(b->table_pa, (b->ntable_pa + n) * sizeof(*t));
+	if (!t) {
+		free(pa);
+		return &kcore_error_nomem;
+	}
+	memcpy(t + b->ntable_pa, pa, n * sizeof(*t));
+	free(pa);
+	b->table_pa = t;
+	b->ntable_pa += n;
+	return NULL;
+}
 
 static struct kcore_error *plan_add(struct plan_builder *b,
 				    const struct kcore_plan_segment *seg)
@@ -359,7 +387,8 @@ plan_from_page_tables(struct plan_builder *b, struct kcore_source *src,
 		uint64_t lo = seg->vaddr, hi = seg->vaddr + seg->memsz;
 		struct kcore_vrange *runs;
 		struct kcore_error *err;
-		size_t n;
+		uint64_t *pa = NULL;
+		size_t n, ntables = 0;
 
 		if (seg->type != PT_LOAD || !(classes & CLASS_BIT(seg->cls)))
 			continue;
@@ -368,9 +397,15 @@ plan_from_page_tables(struct plan_builder *b, struct kcore_source *src,
 		clip_window(sel, &lo, &hi);
 		if (lo >= hi)
 			continue;
-		err = kcore_kernel_mapped_ranges(src, lo, hi, &runs, &n, NULL);
+		err = kcore_kernel_mapped_tables(src, lo, hi, &runs, &n,
+						 &ntables, &pa);
 		if (err)
 			return err;
+		err = keep_tables(b, pa, ntables);
+		if (err) {
+			free(runs);
+			return err;
+		}
 		for (size_t k = 0; k < n && !err; k++) {
 			err = add_piece(b, sel, seg, runs[k].start,
 					runs[k].end - runs[k].start,
@@ -778,6 +813,117 @@ out:
 	free(tree);
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The page tables mapping the plan's vmalloc segments, when the plan came
+ * from vmallocinfo: one walk per run of areas less than 2 MiB apart (they
+ * share their last-level tables). */
+static struct kcore_error *find_tables(struct plan_builder *b,
+				       struct kcore_source *src)
+{
+	struct kcore_plan *plan = b->plan;
+	struct kcore_range *r =
+		calloc(plan->nsegs ? plan->nsegs : 1, sizeof(*r));
+	struct kcore_error *err = NULL;
+	size_t n = 0;
+
+	if (!r)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < plan->nsegs; i++)
+		if (plan->segs[i].cls == KCORE_CLASS_VMALLOC ||
+		    plan->segs[i].cls == KCORE_CLASS_MODULES)
+			r[n++] = (struct kcore_range){
+				plan->segs[i].vaddr,
+				plan->segs[i].vaddr + plan->segs[i].memsz
+			};
+	qsort(r, n, sizeof(*r), cmp_u64); /* by start */
+	for (size_t i = 0; i < n && !err;) {
+		uint64_t lo = r[i].start, hi = r[i].end, *pa = NULL;
+		struct kcore_vrange *runs = NULL;
+		size_t nruns, ntables = 0;
+
+		for (i++; i < n && r[i].start < hi + (2u << 20); i++)
+			if (r[i].end > hi)
+				hi = r[i].end;
+		err = kcore_kernel_mapped_tables(src, lo, hi, &runs, &nruns,
+						 &ntables, &pa);
+		free(runs);
+		if (!err)
+			err = keep_tables(b, pa, ntables);
+	}
+	free(r);
+	return err;
+}
+
+/*
+ * --vmalloc-range on a live kernel: the page-table pages that map the
+ * areas, at their physical addresses (and the direct map), so that a
+ * reader's own walk from swapper_pg_dir finds them (a few pages; with
+ * --segments text the kernel image, where swapper_pg_dir is, comes too and
+ * crash and drgn open the dump).  The areas' data stay virtual-only
+ * (p_paddr -1, as in kcore).  Architectures without a page-table walk
+ * get none.
+ */
+static struct kcore_error *add_page_tables(struct plan_builder *b,
+					   struct kcore_source *src,
+					   const struct kcore_selection *sel)
+{
+	const struct kcore_segment *text = NULL;
+	struct kcore_error *err = NULL;
+	uint64_t page = src->info.page_size ? src->info.page_size : 4096;
+
+	for (size_t i = 0; i < src->nsegments && !text; i++)
+		if (src->segments[i].type == PT_LOAD &&
+		    src->segments[i].cls == KCORE_CLASS_TEXT &&
+		    src->segments[i].has_paddr)
+			text = &src->segments[i];
+	if (!b->have_tables) {
+		err = find_tables(b, src);
+		if (err && err->code == KCORE_ERR_UNSUPPORTED) {
+			kcore_error_destroy(err);
+			return NULL;
+		}
+		if (err)
+			return err;
+	}
+	/* Tables inside the image (the root's neighbours) are its pages,
+	 * which --segments text adds. */
+	size_t keep = 0;
+
+	for (size_t i = 0; i < b->ntable_pa; i++)
+		if (!text || b->table_pa[i] < text->paddr ||
+		    b->table_pa[i] - text->paddr >= text->memsz)
+			b->table_pa[keep++] = b->table_pa[i];
+	b->ntable_pa = keep;
+	qsort(b->table_pa, b->ntable_pa, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < b->ntable_pa && !err;) {
+		uint64_t lo = b->table_pa[i] & ~(page - 1), hi = lo + page;
+		const struct kcore_segment *ram = NULL;
+
+		for (i++; i < b->ntable_pa && b->table_pa[i] < hi + page; i++)
+			if ((b->table_pa[i] & ~(page - 1)) + page > hi)
+				hi = (b->table_pa[i] & ~(page - 1)) + page;
+		for (size_t k = 0; k < src->nsegments && !ram; k++) {
+			const struct kcore_segment *seg = &src->segments[k];
+
+			if (seg->type == PT_LOAD &&
+			    seg->cls == KCORE_CLASS_RAM && seg->has_paddr &&
+			    lo >= seg->paddr && hi <= seg->paddr + seg->memsz)
+				ram = seg;
+		}
+		if (ram)
+			err = add_piece(b, sel, ram,
+					ram->vaddr + (lo - ram->paddr), hi - lo,
+					"page tables");
+	}
+	return err;
+}
+
 static int cmp_plan(const void *a, const void *b)
 {
 	const struct kcore_plan_segment *x = a, *y = b;
@@ -811,7 +957,9 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 	if (!b.plan)
 		return &kcore_error_nomem;
 	if (sel->vmalloc) {
-		classes = CLASS_BIT(KCORE_CLASS_VMALLOC);
+		/* --segments text: the kernel image too, for crash and drgn. */
+		classes = CLASS_BIT(KCORE_CLASS_VMALLOC) |
+			  (sel->classes & CLASS_BIT(KCORE_CLASS_TEXT));
 		/* A window reaching into the module area includes it. */
 		if (sel->vmalloc_window.end)
 			classes |= CLASS_BIT(KCORE_CLASS_MODULES);
@@ -837,6 +985,11 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 			goto fail;
 		classes &= ~(CLASS_BIT(KCORE_CLASS_VMALLOC) |
 			     CLASS_BIT(KCORE_CLASS_MODULES));
+		if (sel->vmalloc && b.plan->nsegs) {
+			err = add_page_tables(&b, src, sel);
+			if (err)
+				goto fail;
+		}
 	}
 	/* A physical-only vmcore whose virtual addresses are exact gets
 	 * them, as kexec-tools' /proc/vmcore has: the kernel image first,
@@ -887,7 +1040,8 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 			continue;
 		if (!mapping_matches(sel, seg->label))
 			continue;
-		if (sel->vmalloc) { /* a non-live source: clip the segment */
+		if (sel->vmalloc && seg->cls != KCORE_CLASS_TEXT) {
+			/* a non-live source: clip the segment */
 			uint64_t lo = seg->vaddr, hi = seg->vaddr + seg->memsz;
 
 			b.plan->vmalloc_segment_size += seg->memsz;
@@ -912,9 +1066,11 @@ struct kcore_error *kcore_plan_create(struct kcore_source *src,
 	if (!live)
 		first_copies(b.plan, src);
 	qsort(b.plan->segs, b.plan->nsegs, sizeof(*b.plan->segs), cmp_plan);
+	free(b.table_pa);
 	*ret = b.plan;
 	return NULL;
 fail:
+	free(b.table_pa);
 	kcore_plan_destroy(b.plan);
 	return err;
 }

@@ -4,7 +4,8 @@
 # /proc/vmallocinfo), timed, then three areas read back from the dump and
 # straight from /proc/kcore (kpread, and kcore-read when given), sha256
 # compared.  Areas that should not change are preferred (module text, boot
-# hash tables, bpf).  dump-vmalloc.host.sh checks the rest.
+# hash tables, bpf).  vm-text.elf adds --segments text (the kernel image) for
+# crash and drgn.  dump-vmalloc.host.sh checks the rest.
 # With kernel.kptr_restrict=0 (the boot default) /proc/vmallocinfo shows
 # hashed addresses, so the main dump runs with kptr_restrict=1 (root sees
 # the real ones); a second dump (vm-pt.elf) runs with the boot value, where
@@ -28,6 +29,13 @@ cat "$OUT/vm.stderr"
 [ "$rc" -eq 0 ] || { echo "not ok - kcoredump dump --vmalloc-range exited $rc"; exit 1; }
 ls -ls "$OUT/vm.elf"
 cat /proc/vmallocinfo > "$OUT/vmallocinfo.after"
+# With --segments text the kernel image comes too: the dump crash and drgn
+# open (dumpcheck.py reads it with drgn).
+rc=0
+timeout 300 "$KCOREDUMP" dump --vmalloc-range --segments text -o "$OUT/vm-text.elf" --json > "$OUT/vm-text.json" 2> "$OUT/vm-text.stderr" || rc=$?
+echo "$rc" > "$OUT/vm-text.rc"
+echo "dump --vmalloc-range --segments text: exit $rc"
+cat "$OUT/vm-text.stderr"
 
 # The boot kptr_restrict (hashed vmallocinfo addresses unless it was 1).
 echo "$kptr" > /proc/sys/kernel/kptr_restrict

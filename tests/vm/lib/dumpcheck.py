@@ -347,6 +347,122 @@ def parse_vmallocinfo(path):
     return areas
 
 
+AREA_CLASSES = ("vmalloc", "modules")
+
+
+def check_reader_context(name, elf, loads, segs, with_text=False):
+    """Besides the areas (virtual-only, p_paddr -1 as in kcore), a
+    --vmalloc-range dump of a live kernel carries the page-table pages that
+    map them (class ram, label "page tables", at the direct map with their
+    physical address) and, with --segments text, the kernel image at its
+    virtual and physical addresses: what crash and drgn need to open it as
+    a kernel.  Returns the area PT_LOADs."""
+    area = [p for p, s in zip(loads, segs) if s.get("class") in AREA_CLASSES]
+    text = [s for s in segs if s.get("class") == "text"]
+    tables = [s for s in segs if s.get("class") == "ram"]
+    other = [s for s in segs if s.get("class") not in AREA_CLASSES + ("text", "ram")]
+    check(not other, f"{name}: only areas, page tables and (with --segments text) the kernel image",
+          str(sorted({s.get('class') for s in other})))
+    check(all(s.get("paddr") is None for s in segs if s.get("class") in AREA_CLASSES),
+          f"{name}: vmalloc segments have no paddr in the JSON")
+    if with_text:
+        check(len(text) == 1 and text[0].get("paddr") is not None,
+              f"{name}: --segments text: the kernel image, with its physical address",
+              str([(s.get("label"), s.get("paddr")) for s in text]))
+    else:
+        check(not text, f"{name}: no kernel image without --segments text", str(len(text)))
+    check(bool(tables) and all(s.get("label") == "page tables" and s.get("paddr") is not None
+                               and hexint(s["paddr"]) % 4096 == 0 and s["size"] % 4096 == 0 for s in tables),
+          f"{name}: {sum(s['size'] for s in tables) // 4096} page-table pages in {len(tables)} runs, "
+          "page-aligned with their physical address",
+          str([(s.get("label"), s.get("paddr"), s.get("size")) for s in tables[:3]]))
+    print(f"# {name}: kernel image {sum(s['size'] for s in text)} bytes, page tables "
+          f"{sum(s['size'] for s in tables)} bytes, areas {sum(p['memsz'] for p in area)} bytes; "
+          f"file {os.path.getsize(elf.path)} bytes, {os.stat(elf.path).st_blocks * 512} allocated")
+    return area
+
+
+def vmcoreinfo(elf):
+    out = {}
+    for n, _t, desc in elf.notes():
+        if n == "VMCOREINFO":
+            for line in bytes(desc).decode(errors="replace").rstrip("\0").splitlines():
+                k, _, v = line.partition("=")
+                out[k] = v
+    return out
+
+
+def check_drgn_vmalloc(name, core, elf, rows):
+    """drgn opens the --vmalloc-range dump as a kernel with VMCOREINFO and
+    no vmlinux: init_uts_ns (a kernel symbol, in the kernel image), the
+    sampled areas, and a walk of swapper_pg_dir down to each sampled
+    area's page through physical reads only (what drgn and crash do for
+    an address outside the dump's virtual segments)."""
+    try:
+        import drgn
+    except ImportError:
+        print("# SKIP drgn: python3-drgn not installed for /usr/bin/python3")
+        return
+    try:
+        prog = drgn.Program()
+        prog.set_core_dump(core)
+    except Exception as e:  # noqa: BLE001 - report whatever drgn raises
+        check(False, f"drgn {drgn.__version__}: set_core_dump({name})", f"{type(e).__name__}: {e}")
+        return
+    ver = drgn.__version__
+    check(bool(prog.flags & drgn.ProgramFlags.IS_LINUX_KERNEL), f"drgn {ver}: {name} is a Linux kernel core",
+          str(prog.flags))
+    vals = vmcoreinfo(elf)
+    uts = int(vals.get("SYMBOL(init_uts_ns)", "0"), 16)
+    off = int(vals.get("OFFSET(uts_namespace.name)", "0"))
+    try:
+        # new_utsname: six 65-byte fields, the release third
+        got = prog.read(uts + off + 2 * 65, 65).split(b"\0")[0].decode()
+    except Exception as e:  # noqa: BLE001
+        got = f"{type(e).__name__}: {e}"
+    check(uts and got == vals.get("OSRELEASE"),
+          f"drgn {ver}: init_uts_ns ({uts:#x}) release = VMCOREINFO OSRELEASE {vals.get('OSRELEASE')}", repr(got))
+    root = int(vals.get("SYMBOL(init_top_pgt)", vals.get("SYMBOL(swapper_pg_dir)", "0")), 16)
+    levels = 5 if vals.get("NUMBER(pgtable_l5_enabled)", "0") == "1" else 4
+    mask = 0x000ffffffffff000 & ~int(vals.get("NUMBER(sme_mask)", "0"))
+    compared = 0
+    for r in rows:
+        va, ln = int(r[0], 16), int(r[1])
+        own = elf.read(va, ln)
+        if own is None:
+            print(f"# area {r[0]} is not in {name} (freed after vm.elf was written)")
+            continue
+        compared += 1
+        try:
+            data = prog.read(va, ln)
+            got = hashlib.sha256(data).hexdigest()
+        except Exception as e:  # noqa: BLE001
+            got = f"{type(e).__name__}: {e}"
+        want = hashlib.sha256(own).hexdigest()
+        check(got == want, f"drgn {ver}: vmalloc area {r[0]} ({ln} bytes) as in {name}", f"{got} vs {want}")
+        path, err, leaf = [], None, None
+        try:
+            table, physical = root, False  # the root: in the kernel image
+            for level in range(levels, 0, -1):
+                shift = 12 + 9 * (level - 1)
+                idx = (va >> shift) & 511
+                e = int.from_bytes(prog.read(table + idx * 8, 8, physical), "little")
+                path.append(f"L{level}:{e:#x}")
+                if not e & 1:
+                    err = f"entry not present at level {level}"
+                    break
+                if level == 1 or (level <= 3 and e & 0x80):
+                    leaf = e & mask
+                    break
+                table, physical = e & mask, True
+        except Exception as e:  # noqa: BLE001
+            err = f"{type(e).__name__}: {e}"
+        check(err is None and leaf is not None,
+              f"drgn {ver}: area {r[0]}: its page-table walk from swapper_pg_dir reads physically "
+              f"({levels} levels, leaf {leaf and hex(leaf)})", f"{err}; {' '.join(path)}")
+    check(compared >= 1, f"drgn {ver}: {compared} of {len(rows)} sampled areas compared in {name}")
+
+
 def cmd_vmalloc(d):
     j = load_json(os.path.join(d, "vm.json"))
     core = os.path.join(d, "vm.elf")
@@ -354,22 +470,21 @@ def cmd_vmalloc(d):
     eu_readelf("vm.elf", core)
     loads, segs = check_elf_layout("vm.elf", elf, j, ram_first=False)
     check_digests("vm.elf", elf, loads, segs, j)
+    area = check_reader_context("vm.elf", elf, loads, segs)
     st, vm = j.get("stats", {}), j.get("vmalloc", {})
     secs = float(open(os.path.join(d, "dump-seconds")).read().split()[0])
     print(f"# --vmalloc-range: {secs:.2f} s wall in the guest, JSON seconds {st.get('seconds')}, "
           f"bytes_read {st.get('bytes_read')}, bytes_total {st.get('bytes_total')}, "
           f"vmalloc.areas {vm.get('areas')}, vmalloc.segment_size {vm.get('segment_size')}")
     check(secs < 30, f"--vmalloc-range finished in seconds ({secs:.2f} s < 30 s)")
-    check(vm.get("areas") == len(loads), f"one PT_LOAD per vmalloc area ({vm.get('areas')} areas)",
-          f"{len(loads)} PT_LOADs")
+    check(vm.get("areas") == len(area), f"one PT_LOAD per vmalloc area ({vm.get('areas')} areas)",
+          f"{len(area)} PT_LOADs")
     check(vm.get("source") == "vmallocinfo", "areas from vmallocinfo", repr(vm.get("source")))
     size = vm.get("segment_size") or 0
     br = st.get("bytes_read", -1)
     check(size > 0 and 0 <= br and br * 1000 < size,
           f"bytes_read {br} is far smaller (< 1/1000) than the vmalloc segment size {size}")
-    check(all(s.get("paddr") is None for s in segs), "vmalloc segments have no paddr in the JSON")
-    check(all(s.get("class") in ("vmalloc", "modules") for s in segs), "only vmalloc/modules segments",
-          str(sorted({s.get('class') for s in segs})))
+    loads = area
     # Every segment lies in an area of vmallocinfo (read just before the dump)
     # with data: not ioremap, within pages= pages.
     areas = parse_vmallocinfo(os.path.join(d, "vmallocinfo.before"))
@@ -401,11 +516,34 @@ def cmd_vmalloc(d):
     # The dump's bytes at those areas are what the guest read from it.
     check_vmalloc_page_tables(d, rows)
     check_module_text(d)
+    check_vmalloc_text(d, rows)
     for r in rows:
         va, ln = int(r[0], 16), int(r[1])
         data = elf.read(va, ln)
         got = hashlib.sha256(data).hexdigest() if data is not None else None
         check(got == r[3], f"area {r[0]}: host's own parse of vm.elf = the guest's read", f"{got}")
+
+
+def check_vmalloc_text(d, rows):
+    """vm-text.elf: --vmalloc-range --segments text, the dump crash and drgn
+    open as a kernel."""
+    rcs = os.path.join(d, "vm-text.rc")
+    if not check(os.path.exists(rcs) and open(rcs).read().strip() == "0",
+                 "vm-text.elf: dump --vmalloc-range --segments text exits 0",
+                 open(os.path.join(d, "vm-text.stderr")).read()[:300] if os.path.exists(rcs) else "not run"):
+        return
+    name = "vm-text.elf"
+    j = load_json(os.path.join(d, "vm-text.json"))
+    core = os.path.join(d, name)
+    elf = Elf(core)
+    loads, segs = check_elf_layout(name, elf, j, ram_first=False)
+    check_digests(name, elf, loads, segs, j)
+    area = check_reader_context(name, elf, loads, segs, with_text=True)
+    vm = j.get("vmalloc", {})
+    check(vm.get("source") == "vmallocinfo" and vm.get("areas") == len(area),
+          f"{name}: {len(area)} areas from vmallocinfo, one PT_LOAD each",
+          f"{vm.get('source')}, {vm.get('areas')} areas")
+    check_drgn_vmalloc(name, core, elf, rows)
 
 
 def check_module_text(d):
@@ -431,7 +569,7 @@ def check_module_text(d):
             mods.append(w[0])
     label = f"{area['caller']} [module text: {' '.join(mods)}]"
     j = load_json(os.path.join(d, "modtext.json"))
-    segs = j.get("segments", [])
+    segs = [x for x in j.get("segments", []) if x.get("class") in AREA_CLASSES]
     print(f"# module text area {rng} ({area['caller']}): {len(mods)} modules {' '.join(mods)}")
     check(len(segs) == 1 and int(segs[0]["vaddr"], 16) == s,
           f"--vmalloc-range={rng} --caller {mod}: the one area holding {mod}'s text",
@@ -458,6 +596,7 @@ def check_vmalloc_page_tables(d, rows):
     elf = Elf(os.path.join(d, "vm-pt.elf"))
     loads, segs = check_elf_layout(name, elf, j, ram_first=False)
     check_digests(name, elf, loads, segs, j)
+    loads = check_reader_context(name, elf, loads, segs)
     st, vm = j.get("stats", {}), j.get("vmalloc", {})
     print(f"# {name}: {float(secs):.2f} s, bytes_read {st.get('bytes_read')}, areas {vm.get('areas')} "
           f"from {vm.get('source')}, segment_size {vm.get('segment_size')}; stderr: {err[:200]!r}")
