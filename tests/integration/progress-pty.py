@@ -25,6 +25,7 @@ import fcntl
 import os
 import pty
 import re
+import select
 import signal
 import struct
 import subprocess
@@ -93,6 +94,12 @@ def run(cols, tmp, name, slow=4.0, sigint_at=None):
             out.append((time.monotonic(), d))
             continue
         if d is None and p.poll() is not None:
+            # The dump has exited, but the terminal's last bytes may not
+            # have reached the master yet (the kernel passes them on from
+            # a work queue, late on a loaded machine): wait for them or
+            # the hang-up before giving up.
+            if select.select([master], [], [], 2.0)[0]:
+                continue
             break
         time.sleep(0.005 if draining else 0.05)
     os.close(rd)
