@@ -53,7 +53,7 @@ pkgs=(
 	libelf-dev:arm64 libdw-dev:arm64 libzstd-dev:arm64 zlib1g-dev:arm64
 	libdeflate-dev:arm64 liblzma-dev:arm64 liblzo2-dev:arm64
 	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64 libfuse3-dev:arm64
-	libcap-dev:arm64 libacl1-dev:arm64
+	libcap-dev:arm64 libacl1-dev:arm64 libsystemd-dev:arm64
 )
 # pid of a 32-bit (ia32) process (tests/integration/pid-32bit.sh builds its
 # target with cc -m32): the i386 libc and libgcc, not gcc-multilib (in
