@@ -26,31 +26,12 @@ core_pattern_setup chbt jq flock cc objcopy od
 install() {
 	install_handler "$@" || bail_out "cannot install the handler as core_pattern"
 }
-# meta DIR PID: the metadata of pid's core, once published (at most 120 s).
-meta() {
-	local i m
-	for ((i = 0; i < 1200; i++)); do
-		for m in "$1"/core.*."$2".*.json; do
-			[ -f "$m" ] && { echo "$m"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
 jqcheck() { # WHAT FILE [JQ-OPTIONS...] FILTER
 	if jq -e "${@:3}" "$2" >/dev/null; then
 		ok "$1"
 	else
 		not_ok "$1"
 		jq -c '{backtrace, crash_frame, build_ids_error}' "$2" 2>&1 | diag
-	fi
-}
-has() { # WHAT FILE FIXED-STRING
-	if grep -qF -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1: no '$3' in"
-		diag <"$2"
 	fi
 }
 
@@ -86,7 +67,7 @@ for fmt in none zstd; do
 	(exec 9>&- && cd "$tmp" && exec "$prog") >/dev/null 2>&1 &
 	pid=$!
 	wait "$pid" 2>/dev/null
-	if ! m=$(meta "$d" "$pid"); then
+	if ! m=$(wait_meta "$d" "$pid"); then
 		not_ok "$fmt: no metadata for pid $pid in $d"
 		continue
 	fi
@@ -126,7 +107,7 @@ install "$d" --no-backtrace
 (exec 9>&- && exec "$prog") >/dev/null 2>&1 &
 pid=$!
 wait "$pid" 2>/dev/null
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "--no-backtrace: no backtrace, the build IDs still" "$m" \
 		'has("backtrace") == false and has("crash_frame") == false and (.build_ids | length) > 0'
 	"$kcoredump" show --dir "$d" "$pid" >"$tmp/show-nobt" 2>&1
@@ -143,7 +124,7 @@ install "$d" --backtrace-timeout 0.5
 (exec 9>&- && exec "$prog") >/dev/null 2>&1 &
 pid=$!
 wait "$pid" 2>/dev/null
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "--backtrace-timeout 0.5: the unwinding took at most 0.5 s" "$m" \
 		'.backtrace.made and .backtrace.seconds <= 0.5 and
 		(.backtrace.timed_out or .backtrace.threads[0].frames[0].function == "kcd_bt_inner")'
@@ -177,7 +158,7 @@ if cc -O1 -g -Wl,--build-id=0x"$bid" -o "$sprog.full" "$tmp/bt2.c" 2>"$tmp/cc.er
 	(exec 9>&- && exec "$sprog") >/dev/null 2>&1 &
 	pid=$!
 	wait "$pid" 2>/dev/null
-	if m=$(meta "$d" "$pid"); then
+	if m=$(wait_meta "$d" "$pid"); then
 		jqcheck "a stripped program: its static function named from $dbg" "$m" \
 			'.backtrace.debuginfo_files >= 1 and
 			.backtrace.threads[0].frames[0].function == "kcd_bt_hidden"'
@@ -192,7 +173,7 @@ if cc -O1 -g -Wl,--build-id=0x"$bid" -o "$sprog.full" "$tmp/bt2.c" 2>"$tmp/cc.er
 	(exec 9>&- && exec "$sprog") >/dev/null 2>&1 &
 	pid=$!
 	wait "$pid" 2>/dev/null
-	if m=$(meta "$d" "$pid"); then
+	if m=$(wait_meta "$d" "$pid"); then
 		jqcheck "without the debuginfo file: frame #0 is not named kcd_bt_hidden" "$m" \
 			'.backtrace.threads[0].frames[0].function != "kcd_bt_hidden"'
 	else

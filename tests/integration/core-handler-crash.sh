@@ -41,17 +41,6 @@ export PATH=$(dirname "$kcore_read"):$PATH
 install() {
 	install_handler "$@" || bail_out "cannot install the handler as core_pattern"
 }
-# meta DIR PID: the metadata of pid's core, once published (at most 120 s).
-meta() {
-	local i m
-	for ((i = 0; i < 1200; i++)); do
-		for m in "$1"/core.*."$2".*.json; do
-			[ -f "$m" ] && { echo "$m"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
 # crash DESC ARGS...: run crash-sparse (it aborts), print its pid.
 crash() {
 	local desc=$1
@@ -110,7 +99,7 @@ install "$d"
 pid=$!
 wait "$pid" 2>/dev/null
 echo "# core_pipe_limit $(cat /proc/sys/kernel/core_pipe_limit); $shapes has build ID ${shapes_id:-?}"
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "small crash ($(jq .stream_bytes "$m") stream bytes, less than the 1 MiB pipe): no facts_why_not" \
 		"$m" '.stream_bytes < 1048576 and has("facts_why_not") == false'
 	jqcheck "small crash: the full command line (${#long}-byte argument), cwd, root" "$m" \
@@ -144,7 +133,7 @@ pid0=$pid
 (cd "$tmp" && exec "$shapes" abort second) >/dev/null 2>&1 &
 pid=$!
 wait "$pid" 2>/dev/null
-if meta "$d" "$pid" >/dev/null; then
+if wait_meta "$d" "$pid" >/dev/null; then
 	lpids() { "$kcoredump" list --dir "$d" --json "$@" 2>/dev/null | jq -c '[.cores[].pid]'; }
 	got=$(lpids -n 1)
 	[ "$got" = "[$pid]" ] && ok "list -n 1: the newest" || not_ok "list -n 1: $got, want [$pid]"
@@ -160,7 +149,7 @@ fi
 d=$tmp/s1
 install "$d"
 pid=$(crash "$tmp/s1.desc" 4)
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "4 GiB sparse crash: complete, page tables used (kcmp of PID 1 $kcmp_pid1), $(jq .pagemap.unread_bytes "$m") of $(jq .stream_bytes "$m") bytes unread" \
 		"$m" '.complete and .pagemap.used and .pagemap.why_not == null and
 		.pagemap.unread_bytes >= 0.99 * .stream_bytes'
@@ -178,7 +167,7 @@ install "$d"
 pid=$(crash "$tmp/s2.desc" 1 sharer)
 sharer=$(awk '$1 == "sharer" { print $2 }' "$tmp/s2.desc")
 [ -n "$sharer" ] && kill -KILL "$sharer" 2>/dev/null
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "CLONE_VM sharer $sharer: page tables not used, every byte read, complete" "$m" \
 		'.complete and (.pagemap.used | not) and .pagemap.unread_bytes == 0
 		and (.pagemap.why_not | test("pid [0-9]+ shares the memory"))'
@@ -198,7 +187,7 @@ for attempt in 1 2; do
 	d=$tmp/s3.$attempt
 	install "$d" --timeout 2
 	pid=$(crash "$tmp/s3.desc" "$gib")
-	m=$(meta "$d" "$pid") || m=''
+	m=$(wait_meta "$d" "$pid") || m=''
 	[ -n "$m" ] || break
 	jq -e '.stream_seconds > 4' "$m" >/dev/null && break
 	[ "$attempt" = 2 ] || [ "$gib" = 256 ] && break
@@ -282,7 +271,7 @@ if [ "$kv" -ge 6016 ]; then
 	(cd "$tmp" && exec "$shapes" abort "$long") >/dev/null 2>&1 &
 	pid=$!
 	wait "$pid" 2>/dev/null
-	if m=$(meta "$d" "$pid"); then
+	if m=$(wait_meta "$d" "$pid"); then
 		jqcheck "listener with --timeout 2, crash 4 s after its start: stored complete via $(jq -r .received.via "$m")" \
 			"$m" '.complete and (.received.via | startswith("socket"))'
 	else
@@ -309,7 +298,7 @@ if [ "$kv" -ge 6016 ]; then
 	(cd "$tmp" && exec "$shapes" abort unprivileged) >/dev/null 2>&1 &
 	pid=$!
 	wait "$pid" 2>/dev/null
-	if m=$(meta "$d" "$pid"); then
+	if m=$(wait_meta "$d" "$pid"); then
 		jqcheck "unprivileged listener, root's crash: cwd, root, open_fds, namespaces unreadable (Permission denied), said why" \
 			"$m" '(.facts_unreadable | .cwd == "Permission denied" and
 			.root == "Permission denied" and .open_fds == "Permission denied" and
@@ -355,7 +344,7 @@ if [ "$kv" -ge 6017 ]; then
 	printf '@@%s\n' "$sock" >/proc/sys/kernel/core_pattern
 	(cd "$tmp" && exec setarch -R "$sparse" "$tmp/s5b.desc" 4) >/dev/null 2>&1
 	pid=$(awk '$1 == "pid" { print $2 }' "$tmp/s5b.desc")
-	if m=$(meta "$d" "$pid"); then
+	if m=$(wait_meta "$d" "$pid"); then
 		jqcheck "4 GiB sparse crash via @@: complete, via socket-request, page tables used, $(jq .pagemap.unread_bytes "$m") of $(jq .stream_bytes "$m") bytes unread" \
 			"$m" '.complete and .received.via == "socket-request" and
 			.pagemap.used and .pagemap.why_not == null and

@@ -27,31 +27,12 @@ core_pattern_setup chfacts jq flock setpriv
 install() {
 	install_handler "$@" || bail_out "cannot install the handler as core_pattern"
 }
-# meta DIR PID: the metadata of pid's core, once published (at most 120 s).
-meta() {
-	local i m
-	for ((i = 0; i < 1200; i++)); do
-		for m in "$1"/core.*."$2".*.json; do
-			[ -f "$m" ] && { echo "$m"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
 jqcheck() { # WHAT FILE [JQ-OPTIONS...] FILTER
 	if jq -e "${@:3}" "$2" >/dev/null; then
 		ok "$1"
 	else
 		not_ok "$1"
 		jq -c '{cmdline, cwd, root, cgroup, boot_id, rlimits, open_fds, environ}' "$2" 2>&1 | diag
-	fi
-}
-has() { # WHAT FILE FIXED-STRING
-	if grep -qF -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1: no '$3' in"
-		diag < "$2"
 	fi
 }
 hasnt() { # WHAT FILE FIXED-STRING
@@ -96,7 +77,7 @@ boot_id=$(cat /proc/sys/kernel/random/boot_id)
 d=$tmp/s1
 install "$d" --record-environ
 pid=$(crash)
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "full command line (${#cmdline} bytes, PRPSINFO has $(jq '.prpsinfo_args | length' "$m"))" \
 		"$m" --arg c "$cmdline" '.cmdline == $c and (.prpsinfo_args | length) < ($c | length)'
 	jqcheck "cwd $work, root /" "$m" --arg w "$work" '.cwd == $w and .root == "/"'
@@ -143,7 +124,7 @@ fi
 d=$tmp/s2
 install "$d"
 pid=$(crash)
-if m=$(meta "$d" "$pid"); then
+if m=$(wait_meta "$d" "$pid"); then
 	jqcheck "without --record-environ: no environ member, the rest there" "$m" \
 		--arg w "$work" 'has("environ") == false and .cwd == $w'
 	"$kcoredump" show --dir "$d" "$pid" >"$tmp/show2" 2>&1
@@ -169,7 +150,7 @@ if command -v cc >/dev/null &&
 		sleep 0.5
 		kill -SEGV "$pid"
 		wait "$pid" 2>/dev/null
-		if m=$(meta "$d" "$pid"); then
+		if m=$(wait_meta "$d" "$pid"); then
 			id=$(jq -r --arg f "$prog" '.build_ids[] | select(.name == $f) | .build_id' "$m")
 			jqcheck "$fmt core: the package note of $prog (build ID ${id:-?})" "$m" \
 				--arg f "$prog" --arg id "$id" '.packages | length == 1 and

@@ -111,14 +111,6 @@ meta() { # DIR PID: the metadata of pid's core, once the core is there too
 	done
 	return 1
 }
-has() { # WHAT FILE FIXED-STRING
-	if grep -qF -- "$3" "$2"; then
-		ok "$1"
-	else
-		not_ok "$1: no '$3' in"
-		diag <"$2"
-	fi
-}
 # listed PID: coredumpctl lists pid (the entry comes after the core).
 listed() {
 	local i

@@ -195,6 +195,32 @@ install_handler()
 	fi
 }
 
+# wait_meta DIR PID: the metadata file of pid's core stored in DIR, once
+# the handler has published it (at most 120 s); fails if none came.
+wait_meta()
+{
+	local i m
+	for ((i = 0; i < 1200; i++)); do
+		for m in "$1"/core.*."$2".*.json; do
+			[ -f "$m" ] && { echo "$m"; return 0; }
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
+# has WHAT FILE FIXED-STRING: ok if FILE holds the string, else not_ok
+# with FILE shown.
+has()
+{
+	if grep -qF -- "$3" "$2"; then
+		ok "$1"
+	else
+		not_ok "$1: no '$3' in"
+		diag <"$2"
+	fi
+}
+
 # sparsecmp A|- B: cmp -s that knows a file's holes are zeros instead of
 # reading them (tests/lib/sparsecmp.py): a 4 GiB dump of a fixture with a
 # few MiB of data compares in seconds, not minutes.
