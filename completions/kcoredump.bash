@@ -117,7 +117,7 @@ _kcoredump()
 			return
 			;;
 		--hash | --hash=)
-			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			COMPREPLY=($(compgen -W "xxh3 sha256 none" -- "$cur"))
 			return
 			;;
 		esac
@@ -166,7 +166,7 @@ _kcoredump()
 			return
 			;;
 		--hash | --hash=)
-			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			COMPREPLY=($(compgen -W "xxh3 sha256 none" -- "$cur"))
 			return
 			;;
 		esac
@@ -227,7 +227,7 @@ _kcoredump()
 			return
 			;;
 		--hash | --hash=)
-			COMPREPLY=($(compgen -W "sha256 none" -- "$cur"))
+			COMPREPLY=($(compgen -W "xxh3 sha256 none" -- "$cur"))
 			return
 			;;
 		esac

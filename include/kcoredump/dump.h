@@ -99,6 +99,16 @@ int kcore_codec_from_name(const char *name);
 #define KCORE_HASH_BLOCK (1u << 20)
 #define KCORE_DIGEST_LEN 32
 
+/* The block digest under a segment digest (kcoredump(8), Digests).
+ * XXH3-128 (the default) costs a fraction of the copy; SHA-256 makes the
+ * segment and dump digests collision-resistant against someone who shapes
+ * the content, at the cost of a second SHA-256 pass over the data beside
+ * the file's. */
+enum kcore_block_hash {
+	KCORE_BLOCK_HASH_XXH3,
+	KCORE_BLOCK_HASH_SHA256,
+};
+
 struct kcore_range {
 	uint64_t start;
 	uint64_t end; /* exclusive */
@@ -341,8 +351,10 @@ struct kcore_dump_opts {
 	 * 0: KCORE_STREAM_DEFAULT_FRAME): larger frames compress a little
 	 * better, smaller ones make random reads of the dump cheaper. */
 	uint64_t frame_size;
-	/* --hash none: no SHA-256 (digests are recorded as "none"). */
+	/* --hash none: no digests (they are recorded as "none"). */
 	bool no_hash;
+	/* The block digest under the segment digests (0: XXH3-128). */
+	enum kcore_block_hash block_hash;
 	/* The file's SHA-256 is computed on the fly when its bytes go out in
 	 * order (streams, pipes), or read back from the file when it is
 	 * sparse; then only when its holes are at most as large as its data
@@ -437,6 +449,8 @@ struct kcore_dump_result {
 	/* The segment-digest root: SHA-256 of the segment digests, the same
 	 * for the same content in every format (not the file's hash). */
 	unsigned char digest[KCORE_DIGEST_LEN];
+	/* The block digest under the segment digests (opts.block_hash). */
+	enum kcore_block_hash block_hash;
 	/* SHA-256 of the output file's bytes as written (sha256sum's),
 	 * when has_file_sha256: not with --hash none, nor for a device
 	 * written out of order. */
@@ -493,10 +507,23 @@ static inline bool kcore_dump_incomplete(const struct kcore_dump_result *res)
 
 /* Hashing (hash.c): the documented digest of logical content. */
 struct kcore_seg_hasher;
+/* "xxh3-128", "sha256"; the note's hash= value; and back (-1: unknown). */
+const char *kcore_block_hash_name(enum kcore_block_hash m);
+const char *kcore_block_hash_note_name(enum kcore_block_hash m);
+int kcore_block_hash_from_name(const char *name);
+int kcore_block_hash_from_note_name(const char *name);
+/* The digest of one block (KCORE_BLOCK_HASH_XXH3: 16 bytes, the rest of
+ * out zeroed). */
+void kcore_block_digest(enum kcore_block_hash m, const void *data, size_t len,
+			unsigned char out[KCORE_DIGEST_LEN]);
+/* SHA-256 block digests (the crash handler's stored cores). */
 struct kcore_error *kcore_seg_hasher_create(uint64_t size,
 					    struct kcore_seg_hasher **ret);
+struct kcore_error *kcore_seg_hasher_create_with(enum kcore_block_hash m,
+						 uint64_t size,
+						 struct kcore_seg_hasher **ret);
 /* Blocks must be added in ascending order; all-zero blocks may be left
- * out (they do not contribute).  digest is SHA-256 of the block. */
+ * out (they do not contribute).  digest is kcore_block_digest()'s. */
 struct kcore_error *kcore_seg_hasher_add(struct kcore_seg_hasher *h,
 					 uint64_t block_index,
 					 const unsigned char *digest);
@@ -513,7 +540,8 @@ bool kcore_is_zero(const void *buf, size_t len);
 /* The same digest for content that arrives in order (verify). */
 struct kcore_content_hasher;
 struct kcore_error *
-kcore_content_hasher_create(uint64_t size, struct kcore_content_hasher **ret);
+kcore_content_hasher_create(enum kcore_block_hash m, uint64_t size,
+			    struct kcore_content_hasher **ret);
 struct kcore_error *kcore_content_hasher_add(struct kcore_content_hasher *c,
 					     const void *data, uint64_t len);
 struct kcore_error *

@@ -31,6 +31,12 @@ struct kcore_verify_result {
 	char *page_compression;
 	/* From the metadata: note, trailer, none, or unknown. */
 	enum kcore_digest_location digest_location;
+	/* The block digest the digests are computed with: the metadata's
+	 * (hash=), else the caller's choice (kcore_verify_opts), else
+	 * XXH3-128.  block_hash_unknown: the metadata names a method this
+	 * version does not know (its digests cannot match). */
+	enum kcore_block_hash block_hash;
+	bool block_hash_unknown;
 	struct kcore_verify_segment *segs;
 	size_t nsegs;
 	bool has_expected;

@@ -568,12 +568,18 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 	case DOPT_FILE_SHA256:
 		opts->file_sha256_always = true;
 		return 0;
-	case DOPT_HASH:
-		if (strcmp(arg, "sha256") && strcmp(arg, "none"))
+	case DOPT_HASH: {
+		int m = strcmp(arg, "xxh3") ? kcore_block_hash_from_name(arg)
+					    : KCORE_BLOCK_HASH_XXH3;
+
+		opts->no_hash = !strcmp(arg, "none");
+		if (m < 0 && !opts->no_hash)
 			return cli_usage_error(ctx, cmd, "unknown hash '%s'",
 					       arg);
-		opts->no_hash = !strcmp(arg, "none");
+		opts->block_hash = m < 0 ? KCORE_BLOCK_HASH_XXH3
+					 : (enum kcore_block_hash)m;
 		return 0;
+	}
 	case DOPT_LEVEL:
 		if (!cli_parse_u64(arg, &v) || v > 22)
 			return cli_usage_error(ctx, cmd, "bad level '%s'", arg);

@@ -183,7 +183,12 @@ static void render_verify_text(const char *dump,
 		printf("\n");
 	}
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
-	printf("  segment root: %s (SHA-256 of the segment digests)\n", hex);
+	printf("  segment root: %s (SHA-256 of the segment digests; blocks: "
+	       "%s)\n",
+	       hex, kcore_block_hash_name(r->block_hash));
+	if (r->block_hash_unknown)
+		printf("  the dump's digests use a block digest this version "
+		       "does not know: they cannot match\n");
 	if (fc->expected && fc->match)
 		printf("  file sha256:  %s (matches)\n", fc->actual);
 	else if (fc->expected)
@@ -246,6 +251,10 @@ static void render_verify_json(const char *dump,
 	kcore_json_string(&j, "digests",
 			  kcore_digest_location_name(r->digest_location));
 	kcore_json_string(&j, "digests_detail", digest_origin(dump, r));
+	kcore_json_string(&j, "block_digest",
+			  r->block_hash_unknown
+				  ? NULL
+				  : kcore_block_hash_name(r->block_hash));
 	kcore_hex(r->actual, KCORE_DIGEST_LEN, hex);
 	kcore_json_string(&j, "segment_digest_root", hex);
 	if (fc->expected) {

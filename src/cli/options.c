@@ -37,8 +37,11 @@ const struct cli_option cli_output_options[] = {
 	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
 	  DOPT_FRAME_SIZE },
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "integrity digests: sha256 (default) or none", "sha256 none",
-	  DOPT_HASH },
+	  "integrity digests: xxh3 (default: the file's SHA-256, and "
+	  "XXH3-128 for the blocks under the content digest), sha256 (SHA-256 "
+	  "for the blocks too: a collision-resistant content digest, and a "
+	  "second SHA-256 pass over the data) or none",
+	  "xxh3 sha256 none", DOPT_HASH },
 	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
 	  "hash the file's bytes even when it is sparse (its holes are hashed "
 	  "as zeros: the cost of its logical size)",

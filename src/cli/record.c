@@ -262,6 +262,9 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 			  x->root_hex[0] ? x->root_hex : NULL);
 	kcore_json_string(&j, "digests",
 			  kcore_digest_location_name(r->digest_location));
+	kcore_json_string(&j, "block_digest",
+			  o->no_hash ? NULL
+				     : kcore_block_hash_name(r->block_hash));
 	kcore_json_object_end(&j);
 	/* The byte counts under dump --json's names (issue 46). */
 	kcore_json_object_begin(&j, "stats");

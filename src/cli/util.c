@@ -449,10 +449,14 @@ void cli_dump_hashes_text(FILE *f, const struct kcore_dump_result *r,
 		fprintf(f, "  segment root: %s (not stored: %s has no notes)\n",
 			hex, nostore);
 	else
-		fprintf(f, "  segment root: %s (digests in the %s)\n", hex,
+		fprintf(f,
+			"  segment root: %s (digests in the %s; blocks: "
+			"%s)\n",
+			hex,
 			r->digest_location
 				? kcore_digest_location_name(r->digest_location)
-				: "-");
+				: "-",
+			kcore_block_hash_name(r->block_hash));
 }
 
 void cli_dump_time_text(FILE *f, const struct kcore_dump_stats *st)
@@ -526,6 +530,8 @@ void cli_dump_hashes_json(struct kcore_json *j,
 		kcore_json_string(j, "segment_digest_root", hex);
 	kcore_json_string(j, "digests",
 			  kcore_digest_location_name(r->digest_location));
+	kcore_json_string(j, "block_digest",
+			  none ? NULL : kcore_block_hash_name(r->block_hash));
 }
 
 int cli_arch_option(struct cli_ctx *ctx, const char *cmd, const char *arg,

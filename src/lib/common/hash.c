@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * The dump digest (SHA-256 through OpenSSL's libcrypto).
+ * The dump digest (SHA-256 through OpenSSL's libcrypto over block digests
+ * that are XXH3-128, through libxxhash, or SHA-256).
  *
  * A segment's logical content (p_memsz bytes, holes read as zeros) is cut
  * into KCORE_HASH_BLOCK blocks.  For each block that is not all zero, in
- * ascending order, the record le64(index) || SHA-256(block) is appended;
- * the segment digest is SHA-256("kcoredump-sha256-v1\0" || le64(size) ||
- * records).  All-zero blocks contribute nothing, so holes cost nothing and
- * a sparse and a dense copy of the same content hash alike.  The dump
+ * ascending order, the record le64(index) || digest(block) is appended;
+ * the segment digest is SHA-256(tag || le64(size) || records), where the
+ * tag and the block digest are "kcoredump-xxh3-128-v1\0" and XXH3-128
+ * (seed 0, its canonical big-endian 16 bytes), or "kcoredump-sha256-v1\0"
+ * and SHA-256.  All-zero blocks contribute nothing, so holes cost nothing
+ * and a sparse and a dense copy of the same content hash alike.  The dump
  * digest is SHA-256 of the segment digests in program header order.
- * Block digests are computed on the worker threads; only the 40-byte
+ * Block digests are computed on the worker threads; only the small
  * records pass through the ordered combination.
  */
 #include <errno.h>
@@ -18,15 +21,74 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "kcoredump/dump.h"
 
-static const char hash_tag[] = "kcoredump-sha256-v1";
+static const struct {
+	const char *name, *note_name, *tag; /* tag: with its NUL */
+	size_t tag_len, digest_len;
+} methods[] = {
+	[KCORE_BLOCK_HASH_XXH3] = { "xxh3-128", "xxh3-128-blocklist-v1",
+				    "kcoredump-xxh3-128-v1",
+				    sizeof("kcoredump-xxh3-128-v1"), 16 },
+	[KCORE_BLOCK_HASH_SHA256] = { "sha256", "sha256-blocklist-v1",
+				      "kcoredump-sha256-v1",
+				      sizeof("kcoredump-sha256-v1"), 32 },
+};
 
 struct kcore_seg_hasher {
 	EVP_MD_CTX *ctx;
+	size_t digest_len;
 	uint64_t next; /* lowest block index still allowed */
 };
+
+static bool method_ok(enum kcore_block_hash m)
+{
+	return (unsigned)m < sizeof(methods) / sizeof(methods[0]);
+}
+
+const char *kcore_block_hash_name(enum kcore_block_hash m)
+{
+	return method_ok(m) ? methods[m].name : "?";
+}
+
+const char *kcore_block_hash_note_name(enum kcore_block_hash m)
+{
+	return method_ok(m) ? methods[m].note_name : "?";
+}
+
+static int method_find(const char *name, bool note)
+{
+	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]);
+	     i++)
+		if (!strcmp(name,
+			    note ? methods[i].note_name : methods[i].name))
+			return (int)i;
+	return -1;
+}
+
+int kcore_block_hash_from_name(const char *name)
+{
+	return method_find(name, false);
+}
+
+int kcore_block_hash_from_note_name(const char *name)
+{
+	return method_find(name, true);
+}
+
+void kcore_block_digest(enum kcore_block_hash m, const void *data, size_t len,
+			unsigned char out[KCORE_DIGEST_LEN])
+{
+	if (m == KCORE_BLOCK_HASH_SHA256) {
+		kcore_sha256(data, len, out);
+		return;
+	}
+	XXH128_canonicalFromHash((XXH128_canonical_t *)(void *)out,
+				 XXH3_128bits(data, len));
+	memset(out + 16, 0, KCORE_DIGEST_LEN - 16);
+}
 
 static void put_le64(unsigned char *p, uint64_t v)
 {
@@ -37,11 +99,23 @@ static void put_le64(unsigned char *p, uint64_t v)
 struct kcore_error *kcore_seg_hasher_create(uint64_t size,
 					    struct kcore_seg_hasher **ret)
 {
-	struct kcore_seg_hasher *h = calloc(1, sizeof(*h));
+	return kcore_seg_hasher_create_with(KCORE_BLOCK_HASH_SHA256, size, ret);
+}
+
+struct kcore_error *kcore_seg_hasher_create_with(enum kcore_block_hash m,
+						 uint64_t size,
+						 struct kcore_seg_hasher **ret)
+{
+	struct kcore_seg_hasher *h;
 	unsigned char len[8];
 
+	if (!method_ok(m))
+		return kcore_error_create(KCORE_ERR_INVALID, 0, NULL,
+					  "unknown block digest %d", (int)m);
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return &kcore_error_nomem;
+	h->digest_len = methods[m].digest_len;
 	h->ctx = EVP_MD_CTX_new();
 	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
 		kcore_seg_hasher_destroy(h);
@@ -50,7 +124,7 @@ struct kcore_error *kcore_seg_hasher_create(uint64_t size,
 					  "libcrypto");
 	}
 	put_le64(len, size);
-	EVP_DigestUpdate(h->ctx, hash_tag, sizeof(hash_tag));
+	EVP_DigestUpdate(h->ctx, methods[m].tag, methods[m].tag_len);
 	EVP_DigestUpdate(h->ctx, len, sizeof(len));
 	*ret = h;
 	return NULL;
@@ -68,8 +142,8 @@ struct kcore_error *kcore_seg_hasher_add(struct kcore_seg_hasher *h,
 					  "order",
 					  (unsigned long long)block_index);
 	put_le64(rec, block_index);
-	memcpy(rec + 8, digest, KCORE_DIGEST_LEN);
-	EVP_DigestUpdate(h->ctx, rec, sizeof(rec));
+	memcpy(rec + 8, digest, h->digest_len);
+	EVP_DigestUpdate(h->ctx, rec, 8 + h->digest_len);
 	h->next = block_index + 1;
 	return NULL;
 }
@@ -148,6 +222,7 @@ void kcore_hex(const unsigned char *bytes, size_t len, char *out)
 /* Hashing content that arrives in order (verify, extract). */
 struct kcore_content_hasher {
 	struct kcore_seg_hasher *h;
+	enum kcore_block_hash method;
 	uint64_t size;
 	uint64_t pos;	    /* bytes consumed */
 	unsigned char *blk; /* the partial current block */
@@ -156,7 +231,8 @@ struct kcore_content_hasher {
 };
 
 struct kcore_error *
-kcore_content_hasher_create(uint64_t size, struct kcore_content_hasher **ret)
+kcore_content_hasher_create(enum kcore_block_hash m, uint64_t size,
+			    struct kcore_content_hasher **ret)
 {
 	struct kcore_content_hasher *c = calloc(1, sizeof(*c));
 	struct kcore_error *err;
@@ -164,12 +240,13 @@ kcore_content_hasher_create(uint64_t size, struct kcore_content_hasher **ret)
 	if (!c)
 		return &kcore_error_nomem;
 	c->size = size;
+	c->method = m;
 	c->blk = malloc(KCORE_HASH_BLOCK);
 	if (!c->blk) {
 		free(c);
 		return &kcore_error_nomem;
 	}
-	err = kcore_seg_hasher_create(size, &c->h);
+	err = kcore_seg_hasher_create_with(m, size, &c->h);
 	if (err) {
 		free(c->blk);
 		free(c);
@@ -186,7 +263,7 @@ static struct kcore_error *flush_block(struct kcore_content_hasher *c)
 	if (c->fill && !kcore_is_zero(c->blk, c->fill)) {
 		unsigned char d[KCORE_DIGEST_LEN];
 
-		kcore_sha256(c->blk, c->fill, d);
+		kcore_block_digest(c->method, c->blk, c->fill, d);
 		err = kcore_seg_hasher_add(c->h,
 					   (c->pos - 1) / KCORE_HASH_BLOCK, d);
 	}

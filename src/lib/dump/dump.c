@@ -314,7 +314,8 @@ static void process_job(struct dump *d, struct job *j)
 			nz = !b->zero[p];
 		j->nonzero[h] = nz;
 		if (nz && !d->opts->no_hash)
-			kcore_sha256(b->buf + off, hn, j->digest[h]);
+			kcore_block_digest(d->opts->block_hash, b->buf + off,
+					   hn, j->digest[h]);
 	}
 	if (d->smear)
 		kcore_smear_hash(d->smear, b);
@@ -901,7 +902,8 @@ static struct kcore_error *setup(struct dump *d, unsigned n)
 	}
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
 		const struct kcore_plan_segment *s = &d->plan->segs[i];
-		struct kcore_error *err = kcore_seg_hasher_create(
+		struct kcore_error *err = kcore_seg_hasher_create_with(
+			d->opts->block_hash,
 			s->memsz > s->size ? s->memsz : s->size,
 			&d->hashers[i]);
 
@@ -1161,6 +1163,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	/* Copied before the commit, so that running out of memory here
 	 * publishes nothing rather than a result without them. */
 	ret->digest_location = d.w->digest_location;
+	ret->block_hash = opts->block_hash;
 	if (d.out->path)
 		ret->output_path = strdup(d.out->path);
 	if (d.out->path && !ret->output_path) {

@@ -73,6 +73,16 @@ static void apply_metadata(struct kcore_verify_result *r, const char *text,
 				strtoull(strchr(line, '=') + 1, NULL, 10);
 		} else if (!strncmp(line, "source_incomplete=1", 19)) {
 			r->incomplete = true;
+		} else if (!strncmp(line, "hash=", 5)) {
+			int m = kcore_block_hash_from_note_name(line + 5);
+
+			/* "none", or a method of a later version: the
+			 * digests present cannot be checked with ours. */
+			if (m >= 0)
+				r->block_hash = (enum kcore_block_hash)m;
+			else
+				r->block_hash_unknown =
+					strcmp(line + 5, "none");
 		} else if (!strncmp(line, "digests=", 8)) {
 			r->digest_location =
 				kcore_digest_location_from_name(line + 8);
@@ -139,6 +149,7 @@ static struct kcore_error *vstep(struct vctl *vc, uint64_t n, const char *path)
 
 static struct kcore_error *hash_segment(struct kcore_source *src,
 					const struct kcore_segment *seg,
+					enum kcore_block_hash m,
 					unsigned char *buf, struct vctl *vc,
 					unsigned char out[KCORE_DIGEST_LEN])
 {
@@ -146,7 +157,7 @@ static struct kcore_error *hash_segment(struct kcore_source *src,
 	struct kcore_error *err;
 	uint64_t pos = 0;
 
-	err = kcore_content_hasher_create(seg->memsz, &h);
+	err = kcore_content_hasher_create(m, seg->memsz, &h);
 	if (err)
 		return err;
 	while (!err && pos < seg->filesz) {
@@ -591,7 +602,8 @@ static struct kcore_error *verify_plain(const char *path, const char *source,
 	for (size_t k = 0; k < n; k++)
 		vc->total += segs[k].filesz + (source ? segs[k].memsz : 0);
 	for (size_t k = 0; !err && k < n; k++)
-		err = hash_segment(src, &segs[k], buf, vc, r->segs[k].actual);
+		err = hash_segment(src, &segs[k], r->block_hash, buf, vc,
+				   r->segs[k].actual);
 	free(buf);
 	free(segs);
 	if (!err)
@@ -859,9 +871,10 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 		}
 		if (!err)
 			err = kcore_content_hasher_create(
-				r->segs[loads[k].idx].size, &h);
+				r->block_hash, r->segs[loads[k].idx].size, &h);
 		for (size_t i = 0; !err && i < ni; i++)
 			err = kcore_content_hasher_create(
+				r->block_hash,
 				r->segs[loads[k + 1 + i].idx].size, &in[i]);
 		if (err) {
 			for (size_t i = 0; i < ni; i++)

@@ -211,7 +211,8 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		st->bytes_unreadable, ws->res->nerrors,
 		ws->res->source_incomplete, ws->res->source_unreadable_bytes,
 		ws->res->source_unreadable_ranges, plan->vmalloc_areas,
-		o->no_hash ? "none" : "sha256-blocklist-v1", KCORE_HASH_BLOCK,
+		o->no_hash ? "none" : kcore_block_hash_note_name(o->block_hash),
+		KCORE_HASH_BLOCK,
 		kcore_digest_location_name(w->digest_location));
 	meta_text(f, "case", o->case_id);
 	meta_text(f, "examiner", o->examiner);

@@ -18,6 +18,8 @@ import struct
 import subprocess
 import sys
 
+import xxhash
+
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import vmcheck  # noqa: E402  (Elf, check, hexint)
@@ -65,18 +67,29 @@ def seg_sha256(elf, p):
     return h.hexdigest()
 
 
-def seg_digest(elf, p, block=1 << 20):
+# The block digests a dump's note names (hash=): the segment digest's tag
+# and the digest of one block (kcoredump(8), "Digests").
+BLOCK_HASHES = {
+    "sha256-blocklist-v1": (b"kcoredump-sha256-v1\0", lambda b: hashlib.sha256(b).digest()),
+    "xxh3-128-blocklist-v1": (b"kcoredump-xxh3-128-v1\0", lambda b: xxhash.xxh3_128(b).digest()),
+}
+
+
+def seg_digest(elf, p, block=1 << 20, method="xxh3-128-blocklist-v1"):
     """kcoredump's segment digest (kcoredump(8), "Digests"): SHA-256 of
-    "kcoredump-sha256-v1\0" || le64(size) || for each block that is not all
-    zero, le64(index) || SHA-256(block)."""
-    h = hashlib.sha256(b"kcoredump-sha256-v1\0" + struct.pack("<Q", p["memsz"]))
+    tag || le64(size) || for each block that is not all zero,
+    le64(index) || digest(block), where tag and digest are
+    "kcoredump-xxh3-128-v1\0" and XXH3-128 (canonical, big-endian) or
+    "kcoredump-sha256-v1\0" and SHA-256."""
+    tag, digest = BLOCK_HASHES[method]
+    h = hashlib.sha256(tag + struct.pack("<Q", p["memsz"]))
     zero = bytes(block)
     pos = idx = 0
     while pos < p["memsz"]:
         n = min(block, p["memsz"] - pos)
         b = seg_bytes(elf, p, pos, n)
         if b != zero[:n]:
-            h.update(struct.pack("<Q", idx) + hashlib.sha256(b).digest())
+            h.update(struct.pack("<Q", idx) + digest(b))
         pos += n
         idx += 1
     return h.hexdigest()
@@ -194,10 +207,14 @@ def check_digests(name, elf, loads, segs, j=None):
     with the JSON summary and, for a seekable dump, the metadata note."""
     md = metadata(elf)
     block = int(md.get("hash_block", 1 << 20)) if md else 1 << 20
+    method = md.get("hash", "xxh3-128-blocklist-v1") if md else "xxh3-128-blocklist-v1"
+    check(method in BLOCK_HASHES, f"{name}: the note names a known block digest", method)
+    if method not in BLOCK_HASHES:
+        return
     bad = []
     digests = []
     for p, s in zip(loads, segs):
-        got = seg_digest(elf, p, block)
+        got = seg_digest(elf, p, block, method)
         digests.append(got)
         if got != s.get("sha256"):
             bad.append((hex(p["vaddr"]), got, s.get("sha256")))
