@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elf-parse.h"
 #include "internal.h"
 #include "kcoredump/output.h"
 #include "kcoredump/stream.h"
@@ -649,38 +650,41 @@ static struct kcore_error *sread(struct kcore_istream *is, const char *path,
 }
 
 /* Read the header area (ELF header to the first PT_LOAD) and the phdrs. */
-static struct kcore_error *stream_header(struct kcore_istream *is,
-					 const char *path,
-					 unsigned char **ret_hdr,
-					 size_t *ret_len, Elf64_Phdr **ret_ph,
-					 size_t *ret_phnum)
+static struct kcore_error *
+stream_header(struct kcore_istream *is, const char *path,
+	      unsigned char **ret_hdr, size_t *ret_len,
+	      struct kcore_elf_phdr **ret_ph, size_t *ret_phnum)
 {
-	Elf64_Ehdr eh;
+	unsigned char ehdr[sizeof(Elf64_Ehdr)];
+	struct kcore_elf_ehdr eh;
 	unsigned char *hdr;
-	uint64_t hdr_len = sizeof(eh), phnum, first = UINT64_MAX;
-	Elf64_Phdr *ph;
-	struct kcore_error *err = sread(is, path, &eh, sizeof(eh), 0);
+	uint64_t hdr_len = sizeof(ehdr), phnum, first = UINT64_MAX;
+	struct kcore_elf_phdr *ph;
+	struct kcore_error *err = sread(is, path, ehdr, sizeof(ehdr), 0);
 
 	if (err)
 		return err;
-	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA2LSB || eh.e_type != ET_CORE ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff < sizeof(eh))
+	kcore_elf_decode_ehdr(ehdr, &eh);
+	if (memcmp(ehdr, ELFMAG, SELFMAG) || ehdr[EI_CLASS] != ELFCLASS64 ||
+	    ehdr[EI_DATA] != ELFDATA2LSB || eh.type != ET_CORE ||
+	    eh.phentsize != sizeof(Elf64_Phdr) || eh.phoff < sizeof(ehdr))
 		return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0, path, 0,
 					     "the decompressed stream is not a "
 					     "64-bit little-endian ELF core");
-	phnum = eh.e_phnum;
+	phnum = eh.phnum;
 	/* Our writer puts section header 0 (PN_XNUM) after the phdrs; read
 	 * the table and learn the count from sh_info. */
 	if (phnum == PN_XNUM) {
-		if (eh.e_shoff < eh.e_phoff || eh.e_shoff > MAX_HEADER)
+		if (eh.shoff < eh.phoff || eh.shoff > MAX_HEADER)
 			return kcore_error_create_at(KCORE_ERR_FORMAT, 0, path,
 						     0x28,
 						     "bad PN_XNUM e_shoff");
-		hdr_len = eh.e_shoff + sizeof(Elf64_Shdr);
+		hdr_len = eh.shoff + sizeof(Elf64_Shdr);
+	} else if (kcore_elf_range_past(eh.phoff, phnum * sizeof(Elf64_Phdr),
+					MAX_HEADER)) {
+		hdr_len = UINT64_MAX;
 	} else {
-		hdr_len = eh.e_phoff + phnum * sizeof(Elf64_Phdr);
+		hdr_len = eh.phoff + phnum * sizeof(Elf64_Phdr);
 	}
 	if (hdr_len > MAX_HEADER)
 		return kcore_error_create_at(KCORE_ERR_UNSUPPORTED, 0, path,
@@ -690,17 +694,15 @@ static struct kcore_error *stream_header(struct kcore_istream *is,
 	hdr = malloc(hdr_len);
 	if (!hdr)
 		return &kcore_error_nomem;
-	memcpy(hdr, &eh, sizeof(eh));
-	err = sread(is, path, hdr + sizeof(eh), hdr_len - sizeof(eh),
-		    sizeof(eh));
+	memcpy(hdr, ehdr, sizeof(ehdr));
+	err = sread(is, path, hdr + sizeof(ehdr), hdr_len - sizeof(ehdr),
+		    sizeof(ehdr));
 	if (!err && phnum == PN_XNUM) {
-		Elf64_Shdr sh;
-
-		memcpy(&sh, hdr + eh.e_shoff, sizeof(sh));
-		phnum = sh.sh_info;
-		if (eh.e_phoff + phnum * sizeof(Elf64_Phdr) > eh.e_shoff)
+		phnum = kcore_elf_xnum_count(&eh, hdr + eh.shoff);
+		if (kcore_elf_range_past(eh.phoff, phnum * sizeof(Elf64_Phdr),
+					 eh.shoff))
 			err = kcore_error_create_at(KCORE_ERR_FORMAT, 0, path,
-						    eh.e_shoff,
+						    eh.shoff,
 						    "PN_XNUM count overlaps");
 	}
 	if (err) {
@@ -712,10 +714,13 @@ static struct kcore_error *stream_header(struct kcore_istream *is,
 		free(hdr);
 		return &kcore_error_nomem;
 	}
-	memcpy(ph, hdr + eh.e_phoff, phnum * sizeof(*ph));
-	for (size_t i = 0; i < phnum; i++)
-		if (ph[i].p_type == PT_LOAD && ph[i].p_offset < first)
-			first = ph[i].p_offset;
+	for (size_t i = 0; i < phnum; i++) {
+		kcore_elf_decode_phdr(true, false,
+				      hdr + eh.phoff + i * sizeof(Elf64_Phdr),
+				      &ph[i]);
+		if (ph[i].type == PT_LOAD && ph[i].offset < first)
+			first = ph[i].offset;
+	}
 	/* Extend the buffer to cover the notes before the first load. */
 	if (first != UINT64_MAX && first > hdr_len) {
 		unsigned char *more;
@@ -751,32 +756,23 @@ static struct kcore_error *stream_header(struct kcore_istream *is,
 
 /* Find our metadata note in the header area. */
 static void stream_notes(const unsigned char *hdr, size_t len,
-			 const Elf64_Phdr *ph, size_t phnum,
+			 const struct kcore_elf_phdr *ph, size_t phnum,
 			 struct kcore_verify_result *r)
 {
 	for (size_t i = 0; i < phnum; i++) {
-		uint64_t off = ph[i].p_offset, end = off + ph[i].p_filesz;
+		struct kcore_elf_notes it;
+		struct kcore_elf_note n;
 
-		if (ph[i].p_type != PT_NOTE || end > len || end < off)
+		if (ph[i].type != PT_NOTE ||
+		    kcore_elf_range_past(ph[i].offset, ph[i].filesz, len))
 			continue;
-		while (off + 12 <= end) {
-			uint32_t nsz, dsz;
-
-			memcpy(&nsz, hdr + off, 4);
-			memcpy(&dsz, hdr + off + 4, 4);
-			uint64_t name = off + 12;
-			uint64_t desc = name + ((nsz + 3ull) & ~3ull);
-			uint64_t next = desc + ((dsz + 3ull) & ~3ull);
-
-			if (next > end)
-				break;
-			if (nsz == sizeof(KCORE_META_NOTE_NAME) &&
-			    !memcmp(hdr + name, KCORE_META_NOTE_NAME, nsz))
-				apply_metadata(
-					r, (const char *)hdr + desc,
-					strnlen((const char *)hdr + desc, dsz));
-			off = next;
-		}
+		kcore_elf_notes_init(&it, hdr + ph[i].offset, ph[i].filesz,
+				     false, 4, true);
+		while (kcore_elf_notes_next(&it, &n) == KCORE_ELF_NOTE_OK)
+			if (kcore_elf_note_is(&n, KCORE_META_NOTE_NAME))
+				apply_metadata(r, (const char *)n.desc,
+					       strnlen((const char *)n.desc,
+						       n.descsz));
 	}
 }
 
@@ -786,7 +782,7 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 {
 	struct kcore_istream *is;
 	unsigned char *hdr = NULL, *buf = NULL;
-	Elf64_Phdr *ph = NULL;
+	struct kcore_elf_phdr *ph = NULL;
 	struct sload *loads = NULL;
 	size_t hdr_len = 0, phnum = 0, n = 0;
 	uint64_t pos;
@@ -799,7 +795,7 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 	if (err)
 		goto out;
 	for (size_t i = 0; i < phnum; i++)
-		n += ph[i].p_type == PT_LOAD;
+		n += ph[i].type == PT_LOAD;
 	r->segs = calloc(n ? n : 1, sizeof(*r->segs));
 	loads = calloc(n ? n : 1, sizeof(*loads));
 	buf = malloc(CHUNK);
@@ -809,15 +805,15 @@ static struct kcore_error *verify_stream(int fd, const char *path,
 	}
 	r->nsegs = n;
 	for (size_t i = 0, k = 0; i < phnum; i++) {
-		if (ph[i].p_type != PT_LOAD)
+		if (ph[i].type != PT_LOAD)
 			continue;
 		r->segs[k] = (struct kcore_verify_segment){
-			.vaddr = ph[i].p_vaddr,
-			.paddr = ph[i].p_paddr,
-			.has_paddr = ph[i].p_paddr != UINT64_MAX,
-			.size = ph[i].p_memsz,
+			.vaddr = ph[i].vaddr,
+			.paddr = ph[i].paddr,
+			.has_paddr = ph[i].paddr != UINT64_MAX,
+			.size = ph[i].memsz,
 		};
-		loads[k] = (struct sload){ k, ph[i].p_offset, ph[i].p_filesz };
+		loads[k] = (struct sload){ k, ph[i].offset, ph[i].filesz };
 		k++;
 	}
 	stream_notes(hdr, hdr_len, ph, phnum, r);
