@@ -289,6 +289,8 @@ static void notes(void)
 	ok(walk(b, len - 3, false, 4, false, n, 4) == 1,
 	   "and taken when only the descriptor must fit");
 	ok(walk(b, 0, false, 4, true, n, 4) == 0, "no bytes: no notes");
+	ok(walk(NULL, 0, false, 4, true, n, 4) == 0,
+	   "no buffer at all: no notes");
 
 	/* Names: namesz covers the NUL. */
 	note(b, false, "CORE", 1, "", 0, 4);

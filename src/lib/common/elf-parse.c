@@ -185,15 +185,16 @@ static uint64_t align_to(uint64_t v, unsigned align)
 enum kcore_elf_note_next kcore_elf_notes_next(struct kcore_elf_notes *it,
 					      struct kcore_elf_note *ret)
 {
-	const unsigned char *h = it->buf + it->pos;
 	uint64_t left = it->len - it->pos, name, desc, need, next;
+	const unsigned char *h;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->offset = it->pos;
-	if (!left)
+	if (!left) /* buf may be NULL then */
 		return KCORE_ELF_NOTE_END;
 	if (left < 12)
 		return KCORE_ELF_NOTE_SHORT_HEADER;
+	h = it->buf + it->pos;
 	ret->namesz = (uint32_t)kcore_load(h, 4, it->big);
 	ret->descsz = (uint32_t)kcore_load(h + 4, 4, it->big);
 	ret->type = (uint32_t)kcore_load(h + 8, 4, it->big);
@@ -208,6 +209,28 @@ enum kcore_elf_note_next kcore_elf_notes_next(struct kcore_elf_notes *it,
 	ret->desc = it->buf + desc;
 	it->pos = next < it->len ? next : it->len;
 	return KCORE_ELF_NOTE_OK;
+}
+
+void kcore_elf_note_fill(const struct kcore_elf_note *n, uint64_t base,
+			 unsigned segment, char *name, size_t size,
+			 struct kcore_note *ret)
+{
+	size_t len = n->namesz;
+
+	if (len && n->name[len - 1] == '\0')
+		len--;
+	if (len >= size)
+		len = size - 1;
+	memcpy(name, n->name, len);
+	name[len] = '\0';
+	*ret = (struct kcore_note){
+		.name = name,
+		.type = n->type,
+		.desc = n->desc,
+		.descsz = n->descsz,
+		.offset = base + n->offset,
+		.segment = segment,
+	};
 }
 
 bool kcore_elf_note_is(const struct kcore_elf_note *note, const char *name)

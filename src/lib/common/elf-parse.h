@@ -112,6 +112,15 @@ void kcore_elf_notes_init(struct kcore_elf_notes *it, const unsigned char *buf,
  * the walk stays there. */
 enum kcore_elf_note_next kcore_elf_notes_next(struct kcore_elf_notes *it,
 					      struct kcore_elf_note *ret);
+struct kcore_note;
+/*
+ * The note as the decoders take it: its name copied into name (size
+ * bytes; a final NUL in namesz dropped, cut to fit, NUL-terminated), its
+ * offset in the file (base: the PT_NOTE's p_offset) and segment index.
+ */
+void kcore_elf_note_fill(const struct kcore_elf_note *n, uint64_t base,
+			 unsigned segment, char *name, size_t size,
+			 struct kcore_note *ret);
 /* Whether the note is named name (namesz covers name and its NUL). */
 bool kcore_elf_note_is(const struct kcore_elf_note *note, const char *name);
 

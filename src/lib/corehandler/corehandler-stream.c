@@ -716,7 +716,7 @@ void ch_parse_notes(struct ch *ch)
 				     ch->big, 4, false);
 		while ((r = kcore_elf_notes_next(&it, &nh)) !=
 		       KCORE_ELF_NOTE_END) {
-			char name[32] = "";
+			char name[32];
 			struct kcore_note note;
 			struct kcore_error *err = NULL;
 
@@ -731,17 +731,8 @@ void ch_parse_notes(struct ch *ch)
 					ch->note_error = NULL;
 				break;
 			}
-			memcpy(name, nh.name,
-			       nh.namesz < sizeof(name) - 1 ? nh.namesz
-							    : sizeof(name) - 1);
-			note = (struct kcore_note){
-				.name = name,
-				.type = nh.type,
-				.desc = nh.desc,
-				.descsz = nh.descsz,
-				.offset = p->offset + nh.offset,
-				.segment = (unsigned)i,
-			};
+			kcore_elf_note_fill(&nh, p->offset, (unsigned)i, name,
+					    sizeof(name), &note);
 			if (strcmp(name, "CORE") != 0)
 				continue;
 			if (note.type == NT_PRSTATUS) {

@@ -94,23 +94,10 @@ struct kcore_error *kcore_elf_read_notes(struct kcore_source *src,
 	while ((r = kcore_elf_notes_next(&it, &n)) == KCORE_ELF_NOTE_OK) {
 		struct kcore_note note;
 		char name[256];
-		size_t nlen = n.namesz;
 		struct kcore_error *err;
 
-		if (nlen && n.name[nlen - 1] == '\0')
-			nlen--;
-		if (nlen >= sizeof(name))
-			nlen = sizeof(name) - 1;
-		memcpy(name, n.name, nlen);
-		name[nlen] = '\0';
-		note = (struct kcore_note){
-			.name = name,
-			.type = n.type,
-			.desc = n.desc,
-			.descsz = n.descsz,
-			.offset = seg->offset + n.offset,
-			.segment = seg->index,
-		};
+		kcore_elf_note_fill(&n, seg->offset, seg->index, name,
+				    sizeof(name), &note);
 		err = add_note(src, &note);
 		if (err)
 			return err;
