@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "corehandler-internal.h"
+#include "elf-parse.h"
 #include "kcoredump/json.h"
 
 /* Bounds of what the helper reports. */
@@ -595,60 +596,16 @@ bad:
 	return false;
 }
 
-static uint64_t ldn(const unsigned char *p, int n, bool big)
-{
-	uint64_t v = 0;
-
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
-	return v;
-}
-
 /* The package note of the ELF file whose first page is page. */
 static bool first_page_package(const unsigned char *page, size_t len,
 			       struct ch_package *ret)
 {
-	bool big, is64;
-	uint64_t phoff, phnum, phent;
+	size_t descsz;
+	const unsigned char *json =
+		kcore_elf_find_note(page, len, "FDO", NT_FDO_PACKAGING_METADATA,
+				    0, CH_MAX_PACKAGE_JSON, &descsz);
 
-	if (len < sizeof(Elf64_Ehdr) || memcmp(page, ELFMAG, SELFMAG) != 0)
-		return false;
-	big = page[EI_DATA] == ELFDATA2MSB;
-	is64 = page[EI_CLASS] == ELFCLASS64;
-	phoff = is64 ? ldn(page + 32, 8, big) : ldn(page + 28, 4, big);
-	phent = ldn(page + (is64 ? 54 : 42), 2, big);
-	phnum = ldn(page + (is64 ? 56 : 44), 2, big);
-	if (phent != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    phoff > len || phnum > (len - phoff) / phent)
-		return false;
-	for (uint64_t i = 0; i < phnum; i++) {
-		const unsigned char *ph = page + phoff + i * phent;
-		uint64_t type = ldn(ph, 4, big), off, size, pos, end;
-
-		off = is64 ? ldn(ph + 8, 8, big) : ldn(ph + 4, 4, big);
-		size = is64 ? ldn(ph + 32, 8, big) : ldn(ph + 16, 4, big);
-		/* The first page maps file offset 0: p_offset is its place. */
-		if (type != PT_NOTE || off > len || size > len - off)
-			continue;
-		for (pos = off, end = off + size; pos + 12 <= end;) {
-			uint64_t namesz = ldn(page + pos, 4, big),
-				 descsz = ldn(page + pos + 4, 4, big),
-				 ntype = ldn(page + pos + 8, 4, big);
-			uint64_t desc = pos + 12 + ((namesz + 3) & ~3ull);
-
-			if (namesz > end - pos || desc > end ||
-			    descsz > end - desc)
-				break;
-			if (ntype == NT_FDO_PACKAGING_METADATA && namesz == 4 &&
-			    memcmp(page + pos + 12, "FDO", 4) == 0 &&
-			    descsz <= CH_MAX_PACKAGE_JSON)
-				return ch_package_parse((const char *)page +
-								desc,
-							(size_t)descsz, ret);
-			pos = desc + ((descsz + 3) & ~3ull);
-		}
-	}
-	return false;
+	return json && ch_package_parse((const char *)json, descsz, ret);
 }
 
 void ch_buildid_packages(struct ch *ch)

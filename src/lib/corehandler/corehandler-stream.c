@@ -27,6 +27,7 @@
 
 #include "arch.h"
 #include "corehandler-internal.h"
+#include "elf-parse.h"
 
 #define PAGE	   CH_PAGE
 #define MAX_PREFIX CH_MAX_PREFIX
@@ -385,11 +386,6 @@ static struct kcore_error *need_prefix(struct ch *ch, size_t len,
 
 /* ---- ELF fields ---- */
 
-static uint64_t ld(const struct ch *ch, const unsigned char *p, unsigned size)
-{
-	return kcore_load(p, size, ch->big);
-}
-
 static void st(const struct ch *ch, unsigned char *p, unsigned size, uint64_t v)
 {
 	for (unsigned i = 0; i < size; i++) {
@@ -402,24 +398,19 @@ static void st(const struct ch *ch, unsigned char *p, unsigned size, uint64_t v)
 static void get_phdr(const struct ch *ch, const unsigned char *p,
 		     struct ch_phdr *ph)
 {
-	ph->type = (uint32_t)ld(ch, p, 4);
-	if (ch->is64) {
-		ph->flags = (uint32_t)ld(ch, p + 4, 4);
-		ph->offset = ld(ch, p + 8, 8);
-		ph->vaddr = ld(ch, p + 16, 8);
-		ph->paddr = ld(ch, p + 24, 8);
-		ph->filesz = ld(ch, p + 32, 8);
-		ph->memsz = ld(ch, p + 40, 8);
-		ph->align = ld(ch, p + 48, 8);
-	} else {
-		ph->offset = ld(ch, p + 4, 4);
-		ph->vaddr = ld(ch, p + 8, 4);
-		ph->paddr = ld(ch, p + 12, 4);
-		ph->filesz = ld(ch, p + 16, 4);
-		ph->memsz = ld(ch, p + 20, 4);
-		ph->flags = (uint32_t)ld(ch, p + 24, 4);
-		ph->align = ld(ch, p + 28, 4);
-	}
+	struct kcore_elf_phdr e;
+
+	kcore_elf_decode_phdr(ch->is64, ch->big, p, &e);
+	*ph = (struct ch_phdr){
+		.type = e.type,
+		.flags = e.flags,
+		.offset = e.offset,
+		.vaddr = e.vaddr,
+		.paddr = e.paddr,
+		.filesz = e.filesz,
+		.memsz = e.memsz,
+		.align = e.align,
+	};
 }
 
 /* Rewrite p_offset and p_filesz of phdr i inside buf (a header copy). */
@@ -524,7 +515,7 @@ static struct kcore_error *fmt_error(struct ch *ch, uint64_t off,
 
 struct kcore_error *ch_read_headers(struct ch *ch)
 {
-	const unsigned char *e;
+	struct kcore_elf_ehdr eh;
 	struct kcore_error *err;
 	size_t ehsize, phend;
 	uint64_t first_data = UINT64_MAX, notes_end = 0;
@@ -532,54 +523,37 @@ struct kcore_error *ch_read_headers(struct ch *ch)
 	err = need_prefix(ch, EI_NIDENT, "ELF identification");
 	if (err)
 		return err;
-	e = ch->prefix;
-	if (memcmp(e, ELFMAG, SELFMAG) != 0)
-		return fmt_error(ch, 0, "not an ELF file");
-	if (e[EI_CLASS] != ELFCLASS64 && e[EI_CLASS] != ELFCLASS32)
-		return fmt_error(ch, EI_CLASS, "unknown ELF class %u",
-				 e[EI_CLASS]);
-	if (e[EI_DATA] != ELFDATA2LSB && e[EI_DATA] != ELFDATA2MSB)
-		return fmt_error(ch, EI_DATA, "unknown ELF data encoding %u",
-				 e[EI_DATA]);
-	ch->is64 = e[EI_CLASS] == ELFCLASS64;
-	ch->big = e[EI_DATA] == ELFDATA2MSB;
-	ehsize = ch->is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
+	err = kcore_elf_check_ident(ch->prefix, EI_NIDENT, false, ch->in_name);
+	if (err)
+		return err;
+	ch->is64 = ch->prefix[EI_CLASS] == ELFCLASS64;
+	ehsize = kcore_elf_ehdr_size(ch->is64);
 	err = need_prefix(ch, ehsize, "ELF header");
 	if (err)
 		return err;
-	e = ch->prefix;
-	if (ld(ch, e + 16, 2) != ET_CORE)
-		return fmt_error(ch, 16, "not an ELF core (e_type %" PRIu64 ")",
-				 ld(ch, e + 16, 2));
-	ch->machine = (uint16_t)ld(ch, e + 18, 2);
-	if (ch->is64) {
-		ch->phoff = ld(ch, e + 32, 8);
-		ch->shoff = ld(ch, e + 40, 8);
-		ch->phentsize = (uint16_t)ld(ch, e + 54, 2);
-		ch->phnum = ld(ch, e + 56, 2);
-		ch->shentsize = (uint16_t)ld(ch, e + 58, 2);
-		ch->shnum = (uint16_t)ld(ch, e + 60, 2);
-		ch->shstrndx = (uint16_t)ld(ch, e + 62, 2);
-	} else {
-		ch->phoff = ld(ch, e + 28, 4);
-		ch->shoff = ld(ch, e + 32, 4);
-		ch->phentsize = (uint16_t)ld(ch, e + 42, 2);
-		ch->phnum = ld(ch, e + 44, 2);
-		ch->shentsize = (uint16_t)ld(ch, e + 46, 2);
-		ch->shnum = (uint16_t)ld(ch, e + 48, 2);
-		ch->shstrndx = (uint16_t)ld(ch, e + 50, 2);
-	}
-	if (ch->phentsize !=
-	    (ch->is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
-		return fmt_error(ch, ch->is64 ? 54 : 42,
+	kcore_elf_decode_ehdr(ch->prefix, &eh);
+	if (eh.type != ET_CORE)
+		return fmt_error(ch, 16, "not an ELF core (e_type %u)",
+				 eh.type);
+	ch->big = eh.big;
+	ch->machine = eh.machine;
+	ch->phoff = eh.phoff;
+	ch->shoff = eh.shoff;
+	ch->phentsize = eh.phentsize;
+	ch->phnum = eh.phnum;
+	ch->shentsize = eh.shentsize;
+	ch->shnum = eh.shnum;
+	ch->shstrndx = eh.shstrndx;
+	if (ch->phentsize != kcore_elf_phdr_size(ch->is64))
+		return fmt_error(ch, kcore_elf_phentsize_at(ch->is64),
 				 "e_phentsize %u is not the size of a program "
 				 "header",
 				 ch->phentsize);
 	if (ch->phnum == 0)
-		return fmt_error(ch, ch->is64 ? 56 : 44,
+		return fmt_error(ch, kcore_elf_phnum_at(ch->is64),
 				 "the core has no program headers");
 	if (ch->phoff < ehsize || ch->phoff > MAX_PREFIX)
-		return fmt_error(ch, ch->is64 ? 32 : 28,
+		return fmt_error(ch, kcore_elf_phoff_at(ch->is64),
 				 "e_phoff 0x%" PRIx64 " is not after the ELF "
 				 "header",
 				 ch->phoff);
@@ -732,43 +706,33 @@ void ch_parse_notes(struct ch *ch)
 	src->arch = kcore_arch_lookup(ch->machine); /* its register layout */
 	for (size_t i = 0; i < ch->phnum; i++) {
 		const struct ch_phdr *p = &ch->ph[i];
-		size_t pos = p->offset, end = p->offset + p->filesz;
+		struct kcore_elf_notes it;
+		struct kcore_elf_note nh;
+		enum kcore_elf_note_next r;
 
-		if (p->type != PT_NOTE)
+		if (p->type != PT_NOTE || !p->filesz)
 			continue;
-		while (pos + 12 <= end) {
-			const unsigned char *h = ch->prefix + pos;
-			uint64_t namesz = ld(ch, h, 4),
-				 descsz = ld(ch, h + 4, 4);
-			uint64_t nameoff = pos + 12;
-			uint64_t descoff = nameoff + ((namesz + 3) & ~3ull);
-			char name[32] = "";
+		kcore_elf_notes_init(&it, ch->prefix + p->offset, p->filesz,
+				     ch->big, 4, false);
+		while ((r = kcore_elf_notes_next(&it, &nh)) !=
+		       KCORE_ELF_NOTE_END) {
+			char name[32];
 			struct kcore_note note;
 			struct kcore_error *err = NULL;
 
-			if (descoff > end || descsz > end - descoff) {
+			if (r == KCORE_ELF_NOTE_SHORT_HEADER)
+				break;
+			if (r == KCORE_ELF_NOTE_OVERRUN) {
 				if (!ch->note_error &&
 				    asprintf(&ch->note_error,
-					     "note at offset 0x%zx runs past "
-					     "its segment",
-					     pos) < 0)
+					     "note at offset 0x%" PRIx64
+					     " runs past its segment",
+					     p->offset + nh.offset) < 0)
 					ch->note_error = NULL;
 				break;
 			}
-			if (namesz)
-				memcpy(name, ch->prefix + nameoff,
-				       namesz < sizeof(name) - 1
-					       ? namesz
-					       : sizeof(name) - 1);
-			note = (struct kcore_note){
-				.name = name,
-				.type = (uint32_t)ld(ch, h + 8, 4),
-				.desc = ch->prefix + descoff,
-				.descsz = descsz,
-				.offset = pos,
-				.segment = (unsigned)i,
-			};
-			pos = descoff + ((descsz + 3) & ~3ull);
+			kcore_elf_note_fill(&nh, p->offset, (unsigned)i, name,
+					    sizeof(name), &note);
 			if (strcmp(name, "CORE") != 0)
 				continue;
 			if (note.type == NT_PRSTATUS) {
@@ -924,46 +888,14 @@ void ch_cut_headers(struct ch *ch, uint64_t *ret_size)
 size_t ch_first_page_build_id(const unsigned char *page, size_t len,
 			      const unsigned char **ret)
 {
-	struct ch e = { .big = len > EI_DATA && page[EI_DATA] == ELFDATA2MSB };
-	uint64_t phoff, phnum, phent;
+	size_t descsz;
+	const unsigned char *id = kcore_elf_find_note(
+		page, len, "GNU", NT_GNU_BUILD_ID, 1, 64, &descsz);
 
-	if (len < sizeof(Elf64_Ehdr) || memcmp(page, ELFMAG, SELFMAG) != 0)
+	if (!id)
 		return 0;
-	e.is64 = page[EI_CLASS] == ELFCLASS64;
-	phoff = e.is64 ? ld(&e, page + 32, 8) : ld(&e, page + 28, 4);
-	phent = ld(&e, page + (e.is64 ? 54 : 42), 2);
-	phnum = ld(&e, page + (e.is64 ? 56 : 44), 2);
-	if (phent != (e.is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) ||
-	    phoff > len || phnum > (len - phoff) / phent)
-		return 0;
-	for (uint64_t i = 0; i < phnum; i++) {
-		struct ch_phdr ph;
-		uint64_t pos, end;
-
-		get_phdr(&e, page + phoff + i * phent, &ph);
-		/* The first page maps file offset 0: p_offset is its place. */
-		if (ph.type != PT_NOTE || ph.offset > len ||
-		    ph.filesz > len - ph.offset)
-			continue;
-		for (pos = ph.offset, end = ph.offset + ph.filesz;
-		     pos + 12 <= end;) {
-			uint64_t namesz = ld(&e, page + pos, 4),
-				 descsz = ld(&e, page + pos + 4, 4),
-				 type = ld(&e, page + pos + 8, 4);
-			uint64_t desc = pos + 12 + ((namesz + 3) & ~3ull);
-
-			if (desc > end || descsz > end - desc)
-				break;
-			if (type == NT_GNU_BUILD_ID && namesz == 4 &&
-			    memcmp(page + pos + 12, "GNU", 4) == 0 && descsz &&
-			    descsz <= 64) {
-				*ret = page + desc;
-				return descsz;
-			}
-			pos = desc + ((descsz + 3) & ~3ull);
-		}
-	}
-	return 0;
+	*ret = id;
+	return descsz;
 }
 
 void ch_stream_deinit(struct ch *ch)

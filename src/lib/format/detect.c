@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "elf-parse.h"
 #include "read.h"
 #include "kcoredump/vmcoreinfo.h"
 
@@ -93,27 +94,26 @@ static size_t text_at(const unsigned char *p, size_t len)
 static size_t note_at(const unsigned char *p, size_t len,
 		      const unsigned char **text)
 {
-	uint32_t namesz, descsz, type;
+	struct kcore_elf_notes it;
+	struct kcore_elf_note note;
+	const unsigned char *d;
 	size_t n = 0;
 
-	if (len < 24)
-		return 0;
-	namesz = (uint32_t)kcore_load(p, 4, false);
-	descsz = (uint32_t)kcore_load(p + 4, 4, false);
-	type = (uint32_t)kcore_load(p + 8, 4, false);
-	if (namesz != sizeof(NOTE_NAME) || type != 0 || descsz < 10 ||
-	    descsz > PAGE || descsz > len - 24 ||
-	    memcmp(p + 12, NOTE_NAME, sizeof(NOTE_NAME)) != 0)
+	kcore_elf_notes_init(&it, p, len, false, 4, false);
+	if (kcore_elf_notes_next(&it, &note) != KCORE_ELF_NOTE_OK ||
+	    !kcore_elf_note_is(&note, NOTE_NAME) || note.type != 0 ||
+	    note.descsz < 10 || note.descsz > PAGE)
 		return 0;
 	/* The text, which may or may not end in a NUL within descsz. */
-	while (n < descsz && p[24 + n] && is_text(p[24 + n]))
+	d = note.desc;
+	while (n < note.descsz && d[n] && is_text(d[n]))
 		n++;
-	if (n < descsz && p[24 + n] != 0)
+	if (n < note.descsz && d[n] != 0)
 		return 0;
-	if (n < 10 || memcmp(p + 24, "OSRELEASE=", 10) != 0 ||
-	    !has_line((const char *)p + 24, n, "PAGESIZE="))
+	if (n < 10 || memcmp(d, "OSRELEASE=", 10) != 0 ||
+	    !has_line((const char *)d, n, "PAGESIZE="))
 		return 0;
-	*text = p + 24;
+	*text = d;
 	return n;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf-parse.h"
 #include "read-elf.h"
 #include "read.h"
 #include "internal.h"
@@ -67,8 +68,9 @@ struct kcore_error *kcore_elf_read_notes(struct kcore_source *src,
 					 const struct kcore_segment *seg)
 {
 	Elf_Data *data;
-	size_t off = 0;
-	Elf_Type type = seg->align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+	struct kcore_elf_notes it;
+	struct kcore_elf_note n;
+	enum kcore_elf_note_next r;
 
 	if (seg->filesz == 0)
 		return NULL;
@@ -79,69 +81,42 @@ struct kcore_error *kcore_elf_read_notes(struct kcore_source *src,
 			"0x%x this tool reads",
 			seg->index, seg->filesz, MAX_NOTE_SEGMENT);
 	data = elf_getdata_rawchunk(src->elf, (int64_t)seg->offset, seg->filesz,
-				    type);
+				    ELF_T_BYTE);
 	if (!data)
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
 					     seg->offset,
 					     "cannot read PT_NOTE %u: %s",
 					     seg->index, kcore_elf_reason());
-	while (off < data->d_size) {
-		GElf_Nhdr nhdr;
-		size_t name_off, desc_off, next;
-		const unsigned char *base = data->d_buf;
+	/* Every note padded to the segment's alignment, as libelf has it. */
+	kcore_elf_notes_init(&it, data->d_buf, data->d_size,
+			     src->info.big_endian, seg->align == 8 ? 8 : 4,
+			     true);
+	while ((r = kcore_elf_notes_next(&it, &n)) == KCORE_ELF_NOTE_OK) {
 		struct kcore_note note;
 		char name[256];
 		struct kcore_error *err;
 
-		next = gelf_getnote(data, off, &nhdr, &name_off, &desc_off);
-		if (next == 0) {
-			size_t left = data->d_size - off;
-
-			/* Trailing padding is not a note. */
-			if (all_zero(base + off, left))
-				break;
-			if (left < 12)
-				return kcore_error_create_at(
-					KCORE_ERR_FORMAT, 0, src->path,
-					seg->offset + off,
-					"PT_NOTE %u: truncated note header at "
-					"offset 0x%" PRIx64 " (0x%zx bytes "
-					"left)",
-					seg->index, seg->offset + off, left);
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path,
-				seg->offset + off,
-				"PT_NOTE %u: note at offset 0x%" PRIx64
-				" has namesz 0x%" PRIx64
-				" and descsz 0x%" PRIx64
-				" but only 0x%zx bytes remain",
-				seg->index, seg->offset + off,
-				kcore_load(base + off, 4, src->info.big_endian),
-				kcore_load(base + off + 4, 4,
-					   src->info.big_endian),
-				left - 12);
-		}
-		size_t nlen = nhdr.n_namesz;
-		if (nlen && base[name_off + nlen - 1] == '\0')
-			nlen--;
-		if (nlen >= sizeof(name))
-			nlen = sizeof(name) - 1;
-		memcpy(name, base + name_off, nlen);
-		name[nlen] = '\0';
-		note = (struct kcore_note){
-			.name = name,
-			.type = nhdr.n_type,
-			.desc = base + desc_off,
-			.descsz = nhdr.n_descsz,
-			.offset = seg->offset + off,
-			.segment = seg->index,
-		};
+		kcore_elf_note_fill(&n, seg->offset, seg->index, name,
+				    sizeof(name), &note);
 		err = add_note(src, &note);
 		if (err)
 			return err;
-		off = next;
 	}
-	return NULL;
+	if (r == KCORE_ELF_NOTE_END ||
+	    all_zero(it.buf + n.offset, it.len - n.offset))
+		return NULL; /* trailing padding is not a note */
+	if (r == KCORE_ELF_NOTE_SHORT_HEADER)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, seg->offset + n.offset,
+			"PT_NOTE %u: truncated note header at offset 0x%" PRIx64
+			" (0x%" PRIx64 " bytes left)",
+			seg->index, seg->offset + n.offset, it.len - n.offset);
+	return kcore_error_create_at(
+		KCORE_ERR_FORMAT, 0, src->path, seg->offset + n.offset,
+		"PT_NOTE %u: note at offset 0x%" PRIx64 " has namesz 0x%" PRIx32
+		" and descsz 0x%" PRIx32 " but only 0x%" PRIx64 " bytes remain",
+		seg->index, seg->offset + n.offset, n.namesz, n.descsz,
+		it.len - n.offset - 12);
 }
 
 static bool is_kernel_note(const struct kcore_note *note)
@@ -365,9 +340,10 @@ struct kcore_error *kcore_elf_vmcoreinfo_sysfs(struct kcore_source *src,
 {
 	char path[PATH_MAX];
 	uint64_t paddr;
-	uint32_t size, namesz, descsz;
+	uint32_t size;
 	unsigned char *note;
-	size_t desc_off;
+	struct kcore_elf_notes it;
+	struct kcore_elf_note n;
 	struct kcore_error *err;
 
 	err = kcore_vmcoreinfo_sysfs(sysroot, path, sizeof(path), &paddr,
@@ -382,12 +358,9 @@ struct kcore_error *kcore_elf_vmcoreinfo_sysfs(struct kcore_source *src,
 		free(note);
 		return err;
 	}
-	namesz = (uint32_t)kcore_load(note, 4, src->info.big_endian);
-	descsz = (uint32_t)kcore_load(note + 4, 4, src->info.big_endian);
-	desc_off = 12 + (((size_t)namesz + 3) & ~(size_t)3);
-	if (namesz != sizeof("VMCOREINFO") ||
-	    memcmp(note + 12, "VMCOREINFO", namesz) != 0 || desc_off > size ||
-	    descsz > size - desc_off) {
+	kcore_elf_notes_init(&it, note, size, src->info.big_endian, 4, false);
+	if (kcore_elf_notes_next(&it, &n) != KCORE_ELF_NOTE_OK ||
+	    !kcore_elf_note_is(&n, "VMCOREINFO")) {
 		free(note);
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
 					     paddr,
@@ -395,7 +368,7 @@ struct kcore_error *kcore_elf_vmcoreinfo_sysfs(struct kcore_source *src,
 					     "address 0x%llx given by %s",
 					     (unsigned long long)paddr, path);
 	}
-	err = kcore_vmcoreinfo_parse((const char *)note + desc_off, descsz,
+	err = kcore_vmcoreinfo_parse((const char *)n.desc, n.descsz,
 				     &src->vmcoreinfo);
 	if (err) {
 		free(note);

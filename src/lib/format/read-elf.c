@@ -3,8 +3,9 @@
  * The ELF reader: an ELF core file or /proc/kcore, and the parsing every
  * source's ELF core image goes through (a synthetic image too): ELF
  * header, program headers and notes, each checked against the file
- * before anything trusts it.  libelf parses the headers; segment payloads
- * are read with our own pread layer.
+ * before anything trusts it.  The headers and notes are parsed by
+ * common/elf-parse.c; libelf checks the file once (elf_begin) and fetches
+ * the note bytes; segment payloads are read with our own pread layer.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "elf-parse.h"
 #include "read-elf.h"
 #include "read.h"
 #include "internal.h"
@@ -36,14 +38,65 @@ static const char *phdr_type_name(uint32_t type)
 	}
 }
 
-/* Check the identification bytes before handing the file to libelf. */
-static struct kcore_error *check_ident(struct kcore_source *src)
+/* What segment i (its header at hdr_off) may not be: a PT_LOAD or PT_NOTE
+ * whose file range overflows, a PT_NOTE past the end of a file of known
+ * size, a PT_LOAD larger in the file than in memory or wrapping around. */
+static struct kcore_error *check_phdr(struct kcore_source *src,
+				      const struct kcore_elf_phdr *ph, size_t i,
+				      uint64_t hdr_off, bool regular)
 {
-	unsigned char ident[EI_NIDENT];
-	size_t done;
+	uint64_t size = src->info.file_size, end;
+
+	if (ph->type != PT_LOAD && ph->type != PT_NOTE)
+		return NULL;
+	if (kcore_elf_range_past(ph->offset, ph->filesz, INT64_MAX))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ph->offset,
+			"%s %zu: file range 0x%" PRIx64 "+0x%" PRIx64
+			" overflows",
+			phdr_type_name(ph->type), i, ph->offset, ph->filesz);
+	end = ph->offset + ph->filesz;
+	if (regular && end > size && ph->type == PT_LOAD) {
+		/* A truncated core (a full disk, a killed writer, a size
+		 * limit): what the file holds is shown and read, the rest
+		 * is missing and said to be
+		 * (kcore_source_info.truncated_bytes). */
+		uint64_t have = ph->offset < size ? size - ph->offset : 0;
+
+		src->info.truncated_bytes += ph->filesz - have;
+		src->info.truncated_segments++;
+	} else if (regular && end > size) {
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ph->offset,
+			"%s %zu is truncated: it needs file bytes up to "
+			"0x%" PRIx64 " but the file ends at 0x%" PRIx64,
+			phdr_type_name(ph->type), i, end, size);
+	}
+	if (ph->type == PT_LOAD && ph->filesz > ph->memsz)
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, ph->offset,
+			"PT_LOAD %zu has p_filesz 0x%" PRIx64
+			" larger than p_memsz 0x%" PRIx64,
+			i, ph->filesz, ph->memsz);
+	if (ph->type == PT_LOAD && ph->memsz &&
+	    __builtin_add_overflow(ph->vaddr, ph->memsz - 1, &end))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, hdr_off,
+			"PT_LOAD %zu: address range 0x%" PRIx64 "+0x%" PRIx64
+			" wraps around",
+			i, ph->vaddr, ph->memsz);
+	return NULL;
+}
+
+/* Check the identification bytes before handing the file to libelf, and
+ * read the ELF header into hdr. */
+static struct kcore_error *check_ident(struct kcore_source *src,
+				       unsigned char *hdr)
+{
+	size_t done, need;
 	struct kcore_error *err;
 
-	err = kcore_source_pread_partial(src, ident, sizeof(ident), 0, &done);
+	err = kcore_source_pread_partial(src, hdr, EI_NIDENT, 0, &done);
 	if (err) {
 		if (err->code != KCORE_ERR_FORMAT)
 			return err;
@@ -54,197 +107,150 @@ static struct kcore_error *check_ident(struct kcore_source *src)
 					     "bytes long",
 					     done);
 	}
-	if (memcmp(ident, ELFMAG, SELFMAG) != 0)
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
-					     "not an ELF file: bad magic "
-					     "number");
-	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
-					     EI_CLASS,
-					     "invalid ELF class %u at offset "
-					     "0x%x",
-					     ident[EI_CLASS], EI_CLASS);
-	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
-					     EI_DATA,
-					     "invalid ELF byte order %u at "
-					     "offset 0x%x",
-					     ident[EI_DATA], EI_DATA);
-	if (ident[EI_VERSION] != EV_CURRENT)
-		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path,
-					     EI_VERSION,
-					     "unknown ELF version %u at offset "
-					     "0x%x",
-					     ident[EI_VERSION], EI_VERSION);
-	src->info.elf_class = ident[EI_CLASS] == ELFCLASS64 ? 64 : 32;
-	src->info.big_endian = ident[EI_DATA] == ELFDATA2MSB;
+	err = kcore_elf_check_ident(hdr, EI_NIDENT, true, src->path);
+	if (err)
+		return err;
+	src->info.elf_class = hdr[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+	src->info.big_endian = hdr[EI_DATA] == ELFDATA2MSB;
 	/* libelf refuses a short header without a reason ("no error"). */
-	{
-		size_t need = ident[EI_CLASS] == ELFCLASS64
-				      ? sizeof(Elf64_Ehdr)
-				      : sizeof(Elf32_Ehdr);
-		unsigned char ehdr[sizeof(Elf64_Ehdr)];
-
-		err = kcore_source_pread_partial(src, ehdr, need, 0, &done);
-		if (err) {
-			if (err->code != KCORE_ERR_FORMAT)
-				return err;
-			kcore_error_destroy(err);
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, done,
-				"truncated: the ELF header needs 0x%zx bytes, "
-				"the file has 0x%zx",
-				need, done);
-		}
+	need = kcore_elf_ehdr_size(src->info.elf_class == 64);
+	err = kcore_source_pread_partial(src, hdr, need, 0, &done);
+	if (err) {
+		if (err->code != KCORE_ERR_FORMAT)
+			return err;
+		kcore_error_destroy(err);
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, done,
+			"truncated: the ELF header needs 0x%zx bytes, "
+			"the file has 0x%zx",
+			need, done);
 	}
 	return NULL;
 }
 
-static struct kcore_error *read_phdrs(struct kcore_source *src)
+/* The program header count: e_phnum, or for PN_XNUM sh_info of section
+ * header 0, which must then be in the file. */
+static struct kcore_error *count_phdrs(struct kcore_source *src,
+				       const struct kcore_elf_ehdr *eh,
+				       bool regular, size_t *ret)
 {
-	GElf_Ehdr ehdr;
+	unsigned char sh[sizeof(Elf64_Shdr)];
+	size_t shsize = kcore_elf_shdr_size(eh->is64);
+	uint64_t size = src->info.file_size;
+	struct kcore_error *err;
+
+	*ret = eh->phnum;
+	if (eh->phnum != PN_XNUM)
+		return NULL;
+	if (eh->shoff == 0 ||
+	    (regular && kcore_elf_range_past(eh->shoff, shsize, size)))
+		return kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, eh->shoff,
+			"e_phnum is PN_XNUM but section header 0, which holds "
+			"the real count, is missing (e_shoff 0x%" PRIx64 ")",
+			eh->shoff);
+	if (src->image &&
+	    kcore_elf_range_past(eh->shoff, shsize, src->image_size))
+		err = kcore_error_create(KCORE_ERR_FORMAT, 0, src->path,
+					 "past the image's 0x%zx bytes",
+					 src->image_size);
+	else
+		err = kcore_source_pread(src, sh, shsize, eh->shoff);
+	if (err) {
+		struct kcore_error *e = kcore_error_create_at(
+			KCORE_ERR_FORMAT, 0, src->path, eh->shoff,
+			"cannot count program headers (PN_XNUM needs section "
+			"header 0): %s",
+			err->message ? err->message : "read failed");
+
+		kcore_error_destroy(err);
+		return e;
+	}
+	*ret = kcore_elf_xnum_count(eh, sh);
+	return NULL;
+}
+
+static struct kcore_error *read_phdrs(struct kcore_source *src,
+				      const unsigned char *hdr)
+{
+	struct kcore_elf_ehdr ehdr;
 	size_t phnum, entsize;
-	uint64_t table_end;
+	unsigned char *table;
+	struct kcore_error *err;
 	/* Sizes are known for regular files and synthetic images. */
 	bool regular = (src->info.is_regular &&
 			src->info.kind != KCORE_SOURCE_LIVE_KCORE) ||
 		       src->image;
 	uint64_t size = src->info.file_size;
 
-	if (!gelf_getehdr(src->elf, &ehdr))
-		return libelf_error(src->path, "cannot read the ELF header");
-	src->info.machine = ehdr.e_machine;
-	src->arch = kcore_arch_lookup(ehdr.e_machine);
-	src->info.e_type = ehdr.e_type;
-	src->info.e_flags = ehdr.e_flags;
-	if (ehdr.e_type != ET_CORE)
+	kcore_elf_decode_ehdr(hdr, &ehdr);
+	src->info.machine = ehdr.machine;
+	src->arch = kcore_arch_lookup(ehdr.machine);
+	src->info.e_type = ehdr.type;
+	src->info.e_flags = ehdr.flags;
+	if (ehdr.type != ET_CORE)
 		return kcore_error_create_at(
 			KCORE_ERR_UNSUPPORTED, 0, src->path, 0x10,
-			"not an ELF core file (e_type %u, %s)", ehdr.e_type,
-			ehdr.e_type == ET_EXEC	? "an executable"
-			: ehdr.e_type == ET_DYN ? "a shared object"
-			: ehdr.e_type == ET_REL ? "an object file"
-						: "unknown type");
-	entsize = gelf_fsize(src->elf, ELF_T_PHDR, 1, EV_CURRENT);
-	if (ehdr.e_phoff == 0 || ehdr.e_phnum == 0)
+			"not an ELF core file (e_type %u, %s)", ehdr.type,
+			ehdr.type == ET_EXEC  ? "an executable"
+			: ehdr.type == ET_DYN ? "a shared object"
+			: ehdr.type == ET_REL ? "an object file"
+					      : "unknown type");
+	entsize = kcore_elf_phdr_size(ehdr.is64);
+	if (ehdr.phoff == 0 || ehdr.phnum == 0)
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
 					     "no program headers");
-	if (ehdr.e_phentsize != entsize)
+	if (ehdr.phentsize != entsize)
 		return kcore_error_create_at(
 			KCORE_ERR_FORMAT, 0, src->path,
-			src->info.elf_class == 64 ? 0x36 : 0x2a,
+			kcore_elf_phentsize_at(ehdr.is64),
 			"program header entry size is %u, expected %zu",
-			ehdr.e_phentsize, entsize);
-	/* Check what libelf will read before it reads it, so the error can
-	 * say what is wrong. */
-	if (ehdr.e_phnum == PN_XNUM &&
-	    (ehdr.e_shoff == 0 ||
-	     (regular && (ehdr.e_shoff > size ||
-			  size - ehdr.e_shoff < gelf_fsize(src->elf, ELF_T_SHDR,
-							   1, EV_CURRENT)))))
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_shoff,
-			"e_phnum is PN_XNUM but section header 0, which holds "
-			"the real count, is missing (e_shoff 0x%" PRIx64 ")",
-			(uint64_t)ehdr.e_shoff);
-	if (ehdr.e_phnum != PN_XNUM && regular &&
-	    (ehdr.e_phoff > size ||
-	     (size - ehdr.e_phoff) / entsize < ehdr.e_phnum))
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_phoff,
-			"program header table (%u entries at offset 0x%" PRIx64
-			") extends past the end of the file (size 0x%" PRIx64
-			")",
-			ehdr.e_phnum, (uint64_t)ehdr.e_phoff, size);
-	if (elf_getphdrnum(src->elf, &phnum) != 0)
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_shoff,
-			"cannot count program headers%s: %s",
-			ehdr.e_phnum == PN_XNUM ? " (PN_XNUM needs section "
-						  "header 0)"
-						: "",
-			kcore_elf_reason());
+			ehdr.phentsize, entsize);
+	err = count_phdrs(src, &ehdr, regular, &phnum);
+	if (err)
+		return err;
 	if (phnum == 0)
 		return kcore_error_create_at(KCORE_ERR_FORMAT, 0, src->path, 0,
 					     "no program headers");
-	if (__builtin_mul_overflow((uint64_t)phnum, entsize, &table_end) ||
-	    __builtin_add_overflow(table_end, ehdr.e_phoff, &table_end) ||
-	    (regular && table_end > size))
-		return kcore_error_create_at(
-			KCORE_ERR_FORMAT, 0, src->path, ehdr.e_phoff,
-			"program header table (%zu entries at offset 0x%" PRIx64
-			") extends past the end of the file (size 0x%" PRIx64
-			")",
-			phnum, (uint64_t)ehdr.e_phoff, size);
+	/* A synthetic image's tables are in the image (libelf read them
+	 * from it alone). */
+	err = kcore_elf_check_phdr_table(&ehdr, phnum,
+					 src->image ? src->image_size
+					 : regular  ? size
+						    : UINT64_MAX,
+					 src->path);
+	if (err)
+		return err;
+	table = malloc(phnum * entsize);
 	src->segments = calloc(phnum, sizeof(*src->segments));
-	if (!src->segments)
+	if (!table || !src->segments) {
+		free(table);
 		return &kcore_error_nomem;
-	for (size_t i = 0; i < phnum; i++) {
-		struct kcore_segment *seg = &src->segments[i];
-		uint64_t end;
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(src->elf, (int)i, &ph))
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path,
-				ehdr.e_phoff + i * entsize,
-				"cannot read program header %zu: %s", i,
-				kcore_elf_reason());
-		seg->index = (unsigned)i;
-		seg->type = ph.p_type;
-		seg->flags = ph.p_flags;
-		seg->vaddr = ph.p_vaddr;
-		seg->paddr = ph.p_paddr;
-		seg->offset = ph.p_offset;
-		seg->filesz = ph.p_filesz;
-		seg->memsz = ph.p_memsz;
-		seg->align = ph.p_align;
-		seg->cls = ph.p_type == PT_NOTE ? KCORE_CLASS_NOTE
-						: KCORE_CLASS_OTHER;
-		if (ph.p_type != PT_LOAD && ph.p_type != PT_NOTE)
-			continue;
-		if (__builtin_add_overflow(ph.p_offset, ph.p_filesz, &end) ||
-		    end > INT64_MAX)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
-				"%s %zu: file range 0x%" PRIx64 "+0x%" PRIx64
-				" overflows",
-				phdr_type_name(ph.p_type), i,
-				(uint64_t)ph.p_offset, (uint64_t)ph.p_filesz);
-		if (regular && end > size && ph.p_type == PT_LOAD) {
-			/* A truncated core (a full disk, a killed writer,
-			 * a size limit): what the file holds is shown and
-			 * read, the rest is missing and said to be
-			 * (kcore_source_info.truncated_bytes). */
-			uint64_t have =
-				ph.p_offset < size ? size - ph.p_offset : 0;
-
-			src->info.truncated_bytes += ph.p_filesz - have;
-			src->info.truncated_segments++;
-		} else if (regular && end > size) {
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
-				"%s %zu is truncated: it needs file bytes up "
-				"to "
-				"0x%" PRIx64 " but the file ends at 0x%" PRIx64,
-				phdr_type_name(ph.p_type), i, end, size);
-		}
-		if (ph.p_type == PT_LOAD && ph.p_filesz > ph.p_memsz)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path, ph.p_offset,
-				"PT_LOAD %zu has p_filesz 0x%" PRIx64
-				" larger than p_memsz 0x%" PRIx64,
-				i, (uint64_t)ph.p_filesz, (uint64_t)ph.p_memsz);
-		if (ph.p_type == PT_LOAD &&
-		    __builtin_add_overflow(ph.p_vaddr, ph.p_memsz - 1, &end) &&
-		    ph.p_memsz)
-			return kcore_error_create_at(
-				KCORE_ERR_FORMAT, 0, src->path,
-				ehdr.e_phoff + i * entsize,
-				"PT_LOAD %zu: address range 0x%" PRIx64
-				"+0x%" PRIx64 " wraps around",
-				i, (uint64_t)ph.p_vaddr, (uint64_t)ph.p_memsz);
 	}
+	err = kcore_source_pread(src, table, phnum * entsize, ehdr.phoff);
+	for (size_t i = 0; !err && i < phnum; i++) {
+		struct kcore_segment *seg = &src->segments[i];
+		struct kcore_elf_phdr ph;
+
+		kcore_elf_decode_phdr(ehdr.is64, ehdr.big, table + i * entsize,
+				      &ph);
+		seg->index = (unsigned)i;
+		seg->type = ph.type;
+		seg->flags = ph.flags;
+		seg->vaddr = ph.vaddr;
+		seg->paddr = ph.paddr;
+		seg->offset = ph.offset;
+		seg->filesz = ph.filesz;
+		seg->memsz = ph.memsz;
+		seg->align = ph.align;
+		seg->cls = ph.type == PT_NOTE ? KCORE_CLASS_NOTE
+					      : KCORE_CLASS_OTHER;
+		err = check_phdr(src, &ph, i, ehdr.phoff + i * entsize,
+				 regular);
+	}
+	free(table);
+	if (err)
+		return err;
 	src->nsegments = phnum;
 	return NULL;
 }
@@ -403,11 +409,12 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 				       const struct kcore_open_opts *opts)
 {
 	static const struct kcore_open_opts no_opts;
+	unsigned char hdr[sizeof(Elf64_Ehdr)];
 	struct kcore_error *err;
 
 	if (!opts)
 		opts = &no_opts;
-	err = check_ident(src);
+	err = check_ident(src, hdr);
 	if (err)
 		return err;
 	if (src->image)
@@ -416,7 +423,7 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 		src->elf = elf_begin(src->fd, ELF_C_READ, NULL);
 	if (!src->elf || elf_kind(src->elf) != ELF_K_ELF)
 		return libelf_error(src->path, "cannot parse the ELF header");
-	err = read_phdrs(src);
+	err = read_phdrs(src, hdr);
 	if (err)
 		return err;
 	if (!live) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "elf-parse.h"
 #include "elfcore.h"
 #include "read.h"
 #include "kcoredump/vmcoreinfo.h"
@@ -98,23 +99,15 @@ struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
 const unsigned char *kcore_note_find(const unsigned char *notes, size_t len,
 				     const char *name, size_t *ret_len)
 {
-	size_t off = 0, want = strlen(name) + 1;
+	struct kcore_elf_notes it;
+	struct kcore_elf_note n;
 
-	while (len - off >= 12) {
-		uint64_t namesz = kcore_load(notes + off, 4, false);
-		uint64_t descsz = kcore_load(notes + off + 4, 4, false);
-		uint64_t nlen = (namesz + 3) & ~3ull,
-			 dlen = (descsz + 3) & ~3ull;
-
-		if (nlen > len - off - 12 || dlen > len - off - 12 - nlen)
-			return NULL;
-		if (namesz == want &&
-		    memcmp(notes + off + 12, name, want) == 0) {
-			*ret_len = descsz;
-			return notes + off + 12 + nlen;
+	kcore_elf_notes_init(&it, notes, len, false, 4, true);
+	while (kcore_elf_notes_next(&it, &n) == KCORE_ELF_NOTE_OK)
+		if (kcore_elf_note_is(&n, name)) {
+			*ret_len = n.descsz;
+			return n.desc;
 		}
-		off += 12 + nlen + dlen;
-	}
 	return NULL;
 }
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elf-parse.h"
 #include "read.h"
 #include "kcoredump/stream.h"
 #include "stream-internal.h"
@@ -157,7 +158,8 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 	struct zstream *z = calloc(1, sizeof(*z));
 	struct kcore_error *err;
 	const unsigned char *e;
-	bool is64, be, seekable;
+	struct kcore_elf_ehdr eh;
+	bool is64, seekable;
 	uint64_t phoff, phnum, entsize, end = 0, last = 0;
 
 	if (!z)
@@ -183,50 +185,44 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 			"the %s stream does not hold an ELF core",
 			kcore_compress_name(kcore_istream_method(z->is)));
 	is64 = e[EI_CLASS] == ELFCLASS64;
-	be = e[EI_DATA] == ELFDATA2MSB;
-	err = want(src, z, is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr));
+	err = want(src, z, kcore_elf_ehdr_size(is64));
 	if (err)
 		return err;
-	e = src->image;
-	phoff = kcore_load(e + (is64 ? 32 : 28), is64 ? 8 : 4, be);
-	entsize = kcore_load(e + (is64 ? 54 : 42), 2, be);
-	phnum = kcore_load(e + (is64 ? 56 : 44), 2, be);
+	kcore_elf_decode_ehdr(src->image, &eh);
+	phoff = eh.phoff;
+	entsize = eh.phentsize;
+	phnum = eh.phnum;
 	end = src->image_size;
 	if (phnum == PN_XNUM) { /* the count is in section header 0 */
-		uint64_t shoff =
-			kcore_load(e + (is64 ? 40 : 32), is64 ? 8 : 4, be);
-		size_t shsize = is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+		size_t shsize = kcore_elf_shdr_size(is64);
 
-		if (shoff && shoff < MAX_IMAGE) {
-			err = want(src, z, shoff + shsize);
+		if (eh.shoff && eh.shoff < MAX_IMAGE) {
+			err = want(src, z, eh.shoff + shsize);
 			if (err)
 				return err;
-			phnum = kcore_load(
-				src->image + shoff + (is64 ? 44 : 28), 4, be);
+			phnum = kcore_elf_xnum_count(&eh,
+						     src->image + eh.shoff);
 		}
 	}
 	/* The ELF parser explains bad tables; we only fetch them. */
-	if (entsize == (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)) &&
-	    phoff && phoff < MAX_IMAGE && phnum < MAX_IMAGE / entsize) {
+	if (entsize == kcore_elf_phdr_size(is64) && phoff &&
+	    phoff < MAX_IMAGE && phnum < MAX_IMAGE / entsize) {
 		err = want(src, z, phoff + phnum * entsize);
 		if (err)
 			return err;
 		for (uint64_t i = 0; i < phnum; i++) {
-			const unsigned char *p =
-				src->image + phoff + i * entsize;
-			uint32_t type = (uint32_t)kcore_load(p, 4, be);
-			uint64_t off = kcore_load(p + (is64 ? 8 : 4),
-						  is64 ? 8 : 4, be);
-			uint64_t filesz = kcore_load(p + (is64 ? 32 : 16),
-						     is64 ? 8 : 4, be);
+			struct kcore_elf_phdr ph;
 
-			if (off + filesz < off)
+			kcore_elf_decode_phdr(is64, eh.big,
+					      src->image + phoff + i * entsize,
+					      &ph);
+			if (ph.offset + ph.filesz < ph.offset)
 				continue;
-			if (type == PT_NOTE && off + filesz > end)
-				end = off + filesz;
-			if ((type == PT_LOAD || type == PT_NOTE) &&
-			    off + filesz > last)
-				last = off + filesz;
+			if (ph.type == PT_NOTE && ph.offset + ph.filesz > end)
+				end = ph.offset + ph.filesz;
+			if ((ph.type == PT_LOAD || ph.type == PT_NOTE) &&
+			    ph.offset + ph.filesz > last)
+				last = ph.offset + ph.filesz;
 		}
 		err = want(src, z, end);
 		if (err)
