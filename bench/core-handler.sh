@@ -250,6 +250,10 @@ if [[ -n $host_crash ]]; then
 			echo "the 1 MiB pipe and $(val socket blocks) times on the socket (every $(($(val socket stream_bytes) / $(val socket blocks) / 1024)) KiB: the"
 			echo "send buffer of the kernel's end, net.core.wmem_default $old_wmem_default),"
 			echo "asleep $(f 2 "$(val socket asleep_s)") s there while the handler used $(f 2 "$(val socket handler_cpu_s)") CPU s: they take turns."
+			echo "Wall times under load are mostly the wait for a CPU: the pipe's writer was"
+			echo "queued $(f 2 "$(val pipe queued_s)") s of its $(f 2 "$(val pipe died_s)"), the socket's $(f 2 "$(val socket queued_s)") s of $(f 2 "$(val socket died_s)"), so x pipe says more"
+			echo "about the scheduler than about the two paths; the CPU columns do not"
+			echo "depend on it."
 			if row socket-wmem; then
 				echo "With wmem_default ${SOCKET_WMEM:-4194304} (socket-wmem) it blocked $(val socket-wmem blocks) times, but its CPU"
 				echo "($(f 3 "$(per socket-wmem dump_cpu_s)") s/GiB) and the handler's ($(f 3 "$(per socket-wmem handler_cpu_s)")) stay: a larger buffer"
@@ -289,8 +293,9 @@ is held by its own sk_sndbuf: 180224 bytes queued, then EAGAIN, with a
 bytes of a stream socket (unix_stream_read_actor() copies; a NULL buffer
 gets EFAULT); the handler at nice -10 took the writer's CPU time onto
 itself (dump CPU 0.7 s against 1.4 s, handler 2.6-3.2 s against 1.4 s)
-and was no faster.  Only the kernel can stop sending the zeros (issue 45,
-step 2).
+and was no faster; the dying task and the handler pinned to different
+CPUs (taskset) blocked less often but took 54-104 s instead of 4-6 s (load
+19).  Only the kernel can stop sending the zeros (issue 45, step 2).
 EOF
 	} >"$md.new"
 	mv "$md.new" "$md"
