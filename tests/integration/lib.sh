@@ -169,7 +169,7 @@ handler_pattern()
 {
 	local dir=$1 line
 	shift
-	if line=$("$kcoredump" core-handler --print-pattern --dir "$dir" --no-sync "$@" 2>/dev/null) &&
+	if line=$("$kcoredump" core-handler --print-pattern --dir "$dir" --no-sync --no-journal "$@" 2>/dev/null) &&
 		[ ${#line} -le 127 ]; then
 		printf '%s\n' "$line"
 		return 0
@@ -177,7 +177,7 @@ handler_pattern()
 	echo "# the pattern for $kcoredump is longer than the kernel's 127 bytes: running a copy, $tmp/k" >&2
 	[ -x "$tmp/k" ] || cp "$kcoredump" "$tmp/k" || return 1
 	# --print-pattern itself refuses a line the kernel would cut.
-	"$tmp/k" core-handler --print-pattern --dir "$dir" --no-sync "$@"
+	"$tmp/k" core-handler --print-pattern --dir "$dir" --no-sync --no-journal "$@"
 }
 
 # install_handler DIR ARGS...: make DIR (0700) and the handler storing into
