@@ -27,28 +27,10 @@ STORE = re.compile(r'''(^|[\s"'])(--dir|-D|--socket|--install)\b''')
 MARK = "# lint-journal:"
 
 
-def commands(text):
-    """Shell: (line number, logical line) pairs, backslash continuations
-    joined, whole-line comments dropped."""
-    out, cur, start = [], "", 0
-    for n, line in enumerate(text.splitlines(), 1):
-        stripped = line.strip()
-        if not cur and stripped.startswith("#"):
-            continue
-        if not cur:
-            start = n
-        cur += " " + stripped
-        if stripped.endswith("\\"):
-            continue
-        out.append((start, cur.strip()))
-        cur = ""
-    if cur:
-        out.append((start, cur.strip()))
-    return out
-
-
-def py_commands(text):
-    """Python: a statement's lines joined while brackets are open."""
+def commands(text, python=False):
+    """(line number, logical line) pairs: backslash continuations joined
+    (Python: also the lines of open brackets), whole-line comments
+    dropped."""
     out, cur, start, depth = [], "", 0, 0
     for n, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -57,8 +39,9 @@ def py_commands(text):
         if not cur:
             start = n
         cur += " " + stripped
-        depth += sum(stripped.count(c) for c in "([{")
-        depth -= sum(stripped.count(c) for c in ")]}")
+        if python:
+            depth += sum(stripped.count(c) for c in "([{")
+            depth -= sum(stripped.count(c) for c in ")]}")
         if depth > 0 or stripped.endswith("\\"):
             continue
         out.append((start, cur.strip()))
@@ -69,9 +52,8 @@ def py_commands(text):
 
 
 def findings(path, text):
-    split = py_commands if path.endswith(".py") else commands
     bad = []
-    for n, cmd in split(text):
+    for n, cmd in commands(text, python=path.endswith(".py")):
         if not RUNS.search(cmd) or not STORE.search(cmd):
             continue
         if "--no-journal" in cmd or "--help" in cmd or MARK in cmd:
