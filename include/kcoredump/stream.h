@@ -108,12 +108,13 @@ void kcore_ostream_destroy(struct kcore_ostream *s);
  * A stored frame: the dump's headers, written first and rewritten once
  * the stream is finished (on a seekable fd that can be read back), with
  * other bytes of the same length.  Compressed like the rest (zstd: a
- * frame at a level of at least 3; xz: an .xz stream of its own before the
- * main one), followed by room for spare more compressed bytes (zstd: a
- * skippable frame; xz: stream padding) that a rewrite may take.  A
- * rewrite that does not fit there moves everything after it (a copy of
- * the file's rest).  For NONE it is plain data.  *ret_offset is where it
- * starts in the output (0 for zstd and xz).
+ * frame at a level of at least 3; xz: the stream's first block), followed
+ * by room for spare more compressed bytes (zstd: a skippable frame; xz:
+ * blocks of 0 bytes, so that the file stays one .xz stream) that a
+ * rewrite may take.  A rewrite that does not fit there moves everything
+ * after it (a copy of the file's rest).  For NONE it is plain data.
+ * *ret_offset is where it starts in the decompressed output (0 for zstd
+ * and xz).
  */
 struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 					       const void *buf, size_t len,

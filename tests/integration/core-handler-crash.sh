@@ -259,7 +259,7 @@ if [ "$kv" -ge 6016 ]; then
 	d=$tmp/s5
 	mkdir -m 700 "$d"
 	sock=$tmp/s5.sock
-	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
+	"$kcoredump" core-handler --dir "$d" --no-sync --no-journal --timeout 2 --socket "$sock" \
 		2>"$tmp/s5.log" &
 	listener=$!
 	trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; core_pattern_restore' EXIT
@@ -289,7 +289,7 @@ if [ "$kv" -ge 6016 ]; then
 	chown 65534:65534 "$d" "$run"
 	sock=$run/sock
 	setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all \
-		--bounding-set=-all "$kcoredump" core-handler --dir "$d" --no-sync \
+		--bounding-set=-all "$kcoredump" core-handler --dir "$d" --no-sync --no-journal \
 		--socket "$sock" 2>"$tmp/s6.log" &
 	listener=$!
 	wait_socket "$sock"
@@ -337,7 +337,7 @@ if [ "$kv" -ge 6017 ]; then
 	d=$tmp/s5b
 	mkdir -m 700 "$d" "$tmp/s5bref"
 	sock=$tmp/s5b.sock
-	"$kcoredump" core-handler --dir "$d" --no-sync --timeout 2 --socket "$sock" \
+	"$kcoredump" core-handler --dir "$d" --no-sync --no-journal --timeout 2 --socket "$sock" \
 		2>"$tmp/s5b.log" &
 	listener=$!
 	wait_socket "$sock"
@@ -379,7 +379,7 @@ else
 fi
 
 # --- 6. --install sets core_pipe_limit and says how to restore it ---------
-"$kcoredump" core-handler --dir "$tmp/inst" --max-handlers 12 --install \
+"$kcoredump" core-handler --dir "$tmp/inst" --no-journal --max-handlers 12 --install \
 	>"$tmp/inst.out" 2>"$tmp/inst.err"
 limit=$(cat /proc/sys/kernel/core_pipe_limit)
 if [[ $(cat "$tmp/inst.out") != '|'* ]]; then

@@ -59,7 +59,7 @@ if [ ! -s "$out/pattern" ]; then
 fi
 store=$(cat "$out/tmp")
 case $(cat "$out/pattern") in
-"|"*"core-handler"*"--dir $store/store"*) ok "the child test's pattern names its store: $(cat "$out/pattern")" ;;
+"|"*"core-handler"*"--dir $store/store"*) ok "the child test's pattern names its store: $(cat "$out/pattern")" ;;  # lint-journal: a case pattern
 *) not_ok "the child test's pattern: $(cat "$out/pattern")" ;;
 esac
 kill -9 "$child"

@@ -44,7 +44,7 @@ play() {
 	# No earlier play's result can stand in for this one's.
 	rm -f "$tmp/res.json"
 	"$PY" "$peer" "$mode" "$core" "$tmp/res.json" -- \
-		"$kcoredump" core-handler -D "$dir" --no-sync "$@" 2>"$tmp/err"
+		"$kcoredump" core-handler -D "$dir" --no-sync --no-journal "$@" 2>"$tmp/err"
 }
 stored() { # DIR: the one stored core's path
 	local f
@@ -74,7 +74,7 @@ check "the error names the pidfd's coredump mask" grep -q "coredump mask 0x[0-9a
 # --- --socket PATH: a listener, a child per connection -----------------------
 d=$tmp/listen
 mkdir -m 700 "$d"
-"$kcoredump" core-handler -D "$d" --no-sync --socket "$tmp/s.sock" 2>"$tmp/lerr" &
+"$kcoredump" core-handler -D "$d" --no-sync --no-journal --socket "$tmp/s.sock" 2>"$tmp/lerr" &
 listener=$!
 for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.1; done
 check "--socket: listening, mode 0600" [ "$(stat -c %a "$tmp/s.sock" 2>/dev/null)" = 600 ]
@@ -96,14 +96,14 @@ d=$tmp/activated
 mkdir -m 700 "$d"
 rm -f "$tmp/res.json"
 CORE=$fix OUT=$tmp/res.json "$PY" "$peer" listen-fd "$tmp/a.sock" -- \
-	"$kcoredump" core-handler -D "$d" --no-sync 2>"$tmp/err"
+	"$kcoredump" core-handler -D "$d" --no-sync --no-journal 2>"$tmp/err"
 check "LISTEN_FDS: a live process refused ($(head -c 300 "$tmp/err"))" grep -qF "$refusal" "$tmp/err"
 check "LISTEN_FDS: nothing stored" [ -z "$(stored "$d")" ]
 
 # --- usage ---------------------------------------------------------------------
-"$kcoredump" core-handler --socket relative >/dev/null 2>&1
+"$kcoredump" core-handler --socket relative >/dev/null 2>&1  # lint-journal: a usage error
 check "--socket relative: usage error" [ $? -eq 2 ]
-"$kcoredump" core-handler --socket /tmp/x.sock 1 2 3 4 5 </dev/null >/dev/null 2>&1
+"$kcoredump" core-handler --socket /tmp/x.sock 1 2 3 4 5 </dev/null >/dev/null 2>&1  # lint-journal: a usage error
 check "--socket with the kernel's arguments: usage error" [ $? -eq 2 ]
 
 # --- real crashes: the kernel connects --------------------------------------
@@ -144,7 +144,7 @@ listen() {
 	shift
 	mkdir -m 700 "$dir"
 	rm -f "$tmp/k.sock"
-	"$kcoredump" core-handler -D "$dir" --no-sync --socket "$tmp/k.sock" "$@" 2>"$tmp/lerr" &
+	"$kcoredump" core-handler -D "$dir" --no-sync --no-journal --socket "$tmp/k.sock" "$@" 2>"$tmp/lerr" &
 	listener=$!
 	for _ in $(seq 100); do [ -S "$tmp/k.sock" ] && break; sleep 0.1; done
 }
@@ -194,7 +194,7 @@ d=$tmp/activated-real
 mkdir -m 700 "$d"
 rm -f "$tmp/done" "$tmp/b.sock"
 DONE=$tmp/done CORE=$fix OUT=$tmp/res.json "$PY" "$peer" listen-fd "$tmp/b.sock" -- \
-	"$kcoredump" core-handler -D "$d" --no-sync 2>"$tmp/err" &
+	"$kcoredump" core-handler -D "$d" --no-sync --no-journal 2>"$tmp/err" &
 act=$!
 for _ in $(seq 100); do [ -S "$tmp/b.sock" ] && break; sleep 0.1; done
 crash "@@$tmp/b.sock" "$d"

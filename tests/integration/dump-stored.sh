@@ -18,7 +18,7 @@ fix=$fixdir/process-x86_64.core
 handler() { # DIR ARGS... < stream
 	local dir=$1
 	shift
-	"$kcoredump" core-handler --dir "$dir" --no-sync "$@"
+	"$kcoredump" core-handler --dir "$dir" --no-sync --no-journal "$@"
 }
 d=$tmp/store
 mkdir -m 700 "$d"

@@ -210,8 +210,9 @@ with tempfile.TemporaryDirectory() as tmp:
                                  (4243, 11, 1700086400, "other")):
         with open(proc, "rb") as f:
             subprocess.run([kcoredump, "core-handler", "--dir", store,
-                            "--no-sync", str(pid), "1000", "1001", str(sig),
-                            str(when), comm], stdin=f, capture_output=True)
+                            "--no-sync", "--no-journal", str(pid), "1000",
+                            "1001", str(sig), str(when), comm],
+                           stdin=f, capture_output=True)
     run("list", "list", ["list", "--json", "--dir", store])
     run("list", "list COMM=nope (none)", ["list", "--json", "--dir", store,
         "COMM=nope"])

@@ -161,15 +161,18 @@ core_pattern_restore()
 
 # handler_pattern DIR ARGS...: the core_pattern line that stores crashes
 # into DIR with ARGS, as `core-handler --print-pattern` prints it (the
-# form --install writes).  The kernel keeps 127 bytes of a pattern and
-# drops the rest without a word, which would cut the handler's arguments;
-# for a longer line (a deep build directory) it says so and runs a copy of
-# $kcoredump from $tmp instead.  Returns 1 when even that is too long.
+# form --install writes), with --no-journal: no test logs to this
+# machine's journal (lint-no-journal).  The kernel keeps 127 bytes of a
+# pattern and drops the rest without a word, which would cut the handler's
+# arguments; for a longer line (a deep build directory) it says so and
+# runs a copy of $kcoredump from $tmp instead, and when even that is too
+# long, a script $tmp/h that runs the copy with DIR and ARGS (the pattern
+# passes it only the kernel's specifiers).
 handler_pattern()
 {
-	local dir=$1 line
+	local dir=$1 line a
 	shift
-	if line=$("$kcoredump" core-handler --print-pattern --dir "$dir" --no-sync "$@" 2>/dev/null) &&
+	if line=$("$kcoredump" core-handler --print-pattern --dir "$dir" --no-sync --no-journal "$@" 2>/dev/null) &&
 		[ ${#line} -le 127 ]; then
 		printf '%s\n' "$line"
 		return 0
@@ -177,7 +180,20 @@ handler_pattern()
 	echo "# the pattern for $kcoredump is longer than the kernel's 127 bytes: running a copy, $tmp/k" >&2
 	[ -x "$tmp/k" ] || cp "$kcoredump" "$tmp/k" || return 1
 	# --print-pattern itself refuses a line the kernel would cut.
-	"$tmp/k" core-handler --print-pattern --dir "$dir" --no-sync "$@"
+	if line=$("$tmp/k" core-handler --print-pattern --dir "$dir" --no-sync --no-journal "$@" 2>/dev/null); then
+		printf '%s\n' "$line"
+		return 0
+	fi
+	# The arguments checked with a short store name, then the script.
+	"$tmp/k" core-handler --print-pattern --dir /s --no-sync --no-journal "$@" >/dev/null || return 1
+	echo "# still longer: core_pattern runs $tmp/h, which runs $tmp/k with the arguments" >&2
+	{
+		echo '#!/bin/bash'
+		printf 'exec %q core-handler --dir %q --no-sync --no-journal' "$tmp/k" "$dir"
+		for a in "$@"; do printf ' %q' "$a"; done
+		echo ' "$@"'
+	} >"$tmp/h" && chmod 755 "$tmp/h" || return 1
+	printf '|%s --dump-mode=%%d %%P %%u %%g %%s %%t %%e\n' "$tmp/h"
 }
 
 # install_handler DIR ARGS...: make DIR (0700) and the handler storing into

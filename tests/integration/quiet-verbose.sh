@@ -80,9 +80,9 @@ check "bench -v: what ended each measurement" grep -q 'ended by the' "$tmp/bv"
 # list/show/debug on a store of two cores.
 store=$tmp/store
 mkdir -m 700 "$store"
-k core-handler --dir "$store" --no-sync 1234 0 0 11 1767225600 myprog < "$pc" 2> "$tmp/err" ||
+k core-handler --dir "$store" --no-sync --no-journal 1234 0 0 11 1767225600 myprog < "$pc" 2> "$tmp/err" ||
 	not_ok "core-handler: $(head -c 200 "$tmp/err")"
-k core-handler --dir "$store" --no-sync 1235 0 0 6 1767225700 other < "$pc" 2> "$tmp/err" ||
+k core-handler --dir "$store" --no-sync --no-journal 1235 0 0 6 1767225700 other < "$pc" 2> "$tmp/err" ||
 	not_ok "core-handler: $(head -c 200 "$tmp/err")"
 k list -q -D "$store" > "$tmp/lq" 2>&1
 check "list -q: two paths, each a file" [ "$(wc -l < "$tmp/lq")" = 2 ] &&

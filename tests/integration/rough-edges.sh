@@ -36,9 +36,9 @@ fix=$fixdir/process-x86_64.core
 # A store with one root-only core and one in user.65534.
 store=$tmp/store
 mkdir -m 700 "$store"
-k core-handler --dir "$store" --no-sync 1234 1000 1000 11 1767225600 myprog < "$fix" 2> "$tmp/err" ||
+k core-handler --dir "$store" --no-sync --no-journal 1234 1000 1000 11 1767225600 myprog < "$fix" 2> "$tmp/err" ||
 	not_ok "core-handler: $(head -c 200 "$tmp/err")"
-k core-handler --dir "$store" --no-sync 1235 65534 65534 6 1767225700 other-prog < "$fix" 2> "$tmp/err" ||
+k core-handler --dir "$store" --no-sync --no-journal 1235 65534 65534 6 1767225700 other-prog < "$fix" 2> "$tmp/err" ||
 	not_ok "core-handler: $(head -c 200 "$tmp/err")"
 mkdir -m 700 "$store/user.65534"
 mv "$store"/core.other-prog.* "$store/user.65534/"

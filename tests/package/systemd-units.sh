@@ -63,7 +63,7 @@ grep -qE '^u kcoredump ' "$src/debian/kcoredump.sysusers" &&
 "$kcoredump" core-handler --help | grep -q -- '--socket PATH' &&
 	grep -q '/run/kcoredump/coredump.socket' "$src/man/kcoredump.8" &&
 	ok "kcoredump(8) names /run/kcoredump/coredump.socket" ||
-	not_ok "core-handler --socket or the socket path in kcoredump(8)"
+	not_ok "core-handler --socket or the socket path in kcoredump(8)"  # lint-journal: a message
 # Shipped disabled: nothing in debian/ enables them.
 if grep -qE 'dh_installsystemd|systemctl enable' "$src/debian/rules" &&
 	! grep -q -- '--no-enable' "$src/debian/rules"; then

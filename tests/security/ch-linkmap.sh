@@ -40,7 +40,7 @@ wpid=$WATCH_PID
 read -r ready <&"${WATCH[0]}"
 [ "$ready" = ready ] || { not_ok "fswatch did not start"; finish; }
 t0=$(date +%s%N)
-timeout -k 5 40 "$kcoredump" core-handler --dir "$d" --no-sync --timeout 5 \
+timeout -k 5 40 "$kcoredump" core-handler --dir "$d" --no-sync --no-journal --timeout 5 \
 	4242 0 0 6 1700000000 subject < "$tmp/subject.core" 2>"$tmp/err"
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))

@@ -41,7 +41,7 @@ store() {
 		shift 5
 		mount -t tmpfs -o "size=$size,mode=0700" kcd-nospace "$fs" || exit 90
 		mkdir -m 700 "$fs/store"
-		"$kcd" core-handler --dir "$fs/store" --no-sync \
+		"$kcd" core-handler --dir "$fs/store" --no-sync --no-journal \
 			--keep-free 0 --max-use 0 "$@" \
 			4242 1000 1000 6 1700000000 crashme < "$core" 2> "$out.err"
 		echo "rc=$?" > "$out.rc"

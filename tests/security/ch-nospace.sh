@@ -25,7 +25,7 @@ mkdir -m 700 "$tmp/fs" "$tmp/out"
 unshare -m --propagation private bash -c '
 	mount -t tmpfs -o size=3M,mode=0700 kcd-nospace "$1" || exit 90
 	mkdir -m 700 "$1/store"
-	"$2" core-handler --dir "$1/store" --no-sync --keep-free 0 --max-use 0 \
+	"$2" core-handler --dir "$1/store" --no-sync --no-journal --keep-free 0 --max-use 0 \
 		4242 1000 1000 6 1700000000 crashme < "$3" 2> "$4/err"
 	echo "rc=$?" > "$4/rc"
 	cp -a "$1/store/." "$4/out/" 2>/dev/null

@@ -19,7 +19,7 @@ fi
 
 d=$(newstore store)
 mkfifo "$tmp/in"
-"$kcoredump" core-handler --dir "$d" --no-sync --timeout 20 \
+"$kcoredump" core-handler --dir "$d" --no-sync --no-journal --timeout 20 \
 	4242 1000 1000 6 1700000000 crashme < "$tmp/in" 2>"$tmp/err" &
 hpid=$!
 exec 3>"$tmp/in"

@@ -11,7 +11,7 @@ PY=/usr/bin/python3
 handler() {
 	local dir=$1
 	shift
-	"$kcoredump" core-handler --dir "$dir" --no-sync "$@"
+	"$kcoredump" core-handler --dir "$dir" --no-sync --no-journal "$@"
 }
 quiet() { "$@" >/dev/null 2>&1; }
 alloc() { echo $(($(stat -c %b "$1") * $(stat -c %B "$1"))); }

@@ -49,7 +49,7 @@ done
 
 d=$(newstore store)
 mkfifo "$tmp/in"
-"$kcoredump" core-handler --dir "$d" --no-sync 4242 1000 1000 6 1700000000 big \
+"$kcoredump" core-handler --dir "$d" --no-sync --no-journal 4242 1000 1000 6 1700000000 big \
 	< "$tmp/in" 2>/dev/null &
 h=$!
 exec 3>"$tmp/in"

@@ -24,7 +24,7 @@ stored() { find "$1" -maxdepth 2 -name 'core.*' ! -name '*.json' | head -1; }
 refusal="is not a task the kernel is dumping"
 
 d=$(newstore listen)
-"$kcoredump" core-handler -D "$d" --no-sync --socket "$tmp/s.sock" 2>"$tmp/lerr" &
+"$kcoredump" core-handler -D "$d" --no-sync --no-journal --socket "$tmp/s.sock" 2>"$tmp/lerr" &
 listener=$!
 trap 'kill "$listener" 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 100); do [ -S "$tmp/s.sock" ] && break; sleep 0.1; done
@@ -43,7 +43,7 @@ wait "$listener" 2>/dev/null
 # A connection handed over on stdin (as systemd's Accept=yes does).
 d=$(newstore stdin)
 "$PY" "$peer" request "$fix" "$tmp/res.json" -- \
-	"$kcoredump" core-handler -D "$d" --no-sync 2>"$tmp/err"
+	"$kcoredump" core-handler -D "$d" --no-sync --no-journal 2>"$tmp/err"
 check "a connection on stdin from a live process: exit $(jq -r .rc "$tmp/res.json" 2>/dev/null) (want 1), nothing stored" \
 	[ "$(jq -r .rc "$tmp/res.json" 2>/dev/null)" = 1 -a -z "$(stored "$d")" ]
 check "... one line of error naming PIDFD_COREDUMPED" \
@@ -58,7 +58,7 @@ if command -v strace >/dev/null; then
 	(
 		umask 000
 		exec strace -f -qq -e trace=umask,bind -o "$tmp/trace" \
-			"$kcoredump" core-handler -D "$d" --no-sync --socket "$tmp/u.sock"
+			"$kcoredump" core-handler -D "$d" --no-sync --no-journal --socket "$tmp/u.sock"
 	) 2>/dev/null &
 	spid=$!
 	for _ in $(seq 100); do [ -S "$tmp/u.sock" ] && break; sleep 0.1; done

@@ -56,7 +56,9 @@
  * The room after the compressed headers of a dump (the stored frame) that
  * lets them be rewritten once known: zstd a skippable frame with this
  * magic, listed in the seek table as a frame of 0 decompressed bytes; xz
- * stream padding after the headers' own .xz stream.
+ * blocks of 0 bytes after the headers' block, in the same stream (older
+ * files kept the headers in an .xz stream of their own followed by stream
+ * padding; the reader takes both).
  */
 #define ROOM_SKIPPABLE_MAGIC 0x184D2A5Au
 #define HOLE_MAP_MAGIC	     "KCDHOLE1"

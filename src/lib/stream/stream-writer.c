@@ -145,12 +145,15 @@ struct kcore_ostream {
 	lzma_options_lzma lzma_opts;
 	lzma_filter filters[2];
 
-	/* The stored frame at offset 0 and the room after it (to
-	 * stored_room), its seek table entry (zstd), where the seek table
-	 * starts, and what growing the room moved the rest by. */
+	/* The stored frame (zstd: at offset 0, xz: after the stream
+	 * header) and the room after it (stored_room bytes for both), its
+	 * seek table entry (zstd) or the empty blocks of its room (xz),
+	 * where the seek table (xz: the index) starts, and what growing the
+	 * room moved the rest by. */
 	bool has_stored;
 	size_t stored_len;
-	uint64_t stored_room, stored_entry, seek_table_off, room_grown;
+	uint64_t stored_room, stored_entry, room_blocks, seek_table_off,
+		room_grown;
 };
 
 static struct kcore_error *zstd_error(const struct kcore_ostream *s,
@@ -750,34 +753,46 @@ static struct kcore_error *write_hole_map(struct kcore_ostream *s)
 	return err;
 }
 
-static struct kcore_error *write_xz_trailer(struct kcore_ostream *s)
+/* The end of an xz stream: index's encoding and the stream footer. */
+static struct kcore_error *xz_trailer(const struct kcore_ostream *s,
+				      const lzma_index *index,
+				      unsigned char **ret, size_t *ret_len)
 {
 	lzma_stream_flags flags = {
 		.version = 0,
 		.check = LZMA_CHECK_CRC64,
-		.backward_size = lzma_index_size(s->index),
+		.backward_size = lzma_index_size(index),
 	};
-	unsigned char footer[LZMA_STREAM_HEADER_SIZE];
-	size_t size = (size_t)lzma_index_size(s->index), pos = 0;
-	unsigned char *buf = malloc(size);
-	struct kcore_error *err;
-	lzma_ret ret;
+	size_t size = (size_t)lzma_index_size(index), pos = 0;
+	unsigned char *buf = malloc(size + LZMA_STREAM_HEADER_SIZE);
+	lzma_ret lret;
 
 	if (!buf)
 		return &kcore_error_nomem;
-	ret = lzma_index_buffer_encode(s->index, buf, &pos, size);
-	if (ret != LZMA_OK) {
+	lret = lzma_index_buffer_encode(index, buf, &pos, size);
+	if (lret == LZMA_OK)
+		lret = lzma_stream_footer_encode(&flags, buf + pos);
+	if (lret != LZMA_OK) {
 		free(buf);
-		return lzma_error(s, "index encoding", ret);
+		return lzma_error(s, "index encoding", lret);
 	}
-	err = emit(s, buf, pos);
-	free(buf);
+	*ret = buf;
+	*ret_len = pos + LZMA_STREAM_HEADER_SIZE;
+	return NULL;
+}
+
+static struct kcore_error *write_xz_trailer(struct kcore_ostream *s)
+{
+	unsigned char *buf;
+	size_t len;
+	struct kcore_error *err = xz_trailer(s, s->index, &buf, &len);
+
 	if (err)
 		return err;
-	ret = lzma_stream_footer_encode(&flags, footer);
-	if (ret != LZMA_OK)
-		return lzma_error(s, "stream footer encoding", ret);
-	return emit(s, footer, sizeof(footer));
+	s->seek_table_off = s->bytes_out + s->olen;
+	err = emit(s, buf, len);
+	free(buf);
+	return err;
 }
 
 struct kcore_error *kcore_ostream_finish(struct kcore_ostream *s)
@@ -861,12 +876,15 @@ static struct kcore_error *check_opts(const struct kcore_ostream_opts *o,
 }
 
 /*
- * Give the xz zero block in out (of *len bytes) the 64-byte header that
- * marks a hole (stream-internal.h): the same header with more padding.
+ * Give the xz block in out (of *len bytes, in cap) a header of hsize
+ * bytes: the same header with more padding; *unpadded grows with it.  A
+ * header already longer, or no room for it, leaves the block as it is
+ * (cannot happen with LZMA2 and the sizes used here).
  */
-static struct kcore_error *xz_mark_hole(struct kcore_ostream *s,
-					unsigned char *out, size_t *len,
-					uint64_t *unpadded)
+static struct kcore_error *xz_pad_header(const struct kcore_ostream *s,
+					 unsigned char *out, size_t *len,
+					 size_t cap, uint64_t *unpadded,
+					 uint32_t hsize)
 {
 	lzma_filter filters[LZMA_FILTERS_MAX + 1];
 	lzma_block block = {
@@ -881,21 +899,32 @@ static struct kcore_error *xz_mark_hole(struct kcore_ostream *s,
 	old = block.header_size;
 	ret = lzma_block_header_decode(&block, NULL, out);
 	if (ret != LZMA_OK)
-		return lzma_error(s, "zero block header", ret);
-	if (old > XZ_HOLE_HEADER_SIZE ||
-	    *len + XZ_HOLE_HEADER_SIZE - old > s->out_cap) {
+		return lzma_error(s, "block header", ret);
+	if (old > hsize || *len + hsize - old > cap) {
 		lzma_filters_free(filters, NULL);
-		return NULL; /* cannot happen with LZMA2; leave it unmarked */
+		return NULL;
 	}
-	memmove(out + XZ_HOLE_HEADER_SIZE, out + old, *len - old);
-	block.header_size = XZ_HOLE_HEADER_SIZE;
+	memmove(out + hsize, out + old, *len - old);
+	block.header_size = hsize;
 	ret = lzma_block_header_encode(&block, out);
 	lzma_filters_free(filters, NULL);
 	if (ret != LZMA_OK)
-		return lzma_error(s, "zero block header", ret);
-	*len += XZ_HOLE_HEADER_SIZE - old;
-	*unpadded += XZ_HOLE_HEADER_SIZE - old;
+		return lzma_error(s, "block header", ret);
+	*len += hsize - old;
+	*unpadded += hsize - old;
 	return NULL;
+}
+
+/*
+ * Give the xz zero block in out (of *len bytes) the 64-byte header that
+ * marks a hole (stream-internal.h).
+ */
+static struct kcore_error *xz_mark_hole(struct kcore_ostream *s,
+					unsigned char *out, size_t *len,
+					uint64_t *unpadded)
+{
+	return xz_pad_header(s, out, len, s->out_cap, unpadded,
+			     XZ_HOLE_HEADER_SIZE);
 }
 
 /* Make one frame of zeros once; whole zero frames reuse it (zstd: and
@@ -1118,17 +1147,18 @@ void kcore_ostream_destroy(struct kcore_ostream *s)
 #define MOVE_CHUNK (1u << 20)
 
 /*
- * zstd: one zstd frame.  xz: an .xz stream of its own (stream header,
- * one block, index, footer), which the main stream follows; xz -d and
- * liblzma's file info decoder take concatenated streams.
+ * zstd: one zstd frame.  xz: one block of the stream (*ret_unpadded: its
+ * unpadded size, for the index).
  */
 static struct kcore_error *encode_stored(struct kcore_ostream *s,
 					 const void *buf, size_t len,
-					 unsigned char **ret, size_t *ret_len)
+					 unsigned char **ret, size_t *ret_len,
+					 uint64_t *ret_unpadded)
 {
 	unsigned char *out;
 	size_t cap;
 
+	*ret_unpadded = 0;
 	if (s->method == KCORE_COMPRESS_ZSTD) {
 		ZSTD_CCtx *cctx = ZSTD_createCCtx();
 		int level = s->level > STORED_ZSTD_MIN_LEVEL
@@ -1161,48 +1191,116 @@ static struct kcore_error *encode_stored(struct kcore_ostream *s,
 		*ret_len = r;
 		return NULL;
 	}
-	lzma_stream_flags flags = { .version = 0, .check = LZMA_CHECK_CRC64 };
 	lzma_block block = {
 		.version = 0,
 		.check = LZMA_CHECK_CRC64,
 		.filters = s->filters,
 	};
-	lzma_index *index = NULL;
-	size_t pos = LZMA_STREAM_HEADER_SIZE;
+	size_t pos = 0;
 	lzma_ret lret;
 
-	cap = 2 * LZMA_STREAM_HEADER_SIZE + lzma_block_buffer_bound(len) + 64;
+	cap = lzma_block_buffer_bound(len);
 	out = malloc(cap);
 	if (!out)
 		return &kcore_error_nomem;
-	lret = lzma_stream_header_encode(&flags, out);
-	if (lret == LZMA_OK)
-		lret = lzma_block_buffer_encode(&block, NULL, buf, len, out,
-						&pos, cap);
-	if (lret == LZMA_OK) {
-		index = lzma_index_init(NULL);
-		lret = index ? lzma_index_append(
-				       index, NULL,
-				       lzma_block_unpadded_size(&block), len)
-			     : LZMA_MEM_ERROR;
-	}
-	if (lret == LZMA_OK)
-		lret = lzma_index_buffer_encode(index, out, &pos, cap);
-	if (lret == LZMA_OK) {
-		flags.backward_size = lzma_index_size(index);
-		lret = pos + LZMA_STREAM_HEADER_SIZE <= cap
-			       ? lzma_stream_footer_encode(&flags, out + pos)
-			       : LZMA_BUF_ERROR;
-		pos += LZMA_STREAM_HEADER_SIZE;
-	}
-	if (index)
-		lzma_index_end(index, NULL);
+	lret = lzma_block_buffer_encode(&block, NULL, buf, len, out, &pos, cap);
 	if (lret != LZMA_OK) {
 		free(out);
-		return lzma_error(s, "header stream encoding", lret);
+		return lzma_error(s, "header compression", lret);
 	}
 	*ret = out;
 	*ret_len = pos;
+	*ret_unpadded = lzma_block_unpadded_size(&block);
+	return NULL;
+}
+
+/*
+ * xz: the room after the stored block.  Nothing inside an .xz stream is
+ * skipped by its decoders, so the room is blocks of 0 bytes, listed in the
+ * index: a block header padded to 12..1024 bytes (the format allows it),
+ * LZMA2's end marker, block padding and the CRC64 of nothing.  Such a block
+ * takes XZ_ROOM_MIN..XZ_ROOM_MAX bytes (a multiple of 4), so a room is 0 or
+ * at least XZ_ROOM_MIN bytes.  The stored block, its room and the data are
+ * one stream: decoders that stop after the first (systemd 252's) get the
+ * whole core.
+ */
+#define XZ_EMPTY_HEADER 12u
+#define XZ_ROOM_MIN	24u
+#define XZ_ROOM_MAX	(XZ_ROOM_MIN - XZ_EMPTY_HEADER + LZMA_BLOCK_HEADER_SIZE_MAX)
+
+/* Where the stored frame starts: after the xz stream header. */
+static uint64_t stored_at(const struct kcore_ostream *s)
+{
+	return s->method == KCORE_COMPRESS_XZ ? LZMA_STREAM_HEADER_SIZE : 0;
+}
+
+/*
+ * The xz room of len bytes (0, or XZ_ROOM_MIN or more, a multiple of 4) as
+ * empty blocks in *ret (NULL for 0), their records appended to index, their
+ * count in *ret_blocks.
+ */
+static struct kcore_error *xz_build_room(const struct kcore_ostream *s,
+					 uint64_t len, lzma_index *index,
+					 unsigned char **ret,
+					 uint64_t *ret_blocks)
+{
+	lzma_block block = {
+		.version = 0,
+		.check = LZMA_CHECK_CRC64,
+		.filters = (lzma_filter *)s->filters,
+	};
+	unsigned char empty[XZ_ROOM_MIN + 16], *buf;
+	uint64_t units = len / 4, n, at = 0, unpadded0;
+	struct kcore_error *err = NULL;
+	size_t elen = 0;
+	lzma_ret lret;
+
+	*ret = NULL;
+	*ret_blocks = 0;
+	if (!len)
+		return NULL;
+	lret = lzma_block_buffer_encode(&block, NULL, (const uint8_t *)"", 0,
+					empty, &elen, sizeof(empty));
+	if (lret != LZMA_OK)
+		return lzma_error(s, "empty block", lret);
+	if (elen != XZ_ROOM_MIN || block.header_size != XZ_EMPTY_HEADER ||
+	    len % 4 || len < XZ_ROOM_MIN)
+		return kcore_error_create(
+			KCORE_ERR_INVALID, 0, s->path,
+			"no xz empty blocks fill %" PRIu64 " bytes", len);
+	unpadded0 = lzma_block_unpadded_size(&block);
+	buf = malloc(len);
+	if (!buf)
+		return &kcore_error_nomem;
+	/* As few blocks as hold it, of sizes that differ by 4 at most. */
+	n = (units + XZ_ROOM_MAX / 4 - 1) / (XZ_ROOM_MAX / 4);
+	for (uint64_t i = 0; !err && i < n; i++) {
+		size_t size = 4 * (size_t)(units / n + (i < units % n));
+		size_t blen = XZ_ROOM_MIN;
+		uint64_t unpadded = unpadded0;
+
+		memcpy(buf + at, empty, XZ_ROOM_MIN);
+		err = xz_pad_header(
+			s, buf + at, &blen, size, &unpadded,
+			(uint32_t)(size - XZ_ROOM_MIN + XZ_EMPTY_HEADER));
+		if (!err && blen != size)
+			err = kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
+						 "no xz empty block of %zu "
+						 "bytes",
+						 size);
+		if (!err) {
+			lret = lzma_index_append(index, NULL, unpadded, 0);
+			if (lret != LZMA_OK)
+				err = lzma_error(s, "index", lret);
+		}
+		at += size;
+	}
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*ret = buf;
+	*ret_blocks = n;
 	return NULL;
 }
 
@@ -1239,13 +1337,17 @@ static struct kcore_error *pwrite_zeros(struct kcore_ostream *s, uint64_t off,
 	return NULL;
 }
 
-/* The padding after the stored frame: zstd a skippable frame (at least
- * its 8-byte header), xz stream padding (a multiple of 4). */
+/* The room after the stored frame for spare bytes: zstd a skippable
+ * frame (at least its 8-byte header), xz empty blocks (a multiple of 4, 0
+ * or at least XZ_ROOM_MIN). */
 static uint64_t room_padding(const struct kcore_ostream *s, uint64_t spare)
 {
+	uint64_t pad;
+
 	if (s->method == KCORE_COMPRESS_ZSTD)
 		return spare < 8 ? 8 : spare;
-	return (spare + 3) & ~(uint64_t)3;
+	pad = (spare + 3) & ~(uint64_t)3;
+	return pad && pad < XZ_ROOM_MIN ? XZ_ROOM_MIN : pad;
 }
 
 struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
@@ -1254,8 +1356,8 @@ struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 					       uint64_t *ret_offset)
 {
 	struct kcore_error *err = check_alive(s);
-	unsigned char main_header[LZMA_STREAM_HEADER_SIZE], *frame;
-	uint64_t pad;
+	unsigned char *frame;
+	uint64_t pad, unpadded;
 	size_t flen;
 
 	if (err)
@@ -1264,25 +1366,29 @@ struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
 		*ret_offset = s->bytes_in;
 		return kcore_ostream_write(s, buf, len);
 	}
-	/* First: the main stream's header (xz) is all there is so far. */
+	/* First: the stream's header (xz) is all there is so far. */
 	if (s->filling || s->submitted || s->nframes || s->bytes_out ||
 	    s->has_stored ||
 	    s->olen != (s->method == KCORE_COMPRESS_XZ ? LZMA_STREAM_HEADER_SIZE
 						       : 0))
 		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
 					  "a stored frame must come first");
-	err = encode_stored(s, buf, len, &frame, &flen);
+	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
 	if (err)
 		return fail(s, err);
 	pad = room_padding(s, spare);
 	if (s->method == KCORE_COMPRESS_XZ) {
-		memcpy(main_header, s->obuf, sizeof(main_header));
-		s->olen = 0;
-		err = emit(s, frame, flen);
+		unsigned char *room = NULL;
+
+		err = record_frame(s, flen, unpadded, len);
 		if (!err)
-			err = emit_zeros(s, pad);
+			err = emit(s, frame, flen);
 		if (!err)
-			err = emit(s, main_header, sizeof(main_header));
+			err = xz_build_room(s, pad, s->index, &room,
+					    &s->room_blocks);
+		if (!err && room)
+			err = emit(s, room, pad);
+		free(room);
 	} else {
 		unsigned char head[8];
 
@@ -1316,8 +1422,8 @@ struct kcore_error *kcore_ostream_write_stored(struct kcore_ostream *s,
  */
 static struct kcore_error *grow_room(struct kcore_ostream *s, uint64_t need)
 {
-	uint64_t from = s->stored_room, delta = need - s->stored_room,
-		 end = s->bytes_out;
+	uint64_t from = stored_at(s) + s->stored_room,
+		 delta = need - s->stored_room, end = s->bytes_out;
 	unsigned char *buf = malloc(MOVE_CHUNK);
 	struct kcore_error *err = NULL;
 
@@ -1343,12 +1449,73 @@ static struct kcore_error *grow_room(struct kcore_ostream *s, uint64_t need)
 	return NULL;
 }
 
+/*
+ * xz, after the stored block of flen bytes was rewritten: its room again
+ * (the bytes left of stored_room), and the index (its record, the room's,
+ * the data's as they were) with the footer in place of the old ones.  An
+ * index shorter than before leaves stream padding after the footer.
+ */
+static struct kcore_error *xz_rewrite_room(struct kcore_ostream *s, size_t flen,
+					   uint64_t unpadded, size_t len)
+{
+	uint64_t room = s->stored_room - flen, blocks = 0,
+		 skip = 1 + s->room_blocks, end;
+	lzma_index *index = lzma_index_init(NULL);
+	unsigned char *buf = NULL, *trailer = NULL;
+	struct kcore_error *err = NULL;
+	lzma_index_iter iter;
+	size_t tlen = 0;
+	lzma_ret ret;
+
+	if (!index)
+		return &kcore_error_nomem;
+	ret = lzma_index_append(index, NULL, unpadded, len);
+	if (ret != LZMA_OK)
+		err = lzma_error(s, "index", ret);
+	if (!err)
+		err = xz_build_room(s, room, index, &buf, &blocks);
+	lzma_index_iter_init(&iter, s->index);
+	while (!err && !lzma_index_iter_next(&iter, LZMA_INDEX_ITER_BLOCK)) {
+		if (skip) {
+			skip--;
+			continue;
+		}
+		ret = lzma_index_append(index, NULL, iter.block.unpadded_size,
+					iter.block.uncompressed_size);
+		if (ret != LZMA_OK)
+			err = lzma_error(s, "index", ret);
+	}
+	if (!err && buf)
+		err = kcore_pwrite_all(s->io, s->fd, s->path, buf, room,
+				       stored_at(s) + flen);
+	if (!err)
+		err = xz_trailer(s, index, &trailer, &tlen);
+	if (!err)
+		err = kcore_pwrite_all(s->io, s->fd, s->path, trailer, tlen,
+				       s->seek_table_off);
+	end = s->seek_table_off + tlen;
+	if (!err && end < s->bytes_out)
+		err = pwrite_zeros(s, end, s->bytes_out - end);
+	else if (!err)
+		s->bytes_out = end;
+	free(buf);
+	free(trailer);
+	if (err) {
+		lzma_index_end(index, NULL);
+		return err;
+	}
+	lzma_index_end(s->index, NULL);
+	s->index = index;
+	s->room_blocks = blocks;
+	return NULL;
+}
+
 struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 						 uint64_t offset,
 						 const void *buf, size_t len)
 {
 	unsigned char *frame;
-	uint64_t pad;
+	uint64_t pad, need, unpadded;
 	size_t flen;
 	struct kcore_error *err;
 
@@ -1363,16 +1530,24 @@ struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 		return kcore_error_create(KCORE_ERR_INVALID, 0, s->path,
 					  "rewrite of another frame than the "
 					  "stored one");
-	err = encode_stored(s, buf, len, &frame, &flen);
+	err = encode_stored(s, buf, len, &frame, &flen, &unpadded);
 	if (err)
 		return err;
-	if (flen + room_padding(s, 0) > s->stored_room)
-		err = grow_room(s, flen + room_padding(s, 0));
+	need = flen + room_padding(s, 0);
+	/* An xz room cannot be 1..XZ_ROOM_MIN - 1 bytes. */
+	if (s->method == KCORE_COMPRESS_XZ && need < s->stored_room &&
+	    s->stored_room - need < XZ_ROOM_MIN)
+		need = flen + XZ_ROOM_MIN;
+	if (need > s->stored_room)
+		err = grow_room(s, need);
 	pad = s->stored_room - flen;
 	if (!err)
-		err = kcore_pwrite_all(s->io, s->fd, s->path, frame, flen, 0);
+		err = kcore_pwrite_all(s->io, s->fd, s->path, frame, flen,
+				       stored_at(s));
 	free(frame);
-	if (!err && s->method == KCORE_COMPRESS_ZSTD) {
+	if (!err && s->method == KCORE_COMPRESS_XZ) {
+		err = xz_rewrite_room(s, flen, unpadded, len);
+	} else if (!err) {
 		unsigned char e[16];
 
 		stream_put_le32(e, ROOM_SKIPPABLE_MAGIC);
@@ -1390,8 +1565,6 @@ struct kcore_error *kcore_ostream_rewrite_stored(struct kcore_ostream *s,
 				s->io, s->fd, s->path, e, sizeof(e),
 				s->seek_table_off + SEEK_TABLE_HEADER_SIZE +
 					8 * s->stored_entry);
-	} else if (!err) {
-		err = pwrite_zeros(s, flen, pad);
 	}
 	return err;
 }
