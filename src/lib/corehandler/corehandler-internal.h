@@ -5,9 +5,12 @@
  *   corehandler-stream.c  the pipe: reading, the ELF headers and notes,
  *                         cutting the headers (hostile input, no I/O but
  *                         the stream)
- *   corehandler-store.c   the store: lock, handler slots, reservations,
- *                         eviction, the copy into the output file, names
- *                         and publishing
+ *   corehandler-store.c   the store: the copy into the output file, the
+ *                         digest, names and publishing
+ *   corehandler-vacuum.c  the store's limits: lock, handler slots,
+ *                         reservations, removing older cores
+ *                         (corehandler-vacuum.h); their totals in the
+ *                         lock file: corehandler-totals.c
  *   corehandler-meta.c    the metadata document
  *   corehandler-journal.c the journal entry (systemd-coredump's fields)
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
@@ -17,9 +20,12 @@
  *                         (in the handler, without privileges)
  *   corehandler-socket.c  the kernel's coredump socket: the peer, the
  *                         request protocol; where the process runs
+ *   corehandler-facts.c   the crashing process's facts from /proc/PID
+ *                         (as systemd-coredump records them)
  *   corehandler.c         the handler, in that order
  *
- * Dependencies point one way: corehandler.c uses all; store uses stream;
+ * Dependencies point one way: corehandler.c uses all; store uses stream
+ * and vacuum; vacuum uses totals;
  * meta and priv use buildid's types; stream uses corehandler-holes.c.
  */
 #ifndef KCOREDUMP_COREHANDLER_INTERNAL_H
@@ -174,7 +180,7 @@ struct ch_store {
 	struct coredir_scan *scan;
 	uint64_t scan_gen;
 	/* The build-ID helper's root (when we are root): an empty directory
-	 * of ours, already removed, made by ch_store_enter() under the
+	 * of ours, already removed, made by ch_vacuum_enter() under the
 	 * lock (a change of the store's directory the totals expect). */
 	bool has_empty;
 	int empty_fd;
@@ -370,9 +376,6 @@ size_t ch_first_page_build_id(const unsigned char *page, size_t len,
 void ch_stream_deinit(struct ch *ch);
 
 /* ---- corehandler-store.c ---- */
-/* Take a handler slot; false (with *ret_why) when all are taken. */
-bool ch_store_enter(struct ch *ch, const char **ret_why);
-void ch_store_leave(struct ch *ch);
 struct kcore_error *ch_store_open(struct ch *ch);
 struct kcore_error *ch_store_copy(struct ch *ch);
 /* Under the store lock: the limits again, the metadata, then the core. */
@@ -394,7 +397,14 @@ void ch_store_deinit(struct ch *ch);
  * process is not that one. */
 void ch_place_facts(struct ch *ch);
 
-/* ---- corehandler.c ---- */
+/* ---- corehandler-facts.c ---- */
+/* Whether /proc/PID is the process dumping this core (ch->proc_fd then
+ * opened; else ch->proc_why says why not). */
+bool ch_facts_dumping(struct ch *ch);
+/* ch->facts: the process's through ch->proc_fd (when ch->proc_ok), the
+ * machine's always. */
+void ch_facts_gather(struct ch *ch);
+void ch_facts_deinit(struct ch *ch);
 /* The unit, slice, session and owner of a cgroup path, as systemd's
  * cgroup-util derives them (facts->cgroup must be set). */
 void ch_cgroup_units(struct ch_facts *f);

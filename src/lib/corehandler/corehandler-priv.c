@@ -619,7 +619,7 @@ static void helper_main(struct ch *ch, int sock, int empty_fd, pid_t reaper)
 /* An empty directory of ours, already removed, for the helper's root. */
 static int empty_dir(struct ch *ch)
 {
-	/* Made by ch_store_enter(); ours to close now. */
+	/* Made by ch_vacuum_enter(); ours to close now. */
 	if (!ch->store.has_empty)
 		return -1;
 	ch->store.has_empty = false;
