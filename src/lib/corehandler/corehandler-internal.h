@@ -15,6 +15,8 @@
  *   corehandler-journal.c the journal entry (systemd-coredump's fields)
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
  *                         build-ID helper process, ACLs
+ *   corehandler-wire.c    what the handler and the helper send each
+ *                         other (the reply parsed with bounds)
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
  *                         a path; the package notes of the first pages
  *                         (in the handler, without privileges)
@@ -438,6 +440,32 @@ int ch_priv_grant_read(int fd, uint32_t uid, bool dir);
 /* Search access only (the store: no listing of others' cores). */
 int ch_priv_grant_search(int fd, uint32_t uid);
 void ch_priv_deinit(struct ch *ch);
+
+/* ---- corehandler-wire.c ---- */
+struct ch_buildid_input;
+/*
+ * The helper's reply, in two parts: what it saw of itself and the
+ * modules, as soon as it has them; then the backtrace (frames beyond
+ * budget bytes left out, their thread marked truncated), so that a
+ * backtrace past the time limit costs only itself.  malloc()ed.
+ */
+char *ch_wire_modules(const struct ch_buildids *ids, size_t *ret_len);
+char *ch_wire_backtrace(const struct ch_backtrace *bt, size_t budget,
+			size_t *ret_len);
+/* The reply parsed into *ids with every length checked.  *ret_bt_cut:
+ * in, the helper was killed; out, no backtrace came.  False if the
+ * modules' part is not whole (killed: nothing set). */
+bool ch_wire_parse_reply(const unsigned char *buf, size_t len,
+			 struct ch_buildids *ids, bool *ret_bt_cut);
+/* The helper's one message: the core's descriptor, whether it is the
+ * first-pages image, the backtrace's time and the debuginfo files
+ * (CH_MAX_DEBUG at most); 0 or -1. */
+int ch_wire_send_input(int sock, int fd, bool memory, uint64_t bt_ms,
+		       const struct ch_debugfile *debug, size_t ndebug);
+/* Received into *in (and debug, CH_MAX_DEBUG of them); false if the
+ * message is not one. */
+bool ch_wire_recv_input(int sock, struct ch_buildid_input *in,
+			struct ch_debugfile *debug);
 
 /* ---- corehandler-buildid.c (in the helper) ---- */
 struct ch_buildid_input {
