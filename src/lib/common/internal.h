@@ -30,6 +30,12 @@ struct kcore_reader_ops {
 	/* What kcore_source_format() says, unless the open sets
 	 * kcore_source.format_name to a variant. */
 	const char *name;
+	/* The same for people ("kdump-compressed"); NULL: the name. */
+	const char *title;
+	/* Why a file of this format holds no kcoredump digests, when it
+	 * has no place for a note ("a LiME file has no place for
+	 * digests"); NULL: it has one. */
+	const char *no_digests;
 	/* Whether the first len bytes (up to 64) are this format's.  NULL:
 	 * a reader opened by its own function (a live process). */
 	bool (*probe)(const unsigned char *magic, size_t len);
@@ -80,8 +86,9 @@ struct kcore_source {
 	const struct kcore_io_ops *io;
 	const struct kcore_reader_ops *reader;
 	void *reader_data;
-	const char *format_name; /* a variant of reader->name, or NULL */
-	unsigned char *image;	 /* synthetic ELF headers + notes, or NULL */
+	const char *format_name;  /* a variant of reader->name, or NULL */
+	const char *format_title; /* the variant's title, or NULL */
+	unsigned char *image;	  /* synthetic ELF headers + notes, or NULL */
 	size_t image_size;
 	bool knows_holes; /* next_data tells holes from data */
 	/* The machine the caller named (kcore_open_opts.machine), for an

@@ -464,6 +464,7 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 
 const struct kcore_reader_ops kcore_read_elf = {
 	.name = "file",
+	.title = "ELF",
 	.probe = elf_probe,
 	.pread = file_pread,
 	.next_data = file_next_data,

@@ -1260,6 +1260,7 @@ static struct kcore_error *kdump_open(struct kcore_source *src)
 
 const struct kcore_reader_ops kcore_read_kdump = {
 	.name = "kdump",
+	.title = "kdump-compressed",
 	.probe = kdump_probe,
 	.open = kdump_open,
 	.pread = kcore_kdump_pread,

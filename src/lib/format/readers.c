@@ -35,6 +35,26 @@ const struct kcore_reader_ops *kcore_reader_probe(const unsigned char *magic,
 	return &kcore_read_elf; /* its parser explains what is wrong */
 }
 
+/* What the readers' table says of a source's format. */
+const char *kcore_source_format_title(const struct kcore_source *src)
+{
+	if (src->format_title)
+		return src->format_title;
+	if (!src->format_name && src->reader->title)
+		return src->reader->title;
+	return kcore_source_format(src);
+}
+
+const char *kcore_source_format_no_digests(const struct kcore_source *src)
+{
+	return src->reader->no_digests;
+}
+
+bool kcore_source_is_elf(const struct kcore_source *src)
+{
+	return src->reader == &kcore_read_elf;
+}
+
 static struct kcore_error *open_format(struct kcore_source *src, bool *found)
 {
 	unsigned char magic[64];
