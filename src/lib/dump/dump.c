@@ -1101,7 +1101,6 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (!err)
 		err = d.ops->begin(&d.ws, &d.w);
 	if (!err) {
-		ret->flattened = d.w->flattened;
 		copy = use_copy_path(&d);
 		if (!copy)
 			err = start_workers(&d, threads);
