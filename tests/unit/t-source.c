@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kcoredump/kcore.h"
 #include "elfcore.h"
-#include "internal.h"
+#include "kcoredump/kcore.h"
+#include "source-impl.h"
 #include "tap.h"
 
 #define PAGE_OFFSET 0xffff888000000000ull

@@ -39,9 +39,10 @@
 #include <stdio.h>
 
 #include "corehandler-holes.h"
-#include "internal.h"
 #include "kcoredump/corehandler.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/output.h"
+#include "source-impl.h"
 
 #define CH_BLOCK KCORE_HASH_BLOCK /* 1 MiB, the hash block */
 #define CH_PAGE	 4096u

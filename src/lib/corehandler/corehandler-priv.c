@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "corehandler-internal.h"
+#include "sandbox.h"
 
 /* The helper's reply, at most. */
 #define MAX_REPLY (4u << 20)

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "coredir.h"
 #include "corehandler-internal.h"
 #include "corehandler-vacuum.h"

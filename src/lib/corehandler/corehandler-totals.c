@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "corehandler-totals.h"
-#include "internal.h"
 
 #define STATE_MAGIC 0x6b63647374617432ull /* "kcdstat2" */
 

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "coredir.h"
 #include "corehandler-vacuum.h"
 

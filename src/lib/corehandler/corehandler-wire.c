@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "bytes.h"
 #include "corehandler-internal.h"
 
 #define REPLY_MAGIC 0x4b434249u /* "KCBI" */

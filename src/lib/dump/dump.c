@@ -29,12 +29,13 @@
 
 #include "extent.h"
 #include "file-hash.h"
-#include "internal.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/output.h"
 #include "pool.h"
 #include "read-times.h"
 #include "smear.h"
+#include "source-impl.h"
 #include "write.h"
 
 #define DEFAULT_BLOCK (4u << 20)

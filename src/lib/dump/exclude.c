@@ -22,9 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "grow.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 
 #define BATCH		512 /* struct pages read at once */
 #define SECTION_FLAGS	0x3full

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/pgtable.h"
+#include "source-impl.h"
 
 #define CLASS_BIT(c) (1u << (c))
 

@@ -19,10 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "kcoredump/output.h"
 #include "kcoredump/stream.h"
 #include "kcoredump/verify.h"
+#include "metanote.h"
+#include "plan.h"
+#include "source-impl.h"
 
 #define CHUNK	      (1u << 20)
 #define TRAILER_MAGIC "KCDTRL01"

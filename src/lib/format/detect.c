@@ -32,8 +32,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "read.h"
+#include "bytes.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "read.h"
 
 #define BLOCK (1u << 20)
 #define PAGE  4096u

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "kcoredump/dump.h"
+#include "plan.h"
 
 void kcore_plan_destroy(struct kcore_plan *plan)
 {

@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "avml.h"
+#include "bytes.h"
+#include "grow.h"
 #include "lime.h"
 #include "read.h"
 

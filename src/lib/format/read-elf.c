@@ -16,7 +16,7 @@
 #include "arch.h"
 #include "read-elf.h"
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 static struct kcore_error *libelf_error(const char *path, const char *what)
 {

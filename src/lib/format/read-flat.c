@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "kdump.h"
 #include "read.h"
 

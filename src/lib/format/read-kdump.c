@@ -32,9 +32,10 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "read.h"
-#include "kdump.h"
+#include "bytes.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "kdump.h"
+#include "read.h"
 
 #define MAX_BLOCK_SIZE	   (1u << 20)
 #define MAX_NOTE_SIZE	   (64u << 20)

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
+#include "grow.h"
 #include "lime.h"
 #include "read.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The input formats: one reader each (kcore_reader_ops, internal.h), the
+ * The input formats: one reader each (kcore_reader_ops, source-impl.h), the
  * only place that maps a file's first bytes to a format's code, and
  * kcore_source_open(), which opens a file with the reader they name; the
  * mirror of writers.c.  A live process is a reader of its own
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 #define PROC_SUPER_MAGIC 0x9fa0
 

@@ -34,8 +34,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
 #include "kdump.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "write.h"
 
 #define DESC_CHUNK 2730 /* descriptors per write: 65520 bytes */

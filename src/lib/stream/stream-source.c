@@ -18,8 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "read.h"
+#include "bytes.h"
 #include "kcoredump/stream.h"
+#include "read.h"
 #include "stream-internal.h"
 
 /* The headers and notes we are willing to hold in memory. */
