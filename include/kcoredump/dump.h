@@ -463,11 +463,10 @@ struct kcore_dump_result {
 	size_t nerrors;
 	char *output_path; /* the published path, or NULL for stdout */
 	enum kcore_digest_location digest_location;
-	bool flattened;		 /* kdump written in the flattened format */
 	size_t dropped_segments; /* not physical RAM (kdump, LiME) */
-	/* kdump: pages with data, shared zero pages, excluded pages. */
-	uint64_t pages_dumped, pages_zero, pages_excluded;
-	/* What the format adds to the summary, filled in by its writer. */
+	/* What the format adds to the summary, filled in by its writer
+	 * (kdump: its codec, flattened, the pages with data, zero and
+	 * excluded). */
 	struct kcore_dump_detail detail;
 	/* The source is a dump that says it is incomplete
 	 * (kcore_source_info.incomplete): so is this one. */

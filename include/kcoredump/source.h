@@ -238,6 +238,16 @@ struct kcore_error *kcore_source_next_data(struct kcore_source *src,
 bool kcore_source_knows_holes(const struct kcore_source *src);
 /* "file" for ELF files and /proc/kcore; otherwise the input format. */
 const char *kcore_source_format(const struct kcore_source *src);
+/* The same for people ("ELF", "kdump-compressed", "ELF in zstd
+ * (seekable)"), from the reader's table. */
+const char *kcore_source_format_title(const struct kcore_source *src);
+/* Why a file of its format holds no kcoredump digests when it has no
+ * place for a note ("a LiME file has no place for digests"), or NULL
+ * when the format has one. */
+const char *kcore_source_format_no_digests(const struct kcore_source *src);
+/* The file itself is an ELF core or /proc/kcore (gdb opens it as it is),
+ * not an image of another format. */
+bool kcore_source_is_elf(const struct kcore_source *src);
 
 /*
  * Read memory at a virtual (or, with _paddr, physical) address.  The whole

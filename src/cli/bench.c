@@ -19,9 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "kcoredump/bench.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/kcore.h"
+#include "source-impl.h"
 
 #define DEFAULT_LIMIT	(64ull << 20)
 #define DEFAULT_SECONDS 2.0

@@ -19,10 +19,9 @@ static struct kcore_error *collect(struct info_model *m, bool holes,
 		return &kcore_error_nomem;
 	/* Regular files, and formats that know their holes (kdump's
 	 * excluded pages, a LiME file's holes); not the live kcore. */
-	m->holes_counted =
-		holes && (m->info->is_regular ||
-			  (kcore_source_knows_holes(m->src) &&
-			   strcmp(kcore_source_format(m->src), "file") != 0));
+	m->holes_counted = holes && (m->info->is_regular ||
+				     (kcore_source_knows_holes(m->src) &&
+				      !kcore_source_is_elf(m->src)));
 	for (size_t i = 0; m->holes_counted && i < n; i++) {
 		const struct kcore_segment *seg =
 			kcore_source_segment(m->src, i);

@@ -112,12 +112,13 @@ static const struct cli_option extract_options[] = {
 };
 
 /* Where the digests verify checks come from, or why there are none:
- * LiME and AVML have no place for a note, other tools write none. */
+ * some formats have no place for a note, other tools write none. */
 static const char *digest_origin(const char *dump,
 				 const struct kcore_verify_result *r)
 {
 	struct kcore_source *src;
-	const char *fmt, *why;
+	static char buf[160];
+	const char *why;
 
 	switch (r->digest_location) {
 	case KCORE_DIGESTS_NONE:
@@ -133,17 +134,12 @@ static const char *digest_origin(const char *dump,
 	}
 	if (kcore_source_open(dump, NULL, &src))
 		return "no kcoredump digests";
-	fmt = kcore_source_format(src);
-	if (!strcmp(fmt, "lime"))
-		why = "a LiME file has no place for digests: compare it with "
-		      "a SOURCE";
-	else if (!strcmp(fmt, "avml"))
-		why = "an AVML file has no place for digests: compare it with "
-		      "a SOURCE";
-	else
-		why = "no kcoredump metadata note, so no digests";
+	/* The format has no place for our note, or none was written. */
+	why = kcore_source_format_no_digests(src);
+	if (why)
+		snprintf(buf, sizeof(buf), "%s: compare it with a SOURCE", why);
 	kcore_source_destroy(src);
-	return why;
+	return why ? buf : "no kcoredump metadata note, so no digests";
 }
 
 static void render_verify_text(const char *dump,

@@ -101,30 +101,6 @@ static const struct summary_key summary_keys[] = {
 
 /* ---- text ---- */
 
-/* The input format, as kcore_source_format() names it, for people. */
-static const char *format_text(const char *format)
-{
-	static const struct {
-		const char *name, *text;
-	} table[] = {
-		{ "file", "ELF" },
-		{ "kdump", "kdump-compressed" },
-		{ "flattened", "flattened kdump (makedumpfile -F)" },
-		{ "lime", "LiME" },
-		{ "avml", "AVML compressed LiME" },
-		{ "zstd", "ELF in zstd (seekable)" },
-		{ "zstd-sequential",
-		  "ELF in zstd (no seek table: sequential)" },
-		{ "xz", "ELF in xz (indexed)" },
-		{ "xz-sequential", "ELF in xz (no index: sequential)" },
-	};
-
-	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
-		if (strcmp(format, table[i].name) == 0)
-			return table[i].text;
-	return format;
-}
-
 static void text_source(FILE *f, const struct info_model *m)
 {
 	const struct kcore_source_info *in = m->info;
@@ -132,7 +108,7 @@ static void text_source(FILE *f, const struct info_model *m)
 
 	fprintf(f, "Source:       %s\n", cli_esc(in->path));
 	fprintf(f, "Format:       %s%s%s%s%s\n",
-		format_text(kcore_source_format(m->src)),
+		kcore_source_format_title(m->src),
 		in->format_detail ? " (" : "",
 		in->format_detail ? cli_esc(in->format_detail) : "",
 		in->format_detail ? ")" : "",
@@ -206,7 +182,7 @@ static void text_source(FILE *f, const struct info_model *m)
 		/* `gdb vmlinux FILE` takes vmlinux's link-time addresses and
 		 * silently reads the wrong memory under KASLR. */
 		if (in->has_kernel_offset && !in->physical_only &&
-		    !strcmp(kcore_source_format(m->src), "file"))
+		    kcore_source_is_elf(m->src))
 			fprintf(f,
 				"gdb:          gdb -ex 'symbol-file -o "
 				"0x%" PRIx64 " vmlinux' -ex 'core-file %s'\n",

@@ -18,8 +18,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 #include "tap.h"
 
 #define PHYS   0x1000000ull /* the memory's first physical byte */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "elf-parse.h"
-#include "internal.h"
+#include "source-impl.h"
 #include "kcoredump/source.h"
 #include "tap.h"
 

@@ -231,6 +231,13 @@ int main(void)
 			   "%s: has no room to record it (the result, exit "
 			   "status and summary say it)",
 			   cases[i].name);
+			ok(!err && kcore_source_format_no_digests(s) &&
+				   strstr(kcore_source_format_title(s),
+					  "LiME") &&
+				   !kcore_source_is_elf(s),
+			   "%s: its reader's table says it has no place for "
+			   "digests, and its title",
+			   cases[i].name);
 			kcore_error_destroy(err);
 			kcore_source_destroy(s);
 		}

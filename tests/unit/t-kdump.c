@@ -65,6 +65,15 @@ static struct kcore_error *run(const char *core, const char *out,
 	return run_codec(core, out, f, KCORE_CODEC_ZSTD, res);
 }
 
+/* A number (or bool) the kdump writer reports, or UINT64_MAX. */
+static uint64_t detail_u64(const struct kcore_dump_result *r, const char *key)
+{
+	for (size_t i = 0; i < r->detail.nfields; i++)
+		if (strcmp(r->detail.fields[i].key, key) == 0)
+			return r->detail.fields[i].u64;
+	return UINT64_MAX;
+}
+
 static const uint32_t codec_flag[KCORE_CODEC_NUM] = {
 	[KCORE_CODEC_ZSTD] = KDUMP_PAGE_ZSTD,
 	[KCORE_CODEC_ZLIB] = KDUMP_PAGE_ZLIB,
@@ -214,17 +223,19 @@ int main(void)
 		kcore_error_destroy(err);
 		return tap_done();
 	}
-	ok(res.pages_excluded == BAD_LEN / PAGE && res.pages_zero == 1 &&
-		   res.pages_dumped == SEG_SIZE / PAGE - 4,
+	ok(detail_u64(&res, "pages_excluded") == BAD_LEN / PAGE &&
+		   detail_u64(&res, "pages_zero") == 1 &&
+		   detail_u64(&res, "pages_dumped") == SEG_SIZE / PAGE - 4,
 	   "3 pages excluded, 1 shared zero page, the rest with data "
 	   "(%llu/%llu/%llu)",
-	   (unsigned long long)res.pages_excluded,
-	   (unsigned long long)res.pages_zero,
-	   (unsigned long long)res.pages_dumped);
+	   (unsigned long long)detail_u64(&res, "pages_excluded"),
+	   (unsigned long long)detail_u64(&res, "pages_zero"),
+	   (unsigned long long)detail_u64(&res, "pages_dumped"));
 	ok(res.nerrors == 1 && res.errors[0].len == BAD_LEN &&
 		   res.errors[0].errnum == EIO,
 	   "the read error is reported");
-	ok(!res.flattened && res.digest_location == KCORE_DIGESTS_NOTE,
+	ok(detail_u64(&res, "flattened") == 0 &&
+		   res.digest_location == KCORE_DIGESTS_NOTE,
 	   "a regular file, digests in the note");
 	kcore_dump_result_deinit(&res);
 

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "sandbox.h"
 #include "tap.h"
 
 /* In a child: install the filter, then exit with a bit per result. */

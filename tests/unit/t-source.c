@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kcoredump/kcore.h"
 #include "elfcore.h"
-#include "internal.h"
+#include "kcoredump/kcore.h"
+#include "source-impl.h"
 #include "tap.h"
 
 #define PAGE_OFFSET 0xffff888000000000ull
@@ -89,6 +89,12 @@ int main(void)
 	ok(in->kind == KCORE_SOURCE_LIVE_KCORE, "kind is live kcore");
 	ok(kcore_source_segment(src, 1)->cls == KCORE_CLASS_RAM,
 	   "the direct-map segment is RAM");
+	/* What people read of the format, from the reader's table. */
+	is_str(kcore_source_format(src), "file", "format: file");
+	is_str(kcore_source_format_title(src), "ELF", "format title: ELF");
+	ok(kcore_source_is_elf(src), "an ELF file is the image itself");
+	ok(!kcore_source_format_no_digests(src),
+	   "an ELF file has a place for digests");
 
 	err = kcore_source_read_paddr(src, RAM_PADDR, buf, 16);
 	ok(!err && buf[0] == 0xab && buf[15] == 0xab, "read by physical "

@@ -20,6 +20,7 @@
 
 #include "arch.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 
 static const char *const regs[] = {
 	"x0",  "x1",  "x2",  "x3",  "x4",  "x5",  "x6",	    "x7",  "x8",

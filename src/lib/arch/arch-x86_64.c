@@ -10,6 +10,7 @@
 
 #include "arch.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 
 /* __START_KERNEL_map (arch/x86/include/asm/page_64_types.h). */
 #define START_KERNEL_MAP 0xffffffff80000000ull

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "arch.h"
+#include "bytes.h"
+#include "source-impl.h"
 
 static const struct kcore_arch *const arches[] = {
 	&kcore_arch_x86_64,

@@ -14,7 +14,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
+
+struct kcore_source;
+/* How the page-table iterator (and translate.c) reads physical memory:
+ * the source hands in its reader. */
+typedef struct kcore_error *(*kcore_read_paddr_fn)(struct kcore_source *src,
+						   uint64_t paddr, void *buf,
+						   size_t len);
 
 /* The most levels any architecture's tables have (x86_64 5-level, arm64
  * LPA2). */

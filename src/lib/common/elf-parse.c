@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "elf-parse.h"
-#include "internal.h"
+#include "bytes.h"
+#include "kcoredump/error.h"
+#include "kcoredump/source.h"
 
 size_t kcore_elf_ehdr_size(bool is64)
 {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* Growing arrays (internal.h): one home for the doubling every reader and
+/* Growing arrays (grow.h): one home for the doubling every reader and
  * the page filter use. */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "grow.h"
 
 struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
 				size_t b_size, size_t n, size_t *cap)

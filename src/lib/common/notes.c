@@ -15,7 +15,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "bytes.h"
+#include "metanote.h"
+#include "source-impl.h"
 
 #ifndef NT_TASKSTRUCT
 #define NT_TASKSTRUCT 4

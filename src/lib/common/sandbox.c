@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "sandbox.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * The directory of stored cores: opening it safely, listing the cores by
- * their metadata files (in the directory and in its user.UID
- * directories), and what the size limits may remove.  Everything goes
+ * The directory of stored cores: opening it safely, walking it (the
+ * directory and its user.UID directories, each core paired with its
+ * metadata by name), and listing the cores by their metadata files; what
+ * the size limits see of it is coredir-scan.c's.  Everything goes
  * through directory descriptors with O_NOFOLLOW / AT_SYMLINK_NOFOLLOW: a
  * symlink planted in the directory is never followed, read through, or
  * removed through.
@@ -80,7 +81,7 @@ struct kcore_error *kcore_coredir_open(const char *path, bool create,
  * Our metadata has one top-level member per line, indented by two
  * spaces: pick the members we know from those lines.
  */
-static void parse_meta(struct kcore_stored_core *c, char *text)
+void kcore_coredir_parse_meta(struct kcore_stored_core *c, char *text)
 {
 	for (char *line = text, *next; line; line = next) {
 		char *key, *val, *end;
@@ -132,7 +133,8 @@ static void parse_meta(struct kcore_stored_core *c, char *text)
 }
 
 /* A small regular file's text, and its stat (owner, size). */
-static char *read_small(int dir_fd, const char *name, struct stat *ret_st)
+char *kcore_coredir_read_small(int dir_fd, const char *name,
+			       struct stat *ret_st)
 {
 	int fd = openat(dir_fd, name,
 			O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY |
@@ -181,7 +183,7 @@ static int cmp_cores(const void *a, const void *b)
 	return strcmp(x->meta_name, y->meta_name);
 }
 
-static void stored_core_deinit(struct kcore_stored_core *c)
+void kcore_coredir_core_deinit(struct kcore_stored_core *c)
 {
 	free(c->meta_name);
 	free(c->core_name);
@@ -235,14 +237,7 @@ int kcore_coredir_user_dir(int dir_fd, uint32_t uid, bool create)
 	return fd;
 }
 
-/* The directories to look at: dir_fd itself, then every user.UID. */
-struct dirs {
-	int *fds;
-	char **names; /* NULL for the top */
-	size_t n;
-};
-
-static void dirs_free(struct dirs *d)
+void kcore_coredir_dirs_free(struct coredir_dirs *d)
 {
 	for (size_t i = 1; i < d->n; i++) {
 		close(d->fds[i]);
@@ -253,7 +248,7 @@ static void dirs_free(struct dirs *d)
 	memset(d, 0, sizeof(*d));
 }
 
-static struct kcore_error *dirs_add(struct dirs *d, int fd, char *name)
+static struct kcore_error *dirs_add(struct coredir_dirs *d, int fd, char *name)
 {
 	int *f = realloc(d->fds, (d->n + 1) * sizeof(*f));
 	char **nm;
@@ -270,7 +265,7 @@ static struct kcore_error *dirs_add(struct dirs *d, int fd, char *name)
 }
 
 /* Each name in fd, as a NULL-terminated malloc()ed array. */
-static struct kcore_error *read_names(int fd, char ***ret, size_t *ret_n)
+struct kcore_error *kcore_coredir_read_names(int fd, char ***ret, size_t *ret_n)
 {
 	int dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char **names = NULL;
@@ -319,14 +314,15 @@ nomem:
 	return &kcore_error_nomem;
 }
 
-static void free_names(char **names, size_t n)
+void kcore_coredir_free_names(char **names, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
 }
 
-static struct kcore_error *find_dirs(int dir_fd, struct dirs *ret)
+struct kcore_error *kcore_coredir_find_dirs(int dir_fd,
+					    struct coredir_dirs *ret)
 {
 	struct kcore_error *err;
 	char **names;
@@ -336,9 +332,9 @@ static struct kcore_error *find_dirs(int dir_fd, struct dirs *ret)
 	err = dirs_add(ret, dir_fd, NULL);
 	if (err)
 		return err;
-	err = read_names(dir_fd, &names, &n);
+	err = kcore_coredir_read_names(dir_fd, &names, &n);
 	if (err) {
-		dirs_free(ret);
+		kcore_coredir_dirs_free(ret);
 		return err;
 	}
 	for (size_t i = 0; !err && i < n; i++) {
@@ -355,13 +351,13 @@ static struct kcore_error *find_dirs(int dir_fd, struct dirs *ret)
 		else
 			names[i] = NULL;
 	}
-	free_names(names, n);
+	kcore_coredir_free_names(names, n);
 	if (err)
-		dirs_free(ret);
+		kcore_coredir_dirs_free(ret);
 	return err;
 }
 
-static uint64_t allocated(int dir_fd, const char *name, struct stat *ret)
+uint64_t kcore_coredir_allocated(int dir_fd, const char *name, struct stat *ret)
 {
 	struct stat st;
 
@@ -373,14 +369,14 @@ static uint64_t allocated(int dir_fd, const char *name, struct stat *ret)
 	return (uint64_t)st.st_blocks * 512;
 }
 
-static bool has_suffix(const char *s, const char *suffix)
+bool kcore_coredir_has_suffix(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 
 	return a >= b && strcmp(s + a - b, suffix) == 0;
 }
 
-static int cmp_str(const void *a, const void *b)
+int kcore_coredir_cmp_str(const void *a, const void *b)
 {
 	const char *const *x = a, *const *y = b;
 
@@ -392,7 +388,7 @@ static int cmp_str(const void *a, const void *b)
  * among the sorted names, or NULL.  Pairing goes by name only: what a
  * metadata file says cannot point at another file.
  */
-static char **paired_core(const char *meta, char **names, size_t n)
+char **kcore_coredir_paired_core(const char *meta, char **names, size_t n)
 {
 	static const char *const suffixes[] = { "", ".zst", ".xz" };
 	size_t blen = strlen(meta) - 5;
@@ -406,7 +402,8 @@ static char **paired_core(const char *meta, char **names, size_t n)
 
 		memcpy(name, meta, blen);
 		strcpy(name + blen, suffixes[i]);
-		hit = bsearch(&key, names, n, sizeof(*names), cmp_str);
+		hit = bsearch(&key, names, n, sizeof(*names),
+			      kcore_coredir_cmp_str);
 		if (hit)
 			return hit;
 	}
@@ -421,19 +418,19 @@ static struct kcore_error *list_dir(int fd, const char *subdir,
 	char **names;
 	size_t count;
 
-	err = read_names(fd, &names, &count);
+	err = kcore_coredir_read_names(fd, &names, &count);
 	if (err)
 		return err;
 	if (count)
-		qsort(names, count, sizeof(*names), cmp_str);
+		qsort(names, count, sizeof(*names), kcore_coredir_cmp_str);
 	for (size_t i = 0; i < count; i++) {
 		struct kcore_stored_core *c;
 		char *text, *copy, **core;
 
 		if (!kcore_coredir_name_ok(names[i]) || strlen(names[i]) < 6 ||
-		    !has_suffix(names[i], ".json"))
+		    !kcore_coredir_has_suffix(names[i], ".json"))
 			continue;
-		text = read_small(fd, names[i], NULL);
+		text = kcore_coredir_read_small(fd, names[i], NULL);
 		if (!text)
 			continue;
 		if (!strstr(text, "\"kcoredump_metadata\"")) {
@@ -463,25 +460,26 @@ static struct kcore_error *list_dir(int fd, const char *subdir,
 		copy = strdup(text);
 		if (!c->meta_name || !copy || (subdir && !c->subdir)) {
 			free(copy);
-			stored_core_deinit(c);
+			kcore_coredir_core_deinit(c);
 			err = &kcore_error_nomem;
 			break;
 		}
-		parse_meta(c, copy);
+		kcore_coredir_parse_meta(c, copy);
 		free(copy);
 		(*n)++;
 		/* The core is the one beside it, whatever the text says. */
-		core = paired_core(names[i], names, count);
+		core = kcore_coredir_paired_core(names[i], names, count);
 		if (c->core_name && (!core || strcmp(*core, c->core_name))) {
 			free(c->core_name);
 			c->core_name = NULL;
 		}
-		c->allocated_bytes = allocated(fd, c->core_name, NULL);
+		c->allocated_bytes =
+			kcore_coredir_allocated(fd, c->core_name, NULL);
 		c->core_present =
 			c->core_name && faccessat(fd, c->core_name, F_OK,
 						  AT_SYMLINK_NOFOLLOW) == 0;
 	}
-	free_names(names, count);
+	kcore_coredir_free_names(names, count);
 	return err;
 }
 
@@ -492,14 +490,14 @@ struct kcore_error *kcore_coredir_list(int dir_fd,
 	struct kcore_stored_core *cores = NULL;
 	size_t n = 0, cap = 0;
 	struct kcore_error *err;
-	struct dirs d;
+	struct coredir_dirs d;
 
-	err = find_dirs(dir_fd, &d);
+	err = kcore_coredir_find_dirs(dir_fd, &d);
 	if (err)
 		return err;
 	for (size_t i = 0; !err && i < d.n; i++)
 		err = list_dir(d.fds[i], d.names[i], &cores, &n, &cap);
-	dirs_free(&d);
+	kcore_coredir_dirs_free(&d);
 	if (err) {
 		kcore_stored_cores_free(cores, n);
 		return err;
@@ -514,313 +512,6 @@ struct kcore_error *kcore_coredir_list(int dir_fd,
 void kcore_stored_cores_free(struct kcore_stored_core *cores, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		stored_core_deinit(&cores[i]);
+		kcore_coredir_core_deinit(&cores[i]);
 	free(cores);
-}
-
-/* ---- what the limits see ---- */
-
-static struct kcore_error *scan_add(struct coredir_scan *s,
-				    const struct coredir_entry *e)
-{
-	if (s->n == s->cap) {
-		size_t c = s->cap ? 2 * s->cap : 16;
-		struct coredir_entry *m = realloc(s->e, c * sizeof(*m));
-
-		if (!m)
-			return &kcore_error_nomem;
-		s->e = m;
-		s->cap = c;
-	}
-	s->e[s->n++] = *e;
-	s->total += e->bytes;
-	return NULL;
-}
-
-static struct kcore_error *scan_dir(struct coredir_scan *s, int fd)
-{
-	struct kcore_error *err;
-	char **names;
-	size_t count;
-	bool *used;
-
-	err = read_names(fd, &names, &count);
-	if (err)
-		return err;
-	if (count)
-		qsort(names, count, sizeof(*names), cmp_str);
-	used = calloc(count ? count : 1, sizeof(*used));
-	if (!used) {
-		free_names(names, count);
-		return &kcore_error_nomem;
-	}
-	/* Metadata first, each with the core beside it. */
-	for (size_t i = 0; !err && i < count; i++) {
-		struct coredir_entry e = { .dfd = fd, .uid = -1 };
-		struct stat ms = { 0 }, cs = { 0 };
-		char **core;
-		char *text;
-
-		if (!kcore_coredir_name_ok(names[i]) ||
-		    !has_suffix(names[i], ".json"))
-			continue;
-		used[i] = true;
-		core = paired_core(names[i], names, count);
-		if (core)
-			used[core - names] = true;
-		e.meta = strdup(names[i]);
-		e.core = core ? strdup(*core) : NULL;
-		if (!e.meta || (core && !e.core)) {
-			free(e.meta);
-			free(e.core);
-			err = &kcore_error_nomem;
-			break;
-		}
-		e.bytes =
-			allocated(fd, e.meta, &ms) + allocated(fd, e.core, &cs);
-		e.meta_ino = ms.st_ino;
-		e.core_ino = cs.st_ino;
-		text = read_small(fd, e.meta, &ms);
-		e.time = ms.st_mtime;
-		e.kind = COREDIR_FOREIGN;
-		/* Only our own metadata is believed (and not a hard link
-		 * someone made to a file of ours). */
-		if (text && ms.st_uid == geteuid() && ms.st_nlink == 1 &&
-		    (!e.core || cs.st_uid == geteuid())) {
-			struct kcore_stored_core c = { .uid = -1, .time = -1 };
-
-			parse_meta(&c, text);
-			e.kind = COREDIR_CORE;
-			e.uid = c.uid;
-			if (c.time >= 0)
-				e.time = c.time;
-			stored_core_deinit(&c);
-		} else {
-			e.uid = ms.st_uid;
-		}
-		free(text);
-		err = scan_add(s, &e);
-		if (err) {
-			free(e.meta);
-			free(e.core);
-		}
-	}
-	/* Then what no metadata describes. */
-	for (size_t i = 0; !err && i < count; i++) {
-		struct coredir_entry e = { .dfd = fd, .uid = -1 };
-		struct stat st = { 0 };
-		uint64_t size;
-
-		if (used[i])
-			continue;
-		if (names[i][0] == '.') {
-			if (!kcore_output_orphan(fd, names[i], &size))
-				continue;
-			e.kind = COREDIR_ORPHAN_TMP;
-			e.bytes = size;
-		} else if (kcore_coredir_name_ok(names[i])) {
-			e.bytes = allocated(fd, names[i], &st);
-			if (!S_ISREG(st.st_mode))
-				continue;
-			e.kind = st.st_uid == geteuid() ? COREDIR_ORPHAN_CORE
-							: COREDIR_FOREIGN;
-			e.core_ino = st.st_ino;
-			e.uid = st.st_uid;
-			e.time = st.st_mtime;
-		} else {
-			continue;
-		}
-		e.core = strdup(names[i]);
-		if (!e.core)
-			err = &kcore_error_nomem;
-		if (!err)
-			err = scan_add(s, &e);
-		if (err)
-			free(e.core);
-	}
-	free(used);
-	free_names(names, count);
-	return err;
-}
-
-struct kcore_error *kcore_coredir_scan(int dir_fd, struct coredir_scan *ret)
-{
-	struct kcore_error *err;
-	struct dirs d;
-
-	struct coredir_stamp top;
-
-	memset(ret, 0, sizeof(*ret));
-	/* The stamps before the names are read: a change while they are
-	 * read shows as a later mtime. */
-	if (!kcore_coredir_stamp(dir_fd, -1, &top))
-		return kcore_error_create(KCORE_ERR_OS, errno, NULL,
-					  "cannot stat the core directory");
-	err = find_dirs(dir_fd, &d);
-	if (err)
-		return err;
-	ret->stamps = calloc(d.n, sizeof(*ret->stamps));
-	if (!ret->stamps) {
-		dirs_free(&d);
-		return &kcore_error_nomem;
-	}
-	ret->stamps[0] = top;
-	for (size_t i = 1; i < d.n; i++) {
-		struct stat st;
-		const char *uid =
-			d.names[i] + strlen(KCORE_COREDIR_USER_PREFIX);
-
-		ret->stamps[i].uid = strtoll(uid, NULL, 10);
-		if (fstat(d.fds[i], &st) == 0) {
-			ret->stamps[i].ino = st.st_ino;
-			ret->stamps[i].mtime_ns =
-				(int64_t)st.st_mtim.tv_sec * 1000000000 +
-				st.st_mtim.tv_nsec;
-		}
-		free(d.names[i]);
-	}
-	free(d.names);
-	ret->dfds = d.fds;
-	ret->ndfds = d.n;
-	for (size_t i = 0; !err && i < d.n; i++)
-		err = scan_dir(ret, d.fds[i]);
-	if (err)
-		kcore_coredir_scan_free(ret);
-	return err;
-}
-
-void kcore_coredir_scan_free(struct coredir_scan *s)
-{
-	for (size_t i = 0; i < s->n; i++) {
-		free(s->e[i].core);
-		free(s->e[i].meta);
-	}
-	free(s->e);
-	for (size_t i = 1; i < s->ndfds; i++)
-		close(s->dfds[i]);
-	free(s->dfds);
-	free(s->stamps);
-	memset(s, 0, sizeof(*s));
-}
-
-static int cmp_victims(const void *a, const void *b)
-{
-	const struct coredir_entry *x = a, *y = b;
-
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	if (x->kind == COREDIR_CORE && x->uid != y->uid)
-		return x->uid < y->uid ? -1 : 1;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return 0;
-}
-
-struct coredir_entry *kcore_coredir_next_victim(struct coredir_scan *s)
-{
-	struct coredir_entry *best = NULL;
-	size_t best_n = 0;
-
-	if (!s->ordered) {
-		if (s->n)
-			qsort(s->e, s->n, sizeof(*s->e), cmp_victims);
-		s->ordered = true;
-	}
-	while (s->next < s->n && s->e[s->next].kind != COREDIR_CORE) {
-		if (!s->e[s->next].removed)
-			return &s->e[s->next];
-		s->next++;
-	}
-	/* The cores, grouped by uid and oldest first in each group: the
-	 * oldest of the uid with the most cores left. */
-	for (size_t i = s->next; i < s->n;) {
-		size_t j = i, left = 0;
-		struct coredir_entry *first = NULL;
-
-		while (j < s->n && s->e[j].uid == s->e[i].uid) {
-			if (!s->e[j].removed) {
-				left++;
-				if (!first)
-					first = &s->e[j];
-			}
-			j++;
-		}
-		if (first && (left > best_n ||
-			      (left == best_n && first->time < best->time))) {
-			best = first;
-			best_n = left;
-		}
-		i = j;
-	}
-	return best;
-}
-
-struct coredir_entry *kcore_coredir_next_victim_uid(struct coredir_scan *s,
-						    int64_t uid)
-{
-	if (!s->ordered) {
-		if (s->n)
-			qsort(s->e, s->n, sizeof(*s->e), cmp_victims);
-		s->ordered = true;
-	}
-	/* Sorted by kind, then (cores) by uid and time: the first one. */
-	for (size_t i = 0; i < s->n; i++)
-		if (!s->e[i].removed && s->e[i].uid == uid &&
-		    s->e[i].kind >= COREDIR_FOREIGN)
-			return &s->e[i];
-	return NULL;
-}
-
-/* Only regular files are removed, and only the one the scan saw:
- * unlinkat() never follows a symlink, and a symlink or directory with
- * our name is left alone.  The bytes it took. */
-static uint64_t remove_file(int dir_fd, const char *name, uint64_t ino,
-			    bool *found)
-{
-	struct stat st;
-
-	if (name && fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode) && (!ino || st.st_ino == ino) &&
-	    unlinkat(dir_fd, name, 0) == 0) {
-		*found = true;
-		return (uint64_t)st.st_blocks * 512;
-	}
-	return 0;
-}
-
-uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e)
-{
-	uint64_t b;
-
-	if (e->removed)
-		return 0;
-	/* The core first: metadata without a core is still listed. */
-	e->existed = false;
-	b = remove_file(e->dfd, e->core, e->core_ino, &e->existed);
-	b += remove_file(e->dfd, e->meta, e->meta_ino, &e->existed);
-	e->removed = true;
-	s->total -= e->bytes < s->total ? e->bytes : s->total;
-	return b;
-}
-
-bool kcore_coredir_stamp(int dir_fd, int64_t uid, struct coredir_stamp *ret)
-{
-	struct stat st;
-	char name[32];
-
-	if (uid < 0) {
-		if (fstat(dir_fd, &st) < 0)
-			return false;
-	} else {
-		snprintf(name, sizeof(name),
-			 KCORE_COREDIR_USER_PREFIX "%" PRId64, uid);
-		if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISDIR(st.st_mode))
-			return false;
-	}
-	ret->uid = uid;
-	ret->ino = st.st_ino;
-	ret->mtime_ns =
-		(int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	return true;
 }

@@ -10,6 +10,9 @@
 #ifndef KCOREDUMP_COREDIR_H
 #define KCOREDUMP_COREDIR_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 #include "kcoredump/corehandler.h"
 
 /* "core." followed by anything without '/'. */
@@ -70,6 +73,38 @@ uint64_t kcore_coredir_remove(struct coredir_scan *s, struct coredir_entry *e);
 /* The stamp of a directory now (fstat of dir_fd for uid -1, else of its
  * user.UID); false if it is not there. */
 bool kcore_coredir_stamp(int dir_fd, int64_t uid, struct coredir_stamp *ret);
+
+/* ---- shared by coredir.c and coredir-scan.c ---- */
+struct stat;
+/* The directories to look at: dir_fd itself, then every user.UID. */
+struct coredir_dirs {
+	int *fds;
+	char **names; /* NULL for the top */
+	size_t n;
+};
+struct kcore_error *kcore_coredir_find_dirs(int dir_fd,
+					    struct coredir_dirs *ret);
+void kcore_coredir_dirs_free(struct coredir_dirs *d);
+/* Each name in fd, as a NULL-terminated malloc()ed array. */
+struct kcore_error *kcore_coredir_read_names(int fd, char ***ret,
+					     size_t *ret_n);
+void kcore_coredir_free_names(char **names, size_t n);
+/* strcmp() of two char *s, for qsort() and bsearch(). */
+int kcore_coredir_cmp_str(const void *a, const void *b);
+bool kcore_coredir_has_suffix(const char *s, const char *suffix);
+/* The core beside metadata meta ("BASE.json") among the sorted names,
+ * or NULL: pairing goes by name only. */
+char **kcore_coredir_paired_core(const char *meta, char **names, size_t n);
+/* The allocated bytes of a regular file name in dir_fd (0: none). */
+uint64_t kcore_coredir_allocated(int dir_fd, const char *name,
+				 struct stat *ret);
+/* A small regular file's text, and its stat (owner, size); NULL if it is
+ * not one. */
+char *kcore_coredir_read_small(int dir_fd, const char *name,
+			       struct stat *ret_st);
+/* The members of our metadata text (one a line) that c keeps. */
+void kcore_coredir_parse_meta(struct kcore_stored_core *c, char *text);
+void kcore_coredir_core_deinit(struct kcore_stored_core *c);
 
 /* The per-user directory's name, "user.UID". */
 #define KCORE_COREDIR_USER_PREFIX "user."

@@ -39,7 +39,7 @@
 #include <unistd.h>
 
 #include "corehandler-holes.h"
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "process-internal.h"
 
 /* Runs beyond this many are not kept (the rest of the stream is read). */

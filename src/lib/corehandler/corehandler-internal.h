@@ -5,21 +5,29 @@
  *   corehandler-stream.c  the pipe: reading, the ELF headers and notes,
  *                         cutting the headers (hostile input, no I/O but
  *                         the stream)
- *   corehandler-store.c   the store: lock, handler slots, reservations,
- *                         eviction, the copy into the output file, names
- *                         and publishing
+ *   corehandler-store.c   the store: the copy into the output file, the
+ *                         digest, names and publishing
+ *   corehandler-vacuum.c  the store's limits: lock, handler slots,
+ *                         reservations, removing older cores
+ *                         (corehandler-vacuum.h); their totals in the
+ *                         lock file: corehandler-totals.c
  *   corehandler-meta.c    the metadata document
  *   corehandler-journal.c the journal entry (systemd-coredump's fields)
  *   corehandler-priv.c    privileges: capabilities, the sandboxed
  *                         build-ID helper process, ACLs
+ *   corehandler-wire.c    what the handler and the helper send each
+ *                         other (the reply parsed with bounds)
  *   corehandler-buildid.c what the helper runs: libdwfl without opening
  *                         a path; the package notes of the first pages
  *                         (in the handler, without privileges)
  *   corehandler-socket.c  the kernel's coredump socket: the peer, the
  *                         request protocol; where the process runs
+ *   corehandler-facts.c   the crashing process's facts from /proc/PID
+ *                         (as systemd-coredump records them)
  *   corehandler.c         the handler, in that order
  *
- * Dependencies point one way: corehandler.c uses all; store uses stream;
+ * Dependencies point one way: corehandler.c uses all; store uses stream
+ * and vacuum; vacuum uses totals;
  * meta and priv use buildid's types; stream uses corehandler-holes.c.
  */
 #ifndef KCOREDUMP_COREHANDLER_INTERNAL_H
@@ -31,9 +39,10 @@
 #include <stdio.h>
 
 #include "corehandler-holes.h"
-#include "internal.h"
 #include "kcoredump/corehandler.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/output.h"
+#include "source-impl.h"
 
 #define CH_BLOCK KCORE_HASH_BLOCK /* 1 MiB, the hash block */
 #define CH_PAGE	 4096u
@@ -174,7 +183,7 @@ struct ch_store {
 	struct coredir_scan *scan;
 	uint64_t scan_gen;
 	/* The build-ID helper's root (when we are root): an empty directory
-	 * of ours, already removed, made by ch_store_enter() under the
+	 * of ours, already removed, made by ch_vacuum_enter() under the
 	 * lock (a change of the store's directory the totals expect). */
 	bool has_empty;
 	int empty_fd;
@@ -370,9 +379,6 @@ size_t ch_first_page_build_id(const unsigned char *page, size_t len,
 void ch_stream_deinit(struct ch *ch);
 
 /* ---- corehandler-store.c ---- */
-/* Take a handler slot; false (with *ret_why) when all are taken. */
-bool ch_store_enter(struct ch *ch, const char **ret_why);
-void ch_store_leave(struct ch *ch);
 struct kcore_error *ch_store_open(struct ch *ch);
 struct kcore_error *ch_store_copy(struct ch *ch);
 /* Under the store lock: the limits again, the metadata, then the core. */
@@ -394,7 +400,14 @@ void ch_store_deinit(struct ch *ch);
  * process is not that one. */
 void ch_place_facts(struct ch *ch);
 
-/* ---- corehandler.c ---- */
+/* ---- corehandler-facts.c ---- */
+/* Whether /proc/PID is the process dumping this core (ch->proc_fd then
+ * opened; else ch->proc_why says why not). */
+bool ch_facts_dumping(struct ch *ch);
+/* ch->facts: the process's through ch->proc_fd (when ch->proc_ok), the
+ * machine's always. */
+void ch_facts_gather(struct ch *ch);
+void ch_facts_deinit(struct ch *ch);
 /* The unit, slice, session and owner of a cgroup path, as systemd's
  * cgroup-util derives them (facts->cgroup must be set). */
 void ch_cgroup_units(struct ch_facts *f);
@@ -428,6 +441,32 @@ int ch_priv_grant_read(int fd, uint32_t uid, bool dir);
 /* Search access only (the store: no listing of others' cores). */
 int ch_priv_grant_search(int fd, uint32_t uid);
 void ch_priv_deinit(struct ch *ch);
+
+/* ---- corehandler-wire.c ---- */
+struct ch_buildid_input;
+/*
+ * The helper's reply, in two parts: what it saw of itself and the
+ * modules, as soon as it has them; then the backtrace (frames beyond
+ * budget bytes left out, their thread marked truncated), so that a
+ * backtrace past the time limit costs only itself.  malloc()ed.
+ */
+char *ch_wire_modules(const struct ch_buildids *ids, size_t *ret_len);
+char *ch_wire_backtrace(const struct ch_backtrace *bt, size_t budget,
+			size_t *ret_len);
+/* The reply parsed into *ids with every length checked.  *ret_bt_cut:
+ * in, the helper was killed; out, no backtrace came.  False if the
+ * modules' part is not whole (killed: nothing set). */
+bool ch_wire_parse_reply(const unsigned char *buf, size_t len,
+			 struct ch_buildids *ids, bool *ret_bt_cut);
+/* The helper's one message: the core's descriptor, whether it is the
+ * first-pages image, the backtrace's time and the debuginfo files
+ * (CH_MAX_DEBUG at most); 0 or -1. */
+int ch_wire_send_input(int sock, int fd, bool memory, uint64_t bt_ms,
+		       const struct ch_debugfile *debug, size_t ndebug);
+/* Received into *in (and debug, CH_MAX_DEBUG of them); false if the
+ * message is not one. */
+bool ch_wire_recv_input(int sock, struct ch_buildid_input *in,
+			struct ch_debugfile *debug);
 
 /* ---- corehandler-buildid.c (in the helper) ---- */
 struct ch_buildid_input {

@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "corehandler-internal.h"
 
 #ifndef SO_PEERPIDFD

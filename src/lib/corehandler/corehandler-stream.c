@@ -26,8 +26,10 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "bytes.h"
 #include "corehandler-internal.h"
 #include "elf-parse.h"
+#include "metanote.h"
 
 #define PAGE	   CH_PAGE
 #define MAX_PREFIX CH_MAX_PREFIX

@@ -29,12 +29,13 @@
 
 #include "extent.h"
 #include "file-hash.h"
-#include "internal.h"
 #include "kcoredump/dump.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/output.h"
 #include "pool.h"
 #include "read-times.h"
 #include "smear.h"
+#include "source-impl.h"
 #include "write.h"
 
 #define DEFAULT_BLOCK (4u << 20)
@@ -1103,7 +1104,6 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (!err)
 		err = d.ops->begin(&d.ws, &d.w);
 	if (!err) {
-		ret->flattened = d.w->flattened;
 		copy = use_copy_path(&d);
 		if (!copy)
 			err = start_workers(&d, threads);

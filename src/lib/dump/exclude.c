@@ -22,9 +22,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "grow.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 
 #define BATCH		512 /* struct pages read at once */
 #define SECTION_FLAGS	0x3full
@@ -539,22 +540,6 @@ static struct kcore_error *scan_range(struct scan *s, uint64_t start,
 	return NULL;
 }
 
-const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
-					       uint64_t paddr)
-{
-	size_t lo = 0, hi = plan->nexcluded;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (plan->excluded[mid].end <= paddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < plan->nexcluded ? &plan->excluded[lo] : NULL;
-}
-
 static int cmp_range(const void *a, const void *b)
 {
 	const struct kcore_range *x = a, *y = b;
@@ -658,78 +643,4 @@ out:
 	free(s.buf);
 	free(s.l.roots);
 	return err;
-}
-
-static const struct {
-	const char *name;
-	unsigned bit;
-} names[] = {
-	{ "zero", KCORE_EXCLUDE_ZERO },
-	{ "cache", KCORE_EXCLUDE_CACHE },
-	{ "cache-private", KCORE_EXCLUDE_CACHE_PRIVATE },
-	{ "user", KCORE_EXCLUDE_USER },
-	{ "free", KCORE_EXCLUDE_FREE },
-};
-
-const char *kcore_exclude_names(unsigned level, char *buf, size_t len)
-{
-	size_t pos = 0;
-
-	if (!len)
-		return buf;
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		size_t n = strlen(names[i].name) + (pos ? 1 : 0);
-
-		if (!(level & names[i].bit))
-			continue;
-		if (pos + n >= len) /* whole names only */
-			break;
-		snprintf(buf + pos, len - pos, "%s%s", pos ? "," : "",
-			 names[i].name);
-		pos += n;
-	}
-	if (!pos)
-		snprintf(buf, len, "none");
-	return buf;
-}
-
-int kcore_exclude_parse(const char *s)
-{
-	unsigned level = 0;
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	if (*s >= '0' && *s <= '9') {
-		unsigned long v = strtoul(s, &end, 10);
-
-		return *end || v > KCORE_EXCLUDE_ALL ? -1 : (int)v;
-	}
-	while (*s) {
-		size_t n = strcspn(s, ",");
-		bool found = false;
-
-		if (n == 3 && strncmp(s, "all", 3) == 0) {
-			level |= KCORE_EXCLUDE_ALL;
-			found = true;
-		}
-		for (size_t i = 0;
-		     !found && i < sizeof(names) / sizeof(names[0]); i++) {
-			if (strlen(names[i].name) == n &&
-			    strncmp(s, names[i].name, n) == 0) {
-				level |= names[i].bit;
-				found = true;
-			}
-		}
-		if (!found)
-			return -1;
-		s += n;
-		if (*s == ',') {
-			s++;
-			if (!*s)
-				return -1;
-		}
-	}
-	return (int)level;
 }

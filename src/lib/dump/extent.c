@@ -7,7 +7,7 @@
  * too.
  */
 #include "extent.h"
-#include "internal.h"
+#include "plan.h"
 
 void kcore_extents_init(struct kcore_extents *x, struct kcore_source *src,
 			const struct kcore_plan *plan)

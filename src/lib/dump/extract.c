@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "metanote.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "kcoredump/verify.h"
 #include "verify-internal.h"
 #include "kcoredump/output.h"

@@ -13,8 +13,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/pgtable.h"
+#include "source-impl.h"
 
 struct runs {
 	uint64_t start, end; /* [start, end) wanted */

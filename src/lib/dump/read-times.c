@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "read-times.h"
 
 #define MIN_GRAIN (4ull << 20)

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "kcoredump/dump.h"
 #include "kcoredump/pgtable.h"
+#include "source-impl.h"
 
 #define CLASS_BIT(c) (1u << (c))
 
@@ -1073,84 +1073,4 @@ fail:
 	free(b.table_pa);
 	kcore_plan_destroy(b.plan);
 	return err;
-}
-
-void kcore_plan_destroy(struct kcore_plan *plan)
-{
-	if (!plan)
-		return;
-	for (size_t i = 0; i < plan->nlabels; i++)
-		free(plan->labels[i]);
-	free(plan->labels);
-	free(plan->segs);
-	free(plan->warning);
-	free(plan->excluded);
-	free(plan);
-}
-
-static int cmp_paddr(const void *a, const void *b)
-{
-	const struct kcore_plan_segment *x = a, *y = b;
-
-	return x->paddr < y->paddr ? -1 : x->paddr > y->paddr;
-}
-
-/* By virtual address; the source's order between equal ones. */
-static int cmp_vaddr(const void *a, const void *b)
-{
-	const struct kcore_plan_segment *x = a, *y = b;
-
-	if (x->vaddr != y->vaddr)
-		return x->vaddr < y->vaddr ? -1 : 1;
-	return x->src_segment < y->src_segment	 ? -1
-	       : x->src_segment > y->src_segment ? 1
-						 : 0;
-}
-
-void kcore_plan_sort_virtual(struct kcore_plan *plan)
-{
-	qsort(plan->segs, plan->nsegs, sizeof(*plan->segs), cmp_vaddr);
-}
-
-struct kcore_error *kcore_plan_restrict_physical(struct kcore_plan *plan,
-						 uint64_t page_size,
-						 size_t *ret_dropped)
-{
-	size_t n = 0, dropped = 0;
-
-	for (size_t i = 0; i < plan->nsegs; i++) {
-		const struct kcore_plan_segment *s = &plan->segs[i];
-
-		/* Kernel text has a physical address too, but its pages are
-		 * already in the RAM segments. */
-		if (s->cls != KCORE_CLASS_RAM || !s->has_paddr) {
-			dropped++;
-			continue;
-		}
-		if (s->paddr % page_size || s->size % page_size)
-			return kcore_error_create(
-				KCORE_ERR_UNSUPPORTED, 0, NULL,
-				"RAM segment at physical 0x%" PRIx64
-				"+0x%" PRIx64 " is not page-aligned",
-				s->paddr, s->size);
-		plan->segs[n++] = *s;
-	}
-	if (!n)
-		return kcore_error_create(
-			KCORE_ERR_INVALID, 0, NULL,
-			"the selection has no physical RAM segments (%zu "
-			"virtual-only segment%s); kdump and LiME hold physical "
-			"memory only: use --format elf",
-			dropped, dropped == 1 ? "" : "s");
-	plan->nsegs = n;
-	qsort(plan->segs, n, sizeof(*plan->segs), cmp_paddr);
-	for (size_t i = 1; i < n; i++)
-		if (plan->segs[i].paddr <
-		    plan->segs[i - 1].paddr + plan->segs[i - 1].size)
-			return kcore_error_create(
-				KCORE_ERR_UNSUPPORTED, 0, NULL,
-				"RAM segments overlap at physical 0x%" PRIx64,
-				plan->segs[i].paddr);
-	*ret_dropped += dropped;
-	return NULL;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "read-times.h"
 #include "smear.h"
 

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "metanote.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "kcoredump/verify.h"
 #include "verify-internal.h"
 

@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "metanote.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "kcoredump/verify.h"
 #include "verify-internal.h"
 

@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "elf-parse.h"
-#include "internal.h"
+#include "metanote.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "kcoredump/verify.h"
 #include "verify-internal.h"
 #include "kcoredump/stream.h"

@@ -2,7 +2,7 @@
 /*
  * The plain ELF view of any dump (kcoredump/view.h): a source's ELF image,
  * read at random, with its holes known.  Every source already presents
- * itself as an ELF core image (internal.h); this adds the size, the data
+ * itself as an ELF core image (source-impl.h); this adds the size, the data
  * bytes, zero-filled holes and a lock, for `kcoredump mount`.
  *
  * A physical-only vmcore (kdump, LiME, AVML) whose kernel virtual
@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "elfcore.h"
-#include "internal.h"
 #include "kcoredump/view.h"
+#include "source-impl.h"
 #include "stream-internal.h"
 
 /* A PT_LOAD of the rebuilt ELF: [off, off + size) of the view is

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "source-impl.h"
 
 /* Segments larger than this cannot be a vsyscall-like single page. */
 #define SMALL_SEGMENT (2 * 4096)

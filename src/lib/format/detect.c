@@ -34,7 +34,9 @@
 #include "arch.h"
 #include "elf-parse.h"
 #include "read.h"
+#include "bytes.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "read.h"
 
 #define BLOCK (1u << 20)
 #define PAGE  4096u

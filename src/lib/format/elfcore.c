@@ -2,8 +2,8 @@
 /* The ELF core header builder, ELF64 and ELF32 (see elfcore.h). */
 #include <string.h>
 
+#include "bytes.h"
 #include "elfcore.h"
-#include "internal.h"
 
 size_t kcore_elfcore_headers_len(unsigned elf_class, size_t phnum)
 {

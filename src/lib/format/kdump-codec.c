@@ -16,7 +16,7 @@
 #include <libdeflate.h>
 #endif
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "kdump.h"
 
 /* ---- compression (the writer) ---- */

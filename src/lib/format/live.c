@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "source-impl.h"
 
 /* Largest VMCOREINFO note we accept from memory. */
 #define MAX_VMCOREINFO_NOTE (1u << 20)

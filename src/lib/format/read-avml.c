@@ -26,6 +26,8 @@
 #include <string.h>
 
 #include "avml.h"
+#include "bytes.h"
+#include "grow.h"
 #include "lime.h"
 #include "read.h"
 
@@ -465,6 +467,8 @@ out:
 
 const struct kcore_reader_ops kcore_read_avml = {
 	.name = "avml",
+	.title = "AVML compressed LiME",
+	.no_digests = "an AVML file has no place for digests",
 	.probe = avml_probe,
 	.open = avml_open,
 	.pread = avml_pread,

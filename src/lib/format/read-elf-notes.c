@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "elf-parse.h"
+#include "bytes.h"
+#include "metanote.h"
 #include "read-elf.h"
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 /* Notes larger than this are refused rather than read into memory. */
 #define MAX_NOTE_SEGMENT (256u << 20)

@@ -18,7 +18,7 @@
 #include "elf-parse.h"
 #include "read-elf.h"
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 static struct kcore_error *libelf_error(const char *path, const char *what)
 {
@@ -471,6 +471,7 @@ struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 
 const struct kcore_reader_ops kcore_read_elf = {
 	.name = "file",
+	.title = "ELF",
 	.probe = elf_probe,
 	.pread = file_pread,
 	.next_data = file_next_data,

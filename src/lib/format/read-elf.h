@@ -5,7 +5,7 @@
 
 #include <stdbool.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 
 /* libelf's last error, or "libelf gives no reason" when it set none. */
 const char *kcore_elf_reason(void);

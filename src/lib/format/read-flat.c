@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "kdump.h"
 #include "read.h"
 
@@ -262,6 +263,7 @@ static struct kcore_error *flat_open(struct kcore_source *src)
 /* Once its records are indexed, a flattened kdump is read as a kdump. */
 const struct kcore_reader_ops kcore_read_flattened = {
 	.name = "flattened",
+	.title = "flattened kdump (makedumpfile -F)",
 	.probe = flat_probe,
 	.open = flat_open,
 	.pread = kcore_kdump_pread,

@@ -12,9 +12,10 @@
 
 #include "arch.h"
 #include "elf-parse.h"
+#include "bytes.h"
 #include "elfcore.h"
-#include "read.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "read.h"
 
 struct kcore_error *
 kcore_image_build(uint16_t machine, const unsigned char *notes,

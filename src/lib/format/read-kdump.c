@@ -38,7 +38,10 @@
 
 #include "kdump.h"
 #include "read-kdump.h"
+#include "bytes.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "kdump.h"
+#include "read.h"
 
 #define MAX_BLOCK_SIZE	   (1u << 20)
 #define MAX_NOTE_SIZE	   (64u << 20)
@@ -675,6 +678,7 @@ static struct kcore_error *kdump_open(struct kcore_source *src)
 
 const struct kcore_reader_ops kcore_read_kdump = {
 	.name = "kdump",
+	.title = "kdump-compressed",
 	.probe = kdump_probe,
 	.open = kdump_open,
 	.pread = kcore_kdump_pread,

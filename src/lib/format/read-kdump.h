@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <zstd.h>
 
+#include "bytes.h"
 #include "read.h"
 
 #define RANK_BITS   4096 /* pfns per rank entry */

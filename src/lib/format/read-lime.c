@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
+#include "grow.h"
 #include "lime.h"
 #include "read.h"
 
@@ -349,6 +351,8 @@ out:
 
 const struct kcore_reader_ops kcore_read_lime = {
 	.name = "lime",
+	.title = "LiME",
+	.no_digests = "a LiME file has no place for digests",
 	.probe = lime_probe,
 	.open = lime_open,
 	.pread = lime_pread,

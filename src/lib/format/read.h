@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "source-impl.h"
 
 /* A PT_LOAD of a synthetic image. */
 struct kcore_image_load {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The input formats: one reader each (kcore_reader_ops, internal.h), the
+ * The input formats: one reader each (kcore_reader_ops, source-impl.h), the
  * only place that maps a file's first bytes to a format's code, and
  * kcore_source_open(), which opens a file with the reader they name; the
  * mirror of writers.c.  A live process is a reader of its own
@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 #define PROC_SUPER_MAGIC 0x9fa0
 
@@ -33,6 +33,26 @@ const struct kcore_reader_ops *kcore_reader_probe(const unsigned char *magic,
 		if (readers[i]->probe(magic, len))
 			return readers[i];
 	return &kcore_read_elf; /* its parser explains what is wrong */
+}
+
+/* What the readers' table says of a source's format. */
+const char *kcore_source_format_title(const struct kcore_source *src)
+{
+	if (src->format_title)
+		return src->format_title;
+	if (!src->format_name && src->reader->title)
+		return src->reader->title;
+	return kcore_source_format(src);
+}
+
+const char *kcore_source_format_no_digests(const struct kcore_source *src)
+{
+	return src->reader->no_digests;
+}
+
+bool kcore_source_is_elf(const struct kcore_source *src)
+{
+	return src->reader == &kcore_read_elf;
 }
 
 static struct kcore_error *open_format(struct kcore_source *src, bool *found)

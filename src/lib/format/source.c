@@ -19,7 +19,7 @@
 
 #include "arch.h"
 #include "read.h"
-#include "internal.h"
+#include "source-impl.h"
 
 static const char *const kind_names[KCORE_SOURCE_KIND_NUM] = {
 	[KCORE_SOURCE_LIVE_KCORE] = "live-kcore",

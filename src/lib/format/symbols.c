@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "source-impl.h"
 
 static bool kallsyms(const char *name, uint64_t *ret, bool *hidden)
 {

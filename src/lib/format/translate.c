@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "arch.h"
-#include "internal.h"
+#include "source-impl.h"
 
 static struct kcore_error *unsupported(struct kcore_source *src, uint64_t vaddr,
 				       const char *why)

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
 #include "avml.h"
+#include "bytes.h"
 #include "write.h"
 
 size_t kcore_avml_chunk_max(void)

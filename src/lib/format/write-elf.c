@@ -24,8 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "elfcore.h"
-#include "internal.h"
+#include "source-impl.h"
 #include "write.h"
 
 #define TRAILER_MAGIC "KCDTRL01"

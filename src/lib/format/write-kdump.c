@@ -34,8 +34,9 @@
 #include <string.h>
 
 #include "arch.h"
-#include "internal.h"
 #include "kdump.h"
+#include "plan.h"
+#include "source-impl.h"
 #include "write.h"
 
 #define DESC_CHUNK 2730 /* descriptors per write: 65520 bytes */
@@ -585,7 +586,6 @@ static struct kcore_error *kdump_begin(const struct kcore_write_setup *ws,
 	k->w.ws = ws;
 	k->page = ws->page;
 	k->flat = !ws->out->seekable;
-	k->w.flattened = k->flat;
 	/* Headers come last, also in records. */
 	k->w.digest_location =
 		ws->opts->no_hash ? KCORE_DIGESTS_NONE : KCORE_DIGESTS_NOTE;
@@ -708,8 +708,10 @@ static struct kcore_error *kdump_hole(struct kcore_writer *w, size_t seg,
 	return err;
 }
 
-/* The summary's kdump part: codec, flattened, page counts. */
-static void detail(const struct kdump_writer *k, struct kcore_dump_result *r)
+/* The summary's kdump part: codec, flattened, the pages with data, the
+ * shared zero pages, the excluded pages. */
+static void detail(const struct kdump_writer *k, struct kcore_dump_result *r,
+		   uint64_t dumped, uint64_t zero, uint64_t excluded)
 {
 	struct kcore_dump_detail *d = &r->detail;
 	const char *codec = kcore_codec_name(k->w.ws->opts->codec);
@@ -720,7 +722,7 @@ static void detail(const struct kdump_writer *k, struct kcore_dump_result *r)
 	snprintf(d->line, sizeof(d->line),
 		 "%" PRIu64 " with data, %" PRIu64 " zero (one shared copy), "
 		 "%" PRIu64 " excluded (--exclude, unreadable)",
-		 r->pages_dumped, r->pages_zero, r->pages_excluded);
+		 dumped, zero, excluded);
 	d->object = "kdump";
 	d->fields[0] = (struct kcore_detail_field){ .key = "codec",
 						    .type = KCORE_DETAIL_STRING,
@@ -730,13 +732,13 @@ static void detail(const struct kdump_writer *k, struct kcore_dump_result *r)
 						    .u64 = k->flat };
 	d->fields[2] = (struct kcore_detail_field){ .key = "pages_dumped",
 						    .type = KCORE_DETAIL_U64,
-						    .u64 = r->pages_dumped };
+						    .u64 = dumped };
 	d->fields[3] = (struct kcore_detail_field){ .key = "pages_zero",
 						    .type = KCORE_DETAIL_U64,
-						    .u64 = r->pages_zero };
+						    .u64 = zero };
 	d->fields[4] = (struct kcore_detail_field){ .key = "pages_excluded",
 						    .type = KCORE_DETAIL_U64,
-						    .u64 = r->pages_excluded };
+						    .u64 = excluded };
 	d->nfields = 5;
 }
 
@@ -759,10 +761,8 @@ static struct kcore_error *kdump_finish(struct kcore_writer *w,
 					  (unsigned long long)k->ndesc);
 	for (size_t i = 0; i < ws->plan->nsegs; i++)
 		pages += ws->plan->segs[i].size / k->page;
-	ws->res->pages_dumped = k->dumped - k->zero_pages;
-	ws->res->pages_zero = k->zero_pages;
-	ws->res->pages_excluded = pages - k->dumped;
-	detail(k, ws->res);
+	detail(k, ws->res, k->dumped - k->zero_pages, k->zero_pages,
+	       pages - k->dumped);
 	/* Our final metadata into its slot. */
 	err = kcore_write_notes_final(w, &k->notes);
 	if (err)

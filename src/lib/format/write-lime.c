@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "bytes.h"
 #include "lime.h"
 #include "write.h"
 

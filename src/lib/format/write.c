@@ -14,8 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "kcoredump/vmcoreinfo.h"
+#include "metanote.h"
+#include "source-impl.h"
 #include "write.h"
 
 /* Room in the note for final values longer than the first ones, and for

@@ -109,7 +109,6 @@ struct kcore_writer {
 	/* Where the digests are kept: note, trailer, summary (LiME, AVML:
 	 * not in the file) or none (--hash none). */
 	enum kcore_digest_location digest_location;
-	bool flattened; /* kdump records on a stream */
 	/* block() writes each data run where the plan puts it, into a file
 	 * (pwrite), and hole() writes nothing: blocks of any size page
 	 * multiple may be handed to it (the pipeline's copy path, dump.c). */

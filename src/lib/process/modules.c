@@ -33,8 +33,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bytes.h"
 #include "kcoredump/notes.h"
+#include "sandbox.h"
+#include "source-impl.h"
 
 /* Bounds of what the sandboxed listing reports. */
 #define MAX_MODULES  65536u

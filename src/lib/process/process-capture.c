@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "bytes.h"
 #include "process-internal.h"
 
 #if defined(__x86_64__)

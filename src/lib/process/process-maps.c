@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "kcoredump/kcore.h"
 #include "process-internal.h"
 
 /* PAGEMAP_SCAN (Linux 6.7, commit 52526ca7fdb9), declared here for

@@ -19,8 +19,8 @@
 
 #include "arch.h"
 #include "elfcore.h"
-#include "internal.h"
 #include "process-internal.h"
+#include "source-impl.h"
 
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h */
 

@@ -20,7 +20,9 @@
 
 #include "elf-parse.h"
 #include "read.h"
+#include "bytes.h"
 #include "kcoredump/stream.h"
+#include "read.h"
 #include "stream-internal.h"
 
 /* The headers and notes we are willing to hold in memory. */
@@ -171,10 +173,17 @@ static struct kcore_error *zs_open(struct kcore_source *src)
 		return err;
 	seekable = kcore_istream_seekable(z->is);
 	z->seekable = seekable;
-	if (kcore_istream_method(z->is) == KCORE_COMPRESS_XZ)
+	if (kcore_istream_method(z->is) == KCORE_COMPRESS_XZ) {
 		src->format_name = seekable ? "xz" : "xz-sequential";
-	else
+		src->format_title =
+			seekable ? "ELF in xz (indexed)"
+				 : "ELF in xz (no index: sequential)";
+	} else {
 		src->format_name = seekable ? "zstd" : "zstd-sequential";
+		src->format_title =
+			seekable ? "ELF in zstd (seekable)"
+				 : "ELF in zstd (no seek table: sequential)";
+	}
 	err = want(src, z, EI_NIDENT);
 	if (err)
 		return err;
@@ -320,6 +329,7 @@ uint64_t kcore_stream_source_decoded(const struct kcore_source *src)
 
 const struct kcore_reader_ops kcore_read_stream = {
 	.name = "zstd", /* or a variant: format_name */
+	.title = "ELF in zstd (seekable)",
 	.probe = zs_probe,
 	.open = zs_open,
 	.pread = zs_pread,

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: MIT */
-/* Declarations shared inside libkcore; not installed. */
-#ifndef KCOREDUMP_INTERNAL_H
-#define KCOREDUMP_INTERNAL_H
+/*
+ * The source object inside libkcore (the public view is
+ * kcoredump/source.h): the readers behind it, its fields, and the steps
+ * that open, parse, classify and translate it.  Not installed.
+ */
+#ifndef KCOREDUMP_SOURCE_IMPL_H
+#define KCOREDUMP_SOURCE_IMPL_H
 
 #include <gelf.h>
 #include <stdint.h>
 #include <string.h>
 
+#include "arch.h"
 #include "kcoredump/kcore.h"
-
-/* Our metadata note in the dumps we write and in cut handler cores: its
- * name, and its type ("KCMD", clear of the CORE note types). */
-#define KCORE_META_NOTE_NAME "KCOREDUMP"
-#define KCORE_META_NOTE_TYPE 0x4b434d44u
 
 /*
  * A reader: one input format, in the manner of libarchive's read formats
@@ -30,6 +30,12 @@ struct kcore_reader_ops {
 	/* What kcore_source_format() says, unless the open sets
 	 * kcore_source.format_name to a variant. */
 	const char *name;
+	/* The same for people ("kdump-compressed"); NULL: the name. */
+	const char *title;
+	/* Why a file of this format holds no kcoredump digests, when it
+	 * has no place for a note ("a LiME file has no place for
+	 * digests"); NULL: it has one. */
+	const char *no_digests;
 	/* Whether the first len bytes (up to 64) are this format's.  NULL:
 	 * a reader opened by its own function (a live process). */
 	bool (*probe)(const unsigned char *magic, size_t len);
@@ -80,8 +86,9 @@ struct kcore_source {
 	const struct kcore_io_ops *io;
 	const struct kcore_reader_ops *reader;
 	void *reader_data;
-	const char *format_name; /* a variant of reader->name, or NULL */
-	unsigned char *image;	 /* synthetic ELF headers + notes, or NULL */
+	const char *format_name;  /* a variant of reader->name, or NULL */
+	const char *format_title; /* the variant's title, or NULL */
+	unsigned char *image;	  /* synthetic ELF headers + notes, or NULL */
 	size_t image_size;
 	bool knows_holes; /* next_data tells holes from data */
 	/* The machine the caller named (kcore_open_opts.machine), for an
@@ -110,39 +117,6 @@ struct kcore_source {
 	struct kcore_kernel_vmap vmap;
 	struct kcore_error *vmap_err;
 };
-
-/* Endian-aware loads from untrusted, unaligned note data. */
-static inline uint64_t kcore_load(const unsigned char *p, unsigned size,
-				  bool big_endian)
-{
-	uint64_t v = 0;
-
-	for (unsigned i = 0; i < size; i++) {
-		unsigned shift = big_endian ? 8 * (size - 1 - i) : 8 * i;
-
-		v |= (uint64_t)p[i] << shift;
-	}
-	return v;
-}
-
-/* Little-endian stores of size bytes (of the formats we write). */
-static inline void kcore_store_le(unsigned char *p, uint64_t v, unsigned size)
-{
-	for (unsigned i = 0; i < size; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-struct kcore_plan;
-struct kcore_range;
-/* The first of plan's excluded ranges (kcore_plan_exclude) that ends after
- * paddr, or NULL. */
-const struct kcore_range *kcore_excluded_after(const struct kcore_plan *plan,
-					       uint64_t paddr);
-
-/* How translate.c reads physical memory: the source hands in its reader. */
-typedef struct kcore_error *(*kcore_read_paddr_fn)(struct kcore_source *src,
-						   uint64_t paddr, void *buf,
-						   size_t len);
 
 /*
  * The kernel image mapping and direct-map base of a physical-only x86_64
@@ -189,28 +163,8 @@ struct kcore_error *kcore_source_alloc(const char *path,
 				       struct kcore_source **ret);
 struct kcore_error *kcore_source_parse(struct kcore_source *src, bool live,
 				       const struct kcore_open_opts *opts);
-/*
- * Install the seccomp filter of a process forked to run libdwfl on
- * hostile data (sandbox.c): no open(), only its own descriptors, memory
- * and exiting.  Needs no-new-privileges first; false if not installed.
- */
-bool kcore_sandbox_seccomp(void);
-/*
- * The resource limits of such a process: cpu_seconds of CPU, no files
- * written, no processes, 1 GiB of address space (not under ASan).
- */
-void kcore_sandbox_rlimits(unsigned cpu_seconds);
-/* The unprivileged user the sandboxed helpers run as by default. */
-#define KCORE_NOBODY 65534u
+
 /* An owned copy of label (classify.c); NULL when out of memory. */
 const char *kcore_source_add_label(struct kcore_source *src, const char *label);
-
-/*
- * Make room for one more element in two arrays of *cap elements (of
- * a_size and b_size bytes) that hold n: doubles *cap when n == *cap.
- * b may be NULL: one array.
- */
-struct kcore_error *kcore_grow2(void **a, size_t a_size, void **b,
-				size_t b_size, size_t n, size_t *cap);
 
 #endif
