@@ -8,7 +8,7 @@
 #                       builds: one thread, and --num-threads 2)
 #   kcoredump convert --format kdump --codec C -d L  with -T 2 (the
 #                       default on 2 CPUs) and -T 1, default hashing
-#                       (SHA-256 per block and of the file), and -T 2
+#                       (the file's SHA-256, XXH3-128 per block), and -T 2
 #                       --hash none for the cost of hashing
 # makedumpfile's flags: -c zlib (level 1, Z_BEST_SPEED), -l lzo1x_1, -z
 # zstd; kcoredump's zlib default is libdeflate's level 2 (a little smaller

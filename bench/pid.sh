@@ -10,7 +10,7 @@
 #     (issue 40; writes bench/results/pid-dense.{md,json}): a process with
 #     a dense MIB MiB area (default 1024) and THREADS threads (default 16)
 #     and nothing sparse, so that the copy is all data and the file's
-#     SHA-256 costs what it can: kcoredump pid (default, SHA-256) and
+#     SHA-256 costs what it can: kcoredump pid (default hashing) and
 #     --hash none against gcore, each writing a file to BENCH_DIR
 #     (default /var/tmp), runs interleaved, medians of REPS.  Ratios are
 #     speeds (gcore's time / kcoredump's) within the one run.
@@ -117,13 +117,13 @@ parked threads, nothing sparse.  Each tool writes a file to
 $(df -T "$work" | awk 'NR == 2 { print $2 }') ($work); runs interleaved,
 medians of $reps.  gcore: $(gdb --version | head -1), its core $gsize MiB.
 Speed ratio: gcore's wall time / kcoredump's (above 1: kcoredump is
-faster).  The machine was loaded by other jobs: compare the ratios of
-this run, not seconds between runs.
+faster).  Run at nice $(nice); the machine is shared with other jobs:
+compare the ratios of this run, not seconds between runs.
 
 | run | wall | speed vs gcore |
 |---|---:|---:|
 | gdb gcore | $(printf %.2f "$g") s | 1.00x |
-| kcoredump pid (default: SHA-256 of blocks and of the file) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x |
+| kcoredump pid (default: the file's SHA-256, XXH3-128 per block) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x |
 | kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x |
 $(if [ -n "$g18" ]; then
 		echo "| gdb gcore, $gdb18_version (sid) | $(printf %.2f "$g18") s | $(ratio "$g" "$g18")x |"
