@@ -110,7 +110,7 @@ static bool sampled(const struct kcore_smear_state *s, uint64_t k)
 }
 
 void kcore_smear_block(struct kcore_smear_state *s, size_t slot, size_t seg,
-		       uint64_t off, uint64_t len, bool shared)
+		       uint64_t off, uint64_t len, bool shared, uint64_t t)
 {
 	struct smear_block *b;
 
@@ -137,7 +137,7 @@ void kcore_smear_block(struct kcore_smear_state *s, size_t slot, size_t seg,
 		s->nomem = true;
 		return;
 	}
-	b->t = kcore_read_times_now();
+	b->t = t;
 	s->nblocks++;
 	s->slot_hash[slot] = b->hash;
 }
