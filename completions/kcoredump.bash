@@ -253,7 +253,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --quiet --verbose --exclude --sha256 --progress --no-progress --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --quiet --verbose --exclude --sha256 --live --progress --no-progress --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

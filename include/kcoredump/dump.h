@@ -439,6 +439,23 @@ struct kcore_smear {
 };
 /* The upper bounds of the first KCORE_SMEAR_GAPS - 1 gaps, in seconds. */
 extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
+/*
+ * verify --live: how much of the live kernel changed since the dump at
+ * dump_path (a kcoredump dump of this boot's /proc/kcore) read it.  The
+ * cells of its note's time map are read again from live_path (NULL:
+ * /proc/kcore) and compared page by page with the dump's bytes, counted
+ * as --smear-check counts them (*ret; the gap runs from when the dump
+ * read the cell to now; a segment whose bytes are another's, the image
+ * in RAM, is compared once, in its class).  A dump with --exclude: its
+ * zero pages (possibly excluded) are not compared.  Refused
+ * (KCORE_ERR_UNSUPPORTED, one line naming the dump): a dump without our
+ * note, time map or boot ID, or of another boot.  boot: this boot's ID.
+ * Free ret->changes after.
+ */
+struct kcore_error *kcore_smear_live(const char *dump_path,
+				     const char *live_path,
+				     volatile sig_atomic_t *cancel,
+				     struct kcore_smear *ret, char boot[64]);
 
 /*
  * The time map: when the bytes of the plan's segments were read.  Each

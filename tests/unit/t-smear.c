@@ -8,6 +8,11 @@
  * source is not live; and the time map must cover the segment with cells
  * of the grain.
  *
+ * verify --live (kcore_smear_live()) on a dump whose note is made to
+ * carry this boot's ID, against the core changed at three pages after
+ * the dump: exactly those, at their addresses; a dump of another boot is
+ * refused.
+ *
  * The note's room for the time map follows the data: a core of many
  * small segments, most of them holes, has room for the cells with data
  * only; one whose every segment holds data, for at most
@@ -239,6 +244,98 @@ static void many_segments(const char *out)
 	}
 }
 
+/* The dump's "notes=" line (38 characters of text), or the boot_id= line
+ * made of it, made a boot_id= line of id, of the same length: in the
+ * note and in the trailer that has the final metadata. */
+static bool set_boot_id(const char *path, const char *id)
+{
+	int fd = open(path, O_RDWR);
+	off_t size = fd < 0 ? 0 : lseek(fd, 0, SEEK_END);
+	char *file = size > 0 ? malloc((size_t)size) : NULL, line[64];
+	size_t done = 0;
+
+	snprintf(line, sizeof(line), "\nboot_id=%.36s\n", id);
+	if (file && pread(fd, file, (size_t)size, 0) == size)
+		for (const char *key = "\nnotes="; key;
+		     key = key[1] == 'n' ? "\nboot_id=" : NULL)
+			for (char *at = file;
+			     (at = memmem(at, (size_t)(file + size - at), key,
+					  strlen(key)));
+			     at++)
+				done += pwrite(fd, line, 46, at - file) == 46;
+	free(file);
+	if (fd >= 0)
+		close(fd);
+	return strlen(line) == 46 && done > 0;
+}
+
+static void verify_live(const char *out)
+{
+	struct kcore_selection sel = { 0 };
+	struct kcore_dump_opts opts = {
+		.output = out,
+		.force = true,
+		.notes = "01234567890123456789012345678901234567",
+	};
+	struct kcore_dump_result res;
+	struct kcore_smear sm;
+	struct kcore_source *src;
+	struct kcore_plan *plan;
+	struct kcore_error *err;
+	char boot[64] = "", now[64];
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	bool have = f && fgets(boot, sizeof(boot), f);
+
+	if (f)
+		fclose(f);
+	boot[strcspn(boot, "\n")] = '\0';
+	if (!have || strlen(boot) != 36) {
+		printf("# no boot ID here: verify --live is not checked\n");
+		return;
+	}
+	make_core(core);
+	err = kcore_source_open(core, NULL, &src);
+	if (!err) {
+		err = kcore_plan_create(src, &sel, &plan);
+		if (!err) {
+			err = kcore_dump(src, plan, &opts, &res);
+			kcore_dump_result_deinit(&res);
+			kcore_plan_destroy(plan);
+		}
+		kcore_source_destroy(src);
+	}
+	ok(!err && set_boot_id(out, "00000000-0000-0000-0000-000000000000"),
+	   "verify --live: a dump, its note made another boot's");
+	kcore_error_destroy(err);
+	err = kcore_smear_live(out, core, NULL, &sm, now);
+	ok(err && err->code == KCORE_ERR_UNSUPPORTED &&
+		   strstr(err->message, "another boot"),
+	   "another boot's dump is refused (%s)",
+	   err ? err->message : "accepted");
+	kcore_error_destroy(err);
+	if (!err)
+		free(sm.changes);
+	/* The source changes at three pages after the dump. */
+	change_now = true;
+	change_on_check(NULL, &(struct kcore_dump_stats){
+				      .phase = "checking the smear" });
+	ok(set_boot_id(out, boot), "its note made this boot's");
+	err = kcore_smear_live(out, core, NULL, &sm, now);
+	ok(!err && sm.checked && !sm.live && !strcmp(now, boot),
+	   "this boot's dump is compared (%s)", err ? err->message : "");
+	ok(!err && sm.all.pages == SEG_SIZE / 4096 && sm.all.changed == 3 &&
+		   sm.nchanges == 2 && sm.changes[0].vaddr == VADDR + CHANGE1 &&
+		   sm.changes[0].length == 8192 &&
+		   sm.changes[1].vaddr == VADDR + CHANGE2,
+	   "every page compared, the three changed ones found (%llu of "
+	   "%llu)",
+	   (unsigned long long)sm.all.changed,
+	   (unsigned long long)sm.all.pages);
+	kcore_error_destroy(err);
+	if (!err)
+		free(sm.changes);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-smear-XXXXXX", out[256];
@@ -309,6 +406,7 @@ int main(void)
 	   "no --smear-check: no check, the time map still");
 	kcore_dump_result_deinit(&res);
 
+	verify_live(out);
 	many_segments(out);
 
 	unlink(core);
