@@ -59,15 +59,11 @@ static struct kcore_error *add(struct phases *ph, const char *what, size_t seg,
 		last->length += len;
 		return NULL;
 	}
-	if (ph->n == ph->cap) {
-		size_t cap = ph->cap ? 2 * ph->cap : 8;
-		struct kcore_read_phase *p = realloc(ph->p, cap * sizeof(*p));
+	struct kcore_error *err = kcore_grow2((void **)&ph->p, sizeof(*ph->p),
+					      NULL, 0, ph->n, &ph->cap);
 
-		if (!p)
-			return &kcore_error_nomem;
-		ph->p = p;
-		ph->cap = cap;
-	}
+	if (err)
+		return err;
 	ph->p[ph->n++] = (struct kcore_read_phase){
 		.what = what, .segment = seg, .offset = off, .length = len
 	};

@@ -705,12 +705,16 @@ def check_order(rec, what):
     return (ph[0]["start_us"] / 1e6 if ph else 0, end / 1e6)
 
 
-def image_window(rec, image):
-    """When the time map's cells holding the image's bytes (segment,
-    offset, length of its phase) were read: (first, last) in seconds."""
-    seg, lo, hi = image["segment"], image["offset"], image["offset"] + image["length"]
-    cells = [c for c in rec["read"]["time_map"]["cells"] if c[0] == seg and c[1] < hi and c[1] + c[2] > lo]
-    return (min(c[3] for c in cells) / 1e6, max(c[4] for c in cells) / 1e6) if cells else (None, None)
+def window(rec, parts, inside):
+    """When the time map's cells holding the bytes of parts (phases:
+    segment, offset, length) were read: (first, last) in seconds; inside:
+    the cells wholly inside a part only (a cell at a part's edge holds
+    other bytes, read at other times)."""
+    cells = [c for c in rec["read"]["time_map"]["cells"]
+             if any(c[0] == p["segment"] and (p["offset"] <= c[1] and c[1] + c[2] <= p["offset"] + p["length"]
+                                              if inside else c[1] < p["offset"] + p["length"] and c[1] + c[2] > p["offset"])
+                    for p in parts)]
+    return (min(c[3] for c in cells) / 1e6, max(c[4] for c in cells) / 1e6) if cells else (-1, -1)
 
 
 def cmd_smear_bench(d):
@@ -720,16 +724,22 @@ def cmd_smear_bench(d):
     check_order(vf, "default order")
     check(ad["read"]["order"] == "address" and ad["read"]["phases"] == [],
           "--read-order address: no phase read first")
-    image = vf["read"]["phases"][0]
+    phases = vf["read"]["phases"]
+    image = [p for p in phases if p["what"] == "image"]
+    tables = [p for p in phases if p["what"] == "page-tables"]
     for name, rec in (("volatile-first (default)", vf), ("address", ad)):
         sm = rec["smear"]
         check(sm is not None and sm["live"] and sm["pages"] > 0, "%s: a smear report on the live kernel" % name)
-        a, b = image_window(rec, image)
-        print("# row | %s | %.1f s | %d | %d | %.2f%% | %s | image read %.2f-%.2f s | check %.1f s"
+        if rec is vf:  # the phases' own times
+            img = (image[0]["start_us"] / 1e6, image[-1]["end_us"] / 1e6)
+            tab = (tables[0]["start_us"] / 1e6, tables[-1]["end_us"] / 1e6) if tables else (-1, -1)
+        else:
+            img, tab = window(rec, image, True), window(rec, tables, False)
+        print("# row | %s | %.1f s | %d | %d | %.2f%% | %s | image read %.2f-%.2f s | page tables %.2f-%.2f s | check %.1f s"
               % (name, rec["read"]["seconds"], sm["pages"], sm["pages_changed"],
                  100.0 * sm["pages_changed"] / max(1, sm["pages"]),
                  " | ".join("%s %d / %d" % (k, v["changed"], v["pages"]) for k, v in sorted(sm["by_class"].items())),
-                 a if a is not None else -1, b if b is not None else -1, sm["seconds"]))
+                 img[0], img[1], tab[0], tab[1], sm["seconds"]))
 
 
 def cmd_smear(d):
