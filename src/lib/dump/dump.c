@@ -527,8 +527,18 @@ static void take_first(struct dump *d, struct job *j, size_t i, uint64_t pos,
 		*t_first = f->t;
 }
 
+static void drop_first(struct dump *d, size_t i)
+{
+	struct first *f = &d->first[i];
+
+	free(f->buf);
+	free(f->hole);
+	free(f->bad);
+	f->buf = f->hole = f->bad = NULL;
+}
+
 /* Segment bytes [pos, end) of job j, data: from the read phases that
- * hold them, the rest read now. */
+ * hold them (disjoint), the rest read now. */
 static void read_part(struct dump *d, struct job *j, uint64_t pos, uint64_t end,
 		      uint64_t *t_first)
 {
@@ -542,7 +552,7 @@ static void read_part(struct dump *d, struct job *j, uint64_t pos, uint64_t end,
 			const struct kcore_read_phase *ph =
 				&d->res->read_phases[i];
 
-			if (ph->segment != j->b.seg ||
+			if (ph->segment != j->b.seg || !d->first[i].buf ||
 			    ph->offset + ph->length <= pos ||
 			    ph->offset >= stop)
 				continue;
@@ -557,6 +567,10 @@ static void read_part(struct dump *d, struct job *j, uint64_t pos, uint64_t end,
 			if (ph->offset + ph->length < stop)
 				stop = ph->offset + ph->length;
 			take_first(d, j, i, pos, stop, t_first);
+			/* The pass goes forward: its end taken, the phase is
+			 * done with. */
+			if (stop == ph->offset + ph->length)
+				drop_first(d, i);
 			pos = stop;
 			continue;
 		}
@@ -871,11 +885,8 @@ static struct kcore_error *read_first(struct dump *d)
 
 static void free_first(struct dump *d)
 {
-	for (size_t i = 0; d->first && i < d->res->nread_phases; i++) {
-		free(d->first[i].buf);
-		free(d->first[i].hole);
-		free(d->first[i].bad);
-	}
+	for (size_t i = 0; d->first && i < d->res->nread_phases; i++)
+		drop_first(d, i);
 	free(d->first);
 	d->first = NULL;
 }

@@ -171,14 +171,20 @@ static struct kcore_error *table_pages(struct kcore_source *src, uint64_t **ret,
 }
 
 /* The tables as at most KCORE_READ_TABLE_PHASES runs: pages less than
- * gap apart are read as one, gap doubling from one page until they fit. */
-static struct kcore_error *add_tables(struct phases *ph,
-				      const struct kcore_plan *plan,
-				      uint64_t page, const uint64_t *pa,
-				      size_t n)
+ * gap apart are read as one, gap doubling from one page until they fit.
+ * Those inside the image (the root's neighbours) are its phase's: pa
+ * loses them. */
+static struct kcore_error *
+add_tables(struct phases *ph, const struct kcore_plan *plan, uint64_t page,
+	   const struct kcore_segment *text, uint64_t *pa, size_t n)
 {
 	uint64_t gap = page;
-	size_t runs;
+	size_t runs, k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (pa[i] < text->paddr || pa[i] - text->paddr >= text->memsz)
+			pa[k++] = pa[i];
+	n = k;
 
 	do {
 		runs = n ? 1 : 0;
@@ -228,7 +234,7 @@ struct kcore_error *kcore_read_phases(struct kcore_source *src,
 	if (!err && src->vmcoreinfo)
 		err = table_pages(src, &pa, &npa);
 	if (!err)
-		err = add_tables(&ph, plan, page, pa, npa);
+		err = add_tables(&ph, plan, page, text, pa, npa);
 	free(pa);
 	if (err) {
 		free(ph.p);
