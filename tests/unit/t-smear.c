@@ -37,6 +37,7 @@
 #define VADDR	 0x7f0000000000ull
 #define CHANGE1	 (3ull << 20)
 #define CHANGE2	 ((5ull << 20) + 0x2000)
+#define HOLE	 (6ull << 20)
 
 static char core[256];
 static bool change_now;
@@ -294,6 +295,14 @@ static void verify_live(const char *out)
 		return;
 	}
 	make_core(core);
+	/* A zero page: a hole of the dump, which changes too. */
+	static const unsigned char zero[4096], x = 0x5a;
+	int fd = open(core, O_WRONLY);
+
+	if (fd < 0 || pwrite(fd, zero, sizeof(zero), DATA_OFF + HOLE) !=
+			      (ssize_t)sizeof(zero))
+		tap_skip_all("cannot change the test core");
+	close(fd);
 	err = kcore_source_open(core, NULL, &src);
 	if (!err) {
 		err = kcore_plan_create(src, &sel, &plan);
@@ -315,20 +324,26 @@ static void verify_live(const char *out)
 	kcore_error_destroy(err);
 	if (!err)
 		free(sm.changes);
-	/* The source changes at three pages after the dump. */
+	/* The source changes at three pages after the dump, and its zero
+	 * page. */
 	change_now = true;
 	change_on_check(NULL, &(struct kcore_dump_stats){
 				      .phase = "checking the smear" });
+	fd = open(core, O_WRONLY);
+	if (fd < 0 || pwrite(fd, &x, 1, DATA_OFF + HOLE + 17) != 1)
+		tap_skip_all("cannot change the test core");
+	close(fd);
 	ok(set_boot_id(out, boot), "its note made this boot's");
 	err = kcore_smear_live(out, core, NULL, &sm, now);
 	ok(!err && sm.checked && !sm.live && !strcmp(now, boot),
 	   "this boot's dump is compared (%s)", err ? err->message : "");
-	ok(!err && sm.all.pages == SEG_SIZE / 4096 && sm.all.changed == 3 &&
-		   sm.nchanges == 2 && sm.changes[0].vaddr == VADDR + CHANGE1 &&
+	ok(!err && sm.all.pages == SEG_SIZE / 4096 && sm.all.changed == 4 &&
+		   sm.nchanges == 3 && sm.changes[0].vaddr == VADDR + CHANGE1 &&
 		   sm.changes[0].length == 8192 &&
-		   sm.changes[1].vaddr == VADDR + CHANGE2,
-	   "every page compared, the three changed ones found (%llu of "
-	   "%llu)",
+		   sm.changes[1].vaddr == VADDR + CHANGE2 &&
+		   sm.changes[2].vaddr == VADDR + HOLE,
+	   "every page compared, the four changed ones found, the dump's "
+	   "hole among them (%llu of %llu)",
 	   (unsigned long long)sm.all.changed,
 	   (unsigned long long)sm.all.pages);
 	kcore_error_destroy(err);

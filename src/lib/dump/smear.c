@@ -395,6 +395,8 @@ struct live_seg {
 	bool shared; /* its bytes are another segment's (the image) */
 	uint64_t paddr;
 	bool has_paddr;
+	bool in_file; /* its bytes at offset in the dump's file, filesz */
+	uint64_t offset, filesz;
 };
 
 /* "2026-12-06T12:00:00.123456Z" in ns of CLOCK_REALTIME, or 0. */
@@ -459,6 +461,9 @@ static struct kcore_error *live_segments(struct kcore_source *d,
 				continue;
 			segs[idx].paddr = p->paddr;
 			segs[idx].has_paddr = p->has_paddr;
+			segs[idx].in_file = true;
+			segs[idx].offset = p->offset;
+			segs[idx].filesz = p->filesz;
 			for (size_t o = 0; o < kcore_source_nsegments(d); o++) {
 				const struct kcore_segment *q =
 					kcore_source_segment(d, o);
@@ -517,6 +522,48 @@ static void live_read(struct kcore_source *src, uint64_t va, unsigned char *buf,
 	}
 }
 
+/* The dump's bytes [va, va + len) of seg: its file's holes (zeros) are
+ * not read, only its data runs, page by page past a failure. */
+static void dump_read(struct kcore_source *d, const struct live_seg *seg,
+		      uint64_t va, unsigned char *buf, uint64_t len,
+		      uint64_t page, bool *ok)
+{
+	uint64_t at = 0, rel = va - seg->vaddr;
+
+	if (!seg->in_file || !kcore_source_knows_holes(d)) {
+		live_read(d, va, buf, len, page, ok);
+		return;
+	}
+	memset(buf, 0, len);
+	for (uint64_t p = 0; p * page < len; p++)
+		ok[p] = true;
+	while (at < len && rel + at < seg->filesz) {
+		uint64_t end =
+			rel + len < seg->filesz ? rel + len : seg->filesz;
+		uint64_t data, data_end;
+		struct kcore_error *err = kcore_source_next_data(
+			d, seg->offset + rel + at, seg->offset + end, &data,
+			&data_end);
+
+		if (err) { /* cannot tell: read the rest */
+			kcore_error_destroy(err);
+			data = seg->offset + rel + at;
+			data_end = seg->offset + end;
+		}
+		if (data >= seg->offset + end)
+			break;
+		/* Whole pages of the chunk (holes and data are pages). */
+		uint64_t a = (data - seg->offset - rel) / page * page;
+		uint64_t b = data_end - seg->offset - rel;
+
+		b = b > len ? len : (b + page - 1) / page * page;
+		if (b > len)
+			b = len;
+		live_read(d, va + a, buf + a, b - a, page, ok + a / page);
+		at = b;
+	}
+}
+
 /* One cell of the time map, read from both and compared page by page. */
 static void live_cell(struct kcore_smear_state *s, struct kcore_source *d,
 		      struct kcore_source *live, const struct live_seg *segs,
@@ -536,7 +583,7 @@ static void live_cell(struct kcore_smear_state *s, struct kcore_source *d,
 		uint64_t n = len - at < LIVE_CHUNK ? len - at : LIVE_CHUNK;
 		uint64_t va = seg->vaddr + off + at;
 
-		live_read(d, va, a, n, s->page, aok);
+		dump_read(d, seg, va, a, n, s->page, aok);
 		live_read(live, va, b, n, s->page, bok);
 		ret->bytes_read += n;
 		for (uint64_t p = 0; p * s->page < n; p++) {
