@@ -84,6 +84,10 @@ _kcoredump()
 			COMPREPLY=()
 			return
 			;;
+		--read-order | --read-order=)
+			COMPREPLY=($(compgen -W "address volatile-first" -- "$cur"))
+			return
+			;;
 		--arch | --arch=)
 			COMPREPLY=($(compgen -W "x86_64 aarch64" -- "$cur"))
 			return
@@ -122,7 +126,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --smear-check --dry-run --arch --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--format --codec --vmalloc-range --caller --range --phys --segments --exclude --mapping --allow-ram-output --record --case --examiner --notes --smear-check --read-order --dry-run --arch --stored --dir --output --compress --level --threads --block-size --frame-size --hash --file-sha256 --force --sync --special-output --quiet --verbose --progress --no-progress --json --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi
@@ -249,7 +253,7 @@ _kcoredump()
 			;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --quiet --verbose --exclude --sha256 --progress --no-progress --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --quiet --verbose --exclude --sha256 --live --progress --no-progress --help" -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))
 		fi

@@ -37,6 +37,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l case -x -d 'the c
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l examiner -x -d 'who takes the dump (in its note and record)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l notes -x -d 'free text for the note and the record'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l smear-check -d 'after the read, read the data again and count the pages that changed while it was read (FRACTION: only that share of the blocks, e.g. 0.1)'
+complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l read-order -x -a 'address volatile-first' -d 'address: front to back; volatile-first: the kernel image and page tables first, close together (the default for the live kernel; files: address)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l dry-run -s n -d 'show the segments that would be dumped and stop'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l arch -x -a 'x86_64 aarch64' -d 'LiME/AVML: the machine, x86_64 or aarch64, where its memory does not tell (no VMCOREINFO, no kernel banner)'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l stored -d 'the arguments are MATCHes: write the plain bytes of the newest stored core that matches (as coredumpctl dump)'
@@ -58,7 +59,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l progress -d 'show
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l json -s j -d 'print the summary as one JSON document'
 complete -c kcoredump -n '__fish_seen_subcommand_from dump' -l help -s h -d 'show this help and exit'
-complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --arch --dir -D --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
+complete -c kcoredump -n '__fish_seen_subcommand_from dump; and not __fish_prev_arg_in --format --codec --caller --range -r --segments --exclude -d --mapping --record --case --examiner --notes --read-order --arch --dir -D --output -o --compress --level --threads -T --block-size --frame-size --hash; and not string match -q -- "-*" (commandline -ct)' -F
 
 # pid
 complete -c kcoredump -n '__fish_seen_subcommand_from pid' -l format -x -a 'elf' -d 'output format: elf, the only one for a process (kdump, lime and avml hold a kernel\'s physical memory)'
@@ -121,6 +122,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l quiet -s q -d '
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l verbose -s v -d 'a line for every segment (address, size, digest), not only for those that differ'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l exclude -s d -x -a 'free cache cache-private user zero all' -d 'with SOURCE: DUMP was made without these pages (as dump --exclude; default: what its note says), not counted as differing'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l sha256 -x -d 'also check the file\'s bytes against this SHA-256 (dump\'s "file sha256", what sha256sum prints)'
+complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l live -d 'DUMP is a dump of this boot\'s /proc/kcore: read again what it read and count the pages that changed since (as dump --smear-check)'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l progress -d 'show progress even when stderr is not a terminal'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l no-progress -d 'never show progress'
 complete -c kcoredump -n '__fish_seen_subcommand_from verify' -l help -s h -d 'show this help and exit'

@@ -382,6 +382,40 @@ struct kcore_dump_opts {
 	 * (all of them at 1, about that fraction of them below) and count
 	 * the pages that changed since (kcore_dump_result.smear); 0: not. */
 	double smear_check;
+	/* --read-order: what is read first (enum kcore_read_order). */
+	int read_order;
+};
+
+/*
+ * The order a dump reads its source in; the output's layout is the same
+ * either way (segments in address order).  ADDRESS: the plan's segments
+ * front to back.  VOLATILE_FIRST: the small parts a reader needs to make
+ * sense of the rest, which a live kernel changes, first and close
+ * together (the read phases: the kernel image, text and data, then the
+ * kernel's page tables where the architecture can walk them), kept in
+ * memory (at most KCORE_READ_FIRST_MAX bytes) until the address-order
+ * pass reaches them; the notes and VMCOREINFO are read when the source
+ * is opened, before all of it.  DEFAULT: VOLATILE_FIRST for the live
+ * kernel (KCORE_SOURCE_LIVE_KCORE), ADDRESS for every other source.
+ */
+enum kcore_read_order {
+	KCORE_READ_ORDER_DEFAULT,
+	KCORE_READ_ORDER_ADDRESS,
+	KCORE_READ_ORDER_VOLATILE_FIRST,
+};
+#define KCORE_READ_FIRST_MAX (256ull << 20)
+/* "address", "volatile-first" and back (-1: unknown). */
+const char *kcore_read_order_name(enum kcore_read_order o);
+int kcore_read_order_from_name(const char *name);
+
+/* One read phase of the volatile-first order: segment bytes [offset,
+ * offset + length) of the plan, read before the rest (times as the time
+ * map's, from the read's start; bytes: the data read, holes not). */
+struct kcore_read_phase {
+	const char *what; /* "image", "page-tables" */
+	size_t segment;
+	uint64_t offset, length;
+	uint64_t start_ns, end_ns, bytes;
 };
 
 /*
@@ -417,6 +451,23 @@ struct kcore_smear {
 };
 /* The upper bounds of the first KCORE_SMEAR_GAPS - 1 gaps, in seconds. */
 extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
+/*
+ * verify --live: how much of the live kernel changed since the dump at
+ * dump_path (a kcoredump dump of this boot's /proc/kcore) read it.  The
+ * cells of its note's time map are read again from live_path (NULL:
+ * /proc/kcore) and compared page by page with the dump's bytes, counted
+ * as --smear-check counts them (*ret; the gap runs from when the dump
+ * read the cell to now; a segment whose bytes are another's, the image
+ * in RAM, is compared once, in its class).  A dump with --exclude: its
+ * zero pages (possibly excluded) are not compared.  Refused
+ * (KCORE_ERR_UNSUPPORTED, one line naming the dump): a dump without our
+ * note, time map or boot ID, or of another boot.  boot: this boot's ID.
+ * Free ret->changes after.
+ */
+struct kcore_error *kcore_smear_live(const char *dump_path,
+				     const char *live_path,
+				     volatile sig_atomic_t *cancel,
+				     struct kcore_smear *ret, char boot[64]);
 
 /*
  * The time map: when the bytes of the plan's segments were read.  Each
@@ -429,6 +480,10 @@ extern const double kcore_smear_gap_limits[KCORE_SMEAR_GAPS - 1];
  * ("read_time=" lines, in microseconds), and so does the record.
  */
 #define KCORE_READ_TIME_CELLS 4096
+/* The most cells our note carries (the record carries them all): the
+ * note makes room for the cells that hold data, at most this many; past
+ * it, "read_time_omitted=" counts the cells left out. */
+#define KCORE_READ_TIME_NOTE_CELLS 16384
 struct kcore_read_time {
 	size_t segment;		   /* the plan's (the output's) segment */
 	uint64_t offset, length;   /* the cell, in the segment */
@@ -474,12 +529,18 @@ struct kcore_dump_result {
 	uint64_t source_unreadable_bytes, source_unreadable_ranges;
 	/* The time map: the cells that were read, in segment order, once
 	 * the dump is done (all the plan's cells while it runs); the note
-	 * has room for read_time_cells of them. */
+	 * has room for read_time_cells of them (the cells that hold data, at
+	 * most KCORE_READ_TIME_NOTE_CELLS). */
 	struct kcore_read_time *read_times;
 	size_t nread_times, read_time_cells;
 	uint64_t read_time_grain; /* --smear-check: what changed while it was
 				     read. */
 	struct kcore_smear smear;
+	/* The order the source was read in (never DEFAULT once the dump
+	 * started) and its read phases, in the order they were read. */
+	enum kcore_read_order read_order;
+	struct kcore_read_phase *read_phases;
+	size_t nread_phases;
 };
 
 struct kcore_error *kcore_dump(struct kcore_source *src,

@@ -203,6 +203,8 @@ enum {
 	DOPT_STORED,
 	DOPT_ARCH,
 	DOPT_SMEAR_CHECK,
+	DOPT_READ_ORDER,
+	DOPT_LIVE,
 };
 
 /* --arch NAME into *machine (e_machine); 0, or the usage error's exit

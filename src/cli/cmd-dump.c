@@ -71,6 +71,11 @@ static const struct cli_option dump_options[] = {
 	  "changed while it was read (FRACTION: only that share of the "
 	  "blocks, e.g. 0.1)",
 	  NULL, DOPT_SMEAR_CHECK },
+	{ "read-order", 0, CLI_ARG_REQUIRED, "ORDER",
+	  "address: front to back; volatile-first: the kernel image and "
+	  "page tables first, close together (the default for the live "
+	  "kernel; files: address)",
+	  "address volatile-first", DOPT_READ_ORDER },
 	{ "dry-run", 'n', CLI_ARG_NONE, NULL,
 	  "show the segments that would be dumped and stop", NULL, 'n' },
 	CLI_OPT_ARCH,
@@ -758,6 +763,14 @@ static int take_option(struct dump_run *r, int c, const char *arg)
 			return cli_usage_error(r->ctx, r->name,
 					       "--smear-check: '%s' is not a "
 					       "fraction in (0, 1]",
+					       arg);
+		break;
+	case DOPT_READ_ORDER:
+		r->opts.read_order = kcore_read_order_from_name(arg);
+		if (r->opts.read_order < 0)
+			return cli_usage_error(r->ctx, r->name,
+					       "--read-order: '%s' is not "
+					       "address or volatile-first",
 					       arg);
 		break;
 	case 'q':

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -29,6 +30,11 @@ static const struct cli_option verify_options[] = {
 	  "also check the file's bytes against this SHA-256 (dump's \"file "
 	  "sha256\", what sha256sum prints)",
 	  NULL, 's' },
+	{ "live", 0, CLI_ARG_NONE, NULL,
+	  "DUMP is a dump of this boot's /proc/kcore: read again what it "
+	  "read and count the pages that changed since (as dump "
+	  "--smear-check)",
+	  NULL, DOPT_LIVE },
 	{ "progress", 0, CLI_ARG_NONE, NULL,
 	  "show progress even when stderr is not a terminal", NULL,
 	  DOPT_PROGRESS },
@@ -328,6 +334,43 @@ static bool is_sha256_hex(const char *s)
 	return n == 2 * KCORE_DIGEST_LEN && !s[n];
 }
 
+/*
+ * verify --live DUMP: the live kernel against a dump of this boot (the
+ * smear since the dump).  Exit 0 when no page changed, EXIT_MISMATCH when
+ * some did; a dump of another boot is refused (EXIT_BAD_INPUT).
+ */
+static int verify_live(struct cli_ctx *ctx, const char *dump, bool quiet)
+{
+	struct kcore_smear sm;
+	char boot[64];
+	struct kcore_error *err =
+		kcore_smear_live(dump, NULL, cli_catch_signals(), &sm, boot);
+
+	if (err)
+		return cli_fail(ctx, err);
+	if (ctx->json) {
+		struct kcore_json j;
+
+		kcore_json_init(&j, stdout);
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "path", dump);
+		kcore_json_string(&j, "live_source", "/proc/kcore");
+		kcore_json_string(&j, "boot_id", boot);
+		kcore_json_bool(&j, "ok", sm.all.changed == 0);
+		cli_smear_json(&j, &sm);
+		kcore_json_object_end(&j);
+		kcore_json_finish(&j);
+	} else if (!quiet) {
+		printf("%s: %s: %" PRIu64 " of %" PRIu64
+		       " pages changed since the dump read them (boot %s)\n",
+		       dump, sm.all.changed ? "CHANGED" : "UNCHANGED",
+		       sm.all.changed, sm.all.pages, boot);
+		cli_smear_text(stdout, &sm);
+	}
+	free(sm.changes);
+	return sm.all.changed ? EXIT_MISMATCH : EXIT_OK;
+}
+
 static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct file_check fc = { 0 };
@@ -335,7 +378,7 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	struct cli_parser *p = cli_parser_create(&cli_cmd_verify, argc, argv);
 	struct kcore_verify_result r;
 	struct kcore_error *err;
-	bool quiet = false, verbose = false;
+	bool quiet = false, verbose = false, live = false;
 	const char *arg;
 	int c, exclude = -1, progress = -1;
 	struct verify_progress vp = { .st.phase = "checking" };
@@ -349,6 +392,8 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 			quiet = true;
 		else if (c == 'v')
 			verbose = true;
+		else if (c == DOPT_LIVE)
+			live = true;
 		else if (c == DOPT_PROGRESS)
 			progress = 1;
 		else if (c == DOPT_NO_PROGRESS)
@@ -378,6 +423,12 @@ static int cmd_verify(struct cli_ctx *ctx, int argc, char **argv)
 	if (argc - first < 1 || argc - first > 2)
 		return cli_usage_error(ctx, "verify",
 				       "needs DUMP and optionally SOURCE");
+	if (live && (argc - first != 1 || exclude >= 0 || fc.expected))
+		return cli_usage_error(ctx, "verify",
+				       "--live takes one DUMP, without SOURCE, "
+				       "--exclude or --sha256");
+	if (live)
+		return verify_live(ctx, argv[first], quiet);
 	if (exclude >= 0 && argc - first != 2)
 		return cli_usage_error(ctx, "verify",
 				       "--exclude is for comparing with a "

@@ -244,6 +244,22 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	kcore_json_string(&j, "start_utc", x->t0);
 	kcore_json_string(&j, "end_utc", x->t1);
 	kcore_json_double(&j, "seconds", st->read_seconds);
+	kcore_json_string(&j, "order", kcore_read_order_name(r->read_order));
+	kcore_json_array_begin(&j, "phases");
+	for (size_t i = 0; i < r->nread_phases; i++) {
+		const struct kcore_read_phase *p = &r->read_phases[i];
+
+		kcore_json_object_begin(&j, NULL);
+		kcore_json_string(&j, "what", p->what);
+		kcore_json_u64(&j, "segment", p->segment);
+		kcore_json_u64(&j, "offset", p->offset);
+		kcore_json_u64(&j, "length", p->length);
+		kcore_json_u64(&j, "bytes_read", p->bytes);
+		kcore_json_u64(&j, "start_us", p->start_ns / 1000);
+		kcore_json_u64(&j, "end_us", (p->end_ns + 999) / 1000);
+		kcore_json_object_end(&j);
+	}
+	kcore_json_array_end(&j);
 	record_time_map(&j, r);
 	kcore_json_object_end(&j);
 	cli_dump_time_json(&j, st);
@@ -332,6 +348,16 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 		in->kernel_release ? cli_esc(in->kernel_release) : "");
 	fprintf(f, "Read started:  %s\n", x->t0);
 	fprintf(f, "Read ended:    %s (%.3f s)\n", x->t1, st->read_seconds);
+	fprintf(f, "Read order:    %s\n", kcore_read_order_name(r->read_order));
+	for (size_t i = 0; i < r->nread_phases; i++) {
+		const struct kcore_read_phase *p = &r->read_phases[i];
+
+		fprintf(f,
+			"Read first:    %s: segment %zu, 0x%" PRIx64
+			" bytes at 0x%" PRIx64 ", %.3f-%.3f s\n",
+			p->what, p->segment, p->length, p->offset,
+			(double)p->start_ns / 1e9, (double)p->end_ns / 1e9);
+	}
 	fprintf(f,
 		"Time map:      %zu cells of up to %s, each with when it was "
 		"read (the JSON record; kcoredump info --read-time ADDR)\n",

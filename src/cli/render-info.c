@@ -369,7 +369,7 @@ static struct kcore_error *json_meta(struct kcore_json *j,
 {
 	/* The keys that repeat: arrays of the same name. */
 	static const char *const lists[] = { "segment", "unreadable",
-					     "read_time" };
+					     "read_time", "read_phase" };
 	bool *first = meta_firsts(md);
 
 	if (!first)
@@ -380,7 +380,7 @@ static struct kcore_error *json_meta(struct kcore_json *j,
 		bool listed = false;
 		uint64_t n;
 
-		for (size_t l = 0; l < 3; l++)
+		for (size_t l = 0; l < 4; l++)
 			listed |= !strcmp(f->key, lists[l]);
 		/* A repeated scalar: the first counts. */
 		if (!first[i] || listed)
@@ -390,7 +390,7 @@ static struct kcore_error *json_meta(struct kcore_json *j,
 		else
 			kcore_json_string(j, f->key, f->value);
 	}
-	for (size_t l = 0; l < 3; l++) {
+	for (size_t l = 0; l < 4; l++) {
 		kcore_json_array_begin(j, lists[l]);
 		for (size_t i = 0; i < md->nfields; i++)
 			if (!strcmp(md->fields[i].key, lists[l]))

@@ -571,6 +571,10 @@ struct kcore_error *cli_read_time(struct kcore_source *src, uint64_t addr,
 				     "excluded pages)"
 				   : "the dump has no time map (written "
 				     "before kcoredump recorded one)";
+		if (kcore_metadata_get(&md, "read_time_omitted"))
+			ret->why = "not in the note, or not read: the note "
+				   "holds the first cells of the time map "
+				   "only (the acquisition record has all)";
 		for (int phys = mode == CLI_READ_TIME_PHYSICAL;
 		     phys <= (mode != CLI_READ_TIME_VIRTUAL) && !ret->known;
 		     phys++) {

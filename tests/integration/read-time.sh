@@ -104,4 +104,61 @@ rc=$?
 check "pn-xnum: dump exits 0 ($rc: $(head -c 200 err))" [ "$rc" = 0 ]
 check "pn-xnum: at most one cell per segment" \
 	jqe '(.read.time_map.cells | length) <= (.segments | length) and (.read.time_map.cells | map(.[0]) | unique | length) == (.read.time_map.cells | length)' x.json
+
+# --read-order: a file is read in address order unless asked;
+# volatile-first reads the kernel image first (in the RAM segment that
+# holds it, at its physical address) and writes the same dump.
+check "a file source: address order, no phase read first" \
+	jqe '.read.order == "address" and .read.phases == []' a.json
+k dump -q "$src" --read-order volatile-first -o v.elf --record v.json 2> err
+rc=$?
+check "--read-order volatile-first exits 0 ($rc: $(head -c 200 err))" [ "$rc" = 0 ]
+check "record: the image read first, 52 MiB of RAM at 0x2f000000" \
+	jqe '.read.order == "volatile-first" and .read.phases[0].what == "image" and .read.phases[0].length == 54525952 and (.segments[.read.phases[0].segment] | .class == "ram" and (.paddr | ltrimstr("0x") | explode | length) > 0)' v.json
+check "record: every cell apart from them (and the image's copy) read after" \
+	jqe '.segments as $s | .read.phases as $p | ($p | map(.end_us) | max) as $e | [.read.time_map.cells[] | select(. as $c | $s[$c[0]].class != "text" and all($p[]; $c[0] != .segment or $c[1] + $c[2] <= .offset or $c[1] >= .offset + .length)) | .[3]] | length > 3 and all(. >= $e - 1)' v.json
+check "the same dump in both orders (segment digest root)" \
+	jqe --slurpfile a a.json '.output.segment_digest_root == $a[0].output.segment_digest_root' v.json
+k info --json v.elf > v-info.json 2> err
+check "info --json: read_order and the read_phase lines" \
+	jqe '[.notes[] | select(.metadata) | .metadata | [.read_order, .read_phase[0].what]] == [["volatile-first", "image"]]' v-info.json
+k info v.elf > v-info.txt 2>&1
+check "info: the phases" grep -q "read_phase  *what=image segment=" v-info.txt
+k dump -q "$src" --read-order sideways -o w.elf 2> err
+rc=$?
+check "--read-order sideways: a usage error ($rc)" \
+	[ "$rc" = 2 ] && grep -q "not address or volatile-first" err
+
+# verify --live: only a dump of this boot's live kernel.
+k verify --live a.elf > live.out 2> live.err
+rc=$?
+check "verify --live of a file's dump: refused, exit 4 ($rc), one line" \
+	[ "$rc" = 4 ] && [ "$(wc -l < live.err)" = 1 ] && grep -q "a.elf.*no boot ID" live.err
+cp --sparse=always a.elf b.elf
+python3 - b.elf << 'PY'
+import os, sys
+# The note and the trailer with the final metadata: every copy.
+fd, off, n = os.open(sys.argv[1], os.O_RDWR), 0, 0
+while True:
+    try:
+        off = os.lseek(fd, off, os.SEEK_DATA)
+    except OSError:
+        break
+    end = os.lseek(fd, off, os.SEEK_HOLE)
+    data = os.pread(fd, min(end - off, 64 << 20), off)
+    at = data.find(b"\nread_order=address\n")
+    while at >= 0:
+        os.pwrite(fd, b"\nboot_id=0123456789\n", off + at)
+        n += 1
+        at = data.find(b"\nread_order=address\n", at + 1)
+    off = end
+assert n > 0
+PY
+k verify --live b.elf > live.out 2> live.err
+rc=$?
+check "verify --live of another boot's dump: refused, exit 4 ($rc), one line" \
+	[ "$rc" = 4 ] && [ "$(wc -l < live.err)" = 1 ] && grep -q "b.elf.*another boot (boot ID 0123456789" live.err
+k verify --live a.elf "$src" > /dev/null 2> err
+rc=$?
+check "verify --live with a SOURCE: a usage error ($rc)" [ "$rc" = 2 ]
 finish

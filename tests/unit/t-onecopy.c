@@ -9,9 +9,18 @@
  * PT_LOAD and through RAM's must be equal (drgn reads the first, crash the
  * second), the image's PT_LOAD must share RAM's file bytes, and the dump
  * must verify.
+ *
+ * The read order (issue 51): the same stamps say which page was read
+ * when.  With --read-order volatile-first every page of the image is read
+ * before any other page of RAM (and the note and the result list the
+ * image as the one part read first, in RAM's segment at the image's
+ * physical address); in address order the RAM below the image comes
+ * first.  The output's layout is the same either way: the checks above
+ * hold for both orders, in a sparse file, a .zst and a pipe.
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +30,7 @@
 
 #include "kcoredump/dump.h"
 #include "kcoredump/kcore.h"
+#include "kcoredump/notes.h"
 #include "kcoredump/source.h"
 #include "kcoredump/verify.h"
 #include "elfcore.h"
@@ -99,6 +109,10 @@ static void make_core(const char *path)
 	free(ram);
 }
 
+static enum kcore_read_order order = KCORE_READ_ORDER_DEFAULT;
+static struct kcore_read_phase phase; /* the last dump's first phase */
+static size_t nphases;
+
 static struct kcore_error *dump(const char *core, const char *out,
 				enum kcore_compress c)
 {
@@ -106,10 +120,12 @@ static struct kcore_error *dump(const char *core, const char *out,
 	struct kcore_open_opts oo = { .io = &ops };
 	struct kcore_selection sel = { 0 };
 	struct kcore_dump_opts opts = { .output = out,
+					.force = true,
 					.format = KCORE_FORMAT_ELF,
 					.compress = c,
 					.threads = 2,
-					.block_size = 1u << 20 };
+					.block_size = 1u << 20,
+					.read_order = order };
 	struct kcore_dump_result res;
 	struct kcore_source *src;
 	struct kcore_plan *plan;
@@ -121,6 +137,9 @@ static struct kcore_error *dump(const char *core, const char *out,
 	err = kcore_plan_create(src, &sel, &plan);
 	if (!err) {
 		err = kcore_dump(src, plan, &opts, &res);
+		nphases = res.nread_phases;
+		if (nphases)
+			phase = res.read_phases[0];
 		if (!err)
 			kcore_dump_result_deinit(&res);
 		kcore_plan_destroy(plan);
@@ -185,6 +204,97 @@ static void check(const char *what, const char *path, bool plain)
 	free(b);
 }
 
+/* The stamps of the dump's RAM pages [lo, hi): their smallest and
+ * largest. */
+static bool stamps(struct kcore_source *s, uint64_t lo, uint64_t hi,
+		   uint64_t *min, uint64_t *max)
+{
+	*min = UINT64_MAX;
+	*max = 0;
+	for (uint64_t pa = lo; pa < hi; pa += PAGESZ) {
+		uint64_t v;
+		struct kcore_error *err =
+			kcore_source_read_vaddr(s, DIRECT + pa, &v, sizeof(v));
+
+		if (err) {
+			kcore_error_destroy(err);
+			return false;
+		}
+		*min = v < *min ? v : *min;
+		*max = v > *max ? v : *max;
+	}
+	return true;
+}
+
+/* Which pages a dump in order o read first, and what its note says. */
+static void check_order(const char *core, const char *out,
+			enum kcore_read_order o)
+{
+	const char *name = kcore_read_order_name(o);
+	struct kcore_source *s = NULL;
+	struct kcore_error *err;
+	uint64_t img_min, img_max, lo_min, lo_max, hi_min, hi_max;
+	bool all;
+
+	order = o;
+	err = dump(core, out, KCORE_COMPRESS_NONE);
+	order = KCORE_READ_ORDER_DEFAULT;
+	ok(!err, "%s: dumped", name);
+	if (!err)
+		err = kcore_source_open(out, NULL, &s);
+	if (err) {
+		fprintf(stderr, "# %s\n", err->message);
+		kcore_error_destroy(err);
+		return;
+	}
+	all = stamps(s, TEXT_PA, TEXT_PA + TEXT_SIZE, &img_min, &img_max) &&
+	      stamps(s, 0, TEXT_PA, &lo_min, &lo_max) &&
+	      stamps(s, TEXT_PA + TEXT_SIZE, RAM_SIZE, &hi_min, &hi_max);
+	ok(all, "%s: the stamps read back", name);
+	if (o == KCORE_READ_ORDER_VOLATILE_FIRST) {
+		ok(all && img_max < lo_min && img_max < hi_min,
+		   "%s: every page of the image was read before the rest "
+		   "(image %" PRIu64 "-%" PRIu64 ", RAM from %" PRIu64 ")",
+		   name, img_min, img_max, lo_min < hi_min ? lo_min : hi_min);
+		ok(nphases == 1 && !strcmp(phase.what, "image") &&
+			   phase.segment == 0 && phase.offset == TEXT_PA &&
+			   phase.length == TEXT_SIZE &&
+			   phase.bytes == TEXT_SIZE,
+		   "%s: one phase, the image in RAM's segment at its physical "
+		   "address",
+		   name);
+	} else {
+		ok(all && lo_max < img_min && img_max < hi_min,
+		   "%s: RAM below the image, the image, RAM above it", name);
+		ok(nphases == 0, "%s: no phase read first", name);
+	}
+	/* The note: the order and its phase. */
+	static const char want[] = "what=image segment=0 "
+				   "offset=0x0000000001000000 "
+				   "length=0x0000000000100000 start_us=";
+	bool noted = false;
+
+	for (size_t i = 0; i < kcore_source_nnotes(s); i++) {
+		const struct kcore_note *n = kcore_source_note(s, i);
+		struct kcore_metadata md;
+		const char *v, *p;
+
+		if (strcmp(n->name, "KCOREDUMP") != 0 ||
+		    kcore_note_metadata(s, n, &md))
+			continue;
+		v = kcore_metadata_get(&md, "read_order");
+		p = kcore_metadata_get(&md, "read_phase");
+		noted = v && !strcmp(v, name) &&
+			(o == KCORE_READ_ORDER_VOLATILE_FIRST
+				 ? p && !strncmp(p, want, strlen(want))
+				 : !p);
+		kcore_metadata_deinit(&md);
+	}
+	ok(noted, "%s: the note says read_order=%s and its phases", name, name);
+	kcore_source_destroy(s);
+	check(name, out, true);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/t-onecopy.XXXXXX", core[64], out[64], zst[64];
@@ -214,8 +324,9 @@ int main(void)
 	else
 		check(".zst ELF", zst, false);
 
-	/* A pipe: the stream layer's in-order writes, into a file. */
-	{
+	/* A pipe: the stream layer's in-order writes, into a file; in both
+	 * orders (volatile-first keeps what it read first in memory). */
+	for (int k = 0; k < 2; k++) {
 		int fds[2], saved, fd;
 		pid_t pid;
 
@@ -239,16 +350,38 @@ int main(void)
 		saved = dup(STDOUT_FILENO);
 		dup2(fds[1], STDOUT_FILENO);
 		close(fds[1]);
+		order = k ? KCORE_READ_ORDER_VOLATILE_FIRST
+			  : KCORE_READ_ORDER_ADDRESS;
 		err = dump(core, "-", KCORE_COMPRESS_NONE);
+		order = KCORE_READ_ORDER_DEFAULT;
 		dup2(saved, STDOUT_FILENO);
 		close(saved);
 		waitpid(pid, NULL, 0);
-		ok(!err, "piped ELF: dumped");
+		ok(!err && nphases == (size_t)k, "piped ELF, %s: dumped",
+		   kcore_read_order_name(k ? KCORE_READ_ORDER_VOLATILE_FIRST
+					   : KCORE_READ_ORDER_ADDRESS));
 		if (err)
 			kcore_error_destroy(err);
 		else
-			check("piped ELF", piped, true);
+			check(k ? "piped ELF, volatile-first" : "piped ELF",
+			      piped, true);
 	}
+
+	/* A file source is read in address order unless asked. */
+	order = KCORE_READ_ORDER_VOLATILE_FIRST;
+	err = dump(core, zst, KCORE_COMPRESS_ZSTD);
+	order = KCORE_READ_ORDER_DEFAULT;
+	ok(!err && nphases == 1, "volatile-first .zst: dumped, image first");
+	if (err)
+		kcore_error_destroy(err);
+	else
+		check("volatile-first .zst", zst, false);
+	check_order(core, out, KCORE_READ_ORDER_VOLATILE_FIRST);
+	check_order(core, out, KCORE_READ_ORDER_ADDRESS);
+	err = dump(core, out, KCORE_COMPRESS_NONE);
+	ok(!err && nphases == 0, "a file source: address order by default");
+	if (err)
+		kcore_error_destroy(err);
 
 	unlink(core);
 	unlink(out);

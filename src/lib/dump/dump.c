@@ -33,6 +33,7 @@
 #include "kcoredump/kcore.h"
 #include "kcoredump/output.h"
 #include "pool.h"
+#include "read-order.h"
 #include "read-times.h"
 #include "smear.h"
 #include "source-impl.h"
@@ -54,6 +55,14 @@ struct job {
 	bool gap;		/* a hole: b.seg, b.off, b.len; not read */
 };
 
+/* A read phase of the volatile-first order (res->read_phases[i]): its
+ * bytes and per-page flags, kept until the address-order pass takes
+ * them. */
+struct first {
+	unsigned char *buf, *hole, *bad;
+	uint64_t t; /* kcore_read_times_now() as its read began */
+};
+
 struct dump {
 	struct kcore_source *src;
 	struct kcore_plan *plan;
@@ -67,6 +76,7 @@ struct dump {
 	struct kcore_extents ext;
 	struct kcore_read_times tm;	 /* when each part was read */
 	struct kcore_smear_state *smear; /* --smear-check, or NULL */
+	struct first *first;		 /* per read phase (volatile-first) */
 	uint64_t copy_chunk;		 /* the copy path's block */
 	/* The jobs, one per slot of the worker pool (common/pool.c). */
 	struct job *ring;
@@ -497,16 +507,96 @@ static void fill_shared(struct dump *d, struct job *j)
 		memset(j->b.bad, 0, j->b.pages);
 }
 
+/* Pages of job j's bytes [pos, end) (segment offsets) as the read
+ * phase i read them: bytes and flags, *t_first its start when earlier. */
+static void take_first(struct dump *d, struct job *j, size_t i, uint64_t pos,
+		       uint64_t end, uint64_t *t_first)
+{
+	const struct kcore_read_phase *ph = &d->res->read_phases[i];
+	const struct first *f = &d->first[i];
+
+	memcpy(j->b.buf + (pos - j->b.off), f->buf + (pos - ph->offset),
+	       end - pos);
+	for (uint64_t p = pos; p < end; p += d->page - p % d->page) {
+		uint64_t jp = (p - j->b.off) / d->page;
+		uint64_t fp = (p - ph->offset) / d->page;
+
+		j->b.hole[jp] = f->hole[fp];
+		if (j->b.bad)
+			j->b.bad[jp] = f->bad[fp];
+	}
+	if (f->t < *t_first)
+		*t_first = f->t;
+}
+
+static void drop_first(struct dump *d, size_t i)
+{
+	struct first *f = &d->first[i];
+
+	free(f->buf);
+	free(f->hole);
+	free(f->bad);
+	f->buf = f->hole = f->bad = NULL;
+}
+
+/* Segment bytes [pos, end) of job j, data: from the read phases that
+ * hold them (disjoint), the rest read now. */
+static void read_part(struct dump *d, struct job *j, uint64_t pos, uint64_t end,
+		      uint64_t *t_first)
+{
+	const struct kcore_plan_segment *seg = &d->plan->segs[j->b.seg];
+
+	while (pos < end) {
+		uint64_t stop = end, t;
+		size_t i, n = d->first ? d->res->nread_phases : 0;
+
+		for (i = 0; i < n; i++) {
+			const struct kcore_read_phase *ph =
+				&d->res->read_phases[i];
+
+			if (ph->segment != j->b.seg || !d->first[i].buf ||
+			    ph->offset + ph->length <= pos ||
+			    ph->offset >= stop)
+				continue;
+			if (ph->offset <= pos)
+				break;
+			stop = ph->offset; /* read up to it */
+		}
+		if (i < n) {
+			const struct kcore_read_phase *ph =
+				&d->res->read_phases[i];
+
+			if (ph->offset + ph->length < stop)
+				stop = ph->offset + ph->length;
+			take_first(d, j, i, pos, stop, t_first);
+			/* The pass goes forward: its end taken, the phase is
+			 * done with. */
+			if (stop == ph->offset + ph->length)
+				drop_first(d, i);
+			pos = stop;
+			continue;
+		}
+		t = kcore_read_times_now();
+		read_range(d, j, pos - j->b.off,
+			   kcore_extent_source(seg, pos, NULL, NULL),
+			   stop - pos);
+		kcore_read_times_add(&d->tm, j->b.seg, pos, stop - pos, t);
+		pos = stop;
+	}
+}
+
 static void fill_job(struct dump *d, struct job *j)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[j->b.seg];
 	uint64_t pos = j->b.off, end = j->b.off + j->b.len;
 	uint64_t pages = (j->b.len + d->page - 1) / d->page;
 
-	if (d->smear)
-		kcore_smear_block(d->smear, j->b.slot, j->b.seg, j->b.off,
-				  j->b.len, seg->shared);
+	uint64_t t_first = kcore_read_times_now();
+
 	if (seg->shared) {
+		if (d->smear)
+			kcore_smear_block(d->smear, j->b.slot, j->b.seg,
+					  j->b.off, j->b.len, true, t_first);
 		fill_shared(d, j);
 		return;
 	}
@@ -529,13 +619,12 @@ static void fill_job(struct dump *d, struct job *j)
 		}
 		if (de > end)
 			de = end;
-		uint64_t t = kcore_read_times_now();
-
-		read_range(d, j, pos - j->b.off,
-			   kcore_extent_source(seg, pos, NULL, NULL), de - pos);
-		kcore_read_times_add(&d->tm, j->b.seg, pos, de - pos, t);
+		read_part(d, j, pos, de, &t_first);
 		pos = de;
 	}
+	if (d->smear)
+		kcore_smear_block(d->smear, j->b.slot, j->b.seg, j->b.off,
+				  j->b.len, false, t_first);
 	if (d->share_buf)
 		keep_shared(d, j);
 }
@@ -710,6 +799,98 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 		off = end;
 	}
 	return NULL;
+}
+
+/* ---- the volatile-first order ---- */
+
+/*
+ * Which parts are read first (kcore_dump_opts.read_order), before the
+ * read's clock starts: the walk of the page tables is not part of it.
+ */
+static struct kcore_error *plan_first(struct dump *d)
+{
+	enum kcore_read_order o = d->opts->read_order;
+
+	if (o != KCORE_READ_ORDER_ADDRESS &&
+	    o != KCORE_READ_ORDER_VOLATILE_FIRST)
+		o = d->src->info.kind == KCORE_SOURCE_LIVE_KCORE
+			    ? KCORE_READ_ORDER_VOLATILE_FIRST
+			    : KCORE_READ_ORDER_ADDRESS;
+	d->res->read_order = o;
+	if (o != KCORE_READ_ORDER_VOLATILE_FIRST)
+		return NULL;
+	return kcore_read_phases(d->src, d->plan, d->page, KCORE_READ_FIRST_MAX,
+				 &d->res->read_phases, &d->res->nread_phases);
+}
+
+/*
+ * The read phases, one after the other, into memory: their data extents
+ * as the pipeline reads them (unreadable pages as zeros, recorded now),
+ * their cells of the time map; fill_job() takes them in address order.
+ */
+static struct kcore_error *read_first(struct dump *d)
+{
+	size_t n = d->res->nread_phases;
+
+	if (!n)
+		return NULL;
+	d->first = calloc(n, sizeof(*d->first));
+	if (!d->first)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < n; i++) {
+		struct kcore_read_phase *ph = &d->res->read_phases[i];
+		struct first *f = &d->first[i];
+		uint64_t pages = (ph->length + d->page - 1) / d->page;
+		uint64_t pos = ph->offset, end = ph->offset + ph->length;
+		struct job j = { .b = { .seg = ph->segment,
+					.off = ph->offset } };
+		struct kcore_error *err;
+
+		f->buf = malloc(ph->length);
+		f->hole = malloc(pages);
+		f->bad = calloc(pages, 1);
+		if (!f->buf || !f->hole || !f->bad)
+			return &kcore_error_nomem;
+		memset(f->hole, 1, pages);
+		j.b.buf = f->buf;
+		j.b.hole = f->hole;
+		j.b.bad = f->bad;
+		f->t = kcore_read_times_now();
+		ph->start_ns = f->t - d->tm.t0;
+		d->ext.valid = false;
+		while (pos < end) {
+			uint64_t ds, de, t = kcore_read_times_now();
+
+			kcore_extent_next(&d->ext, ph->segment, pos, &ds, &de);
+			if (ds >= end)
+				break;
+			if (de > end)
+				de = end;
+			read_range(
+				d, &j, ds - ph->offset,
+				kcore_extent_source(&d->plan->segs[ph->segment],
+						    ds, NULL, NULL),
+				de - ds);
+			kcore_read_times_add(&d->tm, ph->segment, ds, de - ds,
+					     t);
+			ph->bytes += de - ds;
+			pos = de;
+		}
+		ph->end_ns = kcore_read_times_now() - d->tm.t0;
+		err = check_cancel(d);
+		if (err)
+			return err;
+	}
+	d->ext.valid = false;
+	return NULL;
+}
+
+static void free_first(struct dump *d)
+{
+	for (size_t i = 0; d->first && i < d->res->nread_phases; i++)
+		drop_first(d, i);
+	free(d->first);
+	d->first = NULL;
 }
 
 /* ---- the copy path ---- */
@@ -947,6 +1128,7 @@ static void teardown(struct dump *d)
 	free(d->share_buf);
 	free(d->share_hole);
 	kcore_read_times_deinit(&d->tm);
+	free_first(d);
 	kcore_smear_destroy(d->smear);
 	d->smear = NULL;
 }
@@ -1049,11 +1231,15 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	st->seek_data = d.ext.use_seek;
 	for (size_t i = 0; i < plan->nsegs; i++)
 		st->bytes_total += plan->segs[i].size;
+	err = plan_first(&d);
+	if (err)
+		goto out;
 	d.t0 = now_ns(CLOCK_MONOTONIC);
 	st->start_ns = now_ns(CLOCK_REALTIME);
 	err = kcore_read_times_init(&d.tm, plan, ret);
 	if (err)
 		goto out;
+	kcore_read_times_reserve(&d.tm, plan, &d.ext);
 	err = kcore_output_open(opts->output,
 				&(struct kcore_output_opts){
 					.force = opts->force,
@@ -1109,6 +1295,8 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 			err = start_workers(&d, threads);
 	}
 	st->phase = "reading";
+	if (!err)
+		err = read_first(&d);
 	if (!err && copy) {
 		struct job cj = { 0 };
 
@@ -1196,5 +1384,6 @@ void kcore_dump_result_deinit(struct kcore_dump_result *res)
 	free(res->output_path);
 	free(res->read_times);
 	free(res->smear.changes);
+	free(res->read_phases);
 	memset(res, 0, sizeof(*res));
 }

@@ -76,6 +76,41 @@ struct kcore_error *kcore_read_times_init(struct kcore_read_times *tm,
 	return NULL;
 }
 
+void kcore_read_times_reserve(struct kcore_read_times *tm,
+			      const struct kcore_plan *plan,
+			      struct kcore_extents *ext)
+{
+	size_t n = 0;
+
+	for (size_t si = 0; si < plan->nsegs; si++) {
+		const struct kcore_plan_segment *seg = &plan->segs[si];
+		uint64_t off = 0, ds, de;
+
+		if (seg->shared) {
+			n += tm->base[si + 1] - tm->base[si];
+			continue;
+		}
+		ext->valid = false;
+		while (off < seg->size) {
+			kcore_extent_next(ext, si, off, &ds, &de);
+			if (ds >= seg->size)
+				break;
+			/* The cells [ds, de) touches, one counted once. */
+			uint64_t first = ds / tm->grain,
+				 last = (de - 1) / tm->grain;
+
+			if (off && first == (off - 1) / tm->grain)
+				first++;
+			if (last >= first)
+				n += last - first + 1;
+			off = de;
+		}
+	}
+	ext->valid = false;
+	tm->res->read_time_cells =
+		n < KCORE_READ_TIME_NOTE_CELLS ? n : KCORE_READ_TIME_NOTE_CELLS;
+}
+
 static void cell_add(struct kcore_read_time *c, uint64_t start, uint64_t end)
 {
 	if (!c->read || start < c->start_ns)

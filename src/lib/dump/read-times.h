@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "extent.h"
 #include "kcoredump/dump.h"
 
 struct kcore_read_times {
@@ -28,6 +29,12 @@ struct kcore_read_times {
 struct kcore_error *kcore_read_times_init(struct kcore_read_times *tm,
 					  const struct kcore_plan *plan,
 					  struct kcore_dump_result *res);
+/* The cells the note makes room for (res->read_time_cells): those that
+ * hold data, as the extent walker finds them (a shared segment's cells
+ * all), at most KCORE_READ_TIME_NOTE_CELLS. */
+void kcore_read_times_reserve(struct kcore_read_times *tm,
+			      const struct kcore_plan *plan,
+			      struct kcore_extents *ext);
 /* The clock of the map. */
 uint64_t kcore_read_times_now(void);
 /* Bytes [off, off + len) of segment seg were read from t (a

@@ -22,10 +22,12 @@ struct kcore_error *kcore_smear_start(struct kcore_source *src,
 				      double fraction, uint64_t page,
 				      size_t slots,
 				      struct kcore_smear_state **ret);
-/* The reading thread: ring slot slot is about to hold segment seg's
- * bytes [off, off + len) (a shared segment's copy: not checked). */
+/* The reading thread: ring slot slot holds segment seg's bytes [off,
+ * off + len) (a shared segment's copy: not checked), whose reads began at
+ * t (kcore_read_times_now(): the earliest, when a read phase of the
+ * volatile-first order held some of them). */
 void kcore_smear_block(struct kcore_smear_state *s, size_t slot, size_t seg,
-		       uint64_t off, uint64_t len, bool shared);
+		       uint64_t off, uint64_t len, bool shared, uint64_t t);
 /* A worker: block b as read (holes and unreadable pages are skipped). */
 void kcore_smear_hash(struct kcore_smear_state *s, const struct kcore_block *b);
 /* After the reads: read the blocks again, into *ret. */

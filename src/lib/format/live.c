@@ -12,6 +12,23 @@
 
 #include "source-impl.h"
 
+bool kcore_boot_id(char out[64])
+{
+	FILE *b = fopen("/proc/sys/kernel/random/boot_id", "re");
+	bool ok = b && fgets(out, 64, b);
+
+	if (b)
+		fclose(b);
+	if (!ok)
+		return false;
+	out[strcspn(out, "\n")] = '\0';
+	for (char *c = out; *c; c++)
+		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f') ||
+		      *c == '-'))
+			return false;
+	return out[0] != '\0';
+}
+
 /* Largest VMCOREINFO note we accept from memory. */
 #define MAX_VMCOREINFO_NOTE (1u << 20)
 

@@ -184,3 +184,26 @@ int kcore_exclude_parse(const char *s)
 	}
 	return (int)level;
 }
+
+/* The names of the read orders (dump --read-order, the note's read_order=). */
+static const char *const order_names[] = {
+	[KCORE_READ_ORDER_ADDRESS] = "address",
+	[KCORE_READ_ORDER_VOLATILE_FIRST] = "volatile-first",
+};
+
+const char *kcore_read_order_name(enum kcore_read_order o)
+{
+	return o == KCORE_READ_ORDER_ADDRESS ||
+			       o == KCORE_READ_ORDER_VOLATILE_FIRST
+		       ? order_names[o]
+		       : "default";
+}
+
+int kcore_read_order_from_name(const char *name)
+{
+	for (int i = KCORE_READ_ORDER_ADDRESS;
+	     name && i <= KCORE_READ_ORDER_VOLATILE_FIRST; i++)
+		if (!strcmp(order_names[i], name))
+			return i;
+	return -1;
+}

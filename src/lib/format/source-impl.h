@@ -135,6 +135,9 @@ struct kcore_error *kcore_classify_segments(struct kcore_source *src);
 /* Explain why opening path failed; live says it is the kernel's kcore. */
 struct kcore_error *kcore_explain_open_error(const char *path, int errnum,
 					     bool live, const char *sysroot);
+/* This boot's ID (/proc/sys/kernel/random/boot_id, 36 characters of
+ * hex digits and dashes), or false. */
+bool kcore_boot_id(char out[64]);
 /* Where /sys/kernel/vmcoreinfo (under sysroot) says the VMCOREINFO note
  * of an old kernel is, and the file's name in path; *ret_size 0: no such
  * file. */

@@ -133,7 +133,8 @@ static uint64_t header_room(const struct elf_writer *ew)
 {
 	/* The time map's lines, which compress poorly. */
 	return 4096 + 40 * (uint64_t)ew->w.ws->plan->nsegs +
-	       64 * (uint64_t)ew->w.ws->res->read_time_cells;
+	       64 * (uint64_t)(ew->w.ws->res->read_time_cells +
+			       ew->w.ws->res->nread_phases);
 }
 
 /*

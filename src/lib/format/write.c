@@ -23,7 +23,7 @@
  * the unreadable ranges listed (the first META_UNREADABLE of them). */
 #define META_UNREADABLE	     16
 #define META_UNREADABLE_LINE 96
-#define META_SLACK	     (64 + META_UNREADABLE * META_UNREADABLE_LINE)
+#define META_SLACK	     (128 + META_UNREADABLE * META_UNREADABLE_LINE)
 /* Room for one "read_time=" line of the time map, at its longest. */
 #define META_READ_TIME_LINE 160
 
@@ -215,6 +215,14 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		o->no_hash ? "none" : kcore_block_hash_note_name(o->block_hash),
 		KCORE_HASH_BLOCK,
 		kcore_digest_location_name(w->digest_location));
+	/* The boot the live kernel's memory is of: verify --live checks
+	 * that a dump is of this one. */
+	if (in->kind == KCORE_SOURCE_LIVE_KCORE) {
+		char boot[64];
+
+		if (kcore_boot_id(boot))
+			fprintf(f, "boot_id=%s\n", boot);
+	}
 	meta_text(f, "case", o->case_id);
 	meta_text(f, "examiner", o->examiner);
 	meta_text(f, "notes", o->notes);
@@ -255,15 +263,37 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 			"smear_pages=%020" PRIu64
 			"\nsmear_pages_changed=%020" PRIu64 "\n",
 			ws->res->smear.all.pages, ws->res->smear.all.changed);
+	/* The read order, and its phases in the order they were read. */
+	fprintf(f, "read_order=%s\n",
+		kcore_read_order_name(ws->res->read_order));
+	for (size_t i = 0; i < ws->res->nread_phases; i++) {
+		const struct kcore_read_phase *p = &ws->res->read_phases[i];
+
+		fprintf(f,
+			"read_phase=what=%s segment=%zu offset=0x%016" PRIx64
+			" length=0x%016" PRIx64 " start_us=%" PRIu64
+			" end_us=%" PRIu64 "\n",
+			p->what, p->segment, p->offset, p->length,
+			p->start_ns / 1000, (p->end_ns + 999) / 1000);
+	}
 	/* The time map: when each cell of each segment was read. */
 	if (ws->res->read_time_cells)
 		fprintf(f, "read_time_grain=0x%016" PRIx64 "\n",
 			ws->res->read_time_grain);
+	size_t cells = 0, omitted = 0;
+
 	for (size_t i = 0; i < ws->res->nread_times; i++) {
 		const struct kcore_read_time *t = &ws->res->read_times[i];
 
 		if (!t->read)
 			continue;
+		/* Past the room the note has for them (the cells that
+		 * hold data, KCORE_READ_TIME_NOTE_CELLS at most). */
+		if (cells == ws->res->read_time_cells) {
+			omitted++;
+			continue;
+		}
+		cells++;
 		fprintf(f,
 			"read_time=segment=%zu offset=0x%016" PRIx64
 			" length=0x%016" PRIx64 " start_us=%" PRIu64
@@ -271,6 +301,8 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 			t->segment, t->offset, t->length, t->start_ns / 1000,
 			(t->end_ns + 999) / 1000);
 	}
+	if (omitted)
+		fprintf(f, "read_time_omitted=%020zu\n", omitted);
 	/* What could not be read: the first ranges, in the output's
 	 * segments (all of them are in the dump's summary). */
 	for (size_t i = 0; i < ws->res->nerrors && i < META_UNREADABLE; i++) {
@@ -330,8 +362,10 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 	memset(ret, 0, sizeof(*ret));
 	if (!meta)
 		return &kcore_error_nomem;
-	ret->meta_len = meta_len + META_SLACK +
-			w->ws->res->read_time_cells * META_READ_TIME_LINE;
+	ret->meta_len =
+		meta_len + META_SLACK +
+		(w->ws->res->read_time_cells + w->ws->res->nread_phases) *
+			META_READ_TIME_LINE;
 	for (size_t i = 0; i < src->nnotes; i++) {
 		const struct kcore_note *n = &src->notes[i];
 

@@ -9,6 +9,7 @@ only, plus drgn for `ram` when Debian's python3-drgn is installed).
   dumpcheck.py zst DIR       dump-verify-zst: t.elf.zst against t.elf
   dumpcheck.py smear DIR     smear: smear.elf + smear.json + the record +
                              dirty-pages (the dirtier's physical pages)
+  dumpcheck.py smear-bench DIR  smear-bench: the two orders' records
 Prints TAP-like "ok"/"not ok" lines; exits 1 on any failure.
 """
 import hashlib
@@ -696,6 +697,68 @@ def cmd_zst(d):
     os.unlink(out)
 
 
+def check_order(rec, what):
+    """A volatile-first record: the image first, the phases one after the
+    other, every other cell of the time map read after the last of them.
+    Returns (first phase start, last phase end) in seconds."""
+    r = rec["read"]
+    check(r["order"] == "volatile-first", "%s: read in the volatile-first order" % what, r["order"])
+    ph = r["phases"]
+    check(len(ph) >= 1 and ph[0]["what"] == "image" and ph[0]["bytes_read"] > 0,
+          "%s: the kernel image is the first phase" % what, json.dumps(ph[:2]))
+    check(all(ph[i]["start_us"] >= ph[i - 1]["end_us"] - 1 for i in range(1, len(ph))),
+          "%s: the phases read one after the other (%d: %s)" % (what, len(ph), ", ".join(sorted({p["what"] for p in ph}))))
+    end = max(p["end_us"] for p in ph) if ph else 0
+    # The cells apart from the phases' (and the image segment's, whose
+    # times are those of the RAM it was copied from).
+    rest = [c for c in r["time_map"]["cells"]
+            if rec["segments"][c[0]]["class"] != "text"
+            and not any(c[0] == p["segment"] and c[1] < p["offset"] + p["length"] and c[1] + c[2] > p["offset"]
+                        for p in ph)]
+    first_rest = min((c[3] for c in rest), default=None)
+    check(first_rest is not None and first_rest >= end - 1,
+          "%s: the bulk of RAM read after them (first other cell at %s us, phases ended at %d us)"
+          % (what, first_rest, end))
+    return (ph[0]["start_us"] / 1e6 if ph else 0, end / 1e6)
+
+
+def window(rec, parts, inside):
+    """When the time map's cells holding the bytes of parts (phases:
+    segment, offset, length) were read: (first, last) in seconds; inside:
+    the cells wholly inside a part only (a cell at a part's edge holds
+    other bytes, read at other times)."""
+    cells = [c for c in rec["read"]["time_map"]["cells"]
+             if any(c[0] == p["segment"] and (p["offset"] <= c[1] and c[1] + c[2] <= p["offset"] + p["length"]
+                                              if inside else c[1] < p["offset"] + p["length"] and c[1] + c[2] > p["offset"])
+                    for p in parts)]
+    return (min(c[3] for c in cells) / 1e6, max(c[4] for c in cells) / 1e6) if cells else (-1, -1)
+
+
+def cmd_smear_bench(d):
+    """The two orders of one boot: both records checked; a row each."""
+    vf = load_json(os.path.join(d, "volatile-first-record.json"))
+    ad = load_json(os.path.join(d, "address-record.json"))
+    check_order(vf, "default order")
+    check(ad["read"]["order"] == "address" and ad["read"]["phases"] == [],
+          "--read-order address: no phase read first")
+    phases = vf["read"]["phases"]
+    image = [p for p in phases if p["what"] == "image"]
+    tables = [p for p in phases if p["what"] == "page-tables"]
+    for name, rec in (("volatile-first (default)", vf), ("address", ad)):
+        sm = rec["smear"]
+        check(sm is not None and sm["live"] and sm["pages"] > 0, "%s: a smear report on the live kernel" % name)
+        if rec is vf:  # the phases' own times
+            img = (image[0]["start_us"] / 1e6, image[-1]["end_us"] / 1e6)
+            tab = (tables[0]["start_us"] / 1e6, tables[-1]["end_us"] / 1e6) if tables else (-1, -1)
+        else:
+            img, tab = window(rec, image, True), window(rec, tables, False)
+        print("# row | %s | %.1f s | %d | %d | %.2f%% | %s | image read %.2f-%.2f s | page tables %.2f-%.2f s | check %.1f s"
+              % (name, rec["read"]["seconds"], sm["pages"], sm["pages_changed"],
+                 100.0 * sm["pages_changed"] / max(1, sm["pages"]),
+                 " | ".join("%s %d / %d" % (k, v["changed"], v["pages"]) for k, v in sorted(sm["by_class"].items())),
+                 img[0], img[1], tab[0], tab[1], sm["seconds"]))
+
+
 def cmd_smear(d):
     """Every page of the dirtier's buffer (changed every millisecond while
     the dump ran) is among the changed runs the smear report lists; the
@@ -707,6 +770,7 @@ def cmd_smear(d):
     check(sm["pages"] > 0 and sm["pages_changed"] > 0 and sm["fraction"] == 1,
           "pages read twice (%d), some changed (%d)" % (sm["pages"], sm["pages_changed"]))
     check(rec["smear"] == sm, "the record carries the same report")
+    check_order(rec, "the default order on the live kernel")
     check(sm["change_runs"] == len(sm["changes"]), "every changed run listed")
     pages = [hexint(line.split()[1]) for line in open(os.path.join(d, "dirty-pages")) if line.startswith("page ")]
     check(len(pages) == 16, "the dirtier's 16 pages", str(len(pages)))
@@ -735,6 +799,26 @@ def cmd_smear(d):
     check(ram["changed"] >= len(pages), "counted as RAM (%d changed)" % ram["changed"])
     check(when is not None and when.get("known") and when["start_us"] <= when["end_us"],
           "info --read-time: when the buffer's first page was read", str(when))
+    # verify --live: the same buffer changed since the dump read it.
+    vl = load_json(os.path.join(d, "verify-live.json"))
+    vs = vl["smear"]
+    check(open(os.path.join(d, "verify-live.rc")).read().strip() == "3" and not vl["ok"],
+          "verify --live: exit 3, pages changed since the dump")
+    check(vl["boot_id"] == rec["host"]["boot_id"] and vl["live_source"] == "/proc/kcore" and vs["live"],
+          "verify --live: this boot's dump against the live kernel", vl["boot_id"])
+    vruns = [(hexint(c["vaddr"]), hexint(c["vaddr"]) + c["length"]) for c in vs["changes"]]
+    vfound = 0
+    for pa in pages:
+        for p in elf.loads():
+            if p["paddr"] not in (0, M64) and p["paddr"] <= pa < p["paddr"] + p["memsz"]:
+                va = p["vaddr"] + pa - p["paddr"]
+                vfound += any(a <= va < b for a, b in vruns)
+                break
+    check(vfound == len(pages), "verify --live: every page of the buffer changed (%d of %d)" % (vfound, len(pages)))
+    check(vs["pages"] >= sm["pages"] * 9 // 10,
+          "verify --live compared about the pages the dump read (%d; the check %d)" % (vs["pages"], sm["pages"]))
+    print("# verify --live: %d of %d pages changed (%.3f%%) since the dump, compared in %.1f s"
+          % (vs["pages_changed"], vs["pages"], 100.0 * vs["pages_changed"] / max(1, vs["pages"]), vs["seconds"]))
     st = j["stats"]
     print("# smear: %d of %d pages changed (%.3f%%) over a read of %.1f s; checked in %.1f s; by class %s; by gap %s"
           % (sm["pages_changed"], sm["pages"], 100.0 * sm["pages_changed"] / max(1, sm["pages"]),
@@ -750,7 +834,7 @@ def main():
         return 2
     cmd, d = sys.argv[1], sys.argv[2]
     fn = {"ram": cmd_ram, "vmalloc": cmd_vmalloc, "range": cmd_range, "zst": cmd_zst,
-          "smear": cmd_smear}.get(cmd)
+          "smear": cmd_smear, "smear-bench": cmd_smear_bench}.get(cmd)
     if not fn:
         print(__doc__, file=sys.stderr)
         return 2
