@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ordered worker pool: the one ring of jobs that the dump pipeline
- * (dump/dump.c) and the compressed stream writer (stream/stream-writer.c)
- * run their blocks and frames through.  Jobs are numbered in the order
+ * (dump/dump.c) and the compressed stream writer
+ * (stream/stream-writer-jobs.c) run their blocks and frames through.  Jobs are numbered in the order
  * they are submitted and job k lives in slot k % slots; worker threads
  * run them in any order, and the owner takes them back in submission
  * order.  The pool owns the order and the threads, not the jobs: what a
