@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The ordered worker pool: the one ring of jobs that the dump pipeline
- * (dump/dump.c) and the compressed stream writer (stream/stream-writer.c)
- * run their blocks and frames through.  Jobs are numbered in the order
- * they are submitted and job k lives in slot k % slots; worker threads
- * run them in any order, and the owner takes them back in submission
- * order.  The pool owns the order and the threads, not the jobs: what a
- * slot holds (buffers, results) is the owner's, indexed by slot.  One
- * thread (the owner's) submits and retires.
+ * (dump/dump.c) and the compressed stream writer
+ * (stream/stream-writer-jobs.c) run their blocks and frames through.
+ * Jobs are numbered in the order they are submitted and job k lives in
+ * slot k % slots; worker threads run them in any order, and the owner
+ * takes them back in submission order.  The pool owns the order and the
+ * threads, not the jobs: what a slot holds (buffers, results) is the
+ * owner's, indexed by slot.  One thread (the owner's) submits and
+ * retires.
  */
 #ifndef KCOREDUMP_POOL_H
 #define KCOREDUMP_POOL_H

@@ -106,8 +106,8 @@ struct kcore_process {
 
 uint64_t kcore_proc_now_ns(void);
 
-/* process-capture.c: ptrace stop, registers, per-thread and process-wide
- * notes. */
+/* process-capture.c: ptrace stop, registers; process-notes.c: per-thread
+ * and process-wide notes; process-procfs.c: the /proc files below. */
 struct kcore_error *kcore_proc_capture(struct kcore_process *p);
 void kcore_proc_detach(struct kcore_process *p);
 /* Build the notes in the kernel's order into *ret (malloc()ed). */
