@@ -4,7 +4,8 @@
 #
 #   kernel/test.sh [--base 6.12|7.3] [--stock|--patched] [--upto N] [--debug]
 #                  [--patches DIR]
-#                  [--5lvl] [--mem SIZE] [--append STR] [--results DIR]
+#                  [--5lvl] [--icount N] [--mem SIZE] [--append STR]
+#                  [--results DIR]
 #                  [--timeout S] [--kernel BZIMAGE]
 #                  [CASE [ARG...]]
 #
@@ -17,8 +18,9 @@
 # kernel-coredump, kernel-lock, kernel-kunit, or any tests/vm case such as
 # info-kcore);
 # ARGs go to the guest script.  --patches DIR builds the series in DIR
-# (build.sh --patches); --5lvl, --mem and --append (kernel command line,
-# repeatable; kernel-vread gets vsyscall=emulate) go to tests/vm/run.sh.
+# (build.sh --patches); --5lvl, --icount (guest time = instructions),
+# --mem and --append (kernel command line, repeatable; kernel-vread gets
+# vsyscall=emulate) go to tests/vm/run.sh.
 # kcoredump
 # and kcore-read for the guest come from $KCOREDUMP_BUILD (default
 # /tmp/kbuild-kcd, built here with cmake if missing).  Exit status is
@@ -58,11 +60,12 @@ while [[ $# -gt 0 ]]; do
 	--debug) debug=(--debug); shift ;;
 	--patches) patches=(--patches "$2"); shift 2 ;;
 	--5lvl) vmopts+=(--5lvl); shift ;;
+	--icount) vmopts+=(--icount "$2"); shift 2 ;;
 	--mem) vmopts+=(--mem "$2"); shift 2 ;;
 	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac

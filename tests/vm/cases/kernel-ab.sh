@@ -10,15 +10,20 @@
 #                and whatever else is mapped there)
 #   2. kcore-seek: SEEK_DATA/SEEK_HOLE enumeration of all of /proc/kcore
 #   3. kernel-coredump.sh with the given shapes (timed cores, checked)
-# Args: the crash-shapes shapes.
+# Args: [--reps N] the crash-shapes shapes (--reps: the kcore reads and
+# the SEEK enumeration N times each, default 3).
 set -eu
+reps=3
+if [ "${1:-}" = --reps ]; then
+	reps=$2
+	shift 2
+fi
 ab_shapes=$*
 ko=/tools/kcore_test.ko
 [ -e "$ko" ] || { echo "kcore_test.ko not given"; exit 1; }
 insmod "$ko"
 echo 1 > /proc/sys/kernel/kptr_restrict
 big=$(cat /sys/module/kcore_test/parameters/big_addr)
-reps=3
 : > "$OUT/vread"
 : > "$OUT/vread-hash"
 for w in "mapped --start $big --len 16777216" \
