@@ -130,20 +130,27 @@ work, out, base, shift_n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4
 med = statistics.median
 nan = float("nan")
 
+def lines_of(d, name):
+    try:
+        return open(os.path.join(d, name)).read().splitlines()
+    except OSError:
+        return []
+
 def read_boot(d):
     """One boot's measurements: per name, the median of its runs (s)."""
     r = {"uname": open(os.path.join(d, "uname")).read().strip(), "vread": {},
          "vread_fnv": {}, "dump_us": {}, "digests": {}}
-    for l in open(os.path.join(d, "vread")):
+    # (no kcore reads nor SEEK in a boot run with --reps 0)
+    for l in lines_of(d, "vread"):
         f = l.split()
         r["vread"].setdefault(f[0], {"len": int(f[f.index("len") + 1]), "us": []})
         r["vread"][f[0]]["us"].append(int(f[f.index("us") + 1]))
-    for l in open(os.path.join(d, "vread-hash")):
+    for l in lines_of(d, "vread-hash"):
         f = l.split()
         r["vread_fnv"][f[0]] = f[f.index("fnv") + 1]
-    sk = [l.split() for l in open(os.path.join(d, "seek"))]
+    sk = [l.split() for l in lines_of(d, "seek")]
     r["seek_us"] = [int(f[1]) for f in sk]
-    r["seek_extents"] = int(sk[0][3])
+    r["seek_extents"] = int(sk[0][3]) if sk else None
     for l in open(os.path.join(d, "dump-times")):
         f = l.split()
         r["dump_us"].setdefault(f[0], []).append(int(f[4]))
@@ -183,19 +190,21 @@ def measures(b):
     m = {}
     for w, v in b["vread"].items():
         m[f"kcore: read {v['len'] / 2**20:.0f} MiB {w} vmalloc, 1 MiB preads"] = med(v["us"]) / 1e6
-    m["kcore: SEEK_DATA/SEEK_HOLE over the whole file"] = med(b["seek_us"]) / 1e6
+    if b["seek_us"]:
+        m["kcore: SEEK_DATA/SEEK_HOLE over the whole file"] = med(b["seek_us"]) / 1e6
     for shape, us in b["dump_us"].items():
         m[f"coredump: {shape}"] = med(us) / 1e6
     return m
 for b in boots:
     b["measures"] = measures(b)
 
-clocks = [c for c in ("wall", "icount") if any(b["clock"] == c for b in boots)]
 names = []
 for b in boots:
     for k in b["measures"]:
         if k not in names:
             names.append(k)
+names.sort(key=lambda k: not k.startswith("kcore: "))  # kcore rows first (stable)
+clocks = [c for c in ("wall", "icount") if any(b["clock"] == c for b in boots)]
 summary = {}
 for c in clocks:
     summary[c] = {}
@@ -242,16 +251,16 @@ for b in boots:
 lines.append("")
 # Every core must be the same on every boot of both kernels (outside the
 # notes), and the mapped and unmapped reads the same bytes.
-ref = next((b for b in boots if b["variant"] == "stock"), None)
+ref = next((b for b in boots if b["variant"] == "stock" and b["digests"]), None)
+refv = next((b for b in boots if b["variant"] == "stock" and b["vread_fnv"]), None)
 same, same_bytes = {}, {}
-if ref:
-    for b in boots:
-        for shape, dg in b["digests"].items():
-            if shape in ref["digests"]:
-                same[shape] = same.get(shape, True) and dg == ref["digests"][shape]
-        for w, h in b["vread_fnv"].items():
-            if w in ref["vread_fnv"]:
-                same_bytes[w] = same_bytes.get(w, True) and h == ref["vread_fnv"][w]
+for b in boots:
+    for shape, dg in b["digests"].items():
+        if ref and shape in ref["digests"]:
+            same[shape] = same.get(shape, True) and dg == ref["digests"][shape]
+    for w, h in b["vread_fnv"].items():
+        if refv and w in refv["vread_fnv"]:
+            same_bytes[w] = same_bytes.get(w, True) and h == refv["vread_fnv"][w]
 lines.append("vmalloc reads, same bytes on every boot (FNV of the non-zero words): " +
              ", ".join(f"{k} {'yes' if v else 'NO'}" for k, v in same_bytes.items()) +
              " (the window holds live allocations such as task stacks, which differ "

@@ -89,9 +89,14 @@ else
 fi
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
-# The module, built out of tree into a per-kernel copy of kernel/test.
+# The module, built out of tree into a per-kernel copy of kernel/test, and
+# the guest's programs beside it: built under a per-kernel lock (two runs
+# on one kernel at once, e.g. bench/kernel-ab.sh's two clocks, would write
+# the same files), then copied for this run alone.
 mdir=$kdir/kcore_test
 mkdir -p "$mdir"
+exec {mlock}> "$kdir/.kcore_test.lock"
+flock "$mlock"
 cp "$here/test/kcore_test.c" "$here/test/vmalloc_lat.c" "$here/test/Makefile" "$mdir/"
 make -s -C "$kdir" M="$mdir" modules >&2
 chmod +x "$mdir/kcore_test.ko" "$mdir/vmalloc_lat.ko"   # run.sh --tool wants executables
@@ -148,6 +153,12 @@ if [[ -e "$st/coredump/coredump_holes_test.c" ]]; then
 else
 	rm -f "$mdir/coredump_holes_test"
 fi
+priv=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-kernel-tools.XXXXXX")
+trap 'rm -rf "$priv"' EXIT
+cp -a "$mdir/." "$priv/"
+exec {mlock}>&-
+tools=("${tools[@]/#"$mdir"/"$priv"}")
+mdir=$priv
 
 # kernel-vread reads the vsyscall page after the module segment: it must be
 # mapped (vsyscall=emulate; the default xonly mode maps nothing there, and

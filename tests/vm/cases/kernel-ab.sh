@@ -11,7 +11,7 @@
 #   2. kcore-seek: SEEK_DATA/SEEK_HOLE enumeration of all of /proc/kcore
 #   3. kernel-coredump.sh with the given shapes (timed cores, checked)
 # Args: [--reps N] the crash-shapes shapes (--reps: the kcore reads and
-# the SEEK enumeration N times each, default 3).
+# the SEEK enumeration N times each, default 3; 0: the cores only).
 set -eu
 reps=3
 if [ "${1:-}" = --reps ]; then
@@ -29,6 +29,7 @@ big=$(cat /sys/module/kcore_test/parameters/big_addr)
 for w in "mapped --start $big --len 16777216" \
 	"unmapped --end-minus 1073741824 --len 1073741824" \
 	"window --len 1073741824"; do
+	[ "$reps" -gt 0 ] || break
 	# shellcheck disable=SC2086 # the window's options are words
 	set -- $w
 	label=$1
