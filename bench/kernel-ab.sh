@@ -234,11 +234,11 @@ for k in names:
     row = f"| {k} |"
     for c in clocks:
         e = summary[c][k]
-        row += (f" {fmt(e['stock']['median'], '.4f', ' s')} |"
-                f" {fmt(e['patched']['median'], '.4f', ' s')} | {fmt(e['ratio'], '.2f', 'x')} |")
+        row += (f" {fmt(e['stock']['median'] * 1e3, '.2f', ' ms')} |"
+                f" {fmt(e['patched']['median'] * 1e3, '.2f', ' ms')} | {fmt(e['ratio'], '.2f', 'x')} |")
     lines.append(row)
 lines.append("")
-lines.append("Every boot (per-boot medians, seconds; host load average, 1 min, at the "
+lines.append("Every boot (per-boot medians, ms; host load average, 1 min, at the "
              "boot's start and end, on 2 CPUs):")
 lines.append("")
 cols = [k for k in names if k.startswith("coredump: ")]
@@ -247,7 +247,7 @@ lines.append("|---|---|---|" + "---:|" * len(cols))
 for b in boots:
     lines.append(f"| {b['boot']} | {b['started']} | {fmt(b['load'][0], '.2f')} -> "
                  f"{fmt(b['load'][1], '.2f')} | " +
-                 " | ".join(fmt(b["measures"].get(k, nan), ".4f") for k in cols) + " |")
+                 " | ".join(fmt(b["measures"].get(k, nan) * 1e3, ".2f") for k in cols) + " |")
 lines.append("")
 # Every core must be the same on every boot of both kernels (outside the
 # notes), and the mapped and unmapped reads the same bytes.
