@@ -533,7 +533,9 @@ static void child(const char *shape, int nodump)
 	 * vCPU may run this child's whole dump before the parent's, as QEMU's
 	 * -icount mode runs them in turn), then wiped like the path above.
 	 */
-	if (gettimeofday((struct timeval *)&ready_tv, NULL))
+	/* the system call itself: nolibc's wrapper leaves a copy on the stack
+	 */
+	if (raw_syscall2(__NR_gettimeofday, (struct timeval *)&ready_tv, 0))
 		die("gettimeofday");
 	if (write(ready_fd, (const void *)&ready_tv, sizeof(ready_tv)) !=
 	    sizeof(ready_tv))
