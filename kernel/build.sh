@@ -219,13 +219,49 @@ else
 fi
 
 # --- configure and build ----------------------------------------------------
+# A new O= directory for --upto N starts as a copy of the kept build whose
+# headers are closest to this tree's (the headers the series changes are
+# included nearly everywhere; its .c files are few): the prefix N-1, the
+# whole series or stock, in that order of preference when equally close.
+# With the mtimes kept below, only what differs from that build is
+# compiled: each prefix costs minutes, not a full build.
+seed_upto_dir() {
+	local dest=$1 c best='' best_d=0 d h want have
+	local cands=("$vdir/build-patched$series_suffix-upto$((upto - 1))$dbg_suffix"
+		"$vdir/build-patched$series_suffix$dbg_suffix" "$vdir/build-stock$dbg_suffix")
+	for c in "${cands[@]}"; do
+		[[ -e "$c/.config" && -e "$c/.kcoredump-config-sum" ]] || continue
+		d=0
+		while read -r h; do
+			[[ "$h" == *.h ]] || continue
+			want=$(git -C "$tree" hash-object "$h" 2>/dev/null || echo none)
+			have=$(awk -v f="$h" '$1 == f { print $2 }' "$c/.kcoredump-mtimes" 2>/dev/null)
+			[[ -n "$have" ]] || have=$(git -C "$tree" rev-parse -q --verify "base:$h" || echo none)
+			[[ "$want" == "$have" ]] || d=$((d + 1))
+		done < <({ git -C "$tree" diff --name-only base HEAD
+			cut -d" " -f1 "$c/.kcoredump-mtimes" 2>/dev/null || true; } | LC_ALL=C sort -u)
+		if [[ -z "$best" ]] || ((d < best_d)); then
+			best=$c best_d=$d
+		fi
+	done
+	[[ -n "$best" ]] || return 0
+	log "new O= directory $dest: a copy of $best ($best_d of the series' headers differ)"
+	rm -rf "$dest.tmp"
+	{ cp -a "$best" "$dest.tmp" && mv "$dest.tmp" "$dest"; } || die "cannot copy $best to $dest"
+	# configured again: the prefix may define Kconfig symbols (a KUnit
+	# test) that the copy's .config lacks; the same values rebuild nothing
+	rm -f "$dest/.kcoredump-config"
+}
 dbg_suffix=
 ((debug == 0)) || dbg_suffix=-debug
 ((nommu == 0)) || dbg_suffix=-nommu
 series_suffix=
 [[ "$patch_dir" == "$series_dir" || "$variant" != patched ]] ||
 	series_suffix=-$(basename "$patch_dir")
-[[ -n "$out" ]] || out=$vdir/build-$variant$series_suffix${upto:+-upto$upto}$dbg_suffix
+if [[ -z "$out" ]]; then
+	out=$vdir/build-$variant$series_suffix${upto:+-upto$upto}$dbg_suffix
+	[[ -z "$upto" || -e "$out/.config" ]] || seed_upto_dir "$out"
+fi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
@@ -236,8 +272,14 @@ out=$(cd "$out" && pwd)
 # built with: a file with that same content gets that mtime back, so make
 # rebuilds only what really differs for this directory.
 mtimes=$out/.kcoredump-mtimes
+# (every file any patch of the series touches, whether applied here or not:
+# a stock directory must remember them too, or switching back to stock
+# after a patched build would recompile nearly everything)
 series_files() {
 	{ git -C "$tree" diff --name-only base HEAD
+	  cat "$series_dir"/[0-9][0-9][0-9][0-9]-*.patch "$series_dir"/*/[0-9][0-9][0-9][0-9]-*.patch \
+		"$patch_dir"/[0-9][0-9][0-9][0-9]-*.patch "$patch_dir"/*/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null |
+		sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' || true
 	  [[ ! -e "$mtimes" ]] || cut -d" " -f1 "$mtimes"; } | LC_ALL=C sort -u
 }
 if [[ -e "$mtimes" ]]; then

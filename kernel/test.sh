@@ -4,7 +4,8 @@
 #
 #   kernel/test.sh [--base 6.12|7.3] [--stock|--patched] [--upto N] [--debug]
 #                  [--patches DIR]
-#                  [--5lvl] [--mem SIZE] [--append STR] [--results DIR]
+#                  [--5lvl] [--icount N] [--mem SIZE] [--append STR]
+#                  [--results DIR]
 #                  [--timeout S] [--kernel BZIMAGE]
 #                  [CASE [ARG...]]
 #
@@ -17,8 +18,9 @@
 # kernel-coredump, kernel-lock, kernel-kunit, or any tests/vm case such as
 # info-kcore);
 # ARGs go to the guest script.  --patches DIR builds the series in DIR
-# (build.sh --patches); --5lvl, --mem and --append (kernel command line,
-# repeatable; kernel-vread gets vsyscall=emulate) go to tests/vm/run.sh.
+# (build.sh --patches); --5lvl, --icount (guest time = instructions),
+# --mem and --append (kernel command line, repeatable; kernel-vread gets
+# vsyscall=emulate) go to tests/vm/run.sh.
 # kcoredump
 # and kcore-read for the guest come from $KCOREDUMP_BUILD (default
 # /tmp/kbuild-kcd, built here with cmake if missing).  Exit status is
@@ -58,11 +60,12 @@ while [[ $# -gt 0 ]]; do
 	--debug) debug=(--debug); shift ;;
 	--patches) patches=(--patches "$2"); shift 2 ;;
 	--5lvl) vmopts+=(--5lvl); shift ;;
+	--icount) vmopts+=(--icount "$2"); shift 2 ;;
 	--mem) vmopts+=(--mem "$2"); shift 2 ;;
 	--append) append+=" $2"; shift 2 ;;
 	--results) results=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "test.sh: unknown option $1" >&2; exit 2 ;;
 	*) case_name=$1; shift; case_args=("$@"); break ;;
 	esac
@@ -86,9 +89,14 @@ else
 fi
 kdir=$(dirname "$(dirname "$(dirname "$(dirname "$bz")")")")
 
-# The module, built out of tree into a per-kernel copy of kernel/test.
+# The module, built out of tree into a per-kernel copy of kernel/test, and
+# the guest's programs beside it: built under a per-kernel lock (two runs
+# on one kernel at once, e.g. bench/kernel-ab.sh's two clocks, would write
+# the same files), then copied for this run alone.
 mdir=$kdir/kcore_test
 mkdir -p "$mdir"
+exec {mlock}> "$kdir/.kcore_test.lock"
+flock "$mlock"
 cp "$here/test/kcore_test.c" "$here/test/vmalloc_lat.c" "$here/test/Makefile" "$mdir/"
 make -s -C "$kdir" M="$mdir" modules >&2
 chmod +x "$mdir/kcore_test.ko" "$mdir/vmalloc_lat.ko"   # run.sh --tool wants executables
@@ -145,6 +153,12 @@ if [[ -e "$st/coredump/coredump_holes_test.c" ]]; then
 else
 	rm -f "$mdir/coredump_holes_test"
 fi
+priv=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-kernel-tools.XXXXXX")
+trap 'rm -rf "$priv"' EXIT
+cp -a "$mdir/." "$priv/"
+exec {mlock}>&-
+tools=("${tools[@]/#"$mdir"/"$priv"}")
+mdir=$priv
 
 # kernel-vread reads the vsyscall page after the module segment: it must be
 # mapped (vsyscall=emulate; the default xonly mode maps nothing there, and

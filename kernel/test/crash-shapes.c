@@ -4,8 +4,9 @@
  * that memory layout, fills it with a deterministic pattern and aborts, so
  * that the kernel writes its core; print
  *   "SHAPE pid P dump_us N status S"
- * with the time from the child's last instruction before abort() to the
- * parent's waitpid() return (the core dump, mostly).  With ":nodump" the
+ * with the time from the child's last instruction before abort() (its
+ * own clock reading, sent through a pipe) to the parent's waitpid()
+ * return (the core dump, mostly).  With ":nodump" the
  * child sets RLIMIT_CORE to 0 first: the same crash without a dump (the
  * cost of the signal, the exit and the wait alone).
  *
@@ -111,6 +112,7 @@
 #define SIGKILL_	 9
 
 static int ready_fd = -1;
+static volatile struct timeval ready_tv;
 static unsigned long vvar_start, vvar_len;
 static FILE *layout;
 static unsigned char *churn;
@@ -525,8 +527,21 @@ static void child(const char *shape, int nodump)
 	/* the pid in the path would differ between two kernels' cores */
 	for (i = 0; i < sizeof(path); i++)
 		((volatile char *)path)[i] = 0;
-	if (write(ready_fd, "r", 1) != 1)
+	/*
+	 * The dump's start: this process's last clock reading, sent to the
+	 * parent (its own reading after the pipe wakes it could come late: a
+	 * vCPU may run this child's whole dump before the parent's, as QEMU's
+	 * -icount mode runs them in turn), then wiped like the path above.
+	 */
+	/* the system call itself: nolibc's wrapper leaves a copy on the stack
+	 */
+	if (raw_syscall2(__NR_gettimeofday, (struct timeval *)&ready_tv, 0))
+		die("gettimeofday");
+	if (write(ready_fd, (const void *)&ready_tv, sizeof(ready_tv)) !=
+	    sizeof(ready_tv))
 		die("ready");
+	ready_tv.tv_sec = 0;
+	ready_tv.tv_usec = 0;
 	abort();
 }
 
@@ -539,8 +554,8 @@ int main(int argc, char **argv)
 		char shape[32];
 		int fds[2], status = 0, nodump;
 		unsigned long t0, t1, tk = 0;
+		struct timeval tv;
 		char *colon;
-		char c;
 		pid_t pid;
 
 		strncpy(shape, argv[i], sizeof(shape) - 1);
@@ -560,9 +575,9 @@ int main(int argc, char **argv)
 			child(shape, nodump);
 		}
 		close(fds[1]);
-		if (read(fds[0], &c, 1) != 1)
+		if (read(fds[0], &tv, sizeof(tv)) != sizeof(tv))
 			die("child died before it was ready");
-		t0 = now_us();
+		t0 = tv.tv_sec * 1000000UL + tv.tv_usec;
 		/* a dump that never ends fails the run instead of hanging it */
 		raw_syscall1(__NR_alarm, strcmp(shape, "kill") ? 1800 : 120);
 		if (!strcmp(shape, "kill")) {

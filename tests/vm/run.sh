@@ -20,6 +20,11 @@
 #   --mem SIZE       guest memory (default 1G)
 #   --cpus N         vCPUs (default 2)
 #   --accel A        tcg (default) or kvm
+#   --icount N       tcg with -icount shift=N,sleep=off: the guest clock
+#                    (and its TSC) follows the instructions the vCPUs
+#                    execute, 2^N ns each, and jumps over idle time, so
+#                    times the guest measures count work, not host load
+#                    (one host thread runs all vCPUs, in turn)
 #   --5lvl           boot with 5-level paging (default: no5lvl; amd64)
 #   --append STR     extra kernel command line
 #   --timeout S      bound the whole VM run (default: 600 s plus 600 s per
@@ -57,6 +62,7 @@ mem=1G
 cpus=2
 accel=tcg
 five_level=0
+icount=
 append=
 timeout_s=
 case_timeout=
@@ -67,7 +73,7 @@ tool_srcs=()
 host_check=1
 host_kcoredump=
 
-usage() { sed -n '3,42p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,47p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
@@ -81,6 +87,7 @@ while [[ $# -gt 0 ]]; do
 	--cpus) cpus=$2; shift 2 ;;
 	--accel) accel=$2; shift 2 ;;
 	--5lvl) five_level=1; shift ;;
+	--icount) icount=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--timeout) timeout_s=$2; shift 2 ;;
 	--case-timeout) case_timeout=$2; shift 2 ;;
@@ -100,6 +107,9 @@ done
 script=$1
 shift
 case "$accel" in tcg|kvm) ;; *) echo "vm: --accel must be tcg or kvm" >&2; exit 2 ;; esac
+icount_re='^([0-9]|10)$'
+[[ -z $icount || ($icount =~ $icount_re && $accel == tcg) ]] ||
+	{ echo "vm: --icount takes a shift of 0-10, with tcg only, not '$icount'" >&2; exit 2; }
 case "$arch" in
 amd64|x86_64) arch=amd64 qemu_bin=qemu-system-x86_64 elf_machine=x86-64
 	cc=${CC:-cc} ;;
@@ -344,8 +354,9 @@ qemu=("$qemu_bin" -nodefaults -nographic -no-reboot
 	-serial "file:$serial_log" -monitor none
 	-fsdev "local,id=results,path=$results,security_model=none"
 	-device "virtio-9p-pci,fsdev=results,mount_tag=results")
+[[ -z $icount ]] || qemu+=(-icount "shift=$icount,sleep=off")
 
-log "case $case_name: booting $(basename "$kernel") ($arch, $accel, $cpus CPUs, $mem$([[ $five_level -eq 1 ]] && echo ', 5-level'))"
+log "case $case_name: booting $(basename "$kernel") ($arch, $accel, $cpus CPUs, $mem$([[ $five_level -eq 1 ]] && echo ', 5-level')${icount:+, icount shift $icount})"
 log "results: $results"
 # Bound the run: qemu's own timeout (hard-killed 10 s later if need be).
 # A guest that dies before its script starts is retried (twice): under

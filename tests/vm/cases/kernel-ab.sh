@@ -10,20 +10,26 @@
 #                and whatever else is mapped there)
 #   2. kcore-seek: SEEK_DATA/SEEK_HOLE enumeration of all of /proc/kcore
 #   3. kernel-coredump.sh with the given shapes (timed cores, checked)
-# Args: the crash-shapes shapes.
+# Args: [--reps N] the crash-shapes shapes (--reps: the kcore reads and
+# the SEEK enumeration N times each, default 3; 0: the cores only).
 set -eu
+reps=3
+if [ "${1:-}" = --reps ]; then
+	reps=$2
+	shift 2
+fi
 ab_shapes=$*
 ko=/tools/kcore_test.ko
 [ -e "$ko" ] || { echo "kcore_test.ko not given"; exit 1; }
 insmod "$ko"
 echo 1 > /proc/sys/kernel/kptr_restrict
 big=$(cat /sys/module/kcore_test/parameters/big_addr)
-reps=3
 : > "$OUT/vread"
 : > "$OUT/vread-hash"
 for w in "mapped --start $big --len 16777216" \
 	"unmapped --end-minus 1073741824 --len 1073741824" \
 	"window --len 1073741824"; do
+	[ "$reps" -gt 0 ] || break
 	# shellcheck disable=SC2086 # the window's options are words
 	set -- $w
 	label=$1
