@@ -179,30 +179,10 @@ listed() {
 	return 1
 }
 
-# The crashing program: two known functions deep (as in
-# core-handler-backtrace), a second thread waiting.
+# The crashing program (lib.sh, as in core-handler-backtrace): two
+# known functions deep, a second thread waiting.
 prog=$tmp/kcd-bt
-cat >"$tmp/bt.c" <<'C'
-#include <pthread.h>
-#include <unistd.h>
-static void *waiter(void *arg) { for (;;) pause(); return arg; }
-__attribute__((noinline)) void kcd_bt_inner(volatile int *p) { *p = 1; }
-__attribute__((noinline)) void kcd_bt_outer(volatile int *p)
-{
-	kcd_bt_inner(p);
-	__asm__ volatile("" ::: "memory");
-}
-int main(void)
-{
-	pthread_t t;
-	pthread_create(&t, NULL, waiter, NULL);
-	usleep(200000);
-	kcd_bt_outer((volatile int *)0);
-	return 0;
-}
-C
-cc -O1 -pthread -o "$prog" "$tmp/bt.c" 2>"$tmp/cc.err" ||
-	bail_out "cannot build the crashing program: $(head -c 300 "$tmp/cc.err")"
+build_bt_program "$tmp" "$prog"
 chmod 755 "$prog"
 crash() { # prints the pid
 	(exec 9>&- && cd "$tmp" && exec "$prog") >/dev/null 2>&1 &

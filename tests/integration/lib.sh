@@ -283,3 +283,32 @@ stop_listener()
 	wait "$listener" 2>/dev/null
 	listener=
 }
+
+# build_bt_program DIR PROG: compile PROG, a program that crashes two known
+# functions deep (kcd_bt_outer -> kcd_bt_inner, a NULL write) with a
+# second thread waiting, not stripped (.symtab), no debuginfo; bails out
+# of the test if it cannot be built.
+build_bt_program()
+{
+	cat >"$1/bt.c" <<'C'
+#include <pthread.h>
+#include <unistd.h>
+static void *waiter(void *arg) { for (;;) pause(); return arg; }
+__attribute__((noinline)) void kcd_bt_inner(volatile int *p) { *p = 1; }
+__attribute__((noinline)) void kcd_bt_outer(volatile int *p)
+{
+	kcd_bt_inner(p);
+	__asm__ volatile("" ::: "memory");
+}
+int main(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, waiter, NULL);
+	usleep(200000);
+	kcd_bt_outer((volatile int *)0);
+	return 0;
+}
+C
+	cc -O1 -pthread -o "$2" "$1/bt.c" 2>"$1/cc.err" ||
+		bail_out "cannot build the crashing program: $(head -c 300 "$1/cc.err")"
+}
