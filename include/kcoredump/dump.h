@@ -107,6 +107,7 @@ int kcore_codec_from_name(const char *name);
 enum kcore_block_hash {
 	KCORE_BLOCK_HASH_XXH3,
 	KCORE_BLOCK_HASH_SHA256,
+	KCORE_BLOCK_HASH_NUM
 };
 
 struct kcore_range {
@@ -567,8 +568,12 @@ static inline bool kcore_dump_incomplete(const struct kcore_dump_result *res)
 
 /* Hashing (hash.c): the documented digest of logical content. */
 struct kcore_seg_hasher;
-/* "xxh3-128", "sha256"; the note's hash= value; and back (-1: unknown). */
+/* The one table of the methods' names (hash.c): the name reports print
+ * ("xxh3-128", "sha256"), the name options take ("xxh3", "sha256"), the
+ * note's hash= value; and back (-1: unknown; from_name takes either of the
+ * first two). */
 const char *kcore_block_hash_name(enum kcore_block_hash m);
+const char *kcore_block_hash_option_name(enum kcore_block_hash m);
 const char *kcore_block_hash_note_name(enum kcore_block_hash m);
 int kcore_block_hash_from_name(const char *name);
 int kcore_block_hash_from_note_name(const char *name);

@@ -133,6 +133,9 @@ const char *cli_names(const char *list, const char *sep, const char *last_sep,
  * build reads (Debian 12's makedumpfile 1.7.2 has no zstd, sid's 1.7.8
  * no snappy). */
 #define CLI_DEFAULT_CODEC KCORE_CODEC_ZLIB
+/* --hash none: no digests (the dump option no_hash); the methods' names
+ * are the library's (kcore_block_hash_from_name). */
+#define CLI_HASH_NONE "none"
 void cli_print_main_help(FILE *f, const struct cli_command *const *commands);
 
 /* Report err on stderr (and as a JSON document with --json); frees it

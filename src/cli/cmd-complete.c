@@ -3,8 +3,10 @@
  * The hidden `kcoredump __complete` helper.  `__complete --shell SHELL`
  * prints the completion script generated from the option specs (the files
  * in completions/ are its output, kept in sync by a lint test);
- * `__complete [COMMAND]` lists commands or a command's options, one per
- * line, for tools that want them.
+ * `__complete [COMMAND [OPTION]]` lists commands, a command's options or
+ * the words the value of its option OPTION (without "--") completes to,
+ * one per line, for tools that
+ * want them (the man page lint checks each option's words are named).
  */
 #include <string.h>
 
@@ -442,6 +444,31 @@ static const struct cli_option complete_options[] = {
 	{ 0 },
 };
 
+/* `__complete COMMAND OPTION`: the library's names the option's value
+ * takes (nothing for a file, a directory, free text or the spec's own
+ * words). */
+static int option_words(struct cli_ctx *ctx, const struct cli_command *c,
+			const char *name)
+{
+	const struct cli_option *o = next_option(c, NULL);
+	const char *w;
+
+	while (o && strcmp(o->name, name))
+		o = next_option(c, o);
+	if (!o)
+		return cli_usage_error(ctx, "__complete",
+				       "%s has no option '--%s'", c->name,
+				       name);
+	w = o->complete && o->complete[0] == '@' ? cli_option_words(o) : NULL;
+	for (; w && *w; w += strspn(w, " ")) {
+		size_t n = strcspn(w, " ");
+
+		printf("%.*s\n", (int)n, w);
+		w += n;
+	}
+	return EXIT_OK;
+}
+
 static int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 {
 	struct cli_parser *p = cli_parser_create(&cli_cmd_complete, argc, argv);
@@ -478,6 +505,8 @@ static int cmd_complete(struct cli_ctx *ctx, int argc, char **argv)
 			return cli_usage_error(ctx, "__complete",
 					       "unknown command '%s'",
 					       argv[first]);
+		if (first + 1 < argc)
+			return option_words(ctx, cmd, argv[first + 1]);
 		list_options(stdout, cmd->options);
 		list_options(stdout, cmd->group);
 		list_options(stdout, cli_common_options);
@@ -493,7 +522,7 @@ const struct cli_command cli_cmd_complete = {
 	.name = "__complete",
 	.run = cmd_complete,
 	.options = complete_options,
-	.args = "[COMMAND]",
+	.args = "[COMMAND [OPTION]]",
 	.summary = "completion helper for the shell scripts",
 	.hidden = true,
 };

@@ -574,10 +574,9 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		opts->file_sha256_always = true;
 		return 0;
 	case DOPT_HASH: {
-		int m = strcmp(arg, "xxh3") ? kcore_block_hash_from_name(arg)
-					    : KCORE_BLOCK_HASH_XXH3;
+		int m = kcore_block_hash_from_name(arg);
 
-		opts->no_hash = !strcmp(arg, "none");
+		opts->no_hash = !strcmp(arg, CLI_HASH_NONE);
 		if (m < 0 && !opts->no_hash)
 			return cli_usage_error(ctx, cmd, "unknown hash '%s'",
 					       arg);

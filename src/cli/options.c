@@ -37,11 +37,10 @@ const struct cli_option cli_output_options[] = {
 	  ".zst/.xz: bytes per independent frame, 4K..64M (default 4M)", NULL,
 	  DOPT_FRAME_SIZE },
 	{ "hash", 0, CLI_ARG_REQUIRED, "METHOD",
-	  "integrity digests: xxh3 (default: the file's SHA-256, and "
-	  "XXH3-128 for the blocks under the content digest), sha256 (SHA-256 "
-	  "for the blocks too: a collision-resistant content digest, and a "
-	  "second SHA-256 pass over the data) or none",
-	  "xxh3 sha256 none", DOPT_HASH },
+	  "integrity digests: {hashes*} (the file's SHA-256, and a content "
+	  "digest over XXH3-128 or SHA-256 block digests: SHA-256 ones are "
+	  "collision-resistant and cost a second SHA-256 pass over the data)",
+	  "@hashes", DOPT_HASH },
 	{ "file-sha256", 0, CLI_ARG_NONE, NULL,
 	  "hash the file's bytes even when it is sparse (its holes are hashed "
 	  "as zeros: the cost of its logical size)",
@@ -299,6 +298,15 @@ static const char *compress_name(int i)
 	return kcore_compress_name((enum kcore_compress)i);
 }
 
+/* --hash: the library's methods by the names options take, then none (no
+ * digests at all: the dump option no_hash). */
+static const char *hash_name(int i)
+{
+	return i == KCORE_BLOCK_HASH_NUM
+		       ? CLI_HASH_NONE
+		       : kcore_block_hash_option_name((enum kcore_block_hash)i);
+}
+
 static const struct name_list name_lists[] = {
 	{ "formats", KCORE_FORMAT_NUM, format_name, NULL, KCORE_FORMAT_ELF,
 	  " or " },
@@ -309,6 +317,8 @@ static const struct name_list name_lists[] = {
 	{ "codecs", KCORE_CODEC_NUM, codec_name, NULL, CLI_DEFAULT_CODEC,
 	  " or " },
 	{ "compressions", KCORE_COMPRESS_NUM, compress_name, NULL, -1, " or " },
+	{ "hashes", KCORE_BLOCK_HASH_NUM + 1, hash_name, NULL,
+	  KCORE_BLOCK_HASH_XXH3, " or " },
 };
 
 static const struct name_list *find_list(const char *token, size_t len)

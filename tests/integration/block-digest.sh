@@ -56,7 +56,8 @@ PYEOF
 }
 
 src=$fix/vmcore-twocopies.core
-for spec in "xxh3 xxh3-128-blocklist-v1 xxh3-128" "default xxh3-128-blocklist-v1 xxh3-128" \
+for spec in "xxh3 xxh3-128-blocklist-v1 xxh3-128" "xxh3-128 xxh3-128-blocklist-v1 xxh3-128" \
+	"default xxh3-128-blocklist-v1 xxh3-128" \
 	"sha256 sha256-blocklist-v1 sha256"; do
 	read -r m note name <<<"$spec"
 	args=(--hash "$m")

@@ -4,7 +4,10 @@
 # C runs from the ".SS C" line to the next .SS or .SH; it must have a .TP
 # entry for every option of C (with the short option and the argument that
 # `kcoredump C --help` shows), and may name no --option C does not have.
-# Options are written \-\-name, every hyphen escaped.
+# Options are written \-\-name, every hyphen escaped.  The entry of an
+# option whose value takes names from the library's tables
+# (`kcoredump __complete C OPTION`: formats, codecs, --hash's methods)
+# names each of them.
 set -u
 . "${0%/*}/lib.sh"
 
@@ -43,6 +46,19 @@ section_of()
 tags_of()
 {
 	awk '/^\.TP/ { tag = 1; next } tag { print; tag = 0 }' |
+		sed -e 's/\\f\(\[[^]]*\]\|(..\|.\)//g' -e 's/\\-/-/g' \
+			-e 's/\\(aq/'"'"'/g' -e 's/\\[&|^ ]//g'
+}
+
+# The text of a section's .TP entry whose tag names --$1 (to the next .TP,
+# .SS or .SH), roff escapes undone.
+entry_of()
+{
+	awk -v opt="$1" '
+		/^\.(TP|SS|SH)/ { on = 0; tag = /^\.TP/; next }
+		tag { t = $0; gsub(/\\-/, "-", t); tag = 0
+			on = t ~ ("(^|[^-[:alnum:]])--" opt "([^-[:alnum:]]|$)") }
+		on' |
 		sed -e 's/\\f\(\[[^]]*\]\|(..\|.\)//g' -e 's/\\-/-/g' \
 			-e 's/\\(aq/'"'"'/g' -e 's/\\[&|^ ]//g'
 }
@@ -97,6 +113,13 @@ for cmd in "${cmds[@]}"; do
 			check "$cmd: --$opt entry names its argument $arg" \
 				grep -qwF -- "$arg" <<<"$tag"
 		fi
+		words=$("$KCOREDUMP" __complete "$cmd" "$opt")
+		[[ -z $words ]] || entry=$(entry_of "$opt" <<<"$text")
+		for w in $words; do
+			check "$cmd: --$opt entry names its value '$w'" \
+				grep -qE -- "(^|[^-[:alnum:]])${w//./\\.}([^-[:alnum:]]|\$)" \
+				<<<"$entry"
+		done
 	done
 
 	# No stale options, and every --option written \-\-name.

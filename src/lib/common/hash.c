@@ -25,14 +25,17 @@
 
 #include "kcoredump/dump.h"
 
+/* Each method's names: the one reports print, the one options take (the
+ * CLI's --hash, its help and completions), the note's hash= value, and the
+ * segment digest's tag. */
 static const struct {
-	const char *name, *note_name, *tag; /* tag: with its NUL */
+	const char *name, *option_name, *note_name, *tag; /* tag: with NUL */
 	size_t tag_len, digest_len;
-} methods[] = {
-	[KCORE_BLOCK_HASH_XXH3] = { "xxh3-128", "xxh3-128-blocklist-v1",
+} methods[KCORE_BLOCK_HASH_NUM] = {
+	[KCORE_BLOCK_HASH_XXH3] = { "xxh3-128", "xxh3", "xxh3-128-blocklist-v1",
 				    "kcoredump-xxh3-128-v1",
 				    sizeof("kcoredump-xxh3-128-v1"), 16 },
-	[KCORE_BLOCK_HASH_SHA256] = { "sha256", "sha256-blocklist-v1",
+	[KCORE_BLOCK_HASH_SHA256] = { "sha256", "sha256", "sha256-blocklist-v1",
 				      "kcoredump-sha256-v1",
 				      sizeof("kcoredump-sha256-v1"), 32 },
 };
@@ -53,6 +56,11 @@ const char *kcore_block_hash_name(enum kcore_block_hash m)
 	return method_ok(m) ? methods[m].name : "?";
 }
 
+const char *kcore_block_hash_option_name(enum kcore_block_hash m)
+{
+	return method_ok(m) ? methods[m].option_name : "?";
+}
+
 const char *kcore_block_hash_note_name(enum kcore_block_hash m)
 {
 	return method_ok(m) ? methods[m].note_name : "?";
@@ -62,8 +70,9 @@ static int method_find(const char *name, bool note)
 {
 	for (size_t i = 0; name && i < sizeof(methods) / sizeof(methods[0]);
 	     i++)
-		if (!strcmp(name,
-			    note ? methods[i].note_name : methods[i].name))
+		if (note ? !strcmp(name, methods[i].note_name)
+			 : !strcmp(name, methods[i].name) ||
+				    !strcmp(name, methods[i].option_name))
 			return (int)i;
 	return -1;
 }
