@@ -378,7 +378,7 @@ _kcoredump()
 			return
 			;;
 		--compress | --compress= | -c)
-			COMPREPLY=($(compgen -W "none zstd xz" -- "$cur"))
+			COMPREPLY=($(compgen -W "zstd xz none" -- "$cur"))
 			return
 			;;
 		--max-size | --max-size=)

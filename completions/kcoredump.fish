@@ -194,7 +194,7 @@ complete -c kcoredump -n '__fish_seen_subcommand_from bench; and not __fish_prev
 # core-handler
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l dir -s D -x -a '(__fish_complete_directories)' -d 'store cores in DIR (default /var/lib/kcoredump)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l socket -r -F -d 'listen on the AF_UNIX socket PATH for the kernel\'s coredump connections (core_pattern @PATH or @@PATH, Linux 6.16/6.17); with --install: the socket to name'
-complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l compress -s c -x -a 'none zstd xz' -d 'none (sparse ELF, the default), zstd or xz'
+complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l compress -s c -x -a 'zstd xz none' -d 'compression of a stored core: zstd, xz or none (default none: a sparse ELF)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-size -x -d 'store at most SIZE bytes of a core (then truncate it)'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l keep-free -x -d 'leave SIZE bytes free on the file system'
 complete -c kcoredump -n '__fish_seen_subcommand_from core-handler' -l max-use -x -d 'let all stored cores take at most SIZE bytes (oldest removed)'

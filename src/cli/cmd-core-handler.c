@@ -80,7 +80,9 @@ static const struct cli_option core_handler_options[] = {
 	  "--install: the socket to name",
 	  "@file", OPT_SOCKET },
 	{ "compress", 'c', CLI_ARG_REQUIRED, "METHOD",
-	  "none (sparse ELF, the default), zstd or xz", "none zstd xz", 'c' },
+	  "compression of a stored core: {compressions} (default none: a "
+	  "sparse ELF)",
+	  "@compressions", 'c' },
 	{ "max-size", 0, CLI_ARG_REQUIRED, "SIZE",
 	  "store at most SIZE bytes of a core (then truncate it)", NULL,
 	  OPT_MAX_SIZE },
@@ -238,12 +240,47 @@ static bool pattern_safe(const char *s)
 	return true;
 }
 
-struct pattern_args {
-	const char *dir, *compress, *max_size, *keep_free, *max_use, *timeout,
-		*owner, *max_handlers, *build_id_timeout, *max_cores,
-		*max_cores_per_user, *backtrace_timeout;
-	bool no_sync, no_pagemap, record_environ, no_journal, no_backtrace;
+#define N_OPTIONS \
+	(sizeof(core_handler_options) / sizeof(core_handler_options[0]))
+
+struct state {
+	struct kcore_ch_opts o;
+	/* What each option of core_handler_options said last, by its place
+	 * in the table ("" for one that takes no value); NULL: not given.
+	 * The pattern repeats them (build_pattern). */
+	const char *given[N_OPTIONS];
+	bool install, print;
+	const char *dir;
+	const char *socket;
 };
+
+/* The place in core_handler_options of the option getopt returns as c
+ * (its short name, else its key); -1: none. */
+static int option_index(int c)
+{
+	for (size_t i = 0; core_handler_options[i].name; i++) {
+		const struct cli_option *o = &core_handler_options[i];
+
+		if ((o->short_name ? o->short_name : o->key) == c)
+			return (int)i;
+	}
+	return -1;
+}
+
+static const char *given(const struct state *st, int c)
+{
+	int i = option_index(c);
+
+	return i < 0 ? NULL : st->given[i];
+}
+
+/* Whether the pattern repeats option c: all but how this run itself is
+ * called (and --dump-mode, which the pattern gives as the kernel's %d). */
+static bool in_pattern(int c)
+{
+	return c != OPT_SOCKET && c != OPT_DUMP_MODE && c != OPT_INSTALL &&
+	       c != OPT_PRINT_PATTERN && c != 'q' && c != 'v';
+}
 
 /*
  * systemd-coredump's defaults (coredump.conf(5)), for limits not given:
@@ -273,26 +310,11 @@ static void default_limits(int dir_fd, struct kcore_ch_opts *o,
 	}
 }
 
-static int build_pattern(const struct pattern_args *a, char *out, size_t size)
+/* The pipe pattern: the options given, in the table's order. */
+static int build_pattern(const struct state *st, char *out, size_t size)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	const struct {
-		const char *opt, *val;
-	} opts[] = {
-		{ "--dir", a->dir },
-		{ "--compress", a->compress },
-		{ "--max-size", a->max_size },
-		{ "--keep-free", a->keep_free },
-		{ "--max-use", a->max_use },
-		{ "--timeout", a->timeout },
-		{ "--owner", a->owner },
-		{ "--max-handlers", a->max_handlers },
-		{ "--build-id-timeout", a->build_id_timeout },
-		{ "--max-cores", a->max_cores },
-		{ "--max-cores-per-user", a->max_cores_per_user },
-		{ "--backtrace-timeout", a->backtrace_timeout },
-	};
 	size_t len;
 
 	if (n <= 0) {
@@ -312,32 +334,24 @@ static int build_pattern(const struct pattern_args *a, char *out, size_t size)
 	/* Options first: nothing after %P is read as one. */
 	len = (size_t)snprintf(out, size, "|%s core-handler --dump-mode=%%d",
 			       exe);
-	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
-		if (!opts[i].val)
+	for (size_t i = 0; core_handler_options[i].name; i++) {
+		const struct cli_option *o = &core_handler_options[i];
+		const char *val = st->given[i];
+
+		if (!val || !in_pattern(o->short_name ? o->short_name : o->key))
 			continue;
-		if (!pattern_safe(opts[i].val)) {
+		if (!pattern_safe(val)) {
 			fprintf(stderr,
-				"kcoredump core-handler: %s '%s' cannot be "
+				"kcoredump core-handler: --%s '%s' cannot be "
 				"named in core_pattern (spaces or '%%')\n",
-				opts[i].opt, cli_esc(opts[i].val));
+				o->name, cli_esc(val));
 			return EXIT_USAGE;
 		}
 		if (len < size)
-			len += (size_t)snprintf(out + len, size - len, " %s %s",
-						opts[i].opt, opts[i].val);
+			len += (size_t)snprintf(out + len, size - len,
+						" --%s%s%s", o->name,
+						*val ? " " : "", val);
 	}
-	if (a->no_sync && len < size)
-		len += (size_t)snprintf(out + len, size - len, " --no-sync");
-	if (a->no_pagemap && len < size)
-		len += (size_t)snprintf(out + len, size - len, " --no-pagemap");
-	if (a->record_environ && len < size)
-		len += (size_t)snprintf(out + len, size - len,
-					" --record-environ");
-	if (a->no_backtrace && len < size)
-		len += (size_t)snprintf(out + len, size - len,
-					" --no-backtrace");
-	if (a->no_journal && len < size)
-		len += (size_t)snprintf(out + len, size - len, " --no-journal");
 	if (len < size)
 		len += (size_t)snprintf(out + len, size - len,
 					" %%P %%u %%g %%s %%t %%e");
@@ -577,26 +591,17 @@ static int install_best(char cand[3][PATH_MAX + 512], size_t n, const char *why,
 	return EXIT_FAILURE_;
 }
 
-struct state {
-	struct kcore_ch_opts o;
-	struct pattern_args pa;
-	bool install, print;
-	const char *dir;
-	const char *socket;
-};
-
 /* One option: 0, or the exit status of a usage error. */
 static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 			 const char *arg)
 {
 	struct kcore_ch_opts *o = &st->o;
-	struct pattern_args *pa = &st->pa;
 	char *end;
 	double s;
 
 	switch (c) {
 	case 'D':
-		st->dir = pa->dir = arg;
+		st->dir = arg;
 		break;
 	case OPT_SOCKET:
 		if (arg[0] != '/' || strlen(arg) >= 108)
@@ -623,7 +628,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 			return cli_usage_error(ctx, "core-handler",
 					       "unknown --compress '%s'", arg);
 		o->compress = (enum kcore_compress)m;
-		pa->compress = arg;
 		break;
 	}
 	case OPT_MAX_SIZE:
@@ -636,9 +640,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 		if (!cli_parse_size(arg, slot))
 			return cli_usage_error(ctx, "core-handler",
 					       "bad size '%s'", arg);
-		*(c == OPT_MAX_SIZE    ? &pa->max_size
-		  : c == OPT_KEEP_FREE ? &pa->keep_free
-				       : &pa->max_use) = arg;
 		break;
 	}
 	case 't':
@@ -647,7 +648,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 			return cli_usage_error(ctx, "core-handler",
 					       "bad --timeout '%s'", arg);
 		o->timeout_ms = (uint64_t)(s * 1000);
-		pa->timeout = arg;
 		break;
 	case OPT_BUILD_ID_TIMEOUT:
 		s = strtod(arg, &end);
@@ -658,7 +658,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 		o->build_id_timeout_ms = (uint64_t)(s * 1000);
 		if (s > 0 && !o->build_id_timeout_ms)
 			o->build_id_timeout_ms = 1;
-		pa->build_id_timeout = arg;
 		break;
 	case OPT_BACKTRACE_TIMEOUT:
 		s = strtod(arg, &end);
@@ -670,13 +669,9 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 		o->backtrace_timeout_ms = (uint64_t)(s * 1000);
 		if (!o->backtrace_timeout_ms)
 			o->backtrace_timeout_ms = 1;
-		pa->backtrace_timeout = arg;
 		break;
-	case OPT_NO_BACKTRACE:
-		pa->no_backtrace = true;
-		break;
-	case OPT_NO_JOURNAL:
-		pa->no_journal = true;
+	case OPT_NO_BACKTRACE: /* given(): store_core() */
+	case OPT_NO_JOURNAL:   /* given(): journal_why_not() */
 		break;
 	case OPT_MAX_HANDLERS: {
 		uint64_t v;
@@ -687,7 +682,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 					       "not '%s'",
 					       arg);
 		o->max_handlers = (unsigned)v;
-		pa->max_handlers = arg;
 		break;
 	}
 	case OPT_MAX_CORES:
@@ -699,8 +693,6 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 					       "bad number of cores '%s'", arg);
 		*(c == OPT_MAX_CORES ? &o->max_cores : &o->max_cores_per_user) =
 			v;
-		*(c == OPT_MAX_CORES ? &pa->max_cores
-				     : &pa->max_cores_per_user) = arg;
 		break;
 	}
 	case OPT_DUMP_MODE:
@@ -718,19 +710,15 @@ static int handle_option(struct cli_ctx *ctx, struct state *st, int c,
 					       "'%s'",
 					       arg);
 		o->user_access = strcmp(arg, "user") == 0;
-		pa->owner = arg;
 		break;
 	case OPT_NO_SYNC:
 		o->sync = false;
-		pa->no_sync = true;
 		break;
 	case OPT_NO_PAGEMAP:
 		o->no_pagemap = true;
-		pa->no_pagemap = true;
 		break;
 	case OPT_RECORD_ENVIRON:
 		o->record_environ = true;
-		pa->record_environ = true;
 		break;
 	case OPT_INSTALL:
 		st->install = true;
@@ -795,12 +783,14 @@ static int parse_options(struct cli_ctx *ctx, struct state *st, int argc,
 	if (!p)
 		return fail(&kcore_error_nomem);
 	while ((c = cli_parser_next(p, &arg)) >= 0) {
-		int r = handle_option(ctx, st, c, arg);
+		int r = handle_option(ctx, st, c, arg), i = option_index(c);
 
 		if (r) {
 			cli_parser_destroy(p);
 			return r;
 		}
+		if (i >= 0)
+			st->given[i] = arg ? arg : "";
 	}
 	done = cli_parser_end(p, c, ret_rest);
 	return done >= 0 ? done : -1;
@@ -811,7 +801,7 @@ static const char *journal_why_not(const struct state *st)
 {
 	struct stat sb;
 
-	if (st->pa.no_journal)
+	if (given(st, OPT_NO_JOURNAL))
 		return "--no-journal";
 #ifdef HAVE_LIBSYSTEMD
 	if (stat(JOURNAL_SOCKET, &sb) < 0 || !S_ISSOCK(sb.st_mode))
@@ -866,9 +856,10 @@ static int store_core(struct state *st)
 		return fail(err);
 	o->dir_fd = dir_fd;
 	o->dir = st->dir;
-	default_limits(dir_fd, o, st->pa.max_use, st->pa.keep_free);
+	default_limits(dir_fd, o, given(st, OPT_MAX_USE),
+		       given(st, OPT_KEEP_FREE));
 	o->backtrace_timeout_ms =
-		st->pa.no_backtrace ? 0 : o->backtrace_timeout_ms;
+		given(st, OPT_NO_BACKTRACE) ? 0 : o->backtrace_timeout_ms;
 	o->journal_why_not = journal_why_not(st);
 	err = kcore_core_handle(o, &res);
 	close(dir_fd);
@@ -1096,11 +1087,11 @@ static int cmd_core_handler(struct cli_ctx *ctx, int argc, char **argv)
 			return cli_usage_error(ctx, "core-handler",
 					       "--install and --print-pattern "
 					       "take no arguments");
-		if (st.pa.dir && st.pa.dir[0] != '/')
+		if (given(&st, 'D') && st.dir[0] != '/')
 			return cli_usage_error(ctx, "core-handler",
 					       "--dir must be an absolute path "
 					       "in core_pattern");
-		status = build_pattern(&st.pa, pattern, sizeof(pattern));
+		status = build_pattern(&st, pattern, sizeof(pattern));
 		if (status != EXIT_OK)
 			return status;
 		if (!sock && stat(DEFAULT_SOCKET, &sb) == 0 &&
