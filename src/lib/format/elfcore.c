@@ -96,3 +96,37 @@ void kcore_elfcore_put_phdr(unsigned char *out, unsigned elf_class,
 	PHDR_PUT(c, p, p_memsz, ph->memsz);
 	PHDR_PUT(c, p, p_align, ph->align);
 }
+
+/* A note's name and descriptor are each padded to 4 bytes. */
+static size_t pad4(size_t n)
+{
+	return (n + 3) & ~(size_t)3;
+}
+
+size_t kcore_elfcore_note_desc_offset(const char *name)
+{
+	return 12 + pad4(strlen(name) + 1);
+}
+
+size_t kcore_elfcore_note_size(const char *name, size_t descsz)
+{
+	return kcore_elfcore_note_desc_offset(name) + pad4(descsz);
+}
+
+unsigned char *kcore_elfcore_put_note(unsigned char *out, const char *name,
+				      uint32_t type, const void *desc,
+				      size_t descsz)
+{
+	size_t namesz = strlen(name) + 1;
+	size_t at = kcore_elfcore_note_desc_offset(name);
+	size_t len = kcore_elfcore_note_size(name, descsz);
+
+	memset(out, 0, len);
+	kcore_store_le(out, (uint32_t)namesz, 4);
+	kcore_store_le(out + 4, (uint32_t)descsz, 4);
+	kcore_store_le(out + 8, type, 4);
+	memcpy(out + 12, name, namesz);
+	if (desc && descsz)
+		memcpy(out + at, desc, descsz);
+	return out + len;
+}

@@ -3,10 +3,11 @@
  * The little-endian core header every ELF the library builds shares (ELF64;
  * ELF32 for the cores of 32-bit processes, elf_class 32):
  * the ELF header, the program headers right after it and, from PN_XNUM
- * program headers on, section header 0 holding the real count.  One
- * builder for the dump writer (write-elf.c), the kernel view (view.c),
- * the live process image (process.c) and the synthetic images non-ELF
- * readers present (read-image.c).
+ * program headers on, section header 0 holding the real count; and the
+ * notes.  One builder for the dump writer (write-elf.c, write.c's notes),
+ * the kernel view (view.c), the live process image (process.c, its notes
+ * in process-notes.c) and the synthetic images non-ELF readers present
+ * (read-image.c).
  */
 #ifndef KCORE_FORMAT_ELFCORE_H
 #define KCORE_FORMAT_ELFCORE_H
@@ -60,5 +61,16 @@ bool kcore_elfcore_phdr_fits(unsigned elf_class,
 
 /* Offset of e_flags in the ELF header of elf_class. */
 size_t kcore_elfcore_flags_offset(unsigned elf_class);
+
+/* A note: n_namesz, n_descsz, n_type, then the name with its NUL and the
+ * descriptor, each padded to 4 bytes.  Its bytes, and where its
+ * descriptor starts in it. */
+size_t kcore_elfcore_note_size(const char *name, size_t descsz);
+size_t kcore_elfcore_note_desc_offset(const char *name);
+/* Write the note at out, its padding zeros (desc NULL: descsz zeros); the
+ * byte after it. */
+unsigned char *kcore_elfcore_put_note(unsigned char *out, const char *name,
+				      uint32_t type, const void *desc,
+				      size_t descsz);
 
 #endif

@@ -78,20 +78,12 @@ struct kcore_error *kcore_note_append(unsigned char **buf, size_t *len,
 				      const char *name, uint32_t type,
 				      const void *desc, size_t desc_len)
 {
-	size_t namesz = strlen(name) + 1;
-	size_t need = 12 + ((namesz + 3) & ~(size_t)3) +
-		      ((desc_len + 3) & ~(size_t)3);
-	unsigned char *p = realloc(*buf, *len + need), *n;
+	size_t need = kcore_elfcore_note_size(name, desc_len);
+	unsigned char *p = realloc(*buf, *len + need);
 
 	if (!p)
 		return &kcore_error_nomem;
-	n = p + *len;
-	memset(n, 0, need);
-	kcore_store_le(n, (uint32_t)namesz, 4);
-	kcore_store_le(n + 4, (uint32_t)desc_len, 4);
-	kcore_store_le(n + 8, type, 4);
-	memcpy(n + 12, name, namesz);
-	memcpy(n + 12 + ((namesz + 3) & ~(size_t)3), desc, desc_len);
+	kcore_elfcore_put_note(p + *len, name, type, desc, desc_len);
 	*buf = p;
 	*len += need;
 	return NULL;

@@ -17,6 +17,7 @@
 #include "kcoredump/vmcoreinfo.h"
 #include "metanote.h"
 #include "source-impl.h"
+#include "elfcore.h"
 #include "write.h"
 
 /* Room in the note for final values longer than the first ones, and for
@@ -322,28 +323,7 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 	return buf;
 }
 
-/* ---- notes ---- */
-
-static size_t note_size(size_t namesz, size_t descsz)
-{
-	return 12 + kcore_round_up(namesz, 4) + kcore_round_up(descsz, 4);
-}
-
-static unsigned char *put_note(unsigned char *p, const char *name,
-			       uint32_t type, const void *desc, size_t descsz)
-{
-	uint32_t namesz = (uint32_t)strlen(name) + 1, dsz = (uint32_t)descsz;
-
-	memcpy(p, &namesz, 4);
-	memcpy(p + 4, &dsz, 4);
-	memcpy(p + 8, &type, 4);
-	p += 12;
-	memcpy(p, name, namesz);
-	p += kcore_round_up(namesz, 4);
-	if (desc && descsz)
-		memcpy(p, desc, descsz);
-	return p + kcore_round_up(descsz, 4);
-}
+/* ---- notes (built by elfcore.c) ---- */
 
 struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 				      struct kcore_note_blob *ret)
@@ -371,11 +351,11 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 
 		if (strcmp(n->name, KCORE_META_NOTE_NAME) == 0)
 			continue;
-		len += note_size(strlen(n->name) + 1, n->descsz);
+		len += kcore_elfcore_note_size(n->name, n->descsz);
 	}
 	if (add_vmcoreinfo)
-		len += note_size(sizeof("VMCOREINFO"), vi_len);
-	len += note_size(sizeof(KCORE_META_NOTE_NAME), ret->meta_len);
+		len += kcore_elfcore_note_size("VMCOREINFO", vi_len);
+	len += kcore_elfcore_note_size(KCORE_META_NOTE_NAME, ret->meta_len);
 	ret->data = calloc(1, len);
 	if (!ret->data) {
 		free(meta);
@@ -391,23 +371,25 @@ struct kcore_error *kcore_write_notes(const struct kcore_writer *w,
 			continue;
 		if (strcmp(n->name, "VMCOREINFO") == 0) {
 			ret->vmcoreinfo_off =
-				(uint64_t)(p - ret->data) + 12 +
-				kcore_round_up(strlen(n->name) + 1, 4);
+				(uint64_t)(p - ret->data) +
+				kcore_elfcore_note_desc_offset(n->name);
 			ret->vmcoreinfo_size = n->descsz;
 		}
-		p = put_note(p, n->name, n->type, n->desc, n->descsz);
+		p = kcore_elfcore_put_note(p, n->name, n->type, n->desc,
+					   n->descsz);
 	}
 	if (add_vmcoreinfo) {
-		ret->vmcoreinfo_off = (uint64_t)(p - ret->data) + 12 +
-				      kcore_round_up(sizeof("VMCOREINFO"), 4);
+		ret->vmcoreinfo_off =
+			(uint64_t)(p - ret->data) +
+			kcore_elfcore_note_desc_offset("VMCOREINFO");
 		ret->vmcoreinfo_size = vi_len;
-		p = put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
+		p = kcore_elfcore_put_note(p, "VMCOREINFO", 0, vi_text, vi_len);
 	}
-	ret->meta_off = (size_t)(p - ret->data) + 12 +
-			kcore_round_up(sizeof(KCORE_META_NOTE_NAME), 4);
+	ret->meta_off = (size_t)(p - ret->data) +
+			kcore_elfcore_note_desc_offset(KCORE_META_NOTE_NAME);
 	/* The descriptor: the text, then zeros to the slot's end. */
-	put_note(p, KCORE_META_NOTE_NAME, KCORE_META_NOTE_TYPE, NULL,
-		 ret->meta_len);
+	kcore_elfcore_put_note(p, KCORE_META_NOTE_NAME, KCORE_META_NOTE_TYPE,
+			       NULL, ret->meta_len);
 	memcpy(ret->data + ret->meta_off, meta, meta_len);
 	free(meta);
 	return NULL;

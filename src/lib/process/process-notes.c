@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "elfcore.h"
 #include "process-capture.h"
 
 #if defined(__x86_64__)
@@ -168,10 +169,7 @@ struct note_buf {
 static void nb_put(struct note_buf *nb, const char *name, uint32_t type,
 		   const void *desc, size_t descsz)
 {
-	uint32_t hdr[3] = { (uint32_t)strlen(name) + 1, (uint32_t)descsz,
-			    type };
-	size_t need = 12 + ((hdr[0] + 3) & ~3u) + ((descsz + 3) & ~(size_t)3);
-	unsigned char *q;
+	size_t need = kcore_elfcore_note_size(name, descsz);
 
 	if (nb->failed)
 		return;
@@ -189,12 +187,7 @@ static void nb_put(struct note_buf *nb, const char *name, uint32_t type,
 		nb->data = d;
 		nb->cap = cap;
 	}
-	q = nb->data + nb->len;
-	memset(q, 0, need);
-	memcpy(q, hdr, 12);
-	memcpy(q + 12, name, hdr[0]);
-	if (descsz)
-		memcpy(q + 12 + ((hdr[0] + 3) & ~3u), desc, descsz);
+	kcore_elfcore_put_note(nb->data + nb->len, name, type, desc, descsz);
 	nb->len += need;
 }
 
