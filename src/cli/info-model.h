@@ -34,6 +34,22 @@ struct info_model {
 
 void render_info_text(FILE *f, const struct info_model *m);
 void render_info_json(FILE *f, const struct info_model *m);
+
+/* What both renderers name (render-info.c). */
 const char *machine_name(uint16_t machine, char *buf, size_t size);
+const char *info_kind_text(enum kcore_source_kind kind);
+const char *info_type_text(uint32_t type, char *buf, size_t size);
+void info_flags_text(uint32_t flags, char out[4]);
+/* A metadata value that is a zero-padded count: its value. */
+bool info_meta_number(const char *v, size_t len, uint64_t *ret);
+bool info_is_meta_note(const struct kcore_note *note);
+/* Which VMCOREINFO lines the summary names, and how; ends with a NULL
+ * key. */
+struct info_summary_key {
+	const char *json;
+	const char *key;
+	bool hex; /* print as an address */
+};
+extern const struct info_summary_key info_summary_keys[];
 
 #endif
