@@ -234,6 +234,20 @@ struct kcore_dump_result;
 struct kcore_source_info;
 void cli_dump_segments_json(struct kcore_json *j, const struct kcore_plan *plan,
 			    bool done, bool hashed);
+/* What dump and convert print (dump-report.c): the plan (--dry-run, -v)
+ * as text or as JSON, and a dump's summary as text or as JSON. */
+struct kcore_dump_opts;
+struct cli_record;
+void cli_dump_print_plan(FILE *f, const struct kcore_plan *plan);
+void cli_dump_plan_json(FILE *f, const struct kcore_plan *plan);
+void cli_dump_summary_text(FILE *f, const struct kcore_plan *plan,
+			   const struct kcore_dump_opts *o,
+			   const struct kcore_dump_result *r,
+			   const struct cli_record *record);
+void cli_dump_summary_json(FILE *f, const struct kcore_plan *plan,
+			   const struct kcore_dump_opts *o,
+			   const struct kcore_dump_result *r,
+			   const struct cli_record *record);
 
 /*
  * dump --record FILE (record.c): the acquisition record as JSON in FILE
