@@ -4,7 +4,9 @@
  * identification, truncated, e_phoff past the end, a program header
  * count that overflows), and notes (alignment, truncated headers, sizes
  * near 4 GiB that must not wrap, missing padding, unaligned buffers);
- * then the same files through kcore_source_open(), the reader's use. */
+ * the notes the one builder (format/elfcore.c) writes, walked back and
+ * byte for byte those of this test's own writer; then the same files
+ * through kcore_source_open(), the reader's use. */
 #include <elf.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -12,6 +14,8 @@
 #include <unistd.h>
 
 #include "elf-parse.h"
+/* The library's builder (tests/common/elfcore.h is the tests' own). */
+#include "../../src/lib/format/elfcore.h"
 #include "source-impl.h"
 #include "kcoredump/source.h"
 #include "tap.h"
@@ -416,12 +420,61 @@ static void reader(void)
 	rmdir(dir);
 }
 
+/* The builder's notes: this test's bytes, walked back by the walker. */
+static void built_notes(void)
+{
+	unsigned char got[256], want[256];
+	struct kcore_elf_note n[5]; /* the walk's last call writes one more */
+	static const struct {
+		const char *name;
+		uint32_t type;
+		const char *desc;
+		size_t len;
+	} in[] = {
+		{ "CORE", NT_PRSTATUS, "abcde", 5 },
+		{ "VMCOREINFO", 0, "OSRELEASE=6.1\n", 14 },
+		{ "KCOREDUMP", 0x4b43, NULL, 6 }, /* NULL: zeros */
+		{ "GNU", NT_GNU_BUILD_ID, "12345678", 8 },
+	};
+	static const char zeros[8];
+	unsigned char *p = got;
+	size_t len = 0;
+
+	memset(got, 0xa5, sizeof(got)); /* padding must be written */
+	for (size_t i = 0; i < 4; i++) {
+		size_t size = kcore_elfcore_note_size(in[i].name, in[i].len);
+		unsigned char *end = kcore_elfcore_put_note(
+			p, in[i].name, in[i].type, in[i].desc, in[i].len);
+
+		ok(end == p + size && size % 4 == 0,
+		   "%s: the note is its size, a multiple of 4", in[i].name);
+		len += note(want + len, false, in[i].name, in[i].type,
+			    in[i].desc ? in[i].desc : zeros,
+			    (uint32_t)in[i].len, 4);
+		p = end;
+	}
+	is_int((long long)(p - got), (long long)len,
+	       "the four notes' bytes add up");
+	ok(!memcmp(got, want, len), "byte for byte this test's notes");
+	ok(walk(got, len, false, 4, true, n, 5) == 4, "walked: four notes");
+	for (size_t i = 0; i < 4; i++)
+		ok(kcore_elf_note_is(&n[i], in[i].name) &&
+			   n[i].type == in[i].type &&
+			   n[i].descsz == in[i].len &&
+			   (size_t)(n[i].desc - got) - n[i].offset ==
+				   kcore_elfcore_note_desc_offset(in[i].name) &&
+			   !memcmp(n[i].desc, in[i].desc ? in[i].desc : zeros,
+				   in[i].len),
+		   "%s: name, type, descriptor and its offset", in[i].name);
+}
+
 int main(void)
 {
 	ident();
 	headers();
 	bounds();
 	notes();
+	built_notes();
 	first_page();
 	reader();
 	return tap_done();
