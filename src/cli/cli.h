@@ -234,6 +234,14 @@ struct kcore_dump_result;
 struct kcore_source_info;
 void cli_dump_segments_json(struct kcore_json *j, const struct kcore_plan *plan,
 			    bool done, bool hashed);
+/* core-handler --install (install) or --print-pattern: the best of the
+ * socket (sock, else the default one when it is there) and the pipe
+ * pattern that the kernel takes; with install, written to core_pattern
+ * (core_pipe_limit set to pipe_limit for the pipe).  The exit status
+ * (core-handler-install.c). */
+int cli_core_pattern(const char *sock, const char *pipe_pattern, bool install,
+		     unsigned pipe_limit);
+
 /* What dump and convert print (dump-report.c): the plan (--dry-run, -v)
  * as text or as JSON, and a dump's summary as text or as JSON. */
 struct kcore_dump_opts;
