@@ -226,7 +226,7 @@ int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
 		      const char *arg, struct kcore_dump_opts *opts,
 		      bool *compress_set);
 
-/* A dump's segments as JSON (cmd-dump.c); with done, what the dump
+/* A dump's segments as JSON (plan-json.c); with done, what the dump
  * found, with hashed their digests. */
 struct kcore_json;
 struct kcore_plan;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Option specs to getopt tables and --help text, and the names of the
- * library's tables (formats, codecs, compressions) that help texts and
- * completions name through {list} and @list. */
+ * library's tables (formats, codecs, compressions, hash methods) that help
+ * texts and completions name through {list} and @list; the output options
+ * dump, convert and pid share, and their parser. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -65,6 +66,83 @@ const struct cli_option cli_output_options[] = {
 	  "print the summary as one JSON document", NULL, 'j' },
 	{ 0 },
 };
+
+/* One of cli_output_options (cli.h). */
+int cli_output_option(struct cli_ctx *ctx, const char *cmd, int c,
+		      const char *arg, struct kcore_dump_opts *opts,
+		      bool *compress_set)
+{
+	uint64_t v;
+
+	switch (c) {
+	case 'o':
+		opts->output = arg;
+		return 0;
+	case 'f':
+		opts->force = true;
+		return 0;
+	case DOPT_SYNC:
+		opts->sync = true;
+		return 0;
+	case DOPT_SPECIAL_OUTPUT:
+		opts->special_output = true;
+		return 0;
+	case DOPT_COMPRESS:
+		if (kcore_compress_from_name(arg) < 0)
+			return cli_usage_error(ctx, cmd,
+					       "unknown compression '%s'", arg);
+		opts->compress = kcore_compress_from_name(arg);
+		*compress_set = true;
+		return 0;
+	case DOPT_ALLOW_RAM_OUTPUT:
+		opts->allow_ram_output = true;
+		return 0;
+	case DOPT_FILE_SHA256:
+		opts->file_sha256_always = true;
+		return 0;
+	case DOPT_HASH: {
+		int m = kcore_block_hash_from_name(arg);
+
+		opts->no_hash = !strcmp(arg, CLI_HASH_NONE);
+		if (m < 0 && !opts->no_hash)
+			return cli_usage_error(ctx, cmd, "unknown hash '%s'",
+					       arg);
+		opts->block_hash = m < 0 ? KCORE_BLOCK_HASH_XXH3
+					 : (enum kcore_block_hash)m;
+		return 0;
+	}
+	case DOPT_LEVEL:
+		if (!cli_parse_u64(arg, &v) || v > 22)
+			return cli_usage_error(ctx, cmd, "bad level '%s'", arg);
+		opts->level = (int)v;
+		return 0;
+	case 'T':
+		if (!cli_parse_u64(arg, &v) || v < 1 || v > 256)
+			return cli_usage_error(ctx, cmd,
+					       "bad thread count '%s'", arg);
+		opts->threads = (unsigned)v;
+		return 0;
+	case DOPT_BLOCK_SIZE:
+		if (!cli_parse_size(arg, &v) || !v || v % KCORE_HASH_BLOCK ||
+		    v > (256u << 20))
+			return cli_usage_error(ctx, cmd,
+					       "block size '%s' must be a "
+					       "multiple of 1M, at most 256M",
+					       arg);
+		opts->block_size = v;
+		return 0;
+	case DOPT_FRAME_SIZE:
+		if (!cli_parse_size(arg, &v) || v < KCORE_STREAM_MIN_FRAME ||
+		    v > KCORE_STREAM_MAX_FRAME)
+			return cli_usage_error(
+				ctx, cmd, "frame size '%s' must be 4K..64M",
+				arg);
+		opts->frame_size = v;
+		return 0;
+	default:
+		return -1;
+	}
+}
 
 struct cli_parser {
 	const struct cli_command *cmd;
