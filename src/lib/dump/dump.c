@@ -670,10 +670,19 @@ static struct kcore_error *tick_for_writer(void *arg)
 	return err;
 }
 
-/* A free job in the ring, retiring the oldest when all are in use. */
+/*
+ * A free job in the ring, retiring the oldest when all but FH_SLOTS are in
+ * use: the slot taken is then the one retired FH_SLOTS blocks ago, which
+ * the file's SHA-256 is likely past.  Were every slot in use, the slot
+ * taken would be the one just retired and written, and this thread would
+ * wait for SHA-256 to hash it while the hashing thread then waits for the
+ * next block: the two would take turns on one CPU and never overlap.
+ */
 static struct kcore_error *next_job(struct dump *d, struct job **ret)
 {
-	if (kcore_pool_full(d->pool)) {
+	size_t room = d->nring - (d->fh ? FH_SLOTS : 0);
+
+	if (kcore_pool_pending(d->pool) >= room) {
 		struct kcore_error *err = retire_oldest(d);
 
 		if (err)
