@@ -134,7 +134,7 @@ static bool holes_affordable(struct dump *d)
 		if (seg->shared)
 			continue;
 		size += seg->size;
-		d->ext.valid = false;
+		kcore_extents_rewind(&d->ext);
 		while (off < seg->size) {
 			kcore_extent_next(&d->ext, si, off, &ds, &de);
 			if (ds >= seg->size)
@@ -145,7 +145,7 @@ static bool holes_affordable(struct dump *d)
 			off = de;
 		}
 	}
-	d->ext.valid = false;
+	kcore_extents_rewind(&d->ext);
 	d->holes = size - data;
 	return size - data <= (data > HOLE_ALLOWANCE ? data : HOLE_ALLOWANCE);
 }
@@ -866,7 +866,7 @@ static struct kcore_error *read_first(struct dump *d)
 		j.b.bad = f->bad;
 		f->t = kcore_read_times_now();
 		ph->start_ns = f->t - d->tm.t0;
-		d->ext.valid = false;
+		kcore_extents_rewind(&d->ext);
 		while (pos < end) {
 			uint64_t ds, de, t = kcore_read_times_now();
 
@@ -890,7 +890,7 @@ static struct kcore_error *read_first(struct dump *d)
 		if (err)
 			return err;
 	}
-	d->ext.valid = false;
+	kcore_extents_rewind(&d->ext);
 	return NULL;
 }
 
@@ -905,11 +905,13 @@ static void free_first(struct dump *d)
 /* ---- the copy path ---- */
 
 /*
- * Taken with --hash none; hashed, only with KCOREDUMP_COPY_PATH=1: the
- * pipeline's workers hash blocks on the other CPUs while this thread
- * reads and writes, which one thread should not match on an idle machine
- * (not measured: bench/results/sparse-copy.md has both under load).
- * KCOREDUMP_COPY_PATH=0: never.
+ * Taken with --hash none, and with the default XXH3-128 block digests:
+ * they cost a fraction of the copy, so this thread computes them itself
+ * while the file's SHA-256 runs on its own thread beside it (two threads
+ * for two CPUs, and blocks small enough to stay in the caches until the
+ * hashing thread takes them).  SHA-256 block digests (--hash sha256) cost
+ * as much as the file's: the pipeline's workers spread them over the
+ * CPUs.  KCOREDUMP_COPY_PATH=1 takes it then too, =0 never.
  */
 static bool use_copy_path(const struct dump *d)
 {
@@ -1020,7 +1022,7 @@ static struct kcore_error *copy_segment(struct dump *d, struct job *j,
 
 		if (err || !data)
 			return err;
-		err = copy_block(d, j, si, start, end - start);
+		err = copy_block(d, si, start, end - start);
 		if (err)
 			return err;
 		off = end;
