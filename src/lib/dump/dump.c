@@ -11,15 +11,19 @@
  * the result; the dump goes on.
  *
  * The copy path: a regular file copied into a plain sparse file whose
- * writer puts the bytes where the plan says (ELF), with --hash none, goes
- * without the workers: small blocks (COPY_CHUNK) read, their zero pages
- * found and written one after the other on the calling thread, with the
- * same reads, holes and accounting as the pipeline, so the same bytes.
- * The ring's 4 MiB blocks do not stay in the CPU's caches: every byte
- * goes to memory and back twice more than through one small buffer, and
- * they are most of the dump's memory (bench/results/sparse-copy.md).
+ * writer puts the bytes where the plan says (ELF), with --hash none or
+ * the default XXH3-128 block digests, goes without the workers: small
+ * blocks (COPY_CHUNK, or one hash block when hashed) read, their zero
+ * pages found (and digested) and written one after the other on the
+ * calling thread, with the same reads, holes and accounting as the
+ * pipeline, so the same bytes; the file's SHA-256 runs beside it on its
+ * own thread.  The ring's 4 MiB blocks do not stay in the CPU's caches:
+ * every byte goes to memory and back twice more than through small
+ * buffers, and they are most of the dump's memory
+ * (bench/results/sparse-copy.md, bench/results/hash-cost.md).
  * KCOREDUMP_COPY_PATH in the environment: 0 never takes it (the tests
- * compare both), 1 takes it also when hashing (use_copy_path()).
+ * compare both), 1 takes it also with SHA-256 block digests
+ * (use_copy_path()).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,6 +50,9 @@
 /* Blocks of the ring that may wait for the file's SHA-256 while the
  * reads go on. */
 #define FH_SLOTS 4
+/* The copy path's blocks when hashed: the file's SHA-256 may lag this
+ * many behind the copy. */
+#define COPY_SLOTS 8
 
 struct job {
 	struct kcore_block b; /* what the writer is given */
@@ -78,6 +85,8 @@ struct dump {
 	struct kcore_smear_state *smear; /* --smear-check, or NULL */
 	struct first *first;		 /* per read phase (volatile-first) */
 	uint64_t copy_chunk;		 /* the copy path's block */
+	struct job *copy;		 /* its jobs, used in turn */
+	size_t ncopy, copy_next;
 	/* The jobs, one per slot of the worker pool (common/pool.c). */
 	struct job *ring;
 	size_t nring;
@@ -225,6 +234,33 @@ static ssize_t hash_write(void *ctx, int fd, const void *buf, size_t len)
 	if (fd == d->out->fd)
 		hash_written(d, d->hashed, buf, n);
 	return n;
+}
+
+/* Job j's buffers: buflen bytes (aligned to pages, which may be read
+ * into directly), flags for pages and hash blocks; false: out of memory
+ * (free_job() frees what was allocated). */
+static bool alloc_job(struct job *j, size_t slot, uint64_t buflen,
+		      uint64_t pages, uint64_t blocks)
+{
+	j->b.slot = slot;
+	j->b.buf = aligned_alloc(4096, kcore_round_up(buflen, 4096));
+	j->b.zero = calloc(pages, 1);
+	j->b.hole = calloc(pages, 1);
+	j->b.bad = calloc(pages, 1);
+	j->digest = calloc(blocks, sizeof(*j->digest));
+	j->nonzero = calloc(blocks, 1);
+	return j->b.buf && j->b.zero && j->b.hole && j->b.bad && j->digest &&
+	       j->nonzero;
+}
+
+static void free_job(struct job *j)
+{
+	free(j->b.buf);
+	free(j->b.zero);
+	free(j->b.hole);
+	free(j->b.bad);
+	free(j->digest);
+	free(j->nonzero);
 }
 
 /* Job j's buffer back from the hashing thread, before it is reused. */
@@ -793,7 +829,7 @@ static struct kcore_error *dump_segment(struct dump *d, size_t si)
 			return err;
 		off = end;
 	}
-	d->ext.valid = false;
+	kcore_extents_rewind(&d->ext);
 	while (off < seg->size) {
 		uint64_t start, end;
 		bool data = next_block(d, si, off, KCORE_HASH_BLOCK, d->block,
@@ -919,49 +955,51 @@ static bool use_copy_path(const struct dump *d)
 
 	if (env && !strcmp(env, "0"))
 		return false;
-	if (!d->opts->no_hash && !(env && !strcmp(env, "1")))
+	if (!d->opts->no_hash && d->opts->block_hash != KCORE_BLOCK_HASH_XXH3 &&
+	    !(env && !strcmp(env, "1")))
 		return false;
 	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
 	       !d->share_buf && !d->smear;
 }
 
-/* Its one block, allocated only when it is taken: COPY_CHUNK, or one
- * hash block (the unit of the digests) when hashed. */
-static struct kcore_error *copy_setup(struct dump *d, struct job *j)
+/* Its blocks, allocated only when it is taken: one of COPY_CHUNK; or,
+ * hashed, COPY_SLOTS of one hash block (the unit of the digests), used in
+ * turn so that the file's SHA-256 can lag behind the copy. */
+static struct kcore_error *copy_setup(struct dump *d)
 {
 	uint64_t len = kcore_round_up(
 		d->opts->no_hash ? COPY_CHUNK : KCORE_HASH_BLOCK, d->page);
 	uint64_t pages = len / d->page;
 
 	d->copy_chunk = len;
-	j->b.slot = 0;
-	j->b.buf = aligned_alloc(4096, kcore_round_up(len, KCORE_HASH_BLOCK));
-	j->b.zero = calloc(pages, 1);
-	j->b.hole = calloc(pages, 1);
-	j->b.bad = calloc(pages, 1);
-	j->digest = calloc(1, sizeof(*j->digest));
-	j->nonzero = calloc(1, 1);
-	if (!j->b.buf || !j->b.zero || !j->b.hole || !j->b.bad || !j->digest ||
-	    !j->nonzero)
+	d->ncopy = d->fh ? COPY_SLOTS : 1;
+	d->copy = calloc(d->ncopy, sizeof(*d->copy));
+	if (!d->copy)
 		return &kcore_error_nomem;
+	for (size_t i = 0; i < d->ncopy; i++)
+		if (!alloc_job(&d->copy[i], 0,
+			       kcore_round_up(len, KCORE_HASH_BLOCK), pages, 1))
+			return &kcore_error_nomem;
 	return NULL;
 }
 
-static void copy_teardown(struct job *j)
+/* Its blocks back from the hashing thread, then freed. */
+static void copy_teardown(struct dump *d)
 {
-	free(j->b.buf);
-	free(j->b.zero);
-	free(j->b.hole);
-	free(j->b.bad);
-	free(j->digest);
-	free(j->nonzero);
+	for (size_t i = 0; d->copy && i < d->ncopy; i++)
+		job_unhashed(d, &d->copy[i]);
+	for (size_t i = 0; d->copy && i < d->ncopy; i++)
+		free_job(&d->copy[i]);
+	free(d->copy);
+	d->copy = NULL;
 }
 
 /* Segment bytes [off, off + len) read, their zero pages found (and the
- * hash block hashed), written. */
-static struct kcore_error *copy_block(struct dump *d, struct job *j, size_t si,
-				      uint64_t off, uint64_t len)
+ * hash block hashed), written: in the next of the blocks. */
+static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
+				      uint64_t len)
 {
+	struct job *j = &d->copy[d->copy_next++ % d->ncopy];
 	struct kcore_block *b = &j->b;
 	struct kcore_error *err;
 
@@ -1008,13 +1046,12 @@ static struct kcore_error *copy_hole(struct dump *d, size_t si, uint64_t off,
 }
 
 /* dump_segment()'s walk, block by block on this thread. */
-static struct kcore_error *copy_segment(struct dump *d, struct job *j,
-					size_t si)
+static struct kcore_error *copy_segment(struct dump *d, size_t si)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	uint64_t chunk = d->copy_chunk, off = 0;
 
-	d->ext.valid = false;
+	kcore_extents_rewind(&d->ext);
 	while (off < seg->size) {
 		uint64_t start, end;
 		bool data = next_block(d, si, off, chunk, chunk, &start, &end);
@@ -1061,20 +1098,9 @@ static struct kcore_error *setup(struct dump *d, unsigned n)
 	d->hashers = calloc(d->plan->nsegs, sizeof(*d->hashers));
 	if (!d->ring || !d->hashers)
 		return &kcore_error_nomem;
-	for (size_t i = 0; i < d->nring; i++) {
-		struct job *j = &d->ring[i];
-
-		j->b.slot = i;
-		j->b.buf = aligned_alloc(4096, kcore_round_up(d->block, 4096));
-		j->b.zero = calloc(pages, 1);
-		j->b.hole = calloc(pages, 1);
-		j->b.bad = calloc(pages, 1);
-		j->digest = calloc(blocks, sizeof(*j->digest));
-		j->nonzero = calloc(blocks, 1);
-		if (!j->b.buf || !j->b.zero || !j->b.hole || !j->b.bad ||
-		    !j->digest || !j->nonzero)
+	for (size_t i = 0; i < d->nring; i++)
+		if (!alloc_job(&d->ring[i], i, d->block, pages, blocks))
 			return &kcore_error_nomem;
-	}
 	for (size_t i = 0; i < d->plan->nsegs; i++) {
 		const struct kcore_plan_segment *s = &d->plan->segs[i];
 		uint64_t np = (s->size + d->page - 1) / d->page;
@@ -1120,14 +1146,8 @@ static void teardown(struct dump *d)
 	if (d->w)
 		d->ops->destroy(d->w);
 	d->w = NULL; /* the final progress report runs after teardown */
-	for (size_t i = 0; d->ring && i < d->nring; i++) {
-		free(d->ring[i].b.buf);
-		free(d->ring[i].b.zero);
-		free(d->ring[i].b.hole);
-		free(d->ring[i].b.bad);
-		free(d->ring[i].digest);
-		free(d->ring[i].nonzero);
-	}
+	for (size_t i = 0; d->ring && i < d->nring; i++)
+		free_job(&d->ring[i]);
 	free(d->ring);
 	for (size_t i = 0; d->hashers && i < d->plan->nsegs; i++)
 		kcore_seg_hasher_destroy(d->hashers[i]);
@@ -1309,13 +1329,10 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (!err)
 		err = read_first(&d);
 	if (!err && copy) {
-		struct job cj = { 0 };
-
-		err = copy_setup(&d, &cj);
+		err = copy_setup(&d);
 		for (size_t i = 0; !err && i < plan->nsegs; i++)
-			err = copy_segment(&d, &cj, i);
-		job_unhashed(&d, &cj);
-		copy_teardown(&cj);
+			err = copy_segment(&d, i);
+		copy_teardown(&d);
 	} else {
 		for (size_t i = 0; !err && i < plan->nsegs; i++)
 			err = dump_segment(&d, i);
