@@ -78,7 +78,7 @@ t_cp=$(col cp 1) t_def=$(col def 1) t_sha=$(col sha 1) t_none=$(col none 1)
 c_cp=$(col cp 2) c_def=$(col def 2) c_sha=$(col sha 2) c_none=$(col none 2)
 o_cp=$(col cp 3) o_def=$(col def 3) o_sha=$(col sha 3) o_none=$(col none 3)
 # runs NAME: each run's "wall s / CPU s".
-runs() { awk '{ printf "%s%.2f / %.2f", NR > 1 ? ", " : "", $1, $2 }' "$work/$1"; }
+runs() { awk '{ printf "%s%.2f / %.2f", (NR > 1 ? ", " : ""), $1, $2 }' "$work/$1"; }
 p_read=$(col phases 1) p_wait=$(col phases 2) p_thread=$(col phases 3)
 sha_mbs=$(openssl speed -bytes 1048576 -seconds 2 sha256 2> /dev/null |
 	awk '/^sha256/ { sub(/k$/, "", $2); printf "%.0f", $2 * 1000 / 1048576 }')
