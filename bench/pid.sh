@@ -13,7 +13,13 @@
 #     SHA-256 costs what it can: kcoredump pid (default hashing) and
 #     --hash none against gcore, each writing a file to BENCH_DIR
 #     (default /var/tmp), runs interleaved, medians of REPS.  Ratios are
-#     speeds (gcore's time / kcoredump's) within the one run.
+#     speeds (gcore's time / kcoredump's) within the one run.  Beside
+#     them the kernel's own core of the same process: a pidtarget like it
+#     killed by SIGABRT with core_pattern naming a file in the same
+#     directory, from the signal to the end of the core (its parent's
+#     wait returns once the kernel has written it); core_pattern is set
+#     under the lock every crash test holds and put back on exit
+#     (tests/integration/lib.sh core_pattern_setup), else a skip.
 # Two gcores are the anchors: this Debian 12 machine's gdb 13, and gdb 18
 # from the Debian sid root tests/oracle/sid-root.sh builds (gdb 15 and
 # later skip unmapped and zero ranges and write sparse cores; skipped with
@@ -57,21 +63,30 @@ fi
 mode=${3:-sparse}
 dense_mib=${4:-1024}
 dense_threads=${5:-16}
-mkfifo "$work/in"
+# start_target IN OUT ARGS...: a pidtarget with ARGS reading the FIFO IN
+# (made here, held open on fd $target_in), its output to OUT: its pid in
+# $target_pid once it says ready (a dense area takes a while to fill).
+start_target() {
+	local in=$1 o=$2
+	shift 2
+	mkfifo "$in"
+	"$T" "$@" < "$in" > "$o" 2>&1 &
+	target_pid=$!
+	exec {target_in}> "$in"
+	for _ in $(seq 1200); do
+		grep -q '^ready' "$o" && break
+		sleep 0.1
+	done
+	grep '^ready' "$o"
+}
+dense_args=(--dense "$dense_mib" --sparse 0 --threads "$dense_threads")
 if [ "$mode" = dense ]; then
-	"$T" --dense "$dense_mib" --sparse 0 --threads "$dense_threads" \
-		< "$work/in" > "$work/target.out" 2>&1 &
+	start_target "$work/in" "$work/target.out" "${dense_args[@]}"
 else
-	"$T" --dense 256 --sparse 64 --touched 16 --threads 3 --stamp \
-		< "$work/in" > "$work/target.out" 2>&1 &
+	start_target "$work/in" "$work/target.out" --dense 256 --sparse 64 \
+		--touched 16 --threads 3 --stamp
 fi
-tpid=$!
-exec {tin}> "$work/in"
-for _ in $(seq 100); do
-	grep -q '^ready' "$work/target.out" && break
-	sleep 0.1
-done
-grep '^ready' "$work/target.out"
+tpid=$target_pid
 
 # The dense mode: kcoredump pid (SHA-256, --hash none) and gcore, each to
 # a file, interleaved; medians; then done.
@@ -103,11 +118,36 @@ if [ "$mode" = dense ]; then
 		run1 sha256 "$K" pid "$tpid" -o "$work/out" --json
 		run1 none "$K" pid "$tpid" -o "$work/out" --json --hash none
 	done
+	# The kernel's core, REPS times, after the others (the lock is held
+	# only that long): in a subshell, whose exit puts core_pattern back.
+	(
+		# shellcheck source=../tests/integration/lib.sh
+		. "$here/../tests/integration/lib.sh"
+		core_pattern_setup bench-pid-kernel-core > "$work/kernel.skip"
+		echo "$work/kcore.%p" > /proc/sys/kernel/core_pattern
+		for ((i = 0; i < reps; i++)); do
+			start_target "$work/kin.$i" "$work/ktarget.$i" "${dense_args[@]}" > /dev/null
+			kp=$target_pid
+			t0=$(date +%s.%N)
+			kill -ABRT "$kp"
+			wait "$kp" 2> /dev/null || true
+			t1=$(date +%s.%N)
+			exec {target_in}>&-
+			if [ ! -s "$work/kcore.$kp" ]; then
+				echo "no core from the kernel in $work (core_pattern $(cat /proc/sys/kernel/core_pattern))" > "$work/kernel.skip"
+				exit 1
+			fi
+			echo "$t1 - $t0" | bc -l >> "$work/kernel.t"
+			stat -c %s "$work/kcore.$kp" > "$work/kernel.size"
+			rm -f "$work/kcore.$kp"
+		done
+	) || echo "bench/pid.sh: no kernel core row: $(head -c 300 "$work/kernel.skip")" >&2
 	med() { median < "$work/$1.t"; }
 	col() { awk -v c="$1" '{ print $c }' "$work/phases.t" | median; }
 	ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
-	g=$(med gcore) ks=$(med sha256) kn=$(med none) g18=''
+	g=$(med gcore) ks=$(med sha256) kn=$(med none) g18='' kc=''
 	[ -z "$gdb18_version" ] || g18=$(med gcore18)
+	[ ! -s "$work/kernel.t" ] || kc=$(med kernel)
 	gsize=$(echo "scale=1; $(cat "$work/gcore.size") / 1048576" | bc -l)
 	cat > "$out/pid-dense.md" << EOF
 # kcoredump pid vs gcore, a dense process ($(date -u +%F), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg))
@@ -127,8 +167,20 @@ compare the ratios of this run, not seconds between runs.
 | kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x |
 $(if [ -n "$g18" ]; then
 		echo "| gdb gcore, $gdb18_version (sid) | $(printf %.2f "$g18") s | $(ratio "$g" "$g18")x |"
+	fi
+	if [ -n "$kc" ]; then
+		echo "| the kernel's own core (SIGABRT, core_pattern to a file there; $(echo "scale=1; $(cat "$work/kernel.size") / 1048576" | bc -l) MiB) | $(printf %.2f "$kc") s | $(ratio "$g" "$kc")x |"
+	fi
+	if [ -n "$g18" ]; then
 		echo
 		echo "Against $gdb18_version: kcoredump pid (default) $(ratio "$g18" "$ks")x, --hash none $(ratio "$g18" "$kn")x."
+	fi
+	echo
+	if [ -n "$kc" ]; then
+		echo "Against the kernel's own core: kcoredump pid (default) $(ratio "$kc" "$ks")x, --hash none $(ratio "$kc" "$kn")x"
+		echo "(the kernel's time / kcoredump's; the kernel writes the core as the process dies, unhashed)."
+	else
+		echo "The kernel's own core: not measured ($(head -c 200 "$work/kernel.skip" | tr '\n' ' '))."
 	fi)
 
 Default vs --hash none: $(ratio "$ks" "$kn")x the time.  In the default
@@ -138,9 +190,11 @@ $(printf %.2f "$(col 3)") s alongside the read.
 EOF
 	jq -n --argjson reps "$reps" --argjson mib "$dense_mib" --argjson threads "$dense_threads" \
 		--arg g "$g" --arg ks "$ks" --arg kn "$kn" --arg g18 "$g18" --arg v18 "$gdb18_version" \
+		--arg kc "$kc" \
 		'{reps: $reps, dense_mib: $mib, threads: $threads, gcore_s: ($g|tonumber),
 		  gcore_sid_s: (if $g18 == "" then null else ($g18|tonumber) end), gdb_sid: $v18,
-		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_hash_none_s: ($kn|tonumber)}' \
+		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_hash_none_s: ($kn|tonumber),
+		  kernel_core_s: (if $kc == "" then null else ($kc|tonumber) end)}' \
 		> "$out/pid-dense.json"
 	cat "$out/pid-dense.md"
 	exit 0
@@ -151,7 +205,7 @@ gap()
 {
 	local n
 	n=$(grep -c '^gap' "$work/target.out" || true)
-	echo gap >&"$tin"
+	echo gap >&"$target_in"
 	for _ in $(seq 200); do
 		[ "$(grep -c '^gap' "$work/target.out" || true)" -gt "$n" ] && break
 		sleep 0.05

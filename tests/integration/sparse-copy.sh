@@ -4,8 +4,10 @@
 # regular file converted to a plain sparse ELF file goes through one small
 # block on the calling thread instead of the ring of 4 MiB blocks.
 #  - Its output is byte for byte the block pipeline's (KCOREDUMP_COPY_PATH=0)
-#    with --hash none, and with SHA-256 both by default (the pipeline) and
-#    with KCOREDUMP_COPY_PATH=1 (the copy path hashing): for a core with
+#    with --hash none, with the default digests (XXH3-128 blocks and the
+#    file's SHA-256: the copy path by default, its 8 blocks in turn) and
+#    with --hash sha256 (the pipeline by default, the copy path with
+#    KCOREDUMP_COPY_PATH=1): for a core with
 #    pattern data, allocated zero pages, holes, a segment not a page
 #    multiple long and one with p_memsz > p_filesz, and for the same core
 #    cut short in its last segment (unreadable ranges: exit 7, the same
@@ -96,14 +98,32 @@ for src in core cut; do
 	conv "$tmp/$src-none" - "$tmp/$src" --hash none
 	conv "$tmp/$src-none-rw" KCOREDUMP_COPY_PATH=0 "$tmp/$src" --hash none
 	same "$src, --hash none: copy path = block pipeline" "$tmp/$src-none" "$tmp/$src-none-rw"
-	conv "$tmp/$src-sha" - "$tmp/$src"
-	conv "$tmp/$src-sha-copy" KCOREDUMP_COPY_PATH=1 "$tmp/$src"
-	same "$src, SHA-256: copy path = block pipeline" "$tmp/$src-sha-copy" "$tmp/$src-sha"
+	conv "$tmp/$src-def" - "$tmp/$src"
+	conv "$tmp/$src-def-rw" KCOREDUMP_COPY_PATH=0 "$tmp/$src"
+	same "$src, default digests: copy path = block pipeline" "$tmp/$src-def" "$tmp/$src-def-rw"
+	conv "$tmp/$src-sha" - "$tmp/$src" --hash sha256
+	conv "$tmp/$src-sha-copy" KCOREDUMP_COPY_PATH=1 "$tmp/$src" --hash sha256
+	same "$src, --hash sha256: copy path = block pipeline" "$tmp/$src-sha-copy" "$tmp/$src-sha"
 	rc=$(cat "$tmp/$src-none/rc")
 	if [[ $rc == "$want" ]]; then
 		ok "$src: exit $want"
 	else
 		not_ok "$src: exit $rc, not $want: $(head -c 300 "$tmp/$src-none/err")"
+	fi
+done
+# The copy path's file SHA-256 (its blocks in turn, holes as zeros on the
+# hashing thread): sha256sum's, for the whole core and the cut one (whose
+# header is rewritten at the end: read back).
+for src in core cut; do
+	rm -f "$tmp/$src-sum.elf"
+	"$kcoredump" convert -q --json --format elf --file-sha256 "$tmp/$src" \
+		-o "$tmp/$src-sum.elf" > "$tmp/$src-sum.json" 2> "$tmp/$src-sum.err"
+	got=$(jq -r .file_sha256 "$tmp/$src-sum.json" 2> /dev/null)
+	want=$(sha256sum "$tmp/$src-sum.elf" 2> /dev/null | cut -d' ' -f1)
+	if [[ -n $want && $got == "$want" ]]; then
+		ok "$src: the copy path's file_sha256 is sha256sum's"
+	else
+		not_ok "$src: file_sha256 '$got', sha256sum '$want': $(head -c 300 "$tmp/$src-sum.err")"
 	fi
 done
 if [[ -f $tmp/cut-none/out.elf ]] &&

@@ -14,6 +14,13 @@ void kcore_extents_init(struct kcore_extents *x, struct kcore_source *src,
 {
 	*x = (struct kcore_extents){ .src = src, .plan = plan };
 	x->use_seek = kcore_source_knows_holes(src);
+	x->stable = kcore_source_info(src)->is_regular;
+}
+
+void kcore_extents_rewind(struct kcore_extents *x)
+{
+	if (!x->stable)
+		x->valid = false;
 }
 
 /* Where segment byte pos comes from: its source offset, and (when asked)

@@ -17,6 +17,7 @@ struct kcore_extents {
 	struct kcore_source *src;
 	const struct kcore_plan *plan;
 	bool use_seek; /* the source knows its holes */
+	bool stable;   /* a regular file: its extents stay as found */
 	/* The last extent found, of segment seg. */
 	size_t seg;
 	uint64_t start, end;
@@ -25,6 +26,10 @@ struct kcore_extents {
 
 void kcore_extents_init(struct kcore_extents *x, struct kcore_source *src,
 			const struct kcore_plan *plan);
+/* A walk starts over: the cached extent is asked again, unless the source
+ * is a regular file (on tmpfs, SEEK_HOLE walks a dense file page by page:
+ * 18 ms a GiB, before the copy starts). */
+void kcore_extents_rewind(struct kcore_extents *x);
 /*
  * Where segment byte pos comes from: its source offset, and (when asked)
  * where the source range it belongs to ends and holds data up to, both

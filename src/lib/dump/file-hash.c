@@ -6,6 +6,14 @@
  * full, or it wants a referenced buffer back; SHA-256 never waits for a
  * write.  Copies are bounded (COPY_LIMIT bytes waiting at most), so a
  * compressed stream cannot outrun the hash by more than that.
+ *
+ * One thread adds, one hashes: the ring's two counters are each written
+ * by one of them, so a run goes over without a lock.  The lock and the
+ * condition variables serve only a thread that has nothing to do and
+ * sleeps: the other wakes it when it has said so (idle, want), not at
+ * every run.  Each thread stores its own flag or counter before it reads
+ * the other's (sequentially consistent), so one of the two always sees
+ * the other's: no wake-up is lost.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,11 +40,20 @@ struct kcore_file_hash {
 	pthread_mutex_t lock;
 	pthread_cond_t more, done_cv;
 	struct run ring[RING];
-	uint64_t added, done; /* runs handed over, runs hashed */
-	uint64_t copied;      /* bytes of copies not yet hashed */
+	/* Runs handed over (written by the adding thread), runs hashed
+	 * (by the hashing thread). */
+	uint64_t added, done;
+	uint64_t copied; /* bytes of copies not yet hashed */
+	/* The adding thread sleeps until done reaches want (0: it does not
+	 * sleep); the hashing thread sleeps while idle. */
+	uint64_t want;
+	bool idle;
 	bool stop;
 	uint64_t busy_ns;
 };
+
+#define LOAD(p)	    __atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define STORE(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
 
 static uint64_t now_ns(void)
 {
@@ -64,32 +81,49 @@ static void hash_run(struct kcore_file_hash *h, const struct run *r)
 	}
 }
 
+/* Wake the thread sleeping on cv (it said so: the caller saw its flag). */
+static void wake(struct kcore_file_hash *h, pthread_cond_t *cv)
+{
+	pthread_mutex_lock(&h->lock);
+	pthread_cond_signal(cv);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The next run to hash, sleeping until there is one; false: stop. */
+static bool next_run(struct kcore_file_hash *h, uint64_t done)
+{
+	if (LOAD(&h->stop))
+		return false;
+	if (LOAD(&h->added) != done)
+		return true;
+	pthread_mutex_lock(&h->lock);
+	STORE(&h->idle, true);
+	while (!LOAD(&h->stop) && LOAD(&h->added) == done)
+		pthread_cond_wait(&h->more, &h->lock);
+	STORE(&h->idle, false);
+	pthread_mutex_unlock(&h->lock);
+	return !LOAD(&h->stop);
+}
+
 static void *hash_main(void *arg)
 {
 	struct kcore_file_hash *h = arg;
 
-	pthread_mutex_lock(&h->lock);
-	for (;;) {
-		struct run r;
-		uint64_t t0;
+	for (uint64_t done = 0; next_run(h, done);) {
+		struct run r = h->ring[done % RING];
+		uint64_t t0 = now_ns(), want;
 
-		while (!h->stop && h->done == h->added)
-			pthread_cond_wait(&h->more, &h->lock);
-		if (h->stop)
-			break;
-		r = h->ring[h->done % RING];
-		pthread_mutex_unlock(&h->lock);
-		t0 = now_ns();
 		hash_run(h, &r);
 		free(r.owned);
-		pthread_mutex_lock(&h->lock);
-		h->busy_ns += now_ns() - t0;
+		__atomic_add_fetch(&h->busy_ns, now_ns() - t0,
+				   __ATOMIC_RELAXED);
 		if (r.owned)
-			h->copied -= r.len;
-		h->done++;
-		pthread_cond_broadcast(&h->done_cv);
+			__atomic_sub_fetch(&h->copied, r.len, __ATOMIC_SEQ_CST);
+		STORE(&h->done, ++done);
+		want = LOAD(&h->want);
+		if (want && done >= want)
+			wake(h, &h->done_cv);
 	}
-	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
 
@@ -121,31 +155,44 @@ struct kcore_error *kcore_file_hash_start(struct kcore_file_hash **ret)
 	return NULL;
 }
 
-/* Append a run (the lock held), waiting for room; its ticket. */
+/* Until the hashing thread has hashed n runs. */
+static void wait_done(struct kcore_file_hash *h, uint64_t n)
+{
+	if (LOAD(&h->done) >= n)
+		return;
+	pthread_mutex_lock(&h->lock);
+	STORE(&h->want, n);
+	while (LOAD(&h->done) < n)
+		pthread_cond_wait(&h->done_cv, &h->lock);
+	STORE(&h->want, 0);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* Append a run, waiting for room; its ticket. */
 static uint64_t push(struct kcore_file_hash *h, struct run r)
 {
-	while (h->added - h->done == RING ||
-	       (r.owned && h->copied && h->copied + r.len > COPY_LIMIT))
-		pthread_cond_wait(&h->done_cv, &h->lock);
-	h->ring[h->added % RING] = r;
+	uint64_t added = h->added;
+
+	if (added - LOAD(&h->done) == RING)
+		wait_done(h, added - RING + 1);
+	while (r.owned && LOAD(&h->copied) &&
+	       LOAD(&h->copied) + r.len > COPY_LIMIT)
+		wait_done(h, LOAD(&h->done) + 1);
+	h->ring[added % RING] = r;
 	if (r.owned)
-		h->copied += r.len;
-	h->added++;
-	pthread_cond_signal(&h->more);
-	return h->added;
+		__atomic_add_fetch(&h->copied, r.len, __ATOMIC_SEQ_CST);
+	STORE(&h->added, added + 1);
+	if (LOAD(&h->idle))
+		wake(h, &h->more);
+	return added + 1;
 }
 
 uint64_t kcore_file_hash_add_ref(struct kcore_file_hash *h, const void *p,
 				 size_t len)
 {
-	uint64_t ticket;
-
 	if (!len)
 		return 0;
-	pthread_mutex_lock(&h->lock);
-	ticket = push(h, (struct run){ .p = p, .len = len });
-	pthread_mutex_unlock(&h->lock);
-	return ticket;
+	return push(h, (struct run){ .p = p, .len = len });
 }
 
 struct kcore_error *kcore_file_hash_add_copy(struct kcore_file_hash *h,
@@ -159,47 +206,31 @@ struct kcore_error *kcore_file_hash_add_copy(struct kcore_file_hash *h,
 	if (!c)
 		return &kcore_error_nomem;
 	memcpy(c, p, len);
-	pthread_mutex_lock(&h->lock);
 	push(h, (struct run){ .p = c, .len = len, .owned = c });
-	pthread_mutex_unlock(&h->lock);
 	return NULL;
 }
 
 void kcore_file_hash_add_zeros(struct kcore_file_hash *h, uint64_t len)
 {
-	if (!len)
-		return;
-	pthread_mutex_lock(&h->lock);
-	push(h, (struct run){ .len = len });
-	pthread_mutex_unlock(&h->lock);
+	if (len)
+		push(h, (struct run){ .len = len });
 }
 
 void kcore_file_hash_wait(struct kcore_file_hash *h, uint64_t ticket)
 {
-	pthread_mutex_lock(&h->lock);
-	while (h->done < ticket)
-		pthread_cond_wait(&h->done_cv, &h->lock);
-	pthread_mutex_unlock(&h->lock);
+	wait_done(h, ticket);
 }
 
 void kcore_file_hash_finish(struct kcore_file_hash *h,
 			    unsigned char out[KCORE_DIGEST_LEN])
 {
-	pthread_mutex_lock(&h->lock);
-	while (h->done < h->added)
-		pthread_cond_wait(&h->done_cv, &h->lock);
-	pthread_mutex_unlock(&h->lock);
+	wait_done(h, h->added);
 	kcore_file_hasher_finish(h->sha, out);
 }
 
 double kcore_file_hash_busy(struct kcore_file_hash *h)
 {
-	uint64_t ns;
-
-	pthread_mutex_lock(&h->lock);
-	ns = h->busy_ns;
-	pthread_mutex_unlock(&h->lock);
-	return (double)ns / 1e9;
+	return (double)__atomic_load_n(&h->busy_ns, __ATOMIC_RELAXED) / 1e9;
 }
 
 void kcore_file_hash_destroy(struct kcore_file_hash *h)
@@ -208,7 +239,7 @@ void kcore_file_hash_destroy(struct kcore_file_hash *h)
 		return;
 	if (h->started) {
 		pthread_mutex_lock(&h->lock);
-		__atomic_store_n(&h->stop, true, __ATOMIC_RELAXED);
+		STORE(&h->stop, true);
 		pthread_cond_broadcast(&h->more);
 		pthread_mutex_unlock(&h->lock);
 		pthread_join(h->thread, NULL);

@@ -90,7 +90,7 @@ void kcore_read_times_reserve(struct kcore_read_times *tm,
 			n += tm->base[si + 1] - tm->base[si];
 			continue;
 		}
-		ext->valid = false;
+		kcore_extents_rewind(ext);
 		while (off < seg->size) {
 			kcore_extent_next(ext, si, off, &ds, &de);
 			if (ds >= seg->size)
@@ -106,7 +106,7 @@ void kcore_read_times_reserve(struct kcore_read_times *tm,
 			off = de;
 		}
 	}
-	ext->valid = false;
+	kcore_extents_rewind(ext);
 	tm->res->read_time_cells =
 		n < KCORE_READ_TIME_NOTE_CELLS ? n : KCORE_READ_TIME_NOTE_CELLS;
 }
