@@ -7,7 +7,8 @@
 # build and by
 # the baseline (e.g. main before the writers, built elsewhere), the runs of
 # the two alternating; medians of REPS runs and their ratio (this build's
-# time / the baseline's: below 1 is faster).  kdump, LiME and AVML need a
+# time / the baseline's: below 1 is faster), of the wall time and of the
+# CPU time (user + system, /usr/bin/time: steadier on a loaded machine).  kdump, LiME and AVML need a
 # kernel's physical memory: bench/kdump.sh and bench/avml.sh on the VM
 # guest's RAM dump, with a baseline build's binary in the same way.
 # Usage: bench/writers.sh BASELINE_BUILD_DIR [BUILD_DIR] [REPS]
@@ -58,22 +59,23 @@ off=$("$K" info --json "$work/mixed.core" | jq -r '.segments[] | select(.type ==
 ) | dd of="$work/mixed.core" bs=1M seek=$((off)) oflag=seek_bytes conv=notrunc status=none
 truncate -s $((off + (1 << 30))) "$work/mixed.core"
 
-# one BINARY FORMAT_ARGS... -> one timed run (seconds).
+# one BINARY FORMAT_ARGS... -> one timed run: "WALL CPU" (seconds).
 one() {
 	local bin=$1
 	shift
 	rm -f "$work"/out.*
-	local t0 t1
-	t0=$(date +%s.%N)
-	"$bin" dump -q -f -T 2 "$work/mixed.core" "$@" > /dev/null 2>&1 || {
+	/usr/bin/time -o "$work/time" -f "%e %U %S" \
+		"$bin" dump -q -f -T 2 "$work/mixed.core" "$@" > /dev/null 2>&1 || {
 		local rc=$?
 		# 7 would be an incomplete dump: not on this input.
 		echo "bench/writers.sh: $bin dump $* exited $rc" >&2
 		exit 1
 	}
-	t1=$(date +%s.%N)
-	echo "$t1 - $t0" | bc -l
+	tail -n 1 "$work/time" | awk '{ print $1, $2 + $3 }'
 }
+
+# col N: the median of column N of the lines on stdin.
+col() { awk -v n="$1" '{ print $n }' | median; }
 
 cases=(
 	"elf|-o $work/out.elf"
@@ -93,14 +95,18 @@ for c in "${cases[@]}"; do
 			one "$B" "${args[@]}" "${hargs[@]}" >> "$work/old.t"
 			one "$K" "${args[@]}" "${hargs[@]}" >> "$work/new.t"
 		done
-		tn=$(median < "$work/new.t")
-		to=$(median < "$work/old.t")
+		tn=$(col 1 < "$work/new.t")
+		to=$(col 1 < "$work/old.t")
+		cn=$(col 2 < "$work/new.t")
+		co=$(col 2 < "$work/old.t")
 		ratio=$(echo "$tn / $to" | bc -l)
-		printf '%-11s %-7s this %6.2f s  baseline %6.2f s  ratio %.3f\n' \
-			"$name" "$hash" "$tn" "$to" "$ratio"
-		rows+=("$(printf '| %s | %s | %.2f | %.2f | %.3f |' "$name" "$hash" "$tn" "$to" "$ratio")")
-		json+=("$(printf '{"format":"%s","hash":"%s","seconds":%.3f,"baseline_seconds":%.3f,"ratio":%.4f}' \
-			"$name" "$hash" "$tn" "$to" "$ratio")")
+		cratio=$(echo "$cn / $co" | bc -l)
+		printf '%-11s %-7s this %6.2f s  baseline %6.2f s  ratio %.3f  CPU %6.2f s / %6.2f s  ratio %.3f\n' \
+			"$name" "$hash" "$tn" "$to" "$ratio" "$cn" "$co" "$cratio"
+		rows+=("$(printf '| %s | %s | %.2f | %.2f | %.3f | %.2f | %.2f | %.3f |' \
+			"$name" "$hash" "$tn" "$to" "$ratio" "$cn" "$co" "$cratio")")
+		json+=("$(printf '{"format":"%s","hash":"%s","seconds":%.3f,"baseline_seconds":%.3f,"ratio":%.4f,"cpu_seconds":%.3f,"baseline_cpu_seconds":%.3f,"cpu_ratio":%.4f}' \
+			"$name" "$hash" "$tn" "$to" "$ratio" "$cn" "$co" "$cratio")")
 	done
 done
 
@@ -109,11 +115,12 @@ done
 	echo
 	echo "1 GiB core on tmpfs (512 MiB executables, 256 MiB zeros, 256 MiB"
 	echo "random), \`dump -T 2\`, medians of $reps alternating runs; ratio ="
-	echo "this build / baseline ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)); the"
-	echo "hashed rows pass \`--hash sha256\` to both builds (not the default digest)."
+	echo "this build / baseline ($(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)), of"
+	echo "the wall time and of the CPU time (user + system); the hashed rows"
+	echo "pass \`--hash sha256\` to both builds (not the default digest)."
 	echo
-	echo "| output | hash | this (s) | baseline (s) | ratio |"
-	echo "|---|---|---|---|---|"
+	echo "| output | hash | this (s) | baseline (s) | ratio | this CPU (s) | baseline CPU (s) | CPU ratio |"
+	echo "|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 } > "$out/writers.md"
 (
