@@ -5,7 +5,7 @@
 # block on the calling thread instead of the ring of 4 MiB blocks.
 #  - Its output is byte for byte the block pipeline's (KCOREDUMP_COPY_PATH=0)
 #    with --hash none, with the default digests (XXH3-128 blocks and the
-#    file's SHA-256: the copy path by default, its 8 blocks in turn) and
+#    file's SHA-256: the copy path by default, its blocks in turn) and
 #    with --hash sha256 (the pipeline by default, the copy path with
 #    KCOREDUMP_COPY_PATH=1): for a core with
 #    pattern data, allocated zero pages, holes, a segment not a page
@@ -112,9 +112,14 @@ for src in core cut; do
 	fi
 done
 # The copy path's file SHA-256 (its blocks in turn, holes as zeros on the
-# hashing thread): sha256sum's, for the whole core and the cut one (whose
-# header is rewritten at the end: read back).
-for src in core cut; do
+# hashing thread, long ones handed over as the copy passes them):
+# sha256sum's, for the whole core, the cut one (whose header is rewritten
+# at the end: read back) and one whose data holds 40 MiB of zero pages
+# (no hole in the source, one in the output) between pattern data.
+printf 'load vaddr=0x400000 flags=rw\n\tdata 3M+8K\n\tdata 40M zero\n\tdata 1M\nend\n' > "$tmp/zeros.spec"
+"$mkcore" "$tmp/zeros.spec" "$tmp/zeros" > "$tmp/mk.out" 2>&1 ||
+	not_ok "mkcore zeros: $(head -c 300 "$tmp/mk.out")"
+for src in core cut zeros; do
 	rm -f "$tmp/$src-sum.elf"
 	"$kcoredump" convert -q --json --format elf --file-sha256 "$tmp/$src" \
 		-o "$tmp/$src-sum.elf" > "$tmp/$src-sum.json" 2> "$tmp/$src-sum.err"

@@ -14,7 +14,7 @@
 #define COPY_CHUNK (128u << 10)
 /* The copy path's blocks when hashed: the file's SHA-256 may lag this
  * many behind the copy. */
-#define COPY_SLOTS 8
+#define COPY_SLOTS 16
 
 /*
  * Taken with --hash none, and with the default XXH3-128 block digests:
@@ -105,6 +105,7 @@ static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
 		err = kcore_dump_add_hashes(d, j);
 	if (err)
 		return err;
+	kcore_dump_hash_written_upto(d, si, off + len);
 	kcore_dump_progress(d, false);
 	return kcore_dump_cancelled(d);
 }
@@ -119,7 +120,11 @@ static struct kcore_error *copy_hole(struct dump *d, size_t si, uint64_t off,
 		return NULL;
 	struct kcore_error *err = kcore_dump_cancelled(d);
 
-	return err ? err : d->ops->hole(d->w, si, off, len);
+	if (!err)
+		err = d->ops->hole(d->w, si, off, len);
+	if (!err)
+		kcore_dump_hash_written_upto(d, si, off + len);
+	return err;
 }
 
 /* kcore_dump_segment()'s walk, block by block on this thread. */

@@ -14,6 +14,9 @@
 /* A sparse file's holes are hashed as zeros unless they outweigh its
  * data and this much (then not at all, unless --file-sha256). */
 #define HOLE_ALLOWANCE (64ull << 20)
+/* A hole of the in-place writer handed over before the next write once
+ * it is this long (kcore_dump_hash_written_upto()). */
+#define ZEROS_AHEAD (16ull << 20)
 
 /*
  * Whether a sparse file's holes are worth hashing, told before anything
@@ -156,6 +159,27 @@ struct kcore_error *kcore_dump_hash_start(struct dump *d)
 	if (d->opts->compress == KCORE_COMPRESS_NONE)
 		d->gave_up = !holes_affordable(d);
 	return NULL;
+}
+
+/*
+ * The in-place writer is done with the file up to segment si's byte
+ * seg_off: what it left unwritten since its last write is a hole, zeros.
+ * A long one goes to the hashing thread now, not with the next write, so
+ * that SHA-256 hashes it while the copy goes on (the copy passes 256 MiB
+ * of zero pages in 0.05 s, their SHA-256 takes 0.17 s; handed over at the
+ * next write, they left the hashing thread idle, then the copy waiting).
+ * Nothing the writer writes later lies there (it writes in file order);
+ * the header it may rewrite at the end is before it, read back as ever.
+ */
+void kcore_dump_hash_written_upto(struct dump *d, size_t si, uint64_t seg_off)
+{
+	uint64_t end = d->plan->segs[si].out_offset + seg_off;
+
+	if (!d->fh || !d->w->in_place || d->out_of_order || d->gave_up ||
+	    d->stopped || end < d->hashed + ZEROS_AHEAD)
+		return;
+	kcore_file_hash_add_zeros(d->fh, end - d->hashed);
+	d->hashed = end;
 }
 
 /* Job j's buffer back from the hashing thread, before it is reused. */

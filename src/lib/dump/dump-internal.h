@@ -94,6 +94,9 @@ struct dump {
 /* The writer's options (d->wopts) with its writes to the output passing
  * through the file's SHA-256 (unless --hash none, which starts nothing). */
 struct kcore_error *kcore_dump_hash_start(struct dump *d);
+/* The in-place writer is done with the file up to segment si's byte
+ * seg_off: a long hole since its last write is hashed now. */
+void kcore_dump_hash_written_upto(struct dump *d, size_t si, uint64_t seg_off);
 /* Job j's buffer back from the hashing thread, before it is reused. */
 void kcore_dump_job_unhashed(struct dump *d, struct job *j);
 /* The file's SHA-256 (size bytes) into the result, before publishing. */

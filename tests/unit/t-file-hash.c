@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/* The file's SHA-256 on its own thread (dump/file-hash.c): runs handed
+ * over by reference, as copies and as zeros come out as the SHA-256 of
+ * the same bytes hashed in one pass; a referenced buffer is handed back
+ * (kcore_file_hash_wait) only once it is hashed, so rewriting it then
+ * changes nothing; the ring filling up (more than its 256 runs waiting)
+ * and the copies' bound (64 MiB waiting) make the adding thread wait, not
+ * lose or reorder runs; a stop with runs still waiting frees them. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file-hash.h"
+#include "tap.h"
+
+#define BUFS  4
+#define BUFSZ (256u << 10)
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static void fill(unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)next();
+}
+
+/* runs runs of random kinds and sizes (small ones fill the ring), the
+ * same bytes to a one-pass hasher; the digests compared. */
+static void stream(unsigned runs, size_t max_len, const char *what)
+{
+	static unsigned char zeros[BUFSZ];
+	unsigned char *buf[BUFS], want[KCORE_DIGEST_LEN], got[KCORE_DIGEST_LEN];
+	uint64_t ticket[BUFS] = { 0 };
+	struct kcore_file_hasher *ref = NULL;
+	struct kcore_file_hash *h = NULL;
+	struct kcore_error *err;
+	bool ok_all = true;
+
+	for (unsigned i = 0; i < BUFS; i++)
+		buf[i] = malloc(BUFSZ);
+	err = kcore_file_hash_start(&h);
+	if (!err)
+		err = kcore_file_hasher_create(&ref);
+	if (!ok(!err, "%s: started", what))
+		goto out;
+	for (unsigned r = 0; r < runs; r++) {
+		size_t len = 1 + (size_t)(next() % max_len);
+		unsigned kind = (unsigned)(next() % 3), b = r % BUFS;
+
+		if (kind == 0) { /* by reference: the buffer back first */
+			kcore_file_hash_wait(h, ticket[b]);
+			fill(buf[b], len);
+			kcore_file_hasher_add(ref, buf[b], len);
+			ticket[b] = kcore_file_hash_add_ref(h, buf[b], len);
+		} else if (kind == 1) { /* a copy: the bytes reused at once */
+			unsigned char tmp[4096];
+			size_t n = len < sizeof(tmp) ? len : sizeof(tmp);
+
+			fill(tmp, n);
+			kcore_file_hasher_add(ref, tmp, n);
+			ok_all &= !kcore_file_hash_add_copy(h, tmp, n);
+			memset(tmp, 0xa5, n);
+		} else {
+			kcore_file_hasher_add(ref, zeros, len);
+			kcore_file_hash_add_zeros(h, len);
+		}
+	}
+	kcore_file_hash_finish(h, got);
+	kcore_file_hasher_finish(ref, want);
+	ok(ok_all, "%s: every copy taken", what);
+	ok(!memcmp(got, want, sizeof(got)),
+	   "%s: the digest of the bytes in order", what);
+out:
+	kcore_file_hash_destroy(h);
+	kcore_file_hasher_destroy(ref);
+	kcore_error_destroy(err);
+	for (unsigned i = 0; i < BUFS; i++)
+		free(buf[i]);
+}
+
+/* Copies past the 64 MiB bound: the adding thread waits for them. */
+static void copies_bounded(void)
+{
+	size_t len = 8u << 20;
+	unsigned char *p = malloc(len), want[KCORE_DIGEST_LEN],
+		      got[KCORE_DIGEST_LEN];
+	struct kcore_file_hasher *ref = NULL;
+	struct kcore_file_hash *h = NULL;
+	bool ok_all = true;
+
+	if (!p || kcore_file_hash_start(&h) || kcore_file_hasher_create(&ref)) {
+		ok(0, "copies: started");
+		goto out;
+	}
+	for (unsigned i = 0; i < 20; i++) { /* 160 MiB */
+		memset(p, (int)i + 1, len);
+		kcore_file_hasher_add(ref, p, len);
+		ok_all &= !kcore_file_hash_add_copy(h, p, len);
+	}
+	kcore_file_hash_finish(h, got);
+	kcore_file_hasher_finish(ref, want);
+	ok(ok_all && !memcmp(got, want, sizeof(got)),
+	   "copies: 160 MiB through the 64 MiB bound, in order");
+out:
+	kcore_file_hash_destroy(h);
+	kcore_file_hasher_destroy(ref);
+	free(p);
+}
+
+/* A stop while runs wait (copies among them): no leak, no hang. */
+static void stopped(void)
+{
+	struct kcore_file_hash *h = NULL;
+	unsigned char b[1000] = { 1 };
+
+	if (!ok(!kcore_file_hash_start(&h), "stop: started"))
+		return;
+	kcore_file_hash_add_zeros(h, 1ull << 40); /* a 1 TiB hole first */
+	for (unsigned i = 0; i < 100; i++)
+		kcore_file_hash_add_copy(h, b, sizeof(b));
+	kcore_file_hash_destroy(h);
+	ok(1, "stop: destroyed with a 1 TiB hole and 100 copies waiting");
+}
+
+int main(void)
+{
+	stream(20000, 64, "20000 small runs (the ring full most of the time)");
+	stream(3000, BUFSZ, "3000 runs up to 256 KiB, 4 buffers reused");
+	copies_bounded();
+	stopped();
+	return tap_done();
+}
