@@ -21,7 +21,12 @@
 # holes.  Outputs go to $BENCH_DIR (default /var/tmp/kcoredump-bench-kdump:
 # a directory the sid root can bind; /dev/shm is not).  CPU seconds (user
 # + system, median) are reported next to wall time: the machine is shared.
-# Usage: bench/kdump.sh [BUILD_DIR] [REPS] [ELF]
+# Every run is timed, the first one too (a failing case is not timed
+# again); the input is read once first, into the page cache.
+# makedumpfile --num-threads 2 takes minutes a run (1.7.8 spends its time
+# in its threads' locking): MDF_THREADS_REPS (default REPS) times it fewer
+# times; the results say how many.
+# Usage: [MDF_THREADS_REPS=N] bench/kdump.sh [BUILD_DIR] [REPS] [ELF]
 #   (writes bench/results/kdump.{md,json})
 set -euo pipefail
 # shellcheck source=../tests/lib/shell.sh
@@ -41,28 +46,39 @@ if ! "$sid" --skip > /dev/null 2> "$work/sid.err"; then
 	echo "bench/kdump.sh: the sid root (makedumpfile 1.7.8) cannot be built here: $(tail -n 1 "$work/sid.err")" >&2
 	exit 1
 fi
+reps_mt=${MDF_THREADS_REPS:-$reps}
+mt_note=
+if ((reps_mt != reps)); then
+	mt_note=" (median of $reps_mt)"
+	((reps_mt > 1)) || mt_note=" (one run)"
+fi
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+cat "$in" > /dev/null
 v_host=$(makedumpfile -v 2>&1 | awk '/version/ { print $3; exit }')
 v_sid=$("$sid" run -- makedumpfile -v 2>&1 | awk '/version/ { print $3; exit }')
 
-# measure WHERE OUT CMD...: runs CMD reps times (WHERE host or sid), each
+# measure WHERE N OUT CMD...: runs CMD N times (WHERE host or sid), each
 # writing OUT; prints "wall cpu size" (medians) or "fail RC LAST-LINE".
 # shellcheck disable=SC2016 # expanded by the inner bash
 loop='TIMEFORMAT="%R %U %S"; n=$1 out=$2; shift 2
-"$@" > "$out.log" 2>&1 || { echo "fail $? $(tail -n 1 "$out.log" | tr -s "\t " "  ")"; exit 0; }
-sz=$(stat -c %s "$out")
 rm -f "$out.times"
-for ((i = 0; i < n; i++)); do rm -f "$out"; { time "$@" > /dev/null 2>&1; } 2>> "$out.times"; done
+for ((i = 0; i < n; i++)); do
+	rm -f "$out"
+	{ time "$@" > "$out.log" 2>&1; } 2>> "$out.times" ||
+		{ echo "fail $? $(tail -n 1 "$out.log" | tr -s "\t " "  ")"; exit 0; }
+done
+sz=$(stat -c %s "$out")
 w=$(cut -d" " -f1 "$out.times" | sort -n | sed -n "$(((n + 1) / 2))p")
 c=$(awk "{ print \$2 + \$3 }" "$out.times" | sort -n | sed -n "$(((n + 1) / 2))p")
 rm -f "$out.times"
 echo "$w $c $sz"'
 measure() {
-	local where=$1 out=$2
-	shift 2
+	local where=$1 n=$2 out=$3
+	shift 3
 	rm -f "$out"
 	case $where in
-	host) bash -c "$loop" loop "$reps" "$out" "$@" ;;
-	sid) "$sid" run --bind "$in" --bind-rw "$work" -- bash -c "$loop" loop "$reps" "$out" "$@" ;;
+	host) bash -c "$loop" loop "$n" "$out" "$@" ;;
+	sid) "$sid" run --bind "$in" --bind-rw "$work" -- bash -c "$loop" loop "$n" "$out" "$@" ;;
 	esac
 	rm -f "$out" "$out.log"
 }
@@ -76,12 +92,12 @@ for level in 1 31; do
 		o=$work/out.kdump
 		k=("$K" convert -q -f --format kdump --codec "$codec" -d "$level")
 		# Interleaved: each anchor next to the kcoredump rows it is read with.
-		res[$level,$codec,mdf-host]=$(measure host "$o" makedumpfile "$f" -d "$level" "$in" "$o")
-		res[$level,$codec,mdf-sid]=$(measure sid "$o" makedumpfile "$f" -d "$level" "$in" "$o")
-		res[$level,$codec,mdf-sid-2]=$(measure sid "$o" makedumpfile --num-threads 2 "$f" -d "$level" "$in" "$o")
-		res[$level,$codec,kcd-2]=$(measure host "$o" "${k[@]}" -T 2 "$in" -o "$o")
-		res[$level,$codec,kcd-1]=$(measure host "$o" "${k[@]}" -T 1 "$in" -o "$o")
-		res[$level,$codec,kcd-2-none]=$(measure host "$o" "${k[@]}" -T 2 --hash none "$in" -o "$o")
+		res[$level,$codec,mdf-host]=$(measure host "$reps" "$o" makedumpfile "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,mdf-sid]=$(measure sid "$reps" "$o" makedumpfile "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,mdf-sid-2]=$(measure sid "$reps_mt" "$o" makedumpfile --num-threads 2 "$f" -d "$level" "$in" "$o")
+		res[$level,$codec,kcd-2]=$(measure host "$reps" "$o" "${k[@]}" -T 2 "$in" -o "$o")
+		res[$level,$codec,kcd-1]=$(measure host "$reps" "$o" "${k[@]}" -T 1 "$in" -o "$o")
+		res[$level,$codec,kcd-2-none]=$(measure host "$reps" "$o" "${k[@]}" -T 2 --hash none "$in" -o "$o")
 		cases+=("$level,$codec")
 	done
 done
@@ -90,7 +106,7 @@ label() {
 	case $1 in
 	mdf-host) echo "makedumpfile $v_host, 1 thread" ;;
 	mdf-sid) echo "makedumpfile $v_sid, 1 thread" ;;
-	mdf-sid-2) echo "makedumpfile $v_sid --num-threads 2" ;;
+	mdf-sid-2) echo "makedumpfile $v_sid --num-threads 2$mt_note" ;;
 	kcd-2) echo "kcoredump -T 2 (default hashing)" ;;
 	kcd-1) echo "kcoredump -T 1 (default hashing)" ;;
 	kcd-2-none) echo "kcoredump -T 2 --hash none" ;;
@@ -106,7 +122,7 @@ rows=(mdf-host mdf-sid mdf-sid-2 kcd-2 kcd-1 kcd-2-none)
 cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 alloc=$(du -B1 "$in" | cut -f1)
 {
-	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs (load average $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
+	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs (load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
 	echo "input $(basename "$in"): $(($(size "$in") >> 20)) MiB logical, $((alloc >> 20)) MiB with data, on $(df --output=fstype "$in" | tail -1);"
 	echo "outputs on $(df --output=fstype "$work" | tail -1); medians of $reps runs; anchors makedumpfile $v_host (Debian 12) and $v_sid (Debian sid)."
 	echo "Ratios are makedumpfile $v_sid's wall time over the row's: above 1 the row is faster."
@@ -129,8 +145,8 @@ alloc=$(du -B1 "$in" | cut -f1)
 	done
 } | tee "$out/kdump.md"
 {
-	printf '{"input": "%s", "reps": %s, "makedumpfile_host": "%s", "makedumpfile_sid": "%s", "cases": [' \
-		"$(basename "$in")" "$reps" "$v_host" "$v_sid"
+	printf '{"input": "%s", "reps": %s, "reps_num_threads_2": %s, "load_start": "%s", "load_end": "%s", "makedumpfile_host": "%s", "makedumpfile_sid": "%s", "cases": [' \
+		"$(basename "$in")" "$reps" "$reps_mt" "$load_start" "$(cut -d' ' -f1-3 /proc/loadavg)" "$v_host" "$v_sid"
 	sep=
 	for c in "${cases[@]}"; do
 		for r in "${rows[@]}"; do

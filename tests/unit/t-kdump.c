@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "kcoredump/kcore.h"
 #include "kcoredump/dump.h"
@@ -82,10 +83,12 @@ static const uint32_t codec_flag[KCORE_CODEC_NUM] = {
 	[KCORE_CODEC_SNAPPY] = KDUMP_PAGE_SNAPPY,
 };
 
-/* One codec on one compressible and one incompressible page. */
+/* One codec on one compressible and one incompressible page, into a
+ * page (lzo and snappy through their scratch) and into room for their
+ * worst case (straight into dst); the text comes back. */
 static void check_page_codec(enum kcore_codec c)
 {
-	static unsigned char text[PAGE], noise[PAGE], dst[PAGE];
+	static unsigned char text[PAGE], noise[PAGE], dst[2 * PAGE], back[PAGE];
 	struct kcore_page_codec *pc = NULL;
 	struct kcore_error *err;
 	uint32_t flags = 99;
@@ -100,15 +103,32 @@ static void check_page_codec(enum kcore_codec c)
 		kcore_error_destroy(err);
 		return;
 	}
-	n = kcore_page_codec_compress(pc, text, dst, &flags);
-	ok(c == KCORE_CODEC_NONE
-		   ? n == PAGE && flags == 0 && !memcmp(dst, text, PAGE)
-		   : n < PAGE / 4 && flags == codec_flag[c],
-	   "%s: a text page is stored in %zu bytes, flags 0x%x",
-	   kcore_codec_name(c), n, flags);
-	n = kcore_page_codec_compress(pc, noise, dst, &flags);
-	ok(n == PAGE && flags == 0 && !memcmp(dst, noise, PAGE),
-	   "%s: an incompressible page is stored raw", kcore_codec_name(c));
+	for (size_t room = PAGE; room <= 2 * PAGE; room += PAGE) {
+		memset(dst, 0xa5, sizeof(dst));
+		n = kcore_page_codec_compress(pc, text, dst, room, &flags);
+		ok(c == KCORE_CODEC_NONE
+			   ? n == PAGE && flags == 0 && !memcmp(dst, text, PAGE)
+			   : n < PAGE / 4 && flags == codec_flag[c],
+		   "%s, room %zu: a text page is stored in %zu bytes, flags "
+		   "0x%x",
+		   kcore_codec_name(c), room, n, flags);
+		if (c != KCORE_CODEC_NONE) {
+			ZSTD_DCtx *z = NULL;
+
+			memset(back, 0, sizeof(back));
+			err = kcore_page_decompress(&z, "t", flags, dst, n,
+						    back, PAGE, 0);
+			ok(!err && !memcmp(back, text, PAGE),
+			   "%s, room %zu: the text page decompresses back",
+			   kcore_codec_name(c), room);
+			kcore_error_destroy(err);
+			ZSTD_freeDCtx(z);
+		}
+		n = kcore_page_codec_compress(pc, noise, dst, room, &flags);
+		ok(n == PAGE && flags == 0 && !memcmp(dst, noise, PAGE),
+		   "%s, room %zu: an incompressible page is stored raw",
+		   kcore_codec_name(c), room);
+	}
 	kcore_page_codec_destroy(pc);
 	if (c == KCORE_CODEC_LZO || c == KCORE_CODEC_SNAPPY) {
 		err = kcore_page_codec_create(c, 3, PAGE, &pc);

@@ -165,8 +165,11 @@ uint32_t kdump_codec_status(enum kcore_codec codec)
 }
 
 size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
-				 void *dst, uint32_t *ret_flags)
+				 void *dst, size_t room, uint32_t *ret_flags)
 {
+	/* lzo and snappy straight into dst when their worst case fits. */
+	bool direct = room >= c->scratch_len;
+	unsigned char *out = direct ? dst : c->scratch;
 	size_t n = 0;
 
 	switch (c->codec) {
@@ -201,10 +204,11 @@ size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
 	case KCORE_CODEC_LZO: {
 		lzo_uint len = c->scratch_len;
 
-		if (lzo1x_1_compress(src, c->page, c->scratch, &len,
-				     c->lzo_work) == LZO_E_OK &&
+		if (lzo1x_1_compress(src, c->page, out, &len, c->lzo_work) ==
+			    LZO_E_OK &&
 		    len < c->page) {
-			memcpy(dst, c->scratch, len);
+			if (!direct)
+				memcpy(dst, out, len);
 			*ret_flags = KDUMP_PAGE_LZO;
 			return len;
 		}
@@ -213,10 +217,11 @@ size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
 	case KCORE_CODEC_SNAPPY: {
 		size_t len = c->scratch_len;
 
-		if (snappy_compress(src, c->page, (char *)c->scratch, &len) ==
+		if (snappy_compress(src, c->page, (char *)out, &len) ==
 			    SNAPPY_OK &&
 		    len < c->page) {
-			memcpy(dst, c->scratch, len);
+			if (!direct)
+				memcpy(dst, out, len);
 			*ret_flags = KDUMP_PAGE_SNAPPY;
 			return len;
 		}

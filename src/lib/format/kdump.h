@@ -40,10 +40,12 @@ struct kcore_page_codec;
 struct kcore_error *kcore_page_codec_create(enum kcore_codec codec, int level,
 					    size_t page,
 					    struct kcore_page_codec **ret);
-/* Compress one page into dst (room for one page).  Returns the stored
- * size; *ret_flags is the page_desc flag, 0 for a raw copy. */
+/* Compress one page into dst, which has room bytes (at least a page;
+ * lzo and snappy write there directly with room for their worst case,
+ * else through their scratch).  Returns the stored size, at most a page;
+ * *ret_flags is the page_desc flag, 0 for a raw copy. */
 size_t kcore_page_codec_compress(struct kcore_page_codec *c, const void *src,
-				 void *dst, uint32_t *ret_flags);
+				 void *dst, size_t room, uint32_t *ret_flags);
 void kcore_page_codec_destroy(struct kcore_page_codec *c);
 
 /*

@@ -91,8 +91,8 @@ struct kcore_error *kcore_kdump_zero_page(struct kdump_writer *k,
 
 	if (!zero)
 		return &kcore_error_nomem;
-	k->zero_size =
-		kcore_page_codec_compress(codec, zero, o, &k->zero_flags);
+	k->zero_size = kcore_page_codec_compress(codec, zero, o, k->page,
+						 &k->zero_flags);
 	err = kcore_kdump_out(k, k->data_pos, o, k->zero_size);
 	k->data_pos += k->zero_size;
 	free(zero);

@@ -7,8 +7,11 @@
  * first data page is the shared zero page every zero pfn points to.
  *
  * The encode step compresses each page of a block on the pipeline's
- * workers (one codec per block slot); page data arrives in pfn order and
- * is appended; descriptors are buffered and written in whole-descriptor
+ * workers (one codec per block slot), back to back at the start of the
+ * block's own buffer, whose pages are not read again once compressed (a
+ * separate buffer per slot would be as large as the ring, its first
+ * touch page faults, every write a miss); page data arrives in pfn order
+ * and is appended; descriptors are buffered and written in whole-descriptor
  * chunks, so every descriptor and every page lies within one write (the
  * flattened format's readers look each read up in a single record).  The
  * header, sub-header, notes and bitmaps are written last, when bitmap 2
@@ -141,7 +144,7 @@ static void kdump_destroy(struct kcore_writer *w)
 		struct kdump_slot *s = &k->slots[i];
 
 		kcore_page_codec_destroy(s->codec);
-		free(s->cbuf);
+		free(s->scratch);
 		free(s->coff);
 		free(s->csize);
 		free(s->cflags);
@@ -171,11 +174,11 @@ static struct kcore_error *slots_create(struct kdump_writer *k)
 
 		if (err)
 			return err;
-		s->cbuf = malloc(pages * k->page);
+		s->scratch = malloc(k->page);
 		s->coff = calloc(pages, sizeof(*s->coff));
 		s->csize = calloc(pages, sizeof(*s->csize));
 		s->cflags = calloc(pages, sizeof(*s->cflags));
-		if (!s->cbuf || !s->coff || !s->csize || !s->cflags)
+		if (!s->scratch || !s->coff || !s->csize || !s->cflags)
 			return &kcore_error_nomem;
 	}
 	return NULL;
@@ -249,22 +252,39 @@ static struct kcore_error *kdump_begin(const struct kcore_write_setup *ws,
 	return NULL;
 }
 
-/* On a worker: compress the pages with data, back to back. */
+/*
+ * On a worker: compress the pages with data, back to back from the start
+ * of the block's buffer.  Page p's output starts at most p pages in: it
+ * goes there directly when it cannot reach page p (at most a page), else
+ * through the slot's scratch page, once page p was read.
+ */
 static void kdump_encode(struct kcore_writer *w, const struct kcore_block *b)
 {
 	struct kdump_writer *k = (struct kdump_writer *)w;
 	struct kdump_slot *s = &k->slots[b->slot];
 	uint64_t pages = b->len / k->page;
+	unsigned char *out = b->buf;
 
 	s->clen = 0;
 	for (uint64_t p = 0; p < pages; p++) {
+		uint64_t room = p * k->page - s->clen;
+		size_t n;
+
 		if (b->zero[p])
 			continue;
+		if (room >= k->page) {
+			n = kcore_page_codec_compress(
+				s->codec, b->buf + p * k->page, out + s->clen,
+				(size_t)room, &s->cflags[p]);
+		} else {
+			n = kcore_page_codec_compress(
+				s->codec, b->buf + p * k->page, s->scratch,
+				k->page, &s->cflags[p]);
+			memcpy(out + s->clen, s->scratch, n);
+		}
 		s->coff[p] = (uint32_t)s->clen;
-		s->csize[p] = (uint32_t)kcore_page_codec_compress(
-			s->codec, b->buf + p * k->page, s->cbuf + s->clen,
-			&s->cflags[p]);
-		s->clen += s->csize[p];
+		s->csize[p] = (uint32_t)n;
+		s->clen += n;
 	}
 }
 
@@ -309,7 +329,7 @@ static struct kcore_error *kdump_block(struct kcore_writer *w,
 	struct kcore_error *err = NULL;
 
 	if (s->clen) {
-		err = kcore_kdump_out(k, base, s->cbuf, s->clen);
+		err = kcore_kdump_out(k, base, b->buf, s->clen);
 		k->data_pos += s->clen;
 	}
 	for (uint64_t p = 0; !err && p < pages; p++) {

@@ -20,10 +20,11 @@ struct kdump_range {
 	uint64_t start_pfn, end_pfn; /* exclusive */
 };
 
-/* One per block slot: its pages compressed back to back. */
+/* One per block slot: where its pages went, compressed back to back at
+ * the start of the block's buffer. */
 struct kdump_slot {
 	struct kcore_page_codec *codec;
-	unsigned char *cbuf;
+	unsigned char *scratch; /* a page: output that would overlap input */
 	uint32_t *coff, *csize, *cflags;
 	uint64_t clen;
 };

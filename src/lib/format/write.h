@@ -13,7 +13,9 @@
  *   encode()  on a worker thread, once per block, after its zero pages
  *             were found and it was hashed (optional): per-page or
  *             per-chunk compression into the writer's state for the
- *             block's slot;
+ *             block's slot; it may overwrite the block's buf, which
+ *             nothing but the writer's block() reads after it (kdump
+ *             compresses into it);
  *   block()   in order: every block read from the source;
  *   hole()    in order, between blocks: bytes of a segment that were not
  *             read (a hole of the source, or pages --exclude left out);
