@@ -147,6 +147,13 @@ struct kcore_error *kcore_dump_hash_start(struct dump *d)
 	if (d->opts->no_hash)
 		return NULL;
 	d->wopts.out_io = &d->hash_io;
+	/* Its first bytes are final last: whatever was hashed as it was
+	 * written would be thrown away.  Read back at the end instead (on
+	 * a stream, the flattened layout goes out in order: hashed). */
+	if (d->ops->headers_last && d->out->seekable) {
+		d->out_of_order = true;
+		return NULL;
+	}
 	err = kcore_file_hash_start(&d->fh);
 	if (err)
 		return err;

@@ -53,7 +53,8 @@ void kcore_dump_process_job(struct dump *d, struct job *j)
 		uint64_t off = p * d->page;
 		uint64_t n = b->len - off < d->page ? b->len - off : d->page;
 
-		b->zero[p] = kcore_is_zero(b->buf + off, n);
+		/* A page not read is zeros already: not scanned again. */
+		b->zero[p] = b->hole[p] || kcore_is_zero(b->buf + off, n);
 	}
 	const struct kcore_plan_segment *seg = &d->plan->segs[b->seg];
 	/* The hashed content of a segment with p_memsz > p_filesz goes on

@@ -464,6 +464,7 @@ const struct kcore_writer_ops kcore_write_kdump = {
 	.title = "kdump",
 	.physical = true,
 	.page_codec = true,
+	.headers_last = true,
 	.check_opts = kdump_check_opts,
 	.check = kdump_check,
 	.plan = kdump_plan,

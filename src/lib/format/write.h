@@ -123,6 +123,10 @@ struct kcore_writer_ops {
 	const char *title; /* for people: "ELF", "LiME" */
 	bool physical;	   /* physical RAM only: paddr in the metadata */
 	bool page_codec;   /* pages compressed one by one (--codec) */
+	/* Into a file, headers final only at the end are written before
+	 * the data (kdump's header, bitmaps, page descriptors): the file's
+	 * SHA-256 is computed by reading it back, not as it is written. */
+	bool headers_last;
 	/* The output options' rules, before any source is opened: refuse
 	 * what the format cannot hold (KCORE_ERR_INVALID, a usage error)
 	 * and settle what it implies in opts.  NULL: the stream compression
