@@ -61,29 +61,14 @@ if [[ -z $lime_pkg && -f $entry/.complete ]]; then
 	exit 0
 fi
 
-mkdir -p "$cache"
-exec 9> "$cache/.lock"
-flock 9
-tmp=$(mktemp -d "$cache/.tmp-$krel.XXXXXX")
-chmod 0755 "$tmp" # apt-get download drops privileges to _apt
-trap 'rm -rf "$tmp"' EXIT
+apt_cache_begin "$cache"
 
-# download NAME PKG [private]: the .deb of PKG in $tmp/NAME, unpacked into
-# $tmp/root; its path on stdout.
+# download PKG [private]: PKG's .deb unpacked into $tmp/root; its path.
 download() {
-	local deb
-	mkdir "$tmp/$1"
-	chmod 0755 "$tmp/$1"
-	if [[ ${3:-} == private ]]; then
-		deb=$(apt_private_download_deb "$tmp/$1" "$2") || die "cannot download $2 (private apt configuration: trixie, trixie-backports, sid)"
-	else
-		deb=$(apt_download_deb "$tmp/$1" "$2") || die "cannot download $2 with the machine's apt"
-	fi
-	dpkg-deb -x "$deb" "$tmp/root"
-	echo "$deb"
+	apt_fetch_unpack "$tmp" "$1" "$tmp/root" "${2:-}" || die "cannot download $1"
 }
 
-deb=$(download lime "${lime_pkg:-lime-forensics-dkms/sid}" private)
+deb=$(download "${lime_pkg:-lime-forensics-dkms/sid}" private)
 lime_version=$(dpkg-deb -f "$deb" Version)
 if [[ -n $lime_pkg && -f $entry/.complete && $(cat "$entry/lime-version") == "$lime_version" ]]; then
 	print
@@ -97,11 +82,11 @@ src=$(find "$tmp/root/usr/src" -maxdepth 1 -name 'lime-forensics-*' | head -n 1)
 where=
 [[ $series != 7.* ]] || where=private
 log "downloading the headers of $krel"
-deb=$(download headers "linux-headers-$krel" $where)
+deb=$(download "linux-headers-$krel" $where)
 kver=$(dpkg-deb -f "$deb" Version)
 for p in $(dpkg-deb -f "$deb" Depends | sed 's/[,|]/\n/g' |
 	sed -n 's/^ *\(linux-\(headers-[^ ]*-common\|kbuild-[^ ]*\)\).*/\1/p'); do
-	download "$p" "$p=$kver" $where > /dev/null
+	download "$p=$kver" $where > /dev/null
 done
 hdr=$tmp/root/usr/src/linux-headers-$krel
 [[ -f $hdr/Makefile && -f $hdr/.config ]] || die "linux-headers-$krel has no usr/src/linux-headers-$krel/{Makefile,.config}"

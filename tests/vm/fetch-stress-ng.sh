@@ -34,21 +34,11 @@ if [[ -n $best ]]; then
 	echo "$cache/$best"
 	exit 0
 fi
-mkdir -p "$cache"
-exec 9> "$cache/.lock"
-flock 9
-tmp=$(mktemp -d "$cache/.tmp.XXXXXX")
-chmod 0755 "$tmp" # apt-get download drops privileges to _apt
-trap 'rm -rf "$tmp"' EXIT
+apt_cache_begin "$cache"
 
 # fetch PKG: its .deb unpacked into $tmp/root; the .deb's path on stdout.
 fetch() {
-	local deb
-	mkdir "$tmp/$1"
-	chmod 0755 "$tmp/$1"
-	deb=$(apt_download_deb "$tmp/$1" "$1") || die "cannot download $1"
-	dpkg-deb -x "$deb" "$tmp/root"
-	echo "$deb"
+	apt_fetch_unpack "$tmp" "$1" "$tmp/root" || die "cannot download $1"
 }
 deb=$(fetch stress-ng)
 version=$(dpkg-deb -f "$deb" Version)
