@@ -19,9 +19,10 @@
 #           whole dump pipeline to /dev/null
 #   dump:   `kcoredump dump --segments ram -o /dev/null`
 # Usage: bench/kcore.sh [BUILD_DIR]   (writes bench/results/kcore.{md,json})
-# ICOUNT=N boots QEMU with -icount shift=N (tests/vm/run.sh --icount): the
-# guest's clock counts instructions, not the host's load, but one host
-# thread runs both vCPUs in turn, so two threads gain nothing.
+# ICOUNT=N boots QEMU with -icount shift=N (tests/vm/run.sh --icount) and
+# writes kcore-icount.{md,json}: the guest's clock counts instructions,
+# not the host's load, but one host thread runs both vCPUs in turn, so
+# two threads gain nothing (the ratios compare CPU work).
 # Environment: REPS (repetitions in one boot, default 3; the table shows
 # medians), MEM (guest RAM, default 512M: a boot of about 20 minutes
 # under TCG on the loaded 2-CPU machine), LIMIT_MIB (bytes per
@@ -38,6 +39,8 @@ mem=${MEM:-512M}
 limit_mib=${LIMIT_MIB:-0}
 reps=${REPS:-3}
 icount=${ICOUNT:-}
+# The results: kcore.{md,json}, or kcore-icount.{md,json} with ICOUNT.
+name=kcore${icount:+-icount}
 out=$here/results
 lime_ko=$("$here/../tests/vm/fetch-lime.sh")
 lime_version=$("$here/../tests/vm/fetch-lime.sh" --print-version)
@@ -106,12 +109,14 @@ sh /cases/lime.sh
 GUEST
 
 res=$work/results
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
 # shellcheck disable=SC2086 # RUN_ARGS is a list of options
 "$here/../tests/vm/run.sh" --kcoredump "$K" --mem "$mem" --timeout 3600 \
 	--results "$res" --no-host-check --tool "$lime_ko" ${icount:+--icount "$icount"} \
 	${RUN_ARGS:-} "$work/kcore-bench.sh"
 # The images of both writers: LiME files that kcoredump info opens, with
 # the digests their writers gave (the check deletes them).
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
 check=passed
 KCOREDUMP=$K VM_HERE=$here/../tests/vm bash "$here/../tests/vm/cases/lime.host.sh" "$res" |
 	tee "$work/lime-check" || check=FAILED
@@ -143,6 +148,7 @@ done > "$work/rows.json"
 jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	--argjson cpus "$(cat "$res/nproc")" --argjson reps "$reps" \
 	--arg lime "$lime_version" --arg check "$check" --arg icount "$icount" \
+	--arg load "$load0 at the start, $load1 at the end" \
 	--slurpfile fifo "$work/fifo.json" \
 	--slurpfile bench "$res/bench.1.json" --slurpfile dump "$res/dump.1.json" '
 	def median: sort | .[(length - 1) / 2 | floor];
@@ -154,7 +160,7 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	. as $all |
 	{ kernel: $kernel, mem: $mem, cpus: $cpus, reps: $reps,
 	  icount_shift: (if $icount == "" then null else ($icount | tonumber) end),
-	  lime_version: $lime, image_check: $check,
+	  lime_version: $lime, image_check: $check, host_load: $load,
 	  fifo: (medians($fifo) | INDEX(.key) as $m |
 		 [{ key: "lime-sha256", name: "LiME \($lime) `insmod lime.ko path=FIFO format=lime digest=sha256`", vs: "lime-sha256" },
 		  { key: "kcd-lime", name: "`kcoredump dump --format lime -o FIFO` (default hashing: file SHA-256, block XXH3)", vs: "lime-sha256" },
@@ -163,12 +169,12 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 		 map(. + $m[.key] | .vs_lime = ($m[.vs].seconds / .seconds))),
 	  rows: [medians($all)[] |
 		 .mb_per_s = (if .seconds > 0 then .bytes / .seconds / 1e6 else 0 end)],
-	  bench: $bench[0], dump: $dump[0] }' "$work/rows.json" > "$out/kcore.json"
+	  bench: $bench[0], dump: $dump[0] }' "$work/rows.json" > "$out/$name.json"
 
 {
 	echo "# Live RAM acquisition: LiME and kcoredump; /proc/kcore read throughput"
 	echo
-	jq -r '"Linux \(.kernel), QEMU guest (TCG\(if .icount_shift then ", -icount shift=\(.icount_shift)" else "" end)) with \(.mem) RAM and \(.cpus) vCPUs (tests/vm rig), \(.bench.holes.ram_bytes / 1048576 | floor) MiB of RAM segments; medians of \(.reps) runs in one boot."' "$out/kcore.json"
+	jq -r '"Linux \(.kernel), QEMU guest (TCG\(if .icount_shift then ", -icount shift=\(.icount_shift)" else "" end)) with \(.mem) RAM and \(.cpus) vCPUs (tests/vm rig), \(.bench.holes.ram_bytes / 1048576 | floor) MiB of RAM segments; medians of \(.reps) runs in one boot; the host'"'"'s load average (1, 5, 15 min): \(.host_load)."' "$out/$name.json"
 	echo
 	echo "## The anchor: LiME, both writing to a FIFO drained in the guest"
 	echo
@@ -176,9 +182,9 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	echo "|---|---:|---:|---|---:|"
 	jq -r '.fifo[] |
 		"| \(.name) | \(.bytes) | \(.seconds) | \(.all_seconds | map(tostring) | join(", ")) | \(.vs_lime * 100 | round / 100)x |"' \
-		"$out/kcore.json"
+		"$out/$name.json"
 	echo
-	jq -r '"vs LiME: LiME'"'"'s seconds over the row'"'"'s (above 1: faster than LiME), against LiME with digest=sha256 for default hashing and without a digest for --hash none.  Images: one more capture by each writer, copied to the 9p share, checked on the host (tests/vm/cases/lime.host.sh: kcoredump info, each writer'"'"'s SHA-256 against the file'"'"'s, LiME'"'"'s ranges = System RAM): \(.image_check)."' "$out/kcore.json"
+	jq -r '"vs LiME: LiME'"'"'s seconds over the row'"'"'s (above 1: faster than LiME), against LiME with digest=sha256 for default hashing and without a digest for --hash none.  Images: one more capture by each writer, copied to the 9p share, checked on the host (tests/vm/cases/lime.host.sh: kcoredump info, each writer'"'"'s SHA-256 against the file'"'"'s, LiME'"'"'s ranges = System RAM): \(.image_check)."' "$out/$name.json"
 	echo
 	echo "## /proc/kcore read throughput"
 	echo
@@ -186,9 +192,9 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	echo "|---|---:|---:|---:|---:|"
 	jq -r '(.rows[0].mb_per_s) as $base | .rows[] |
 		"| \(.name) | \(.bytes) | \(.seconds * 1000 | round / 1000) | \(.mb_per_s * 10 | round / 10) | \(if $base > 0 then (.mb_per_s / $base * 100 | round / 100) else "-" end)x |"' \
-		"$out/kcore.json"
+		"$out/$name.json"
 	echo
 	echo "bench modes: raw = preads only; zero = preads + zero-page detection + SHA-256 per 1 MiB (what dump does per block); dump = the whole dump pipeline on the sampled blocks to /dev/null (its threads are worker threads; it reads on one)."
-} > "$out/kcore.md"
-cat "$out/kcore.md"
+} > "$out/$name.md"
+cat "$out/$name.md"
 [[ $check == passed ]]
