@@ -103,3 +103,31 @@ apt_private_download_deb() {
 	[[ -n "$deb" ]] || { echo "apt-private: download of $pkg produced no .deb" >&2; return 1; }
 	echo "$deb"
 }
+
+# apt_fetch_unpack TMP PKG ROOT [private]: download PKG's .deb into a new
+# directory below TMP (with the machine's apt, or the private
+# configuration), unpack it into ROOT and print the .deb's path.
+apt_fetch_unpack() {
+	local tmp=$1 pkg=$2 root=$3 dir deb
+	dir=$(mktemp -d "$tmp/deb.XXXXXX")
+	chmod 0755 "$dir" # apt-get download drops privileges to _apt
+	if [[ ${4:-} == private ]]; then
+		deb=$(apt_private_download_deb "$dir" "$pkg") || return 1
+	else
+		deb=$(apt_download_deb "$dir" "$pkg") || return 1
+	fi
+	dpkg-deb -x "$deb" "$root"
+	echo "$deb"
+}
+
+# apt_cache_begin DIR: hold DIR/.lock (on fd 9) for the rest of the
+# script, one fetch at a time, and set tmp to a new directory below DIR
+# that an EXIT trap removes (unpack there, then rename into place).
+apt_cache_begin() {
+	mkdir -p "$1"
+	exec 9> "$1/.lock"
+	flock 9
+	tmp=$(mktemp -d "$1/.tmp.XXXXXX")
+	chmod 0755 "$tmp" # apt-get download drops privileges to _apt
+	trap 'rm -rf "$tmp"' EXIT
+}

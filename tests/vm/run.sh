@@ -42,6 +42,10 @@
 #   --tool PATH      extra program for the guest's PATH (repeatable)
 #   --tool-src FILE.c  a C program built static for the guest's machine
 #                    (like the helpers) and put on its PATH (repeatable)
+#   --lime           put LiME's lime.ko, built for the kernel of --series
+#                    by fetch-lime.sh, in the guest as /tools/lime.ko
+#   --stress-ng      put Debian's stress-ng (fetch-stress-ng.sh) on the
+#                    guest's PATH with its libraries (amd64)
 #   --no-host-check  skip cases/NAME.host.sh
 #   -h, --help       this text
 #
@@ -72,8 +76,10 @@ tools=()
 tool_srcs=()
 host_check=1
 host_kcoredump=
+lime=0
+stress_ng=0
 
-usage() { sed -n '3,47p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,51p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "vm: $*" >&2; exit 1; }
 log() { echo "vm: $*" >&2; }
 
@@ -96,6 +102,8 @@ while [[ $# -gt 0 ]]; do
 	--host-kcoredump) host_kcoredump=$2; shift 2 ;;
 	--tool) tools+=("$2"); shift 2 ;;
 	--tool-src) tool_srcs+=("$2"); shift 2 ;;
+	--lime) lime=1; shift ;;
+	--stress-ng) stress_ng=1; shift ;;
 	--no-host-check) host_check=0; shift ;;
 	-h|--help) usage; exit 0 ;;
 	--) shift; break ;;
@@ -256,14 +264,17 @@ for applet in $("$host_busybox" --list-full); do
 done
 
 # Copy a dynamically linked program's libraries to the same paths in the
-# guest (the loader included).
+# guest (the loader included).  copy_libs PROGRAM LIBDIR: the libraries
+# found in LIBDIR (not on this machine) go to the loader's /lib/<triplet>.
 copy_libs() {
-	local lib
-	{ ldd "$1" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } |
+	local lib dest extra=${2:-}
+	{ LD_LIBRARY_PATH=$extra ldd "$1" 2>/dev/null || true; } | { grep -o '/[^ ]*' || true; } |
 	while read -r lib; do
-		[[ -e "$root$lib" ]] && continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
+		dest=$lib
+		[[ -z $extra || $lib != "$extra/"* ]] || dest=/lib/x86_64-linux-gnu/$(basename "$lib")
+		[[ -e "$root$dest" ]] && continue
+		mkdir -p "$root$(dirname "$dest")"
+		cp -L "$lib" "$root$dest"
 	done
 }
 
@@ -278,6 +289,19 @@ for t in ${tools[@]+"${tools[@]}"}; do
 	cp -L "$t" "$root/tools/$(basename "$t")"
 	[[ $arch != amd64 ]] || copy_libs "$t"
 done
+
+if [[ $lime -eq 1 ]]; then
+	[[ -n ${kdir:-} ]] ||
+		die "--lime builds LiME for a --series kernel, not for --kernel"
+	lime_ko=$("$here/fetch-lime.sh" --series "$series") || die "cannot build LiME for Linux $series"
+	cp "$lime_ko" "$root/tools/lime.ko"
+fi
+if [[ $stress_ng -eq 1 ]]; then
+	[[ $arch == amd64 ]] || die "--stress-ng is for amd64 guests"
+	sng=$("$here/fetch-stress-ng.sh") || die "cannot fetch stress-ng"
+	cp "$sng/bin/stress-ng" "$root/tools/stress-ng"
+	copy_libs "$sng/bin/stress-ng" "$sng/lib"
+fi
 
 cp "$here"/cases/*.sh "$root/cases/"
 cp "$script" "$root/cases/$case_name.sh"

@@ -722,6 +722,15 @@ def check_order(rec, what):
     return (ph[0]["start_us"] / 1e6 if ph else 0, end / 1e6)
 
 
+def read_kv_line(path):
+    """A file's one line "BYTES SECONDS" as (int, float), or None."""
+    try:
+        b, t = open(path).read().split()
+        return (int(b), float(t))
+    except (OSError, ValueError):
+        return None
+
+
 def window(rec, parts, inside):
     """When the time map's cells holding the bytes of parts (phases:
     segment, offset, length) were read: (first, last) in seconds; inside:
@@ -757,6 +766,11 @@ def cmd_smear_bench(d):
                  100.0 * sm["pages_changed"] / max(1, sm["pages"]),
                  " | ".join("%s %d / %d" % (k, v["changed"], v["pages"]) for k, v in sorted(sm["by_class"].items())),
                  img[0], img[1], tab[0], tab[1], sm["seconds"]))
+    lime = read_kv_line(os.path.join(d, "lime.time"))
+    check(lime is not None and lime[0] > 0, "LiME captured the same RAM under the same load", str(lime))
+    if lime:
+        print("# row | LiME insmod lime.ko format=lime digest=sha256 to a FIFO | %.1f s | %d bytes | load: %s"
+              % (lime[1], lime[0], open(os.path.join(d, "load")).read().strip()))
 
 
 def cmd_smear(d):
