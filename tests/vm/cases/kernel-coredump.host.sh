@@ -78,6 +78,23 @@ while read -r shape _ pid _ us _ status rest; do
 	echo "$shape $dg $size $nz $us" >> "$d/digests"
 	echo "# $shape: core $size bytes, $nz non-zero pages, dumped in $us us (pid $pid)"
 done < "$d/dump-times"
+# SHAPE:sock came through the coredump socket (coresock): the same core as
+# the kernel's core file of SHAPE in this boot, and what the socket carried
+while read -r shape dg size _; do
+	[[ "$shape" == *:sock ]] || continue
+	file=$(awk -v s="${shape%:sock}" '$1 == s { print $2, $3 }' "$d/digests")
+	if [[ -z "$file" ]]; then
+		echo "# $shape: ${shape%:sock} was not dumped to a file in this boot"
+	elif [[ "$file" == "$dg $size" ]]; then
+		echo "ok - $shape: the socket's core is the kernel's core file (notes masked)"
+	else
+		echo "not ok - $shape: the socket's core differs from the core file ($file vs $dg $size)"; rc=1
+	fi
+	pid=$(awk -v s="$shape" '$1 == s { print $3 }' "$d/dump-times" | tail -n 1)
+	line=$(grep "^pid $pid " "$d/coresock.log" 2> /dev/null || true)
+	[[ -n "$line" ]] && echo "# $shape: coresock $line" ||
+		{ echo "not ok - $shape: coresock logged no core for pid $pid"; rc=1; }
+done < "$d/digests"
 if [[ -n "${KCD_REFERENCE:-}" && -f "$KCD_REFERENCE/digests" ]]; then
 	while read -r shape dg size _; do
 		[[ "$shape" != clonevm ]] || continue
