@@ -10,7 +10,6 @@
 set -eu
 
 GIB=${1:-64}
-K=$KCOREDUMP
 SOCK=/tmp/kcoredump.socket
 mkdir -p /tmp/ks /tmp/file "$OUT/cores"
 chmod 700 /tmp/ks
@@ -34,12 +33,9 @@ crash() {
 	[ "$rc" -eq 134 ] || { echo "$2 $1: expected exit 134, got $rc"; exit 1; }
 }
 
-"$K" core-handler -D /tmp/ks --timeout 900 -v --socket "$SOCK" \
-	2> "$OUT/listener.log" &
-listener=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$SOCK" ] || { echo "the listener did not create $SOCK"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=socket-lib.sh
+. /cases/socket-lib.sh
+start_listener /tmp/ks "$SOCK" "$OUT/listener.log"
 echo "@@$SOCK" > /proc/sys/kernel/core_pattern
 n=0
 for h in crash-sparse crash-dense; do
@@ -50,6 +46,7 @@ for h in crash-sparse crash-dense; do
 		sleep 0.2
 		i=$((i + 1))
 	done
+	# shellcheck disable=SC2012 # our own names, no odd characters
 	meta=$(ls -t /tmp/ks/core.*.json | head -n 1)
 	cp "$meta" "$OUT/socket.$h.json"
 	sparsecp "${meta%.json}" "$OUT/cores/socket.$h"

@@ -33,10 +33,10 @@ case " $shapes " in
 		echo "coresock not given (--tool, built by kernel/test.sh)"
 		exit 1
 	}
-	coresock /run/coresock.sock /tmp/cores "$OUT/coresock.log" 2> "$OUT/coresock.err" &
+	coresock /tmp/coresock.sock /tmp/cores "$OUT/coresock.log" 2> "$OUT/coresock.err" &
 	i=0
-	while [ ! -S /run/coresock.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-	[ -S /run/coresock.sock ] || { echo "coresock did not listen"; exit 1; }
+	while [ ! -S /tmp/coresock.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -S /tmp/coresock.sock ] || { echo "coresock did not listen"; exit 1; }
 	;;
 esac
 case " $shapes " in
@@ -54,7 +54,7 @@ esac
 : > "$OUT/dump-times"
 for s in $shapes; do
 	case $s in
-	*:sock) echo '@@/run/coresock.sock' > /proc/sys/kernel/core_pattern ;;
+	*:sock) echo '@@/tmp/coresock.sock' > /proc/sys/kernel/core_pattern ;;
 	*) echo '/tmp/cores/core.%p' > /proc/sys/kernel/core_pattern ;;
 	esac
 	# one program per shape: the same parent memory for every shape
