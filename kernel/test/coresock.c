@@ -117,7 +117,8 @@ static int64_t receive(int conn, int fd, int holes, uint64_t *received)
 		if (rec.type != REC_DATA)
 			return -1;
 		while (rec.len) {
-			size_t k = rec.len < sizeof(buf) ? rec.len : sizeof(buf);
+			size_t k =
+				rec.len < sizeof(buf) ? rec.len : sizeof(buf);
 
 			if (read_all(conn, buf, k) != (ssize_t)k ||
 			    pwrite(fd, buf, k, (off_t)off) != (ssize_t)k)
@@ -148,7 +149,8 @@ static void serve(int conn, const char *dir, FILE *log, int no_holes)
 	int fd;
 
 	if (getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &uc, &ul) ||
-	    recv(conn, &req, sizeof(req), MSG_PEEK | MSG_WAITALL) != sizeof(req) ||
+	    recv(conn, &req, sizeof(req), MSG_PEEK | MSG_WAITALL) !=
+		    sizeof(req) ||
 	    req.size < sizeof(req) || req.size > sizeof(buf) ||
 	    read_all(conn, buf, req.size) != (ssize_t)req.size) {
 		fprintf(stderr, "coresock: no coredump request\n");
@@ -158,7 +160,8 @@ static void serve(int conn, const char *dir, FILE *log, int no_holes)
 		ack.mask |= REQ_HOLES;
 	if (send(conn, &ack, sizeof(ack), MSG_NOSIGNAL) != sizeof(ack) ||
 	    read_all(conn, &mark, sizeof(mark)) != sizeof(mark) || mark) {
-		fprintf(stderr, "coresock: pid %d: the kernel refused the ack\n",
+		fprintf(stderr,
+			"coresock: pid %d: the kernel refused the ack\n",
 			(int)uc.pid);
 		return;
 	}
@@ -173,7 +176,8 @@ static void serve(int conn, const char *dir, FILE *log, int no_holes)
 		return;
 	}
 	if (log) {
-		fprintf(log, "pid %d mask %#llx ack %#llx received %llu core %lld\n",
+		fprintf(log,
+			"pid %d mask %#llx ack %#llx received %llu core %lld\n",
 			(int)uc.pid, (unsigned long long)req.mask,
 			(unsigned long long)ack.mask,
 			(unsigned long long)received, (long long)size);
