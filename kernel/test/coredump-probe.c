@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/elf.h>
+
+#include "coredump-proto.h"
 #include <sys/stat.h>
 struct page_region {
 	uint64_t start, end, categories;
@@ -126,14 +128,8 @@ int main(int argc, char **argv)
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	unsigned long long size;
 	int srv, conn, pfd[2], status;
-	struct {
-		uint32_t size, size_ack;
-		uint64_t mask;
-	} req;
-	struct {
-		uint32_t size, spare;
-		uint64_t mask;
-	} ack = { 16, 0, (1 << 1) | (1 << 3) };
+	struct cd_req req;
+	struct cd_ack ack = { 16, 0, CD_USERSPACE | CD_WAIT };
 	uint32_t mark;
 	struct ucred uc;
 	socklen_t len = sizeof(uc);

@@ -24,12 +24,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define REQ_KERNEL (1ULL << 0)
-#define REQ_WAIT   (1ULL << 3)
-#define REQ_HOLES  (1ULL << 4)
-#define REC_DATA   1U
-#define REC_HOLE   2U
-#define PAGE	   4096
+#include "coredump-proto.h"
+
+#define PAGE 4096
 
 static char buf[1 << 20];
 
@@ -96,10 +93,7 @@ static int64_t receive(int conn, int fd, int holes, uint64_t *received)
 		return (int64_t)off;
 	}
 	for (;;) {
-		struct {
-			uint32_t size, type;
-			uint64_t len;
-		} rec;
+		struct cd_record rec;
 
 		n = read_all(conn, &rec, sizeof(rec));
 		if (n == 0)
@@ -110,11 +104,11 @@ static int64_t receive(int conn, int fd, int holes, uint64_t *received)
 		    read_all(conn, buf, rec.size - sizeof(rec)) <= 0)
 			return -1;
 		*received += rec.size;
-		if (rec.type == REC_HOLE) {
+		if (rec.type == CD_REC_HOLE) {
 			off += rec.len;
 			continue;
 		}
-		if (rec.type != REC_DATA)
+		if (rec.type != CD_REC_DATA)
 			return -1;
 		while (rec.len) {
 			size_t k =
@@ -132,14 +126,8 @@ static int64_t receive(int conn, int fd, int holes, uint64_t *received)
 
 static void serve(int conn, const char *dir, FILE *log, int no_holes)
 {
-	struct {
-		uint32_t size, size_ack;
-		uint64_t mask;
-	} req;
-	struct {
-		uint32_t size, spare;
-		uint64_t mask;
-	} ack = { 16, 0, REQ_KERNEL | REQ_WAIT };
+	struct cd_req req;
+	struct cd_ack ack = { 16, 0, CD_KERNEL | CD_WAIT };
 	struct ucred uc;
 	socklen_t ul = sizeof(uc);
 	uint64_t received = 0;
@@ -156,8 +144,8 @@ static void serve(int conn, const char *dir, FILE *log, int no_holes)
 		fprintf(stderr, "coresock: no coredump request\n");
 		return;
 	}
-	if ((req.mask & REQ_HOLES) && !no_holes)
-		ack.mask |= REQ_HOLES;
+	if ((req.mask & CD_HOLES) && !no_holes)
+		ack.mask |= CD_HOLES;
 	if (send(conn, &ack, sizeof(ack), MSG_NOSIGNAL) != sizeof(ack) ||
 	    read_all(conn, &mark, sizeof(mark)) != sizeof(mark) || mark) {
 		fprintf(stderr,
@@ -169,7 +157,7 @@ static void serve(int conn, const char *dir, FILE *log, int no_holes)
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		die(path);
-	size = receive(conn, fd, !!(ack.mask & REQ_HOLES), &received);
+	size = receive(conn, fd, !!(ack.mask & CD_HOLES), &received);
 	if (size < 0 || ftruncate(fd, size) || close(fd)) {
 		fprintf(stderr, "coresock: pid %d: bad or short core stream\n",
 			(int)uc.pid);
