@@ -8,6 +8,9 @@
 # server can read of the dying process (see the program's comment).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tests/lib/shell.sh
+. "$here/../tests/lib/shell.sh"
+kcd_trap_errors
 # shellcheck source-path=SCRIPTDIR source=../tests/integration/lib.sh
 . "$here/../tests/integration/lib.sh"
 core_pattern_setup coredump-probe gcc
