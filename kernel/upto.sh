@@ -16,7 +16,8 @@
 # prefixes take about 30-40 minutes under QEMU TCG on 2 CPUs.
 #
 # On 7.3 N counts the patches of kernel/patches-7.3's postings in order
-# (1-3 the fixes and their KUnit test, 4-7 kcore, 8 the coredump walk).
+# (1-3 the fixes and their KUnit test, 4-7 kcore, 8 the coredump walk, 9
+# its selftest, 10 COREDUMP_HOLES on the coredump socket, 11 its selftest).
 #
 # Prints "upto N CASE: pass|FAIL" per boot and a summary; exit 1 if any
 # failed, 77 if qemu is missing.
