@@ -21,9 +21,10 @@
 # instructions executed (2^N ns each, KERNEL_AB_ICOUNT_SHIFT, default 0:
 # 1 ns), so its times do not depend on the host's load at all.  Every
 # boot's host load average (1 min) is recorded at its start and end.
-# Usage: bench/kernel-ab.sh [SHAPE...]  (default: the list below; sparse1t,
-# which takes minutes on the stock kernel under TCG, only on the patched one
-# unless STOCK_1T=1)
+# Usage: bench/kernel-ab.sh [SHAPE...]  (default: the list below; sparse1t
+# and sparse1t:sock, which take minutes on the stock kernel under TCG, only
+# on the patched one unless STOCK_1T=1; SHAPE:sock dumps through the
+# coredump socket, see tests/vm/cases/kernel-coredump.sh)
 # Writes bench/results/kernel-ab.{md,json} (7.3: kernel-ab-7.3.*); the raw
 # results stay in the printed directory, one subdirectory per boot
 # (bootNN-CLOCK-VARIANT).  Environment: KERNEL_AB_OUT (instead of
@@ -66,7 +67,7 @@ for ((i = 0; i < ${KERNEL_AB_REPEAT:-1}; i++)); do
 	run_shapes+=("${shapes[@]}")
 done
 for s in "${run_shapes[@]}"; do
-	[[ "$s" == sparse1t && "${STOCK_1T:-0}" != 1 ]] || stock_shapes+=("$s")
+	[[ ( "$s" == sparse1t || "$s" == sparse1t:sock ) && "${STOCK_1T:-0}" != 1 ]] || stock_shapes+=("$s")
 done
 read -ra variants <<< "${KERNEL_AB_VARIANTS:-stock patched patched stock}"
 read -ra clocks <<< "${KERNEL_AB_CLOCKS:-wall icount}"

@@ -109,6 +109,8 @@ gcc -O2 -Wall -static -nostdlib -fno-stack-protector \
 	-I "$nolibc" -o "$mdir/crash-shapes" "$here/test/crash-shapes.c" -lgcc
 # the host check's core checker (kernel-coredump)
 gcc -O2 -Wall -o "$mdir/corecheck" "$here/test/corecheck.c"
+# the coredump socket server of kernel-coredump's SHAPE:sock
+gcc -O2 -Wall -static -o "$mdir/coresock" "$here/test/coresock.c"
 tools=(--tool "$mdir/corecheck")
 # The series' selftests, from the tree just built; on stock, from the
 # stock tree with the series' selftest hunks applied (to show them fail
@@ -122,6 +124,9 @@ if [[ "$variant" == --stock || -n "$prebuilt" ]]; then
 	for f in kselftest_harness.h kselftest.h proc coredump; do
 		[[ ! -e "$st/$f" ]] || cp -r "$st/$f" "$sdir/tools/testing/selftests/"
 	done
+	# the coredump socket's uapi header, which the series extends
+	mkdir -p "$sdir/include/uapi/linux"
+	cp "$kdir/source/include/uapi/linux/coredump.h" "$sdir/include/uapi/linux/"
 	git -C "$sdir" init -q
 	case "${base[1]}" in
 	7.3) sp=("$here"/patches-7.3/*/[0-9][0-9][0-9][1-9]-*.patch) ;;
@@ -129,7 +134,7 @@ if [[ "$variant" == --stock || -n "$prebuilt" ]]; then
 	esac
 	# (hunks already there are left as they are)
 	for p in "${sp[@]}"; do
-		inc=(--include='tools/testing/selftests/*')
+		inc=(--include='tools/testing/selftests/*' --include='include/uapi/linux/coredump.h')
 		if (cd "$sdir" && git apply "${inc[@]}" --check "$p") 2>/dev/null; then
 			(cd "$sdir" && git apply "${inc[@]}" "$p")
 		elif ! (cd "$sdir" && git apply "${inc[@]}" -R --check "$p") 2>/dev/null; then
@@ -138,6 +143,9 @@ if [[ "$variant" == --stock || -n "$prebuilt" ]]; then
 		fi
 	done
 	st=$sdir/tools/testing/selftests
+	uapi_coredump=$sdir/include/uapi/linux/coredump.h
+else
+	uapi_coredump=$kdir/source/include/uapi/linux/coredump.h
 fi
 if [[ -e "$st/proc/proc-kcore-seek.c" ]]; then
 	gcc -O2 -Wall -static -I "$st" -o "$mdir/proc-kcore-seek" "$st/proc/proc-kcore-seek.c"
@@ -152,6 +160,17 @@ if [[ -e "$st/coredump/coredump_holes_test.c" ]]; then
 	tools+=(--tool "$mdir/coredump_holes_test")
 else
 	rm -f "$mdir/coredump_holes_test"
+fi
+# and of posting 4: with the tree's (or the series') linux/coredump.h alone,
+# not the host's (its linux-libc-dev may predate the coredump socket)
+if [[ -e "$st/coredump/coredump_socket_holes_test.c" ]]; then
+	mkdir -p "$mdir/uapi/linux"
+	cp "$uapi_coredump" "$mdir/uapi/linux/coredump.h"
+	gcc -O2 -Wall -static -I "$st" -I "$mdir/uapi" -o "$mdir/coredump_socket_holes_test" \
+		"$st/coredump/coredump_socket_holes_test.c"
+	tools+=(--tool "$mdir/coredump_socket_holes_test")
+else
+	rm -f "$mdir/coredump_socket_holes_test"
 fi
 priv=$(mktemp -d "${TMPDIR:-/tmp}/kcoredump-kernel-tools.XXXXXX")
 trap 'rm -rf "$priv"' EXIT
@@ -171,7 +190,7 @@ rc=0
 "$top/tests/vm/run.sh" --kernel "$bz" --kcoredump "$kcd/kcoredump" \
 	--tool "$kcd/tests/tools/kcore-read" --tool "$mdir/kcore_test.ko" \
 	--tool "$mdir/kcore-seek" --tool "$mdir/crash-shapes" --tool "$mdir/kcore-vread" \
-	--tool "$mdir/vmalloc_lat.ko" ${tools[@]+"${tools[@]}"} ${vmopts[@]+"${vmopts[@]}"} \
+	--tool "$mdir/vmalloc_lat.ko" --tool "$mdir/coresock" ${tools[@]+"${tools[@]}"} ${vmopts[@]+"${vmopts[@]}"} \
 	--timeout "$timeout_s" --results "$results" \
 	"$top/tests/vm/cases/$case_name.sh" ${case_args[@]+"${case_args[@]}"} || rc=$?
 # which kernel and config this was (bench/kernel-ab.sh compares the configs)

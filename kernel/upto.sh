@@ -12,11 +12,12 @@
 #
 # --quick boots each prefix once, with the case of its last patch only
 # (the fix's reproducer, the feature's test), instead of every case of the
-# patches it has: with the prefixes' builds kept, the 7.3 series' nine
+# patches it has: with the prefixes' builds kept, the 7.3 series' nine (now eleven)
 # prefixes take about 30-40 minutes under QEMU TCG on 2 CPUs.
 #
 # On 7.3 N counts the patches of kernel/patches-7.3's postings in order
-# (1-3 the fixes and their KUnit test, 4-7 kcore, 8 the coredump walk).
+# (1-3 the fixes and their KUnit test, 4-7 kcore, 8 the coredump walk, 9
+# its selftest, 10 COREDUMP_HOLES on the coredump socket, 11 its selftest).
 #
 # Prints "upto N CASE: pass|FAIL" per boot and a summary; exit 1 if any
 # failed, 77 if qemu is missing.
@@ -65,6 +66,8 @@ cases_for() {
 		((n < 3)) || echo "kernel-kunit vread"             # 3
 		((n < 5)) || echo "kernel-seek"                    # 5
 		((n < 8)) || echo "kernel-coredump dense sparse64g sparse1t strided zeropage protnone dontneed uffd"
+		((n < 10)) || echo "kernel-coredump sparse64g sparse64g:sock dense dense:sock sparse1t:sock"
+		((n < 11)) || echo "kernel-selftest coredump_holes_test coredump_socket_holes_test"
 		return
 	fi
 	echo "kernel-vmap-ram"                       # 0001
@@ -89,6 +92,8 @@ case_quick() {
 		3) echo "kernel-kunit vread" ;;
 		5) echo "kernel-seek" ;;
 		8) echo "kernel-coredump none dense sparse64g strided zeropage protnone dontneed uffd kill" ;;
+		10) echo "kernel-coredump sparse64g sparse64g:sock dense dense:sock sparse1t:sock" ;;
+		11) echo "kernel-selftest coredump_socket_holes_test" ;;
 		*) echo "kernel-selftest coredump_holes_test kunit:vread" ;;
 		esac
 		return

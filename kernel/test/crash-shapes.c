@@ -33,6 +33,8 @@
  * "always", which would back every touched page with 2 MiB):
  *   none       nothing but the program itself (the fixed cost of a dump)
  *   dense      64 MiB anonymous, every word written
+ *   sparse4g   4 GiB MAP_NORESERVE, one page written (sparse64g's cost
+ *              over 16, for a stock kernel's socket dump under -icount)
  *   sparse64g  64 GiB MAP_NORESERVE, one page written
  *   sparse1t   1 TiB MAP_NORESERVE, one page written
  *   strided    16 GiB MAP_NORESERVE, a page every 16 MiB and every 3 GiB
@@ -290,6 +292,9 @@ static void build(const char *shape)
 	} else if (!strcmp(shape, "dense")) {
 		p = map(64 * MiB, MAP_ANON_PRIVATE, -1);
 		fill(p, 64 * MiB, 1);
+	} else if (!strcmp(shape, "sparse4g")) {
+		p = map_sparse(4 * GiB);
+		fill(p + 2 * GiB + 5 * PAGE, PAGE, 2);
 	} else if (!strcmp(shape, "sparse64g")) {
 		p = map_sparse(64 * GiB);
 		fill(p + 33 * GiB + 5 * PAGE, PAGE, 2);

@@ -316,6 +316,12 @@ struct ch {
 	 * drain_pipe (splice needs a pipe at one end) to /dev/null. */
 	bool in_sock;
 	int drain_pipe[2];
+	/* The kernel frames the core in records (COREDUMP_HOLES, acked on
+	 * the coredump socket): the bytes left of the current data record,
+	 * and the zeros left of the current hole record, which it did not
+	 * send. */
+	bool framed;
+	uint64_t rec_data, rec_hole;
 
 	/* From the notes. */
 	struct kcore_source fake; /* path and info for the note decoders */
@@ -359,6 +365,10 @@ struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
 			    size_t *ret_done);
 struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 			     uint64_t *ret_done);
+/* The stream bytes from start that are zeros not to read (a hole run of
+ * the page tables, or the kernel's hole record), in whole units; 0 if
+ * none. */
+uint64_t ch_zero_run(const struct ch *ch, uint64_t start, uint64_t unit);
 void ch_drop_holes(struct ch *ch, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 long ch_pipe_bytes(const struct ch *ch);
@@ -395,6 +405,8 @@ unsigned char *ch_store_first_pages_core(struct ch *ch, size_t *ret_len);
 void ch_store_deinit(struct ch *ch);
 
 /* ---- corehandler-socket.c ---- */
+/* The coredump request's COREDUMP_HOLES: holes as records, not zeros. */
+#define CH_REQ_HOLES (1ull << 4)
 /* ch->place from /proc/PID (through ch->proc_fd, if ch->proc_ok); a
  * socket's pidfd is checked afterwards, and proc_ok cleared if the
  * process is not that one. */

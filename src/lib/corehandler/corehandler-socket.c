@@ -20,7 +20,12 @@
  * 2 too big, 3 unsupported bits, 4 conflicting bits), then, with bit 0,
  * the core.  We always ask for the kernel to write the core and to wait
  * for us: the process then stays until we have closed the socket, as it
- * does for the pipe handler while the stream is read.
+ * does for the pipe handler while the stream is read.  A kernel that
+ * offers bit 4 (COREDUMP_HOLES, kcoredump's kernel patch "coredump: let
+ * the coredump socket server ask for holes as records") is asked for it
+ * too: it then frames the core in records and sends its holes as lengths,
+ * not zeros (corehandler-stream.c reads them); any other is asked for the
+ * plain stream.
  *
  * Which one it is shows in the first bytes: a core starts with "\177ELF",
  * a request with its size (16 or more, little-endian), never that.
@@ -294,7 +299,7 @@ static struct kcore_error *handshake(int fd, uint64_t deadline,
 		return proto_error("the kernel does not offer to write the "
 				   "core (mask 0x%" PRIx64 ")",
 				   mask);
-	want = REQ_KERNEL | (mask & REQ_WAIT);
+	want = REQ_KERNEL | (mask & (REQ_WAIT | CH_REQ_HOLES));
 	kcore_store_le(ack, ACK_SIZE_VER0, 4);
 	kcore_store_le(ack + 4, 0, 4);
 	kcore_store_le(ack + 8, want, 8);

@@ -294,7 +294,7 @@ struct kcore_error *ch_store_copy(struct ch *ch)
 				    ? (size_t)(ch->prefix_len - bstart)
 				    : BLOCK;
 			memcpy(buf, ch->prefix + bstart, n);
-		} else if ((run = ch_holes_run(ch->holes, bstart, BLOCK))) {
+		} else if ((run = ch_zero_run(ch, bstart, BLOCK))) {
 			uint64_t done, whole;
 
 			err = ch_drain(ch, bstart, run, &done);

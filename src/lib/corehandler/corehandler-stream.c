@@ -12,6 +12,14 @@
  * the cost of a sparse stream.  After a small read, let the pipe fill for
  * about the time the writer needs for SMALL_READ bytes at its recent rate
  * (at most 2 ms), so that reads come back with many pages each.
+ *
+ * On the coredump socket with COREDUMP_HOLES acknowledged (ch->framed) the
+ * kernel frames the core in records: le32 size (16, or more from a newer
+ * kernel: the rest is skipped), le32 type, le64 len; type 1 is followed by
+ * len bytes of the core, type 2 stands for len zeros it does not send
+ * (where a core file has a hole).  Stream positions (stream_bytes) are the
+ * core's offsets; the zeros of hole records are never read, as the
+ * pagemap's holes are not (unread_bytes).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "corehandler-internal.h"
 
 #define SMALL_READ   (256u << 10)
@@ -122,9 +131,10 @@ static bool wait_input(struct ch *ch, bool zeros, struct kcore_error **ret_err)
 /*
  * Read up to len bytes, waiting at most until the deadline; *ret_done is
  * short at the end of the stream or when stopped (ch->eof / ch->stopped).
+ * Bytes of the core (data) count in stream_bytes, a record's header not.
  */
-struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
-			    size_t *ret_done)
+static struct kcore_error *read_in(struct ch *ch, void *buf, size_t len,
+				   bool data, size_t *ret_done)
 {
 	struct kcore_error *err;
 	size_t done = 0;
@@ -154,7 +164,8 @@ struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
 			break;
 		}
 		done += (size_t)n;
-		ch->res->stream_bytes += (uint64_t)n;
+		if (data)
+			ch->res->stream_bytes += (uint64_t)n;
 		if ((size_t)n < SMALL_READ && done < len)
 			batch_wait(ch, (uint64_t)n);
 		if (zeros)
@@ -162,6 +173,139 @@ struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
 	}
 	*ret_done = done;
 	return NULL;
+}
+
+#define REC_SIZE_VER0 16u
+#define REC_SIZE_MAX  4096u
+#define REC_DATA      1u
+#define REC_HOLE      2u
+
+static struct kcore_error *record_error(const struct ch *ch, const char *fmt,
+					...)
+	__attribute__((format(printf, 2, 3)));
+
+static struct kcore_error *record_error(const struct ch *ch, const char *fmt,
+					...)
+{
+	char msg[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return kcore_error_create_at(KCORE_ERR_FORMAT, 0, ch->in_name,
+				     ch->res->stream_bytes, "%s", msg);
+}
+
+/* The next record's header (ch->framed, none pending); at the end of the
+ * stream ch->eof, when stopped ch->stopped. */
+static struct kcore_error *next_record(struct ch *ch)
+{
+	unsigned char head[REC_SIZE_VER0], skip[256];
+	struct kcore_error *err;
+	uint32_t size, type;
+	uint64_t len;
+	size_t got;
+
+	err = read_in(ch, head, sizeof(head), false, &got);
+	if (err || ch->stopped || (got == 0 && ch->eof))
+		return err;
+	if (got < sizeof(head))
+		return record_error(ch,
+				    "the stream ends inside a record "
+				    "header (%zu of %u bytes)",
+				    got, REC_SIZE_VER0);
+	size = (uint32_t)kcore_load(head, 4, false);
+	type = (uint32_t)kcore_load(head + 4, 4, false);
+	len = kcore_load(head + 8, 8, false);
+	if (size < REC_SIZE_VER0 || size > REC_SIZE_MAX)
+		return record_error(ch, "a record header of %" PRIu32 " bytes",
+				    size);
+	if (type != REC_DATA && type != REC_HOLE)
+		return record_error(ch, "a record of unknown type %" PRIu32,
+				    type);
+	/* What a newer kernel adds to the header, we do not know. */
+	for (uint32_t left = size - REC_SIZE_VER0; left;) {
+		uint32_t k = left < sizeof(skip) ? left : sizeof(skip);
+
+		err = read_in(ch, skip, k, false, &got);
+		if (err || ch->stopped)
+			return err;
+		if (got < k)
+			return record_error(ch, "the stream ends inside a "
+						"record header");
+		left -= k;
+	}
+	if (len > UINT64_MAX - ch->res->stream_bytes)
+		return record_error(ch, "a record of 0x%" PRIx64 " bytes", len);
+	if (type == REC_DATA)
+		ch->rec_data = len;
+	else
+		ch->rec_hole = len;
+	return NULL;
+}
+
+/* Up to len zeros of the current hole record, consumed: how many. */
+static uint64_t take_hole(struct ch *ch, uint64_t len)
+{
+	uint64_t k = ch->rec_hole < len ? ch->rec_hole : len;
+
+	ch->rec_hole -= k;
+	ch->res->stream_bytes += k;
+	ch->res->unread_bytes += k;
+	return k;
+}
+
+struct kcore_error *ch_fill(struct ch *ch, void *buf, size_t len,
+			    size_t *ret_done)
+{
+	struct kcore_error *err = NULL;
+	size_t done = 0, got;
+
+	if (!ch->framed)
+		return read_in(ch, buf, len, true, ret_done);
+	while (done < len && !ch->eof && !ch->stopped) {
+		size_t k;
+
+		if (!ch->rec_data && !ch->rec_hole) {
+			err = next_record(ch);
+			if (err)
+				break;
+			continue;
+		}
+		if (ch->rec_hole) {
+			k = (size_t)take_hole(ch, len - done);
+			memset((char *)buf + done, 0, k);
+			done += k;
+			continue;
+		}
+		k = ch->rec_data < len - done ? (size_t)ch->rec_data
+					      : len - done;
+		err = read_in(ch, (char *)buf + done, k, true, &got);
+		done += got;
+		ch->rec_data -= got;
+		if (err)
+			break;
+		if (got < k && ch->eof)
+			err = record_error(ch,
+					   "the stream ends inside a data "
+					   "record (0x%" PRIx64
+					   " bytes missing)",
+					   ch->rec_data);
+		if (got < k)
+			break;
+	}
+	*ret_done = done;
+	return err;
+}
+
+uint64_t ch_zero_run(const struct ch *ch, uint64_t start, uint64_t unit)
+{
+	if (!ch->framed)
+		return ch_holes_run(ch->holes, start, unit);
+	if (start != ch->res->stream_bytes || ch->rec_hole < unit)
+		return 0;
+	return ch->rec_hole - ch->rec_hole % unit;
 }
 
 /* Bytes waiting in the pipe, or -1. */
@@ -271,6 +415,12 @@ struct kcore_error *ch_drain(struct ch *ch, uint64_t pos, uint64_t len,
 	struct kcore_error *err = NULL;
 	uint64_t done = 0, start = ch_mono_ns();
 
+	if (ch->framed) {
+		/* Zeros the kernel did not send (ch_zero_run()). */
+		*ret_done =
+			pos == ch->res->stream_bytes ? take_hole(ch, len) : 0;
+		return NULL;
+	}
 	while (done < len && !ch->eof && !ch->stopped && ch->holes) {
 		size_t want = ch->pipe_size / 4 * 3, take;
 		long avail;

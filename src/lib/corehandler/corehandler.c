@@ -67,6 +67,11 @@ static struct kcore_error *find_holes(struct ch *ch)
 	long queued;
 	int n;
 
+	if (ch->framed) {
+		ch_drop_holes(ch, "the kernel sends the holes as records "
+				  "(COREDUMP_HOLES)");
+		return NULL;
+	}
 	if (o->no_pagemap) {
 		ch_drop_holes(ch, "--no-pagemap");
 		return NULL;
@@ -222,6 +227,8 @@ struct kcore_error *kcore_core_handle(const struct kcore_ch_opts *opts,
 		.drain_pipe = { -1, -1 },
 		.subdir_fd = -1,
 		.proc_fd = -1,
+		.framed = opts->via == KCORE_CH_VIA_SOCKET_REQUEST &&
+			  opts->peer && (opts->peer->ack_mask & CH_REQ_HOLES),
 		.facts = { .owner_uid = -1 },
 		.store = { .lock_fd = -1, .slot = -1, .slot_fd = -1 },
 	};

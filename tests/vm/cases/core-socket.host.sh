@@ -44,7 +44,17 @@ for run in request.crash-dense request.crash-sparse request.container plain.cras
 		 .received.via == "'"$via"'" and .received.pidfd and
 		 (.received.cgroup_id | type) == "number" and
 		 .stream_bytes == .expected_bytes and .file_size == .stream_bytes'
-	if [[ $via == socket-request ]]; then
+	if [[ $via == socket-request ]] && jq -e '.received.request.mask == "0x1f"' "$meta" > /dev/null; then
+		# a kernel with COREDUMP_HOLES (kernel/patches-7.3/4-coredump-socket-holes):
+		# asked for, and the core came in records, its holes not sent
+		jqcheck "$run: the kernel's request (mask 0x1f: COREDUMP_HOLES) and our ack 0x19, the holes as records" "$meta" \
+			'.received.request == {"size": 16, "size_ack": 16, "mask": "0x1f", "ack_mask": "0x19"} and
+			 (.pagemap.why_not | test("COREDUMP_HOLES"))'
+		if [[ $h == crash-sparse ]]; then
+			jqcheck "$run: the sparse core's holes were not sent (unread_bytes > 90% of the stream)" "$meta" \
+				'.pagemap.unread_bytes > .stream_bytes * 0.9'
+		fi
+	elif [[ $via == socket-request ]]; then
 		jqcheck "$run: the kernel's request (size 16, size_ack 16, mask 0xf) and our ack 0x9" "$meta" \
 			'.received.request == {"size": 16, "size_ack": 16, "mask": "0xf", "ack_mask": "0x9"}'
 	fi

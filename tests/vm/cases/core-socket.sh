@@ -39,12 +39,9 @@ wait_count() {
 	return 1
 }
 
-"$K" core-handler -D /tmp/ks --timeout 900 -v --socket "$SOCK" \
-	2> "$OUT/listener.log" &
-listener=$!
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -S "$SOCK" ] || { echo "the listener did not create $SOCK"; exit 1; }
+# shellcheck source-path=SCRIPTDIR source=socket-lib.sh
+. /cases/socket-lib.sh
+start_listener /tmp/ks "$SOCK" "$OUT/listener.log"
 stat -c "%a %u" "$SOCK" > "$OUT/socket.stat"
 
 "$K" core-handler -D /tmp/ks --print-pattern > "$OUT/pattern.txt"

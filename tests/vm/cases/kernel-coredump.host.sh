@@ -78,6 +78,28 @@ while read -r shape _ pid _ us _ status rest; do
 	echo "$shape $dg $size $nz $us" >> "$d/digests"
 	echo "# $shape: core $size bytes, $nz non-zero pages, dumped in $us us (pid $pid)"
 done < "$d/dump-times"
+# SHAPE:sock came through the coredump socket (coresock): the same core as
+# the kernel's core file of SHAPE in this boot (corecmp.py: the same
+# program headers, the same segment data but for the bytes two runs of one
+# program differ in, here its pid and its argv's ":sock"), and what the
+# socket carried.  (Across kernels, bench/kernel-ab.sh compares the whole
+# cores of SHAPE:sock, notes masked, as of any shape.)
+while read -r shape _; do
+	[[ "$shape" == *:sock ]] || continue
+	if [[ ! -f "$d/cores/${shape%:sock}.core" ]]; then
+		echo "# $shape: ${shape%:sock} was not dumped to a file in this boot"
+	elif "$PYTHON" "$VM_REPO/tests/vm/lib/corecmp.py" "$d/cores/${shape%:sock}.core" \
+		"$d/cores/$shape.core" > "$d/$shape.corecmp"; then
+		sed "s/^ok - /&$shape: the socket's core vs the core file: /" "$d/$shape.corecmp"
+	else
+		sed "s/^\(not \)\{0,1\}ok - /&$shape: the socket's core vs the core file: /" "$d/$shape.corecmp"
+		rc=1
+	fi
+	pid=$(awk -v s="$shape" '$1 == s { print $3 }' "$d/dump-times" | tail -n 1)
+	line=$(grep "^pid $pid " "$d/coresock.log" 2> /dev/null || true)
+	[[ -n "$line" ]] && echo "# $shape: coresock $line" ||
+		{ echo "not ok - $shape: coresock logged no core for pid $pid"; rc=1; }
+done < "$d/digests"
 if [[ -n "${KCD_REFERENCE:-}" && -f "$KCD_REFERENCE/digests" ]]; then
 	while read -r shape dg size _; do
 		[[ "$shape" != clonevm ]] || continue

@@ -6,8 +6,10 @@
 # patched kernel (bench/kernel-ab.sh).  ASLR is off and the programs' memory
 # is deterministic, so the cores of two kernels must be identical outside
 # their notes.  Args: the shapes (default: every shape but sparse1t and
-# kill; SHAPE:nodump crashes without a dump).  A swap shape sets up swap on
-# zram first.
+# kill; SHAPE:nodump crashes without a dump; SHAPE:sock dumps through the
+# coredump socket, "@@", to kernel/test/coresock.c, which acknowledges
+# COREDUMP_HOLES when the kernel offers it and writes the core as the
+# kernel writes a core file).  A swap shape sets up swap on zram first.
 set -eu
 
 command -v crash-shapes > /dev/null || {
@@ -26,6 +28,18 @@ cat /proc/cmdline > "$OUT/cmdline"
 cd /tmp
 
 case " $shapes " in
+*":sock "*)
+	command -v coresock > /dev/null || {
+		echo "coresock not given (--tool, built by kernel/test.sh)"
+		exit 1
+	}
+	coresock /tmp/coresock.sock /tmp/cores "$OUT/coresock.log" 2> "$OUT/coresock.err" &
+	i=0
+	while [ ! -S /tmp/coresock.sock ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -S /tmp/coresock.sock ] || { echo "coresock did not listen"; exit 1; }
+	;;
+esac
+case " $shapes " in
 *" swap "*)
 	if [ ! -e /dev/zram0 ]; then
 		echo "swap shape: no /dev/zram0"
@@ -39,6 +53,10 @@ esac
 
 : > "$OUT/dump-times"
 for s in $shapes; do
+	case $s in
+	*:sock) echo '@@/tmp/coresock.sock' > /proc/sys/kernel/core_pattern ;;
+	*) echo '/tmp/cores/core.%p' > /proc/sys/kernel/core_pattern ;;
+	esac
 	# one program per shape: the same parent memory for every shape
 	crash-shapes "$s" | tee -a "$OUT/dump-times"
 	pid=$(awk -v s="$s" '$1 == s { print $3 }' "$OUT/dump-times" | tail -n 1)
