@@ -95,6 +95,9 @@ if [ "$mode" = dense ]; then
 		local name=$1 t0 t1
 		shift
 		rm -f "$work/out" "$work/out.json"
+		# The run before's 2 GiB of dirty pages written back first: else
+		# whichever run crosses the dirty limit is throttled for them.
+		sync
 		t0=$(date +%s.%N)
 		"$@" > "$work/out.json" 2> "$work/err" || {
 			echo "bench/pid.sh: $name failed: $(head -c 300 "$work/err")" >&2
@@ -128,6 +131,7 @@ if [ "$mode" = dense ]; then
 		for ((i = 0; i < reps; i++)); do
 			start_target "$work/kin.$i" "$work/ktarget.$i" "${dense_args[@]}" > /dev/null
 			kp=$target_pid
+			sync
 			t0=$(date +%s.%N)
 			kill -ABRT "$kp"
 			wait "$kp" 2> /dev/null || true
@@ -155,7 +159,8 @@ if [ "$mode" = dense ]; then
 Live pidtarget: a dense $dense_mib MiB area (pattern bytes), $dense_threads
 parked threads, nothing sparse.  Each tool writes a file to
 $(df -T "$work" | awk 'NR == 2 { print $2 }') ($work); runs interleaved,
-medians of $reps.  gcore: $(gdb --version | head -1), its core $gsize MiB.
+medians of $reps, each run after a sync (the run before's written-back
+pages do not throttle it).  gcore: $(gdb --version | head -1), its core $gsize MiB.
 Speed ratio: gcore's wall time / kcoredump's (above 1: kcoredump is
 faster).  Run at nice $(nice); the machine is shared with other jobs:
 compare the ratios of this run, not seconds between runs.
