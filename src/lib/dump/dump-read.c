@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "dump-internal.h"
+#include "grow.h"
 #include "read-order.h"
 #include "source-impl.h"
 
@@ -43,16 +44,9 @@ static void add_read_error(struct dump *d, size_t seg, uint64_t seg_off,
 			return;
 		}
 	}
-	if (r->nerrors == d->errors_cap) {
-		size_t cap = d->errors_cap ? 2 * d->errors_cap : 16;
-		struct kcore_read_error *e =
-			realloc(r->errors, cap * sizeof(*e));
-
-		if (!e)
-			return; /* counted, not listed */
-		r->errors = e;
-		d->errors_cap = cap;
-	}
+	if (kcore_grow2((void **)&r->errors, sizeof(*r->errors), NULL, 0,
+			r->nerrors, &d->errors_cap))
+		return; /* counted, not listed */
 	r->errors[r->nerrors++] = (struct kcore_read_error){
 		.offset = offset,
 		.len = len,

@@ -17,6 +17,7 @@
 
 #include "kcoredump/kcore.h"
 #include "kcoredump/notes.h"
+#include "grow.h"
 #include "metanote.h"
 #include "read-times.h"
 #include "source-impl.h"
@@ -261,16 +262,9 @@ void kcore_smear_note_change(struct smear_tally *s, struct kcore_smear *ret,
 	ret->nchanges++;
 	if (ret->changes_listed + 1 != ret->nchanges)
 		return; /* out of memory once: counted only */
-	if (ret->changes_listed == s->changes_cap) {
-		size_t cap = s->changes_cap ? 2 * s->changes_cap : 64;
-		struct kcore_smear_change *nc =
-			realloc(ret->changes, cap * sizeof(*nc));
-
-		if (!nc)
-			return;
-		ret->changes = nc;
-		s->changes_cap = cap;
-	}
+	if (kcore_grow2((void **)&ret->changes, sizeof(*ret->changes), NULL, 0,
+			ret->changes_listed, &s->changes_cap))
+		return;
 	ret->changes[ret->changes_listed++] = (struct kcore_smear_change){
 		.segment = si,
 		.vaddr = vaddr,
