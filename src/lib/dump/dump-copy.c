@@ -15,6 +15,10 @@
 /* The copy path's blocks when hashed: the file's SHA-256 may lag this
  * many behind the copy. */
 #define COPY_SLOTS 16
+/* A block's XXH3-128 digests go to the hashing thread while it has at
+ * most this many runs to hash (it would soon wait for bytes); behind
+ * that, this thread computes them itself. */
+#define DIGESTS_AHEAD 2
 
 /*
  * Taken with --hash none, and with the default XXH3-128 block digests:
@@ -60,15 +64,44 @@ static struct kcore_error *copy_setup(struct dump *d)
 	return NULL;
 }
 
-/* Its blocks back from the hashing thread, then freed. */
-static void copy_teardown(struct dump *d)
+/* The hashing thread's part of a block: its digests. */
+static void digest_task(void *arg)
 {
-	for (size_t i = 0; d->copy && i < d->ncopy; i++)
-		kcore_dump_job_unhashed(d, &d->copy[i]);
+	struct job *j = arg;
+
+	kcore_dump_digest_job(j->dump, j);
+}
+
+/* Job j back from the hashing thread, its digests (wherever computed) to
+ * the segment hashers: in the order of the blocks, as jobs are reused. */
+static struct kcore_error *copy_retire(struct dump *d, struct job *j)
+{
+	kcore_dump_job_unhashed(d, j);
+	if (!j->digests_due)
+		return NULL;
+	j->digests_due = false;
+	return kcore_dump_add_hashes(d, j);
+}
+
+/* Its blocks back from the hashing thread, oldest first, then freed. */
+static struct kcore_error *copy_teardown(struct dump *d,
+					 struct kcore_error *err)
+{
+	for (size_t i = 0; d->copy && i < d->ncopy; i++) {
+		struct job *j = &d->copy[(d->copy_next + i) % d->ncopy];
+
+		if (!err) {
+			err = copy_retire(d, j);
+		} else {
+			j->digests_due = false; /* nothing more is added */
+			kcore_dump_job_unhashed(d, j);
+		}
+	}
 	for (size_t i = 0; d->copy && i < d->ncopy; i++)
 		kcore_dump_job_free(&d->copy[i]);
 	free(d->copy);
 	d->copy = NULL;
+	return err;
 }
 
 /* Segment bytes [off, off + len) read, their zero pages found (and the
@@ -78,17 +111,26 @@ static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
 {
 	struct job *j = &d->copy[d->copy_next++ % d->ncopy];
 	struct kcore_block *b = &j->b;
-	struct kcore_error *err;
+	struct kcore_error *err = copy_retire(d, j);
+	bool hand_over;
 
-	kcore_dump_job_unhashed(d, j);
+	if (err)
+		return err;
 	b->seg = si;
 	b->off = off;
 	b->len = len;
 	b->pages = (len + d->page - 1) / d->page;
 	kcore_dump_fill_job(d, j);
 	d->res->stats.bytes_done += len;
+	/* The digests on the hashing thread when it has little else to
+	 * do (the block's bytes are its until copy_retire() anyway). */
+	hand_over = !d->opts->no_hash && d->fh &&
+		    kcore_file_hash_backlog(d->fh) <= DIGESTS_AHEAD;
 	if (!d->opts->no_hash) {
-		kcore_dump_process_job(d, j); /* pads to whole hash blocks */
+		kcore_dump_scan_job(d, j); /* pads to whole hash blocks */
+		if (!hand_over)
+			kcore_dump_digest_job(d, j);
+		j->digests_due = true;
 	} else {
 		for (uint64_t p = 0; p < b->pages; p++) {
 			uint64_t at = p * d->page;
@@ -101,10 +143,12 @@ static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
 	d->cur = j;
 	err = d->ops->block(d->w, b);
 	d->cur = NULL;
-	if (!err)
-		err = kcore_dump_add_hashes(d, j);
 	if (err)
 		return err;
+	if (hand_over) {
+		j->dump = d;
+		j->fh_ticket = kcore_file_hash_add_task(d->fh, digest_task, j);
+	}
 	kcore_dump_hash_written_upto(d, si, off + len);
 	kcore_dump_progress(d, false);
 	return kcore_dump_cancelled(d);
@@ -156,6 +200,5 @@ struct kcore_error *kcore_dump_copy(struct dump *d)
 
 	for (size_t i = 0; !err && i < d->plan->nsegs; i++)
 		err = copy_segment(d, i);
-	copy_teardown(d);
-	return err;
+	return copy_teardown(d, err);
 }

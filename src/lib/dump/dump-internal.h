@@ -30,9 +30,12 @@
 struct job {
 	struct kcore_block b; /* what the writer is given */
 	unsigned char (*digest)[KCORE_DIGEST_LEN];
-	unsigned char *nonzero; /* per hash block */
-	uint64_t fh_ticket;	/* its bytes are hashed (file-hash.h) */
-	bool gap;		/* a hole: b.seg, b.off, b.len; not read */
+	unsigned char *nonzero;	 /* per hash block */
+	uint64_t fh_ticket;	 /* its bytes are hashed (file-hash.h) */
+	uint64_t hlen;		 /* bytes its digests cover (scan_job) */
+	bool digests_due;	 /* the copy path: digests not yet added */
+	const struct dump *dump; /* for a task on the hashing thread */
+	bool gap;		 /* a hole: b.seg, b.off, b.len; not read */
 };
 
 /* A read phase of the volatile-first order (res->read_phases[i]): its
@@ -129,7 +132,10 @@ void kcore_dump_free_first(struct dump *d);
 bool kcore_dump_job_alloc(struct job *j, size_t slot, uint64_t buflen,
 			  uint64_t pages, uint64_t blocks);
 void kcore_dump_job_free(struct job *j);
-/* Zero pages and the digests of job j's hash blocks. */
+/* Zero pages and the digests of job j's hash blocks: the two parts, or
+ * both (and the smear's hashes). */
+void kcore_dump_scan_job(struct dump *d, struct job *j);
+void kcore_dump_digest_job(const struct dump *d, struct job *j);
 void kcore_dump_process_job(struct dump *d, struct job *j);
 /* Job j's digests to its segment's hasher. */
 struct kcore_error *kcore_dump_add_hashes(struct dump *d, struct job *j);

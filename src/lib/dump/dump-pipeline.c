@@ -43,8 +43,9 @@ void kcore_dump_job_free(struct job *j)
 
 /* ---- workers ---- */
 
-/* Zero pages and the digests of the job's hash blocks. */
-void kcore_dump_process_job(struct dump *d, struct job *j)
+/* The job's zero pages, and which of its hash blocks hold data (the last
+ * one padded with the zeros its digest covers). */
+void kcore_dump_scan_job(struct dump *d, struct job *j)
 {
 	struct kcore_block *b = &j->b;
 	uint64_t blocks = (b->len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
@@ -67,12 +68,11 @@ void kcore_dump_process_job(struct dump *d, struct job *j)
 		hlen = kcore_round_up(b->len, KCORE_HASH_BLOCK);
 	if (hlen > b->len)
 		memset(b->buf + b->len, 0, hlen - b->len);
+	j->hlen = hlen;
 	for (uint64_t h = 0; h < blocks; h++) {
 		uint64_t off = h * KCORE_HASH_BLOCK;
 		uint64_t n = b->len - off < KCORE_HASH_BLOCK ? b->len - off
 							     : KCORE_HASH_BLOCK;
-		uint64_t hn = hlen - off < KCORE_HASH_BLOCK ? hlen - off
-							    : KCORE_HASH_BLOCK;
 		uint64_t p0 = off / d->page,
 			 p1 = (off + n + d->page - 1) / d->page;
 		bool nz = false;
@@ -80,12 +80,34 @@ void kcore_dump_process_job(struct dump *d, struct job *j)
 		for (uint64_t p = p0; p < p1 && !nz; p++)
 			nz = !b->zero[p];
 		j->nonzero[h] = nz;
-		if (nz && !d->opts->no_hash)
-			kcore_block_digest(d->opts->block_hash, b->buf + off,
+	}
+}
+
+/* The digests of the job's hash blocks that hold data (after
+ * kcore_dump_scan_job(); the buffer unchanged since). */
+void kcore_dump_digest_job(const struct dump *d, struct job *j)
+{
+	uint64_t blocks = (j->b.len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
+
+	for (uint64_t h = 0; h < blocks && !d->opts->no_hash; h++) {
+		uint64_t off = h * KCORE_HASH_BLOCK;
+		uint64_t hn = j->hlen - off < KCORE_HASH_BLOCK
+				      ? j->hlen - off
+				      : KCORE_HASH_BLOCK;
+
+		if (j->nonzero[h])
+			kcore_block_digest(d->opts->block_hash, j->b.buf + off,
 					   hn, j->digest[h]);
 	}
+}
+
+/* Zero pages and the digests of the job's hash blocks. */
+void kcore_dump_process_job(struct dump *d, struct job *j)
+{
+	kcore_dump_scan_job(d, j);
+	kcore_dump_digest_job(d, j);
 	if (d->smear)
-		kcore_smear_hash(d->smear, b);
+		kcore_smear_hash(d->smear, &j->b);
 }
 
 /* The pool's job function: a block (holes are submitted done). */

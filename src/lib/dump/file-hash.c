@@ -28,9 +28,11 @@
 #define COPY_LIMIT (64u << 20)
 
 struct run {
-	const unsigned char *p; /* NULL: zeros */
+	const unsigned char *p; /* NULL: zeros (or a task) */
 	uint64_t len;
 	unsigned char *owned; /* a copy, freed once hashed */
+	void (*task)(void *); /* not bytes: work run in their order */
+	void *arg;
 };
 
 struct kcore_file_hash {
@@ -68,6 +70,10 @@ static void hash_run(struct kcore_file_hash *h, const struct run *r)
 	static const unsigned char zeros[1u << 16];
 	uint64_t left = r->len;
 
+	if (r->task) {
+		r->task(r->arg);
+		return;
+	}
 	if (r->p) {
 		kcore_file_hasher_add(h->sha, r->p, (size_t)r->len);
 		return;
@@ -214,6 +220,17 @@ void kcore_file_hash_add_zeros(struct kcore_file_hash *h, uint64_t len)
 {
 	if (len)
 		push(h, (struct run){ .len = len });
+}
+
+uint64_t kcore_file_hash_add_task(struct kcore_file_hash *h,
+				  void (*task)(void *), void *arg)
+{
+	return push(h, (struct run){ .task = task, .arg = arg });
+}
+
+uint64_t kcore_file_hash_backlog(struct kcore_file_hash *h)
+{
+	return h->added - LOAD(&h->done);
 }
 
 void kcore_file_hash_wait(struct kcore_file_hash *h, uint64_t ticket)

@@ -29,6 +29,13 @@ struct kcore_error *kcore_file_hash_add_copy(struct kcore_file_hash *h,
 					     const void *p, size_t len);
 /* len zero bytes. */
 void kcore_file_hash_add_zeros(struct kcore_file_hash *h, uint64_t len);
+/* task(arg) run on the hashing thread after what was handed over before
+ * it (work that would otherwise keep the writing thread from writing
+ * while this one waits for bytes); its ticket. */
+uint64_t kcore_file_hash_add_task(struct kcore_file_hash *h,
+				  void (*task)(void *), void *arg);
+/* Runs handed over and not yet hashed (by the adding thread). */
+uint64_t kcore_file_hash_backlog(struct kcore_file_hash *h);
 /* Until everything handed over up to ticket is hashed. */
 void kcore_file_hash_wait(struct kcore_file_hash *h, uint64_t ticket);
 /* Wait for the rest, then the digest. */
