@@ -22,12 +22,13 @@
 
 /*
  * Taken with --hash none, and with the default XXH3-128 block digests:
- * they cost a fraction of the copy, so this thread computes them itself
- * while the file's SHA-256 runs on its own thread beside it (two threads
- * for two CPUs, and blocks small enough to stay in the caches until the
- * hashing thread takes them).  SHA-256 block digests (--hash sha256) cost
- * as much as the file's: the pipeline's workers spread them over the
- * CPUs.  KCOREDUMP_COPY_PATH=1 takes it then too, =0 never.
+ * they cost a fraction of the copy, so they need no workers: the file's
+ * SHA-256 runs on its own thread beside this one (two threads for two
+ * CPUs, and blocks small enough to stay in the caches until the hashing
+ * thread takes them), and a block's digests are computed by whichever of
+ * the two would otherwise wait (DIGESTS_AHEAD).  SHA-256 block digests (--hash
+ * sha256) cost as much as the file's: the pipeline's workers spread them over
+ * the CPUs.  KCOREDUMP_COPY_PATH=1 takes it then too, =0 never.
  */
 bool kcore_dump_use_copy_path(const struct dump *d)
 {
