@@ -5,7 +5,9 @@
  * (kcore_file_hash_wait) only once it is hashed, so rewriting it then
  * changes nothing; the ring filling up (more than its 256 runs waiting)
  * and the copies' bound (64 MiB waiting) make the adding thread wait, not
- * lose or reorder runs; a stop with runs still waiting frees them. */
+ * lose or reorder runs; a stop with runs still waiting frees them; a
+ * task runs on the hashing thread after the runs handed over before it,
+ * and its ticket comes back only once it has run. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +117,59 @@ out:
 	free(p);
 }
 
+/* A task that rewrites a referenced buffer: were it run before the
+ * buffer's bytes were hashed, the digest would be of the new bytes. */
+struct rewrite {
+	unsigned char *p;
+	size_t len;
+	unsigned ran;
+};
+
+static void rewrite_task(void *arg)
+{
+	struct rewrite *r = arg;
+
+	memset(r->p, 0xa5, r->len);
+	r->ran++;
+}
+
+static void tasks_in_order(void)
+{
+	size_t len = 4u << 20;
+	unsigned char *p = malloc(len), want[KCORE_DIGEST_LEN],
+		      got[KCORE_DIGEST_LEN];
+	struct kcore_file_hasher *ref = NULL;
+	struct kcore_file_hash *h = NULL;
+	struct rewrite r = { p, len, 0 };
+	bool back = true;
+
+	if (!p || kcore_file_hash_start(&h) || kcore_file_hasher_create(&ref)) {
+		ok(0, "tasks: started");
+		goto out;
+	}
+	for (unsigned i = 0; i < 8; i++) {
+		uint64_t t;
+
+		fill(p, len);
+		kcore_file_hash_add_zeros(h, 12345);
+		kcore_file_hasher_add(ref, (unsigned char[12345]){ 0 }, 12345);
+		kcore_file_hasher_add(ref, p, len);
+		kcore_file_hash_add_ref(h, p, len);
+		t = kcore_file_hash_add_task(h, rewrite_task, &r);
+		kcore_file_hash_wait(h, t);
+		back &= r.ran == i + 1;
+	}
+	kcore_file_hash_finish(h, got);
+	kcore_file_hasher_finish(ref, want);
+	ok(back, "tasks: each ticket back once its task ran");
+	ok(!memcmp(got, want, sizeof(got)),
+	   "tasks: run after the bytes handed over before them");
+out:
+	kcore_file_hash_destroy(h);
+	kcore_file_hasher_destroy(ref);
+	free(p);
+}
+
 /* A stop while runs wait (copies among them): no leak, no hang. */
 static void stopped(void)
 {
@@ -135,6 +190,7 @@ int main(void)
 	stream(20000, 64, "20000 small runs (the ring full most of the time)");
 	stream(3000, BUFSZ, "3000 runs up to 256 KiB, 4 buffers reused");
 	copies_bounded();
+	tasks_in_order();
 	stopped();
 	return tap_done();
 }
