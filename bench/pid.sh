@@ -10,8 +10,9 @@
 #     (issue 40; writes bench/results/pid-dense.{md,json}): a process with
 #     a dense MIB MiB area (default 1024) and THREADS threads (default 16)
 #     and nothing sparse, so that the copy is all data and the file's
-#     SHA-256 costs what it can: kcoredump pid (default hashing) and
-#     --hash none against gcore, each writing a file to BENCH_DIR
+#     SHA-256 costs what it can: kcoredump pid (default hashing, also
+#     through the block pipeline: KCOREDUMP_COPY_PATH=0) and --hash none
+#     against gcore, wall and CPU time, each writing a file to BENCH_DIR
 #     (default /var/tmp), runs interleaved, medians of REPS.  Ratios are
 #     speeds (gcore's time / kcoredump's) within the one run.  Beside
 #     them the kernel's own core of the same process: a pidtarget like it
@@ -88,23 +89,27 @@ else
 fi
 tpid=$target_pid
 
-# The dense mode: kcoredump pid (SHA-256, --hash none) and gcore, each to
-# a file, interleaved; medians; then done.
+# The dense mode: kcoredump pid (SHA-256, --hash none; the default also
+# through the block pipeline, KCOREDUMP_COPY_PATH=0, as before the copy
+# path took a process) and gcore, each to a file, interleaved; medians of
+# the wall and CPU times; then done.
 if [ "$mode" = dense ]; then
-	run1() { # NAME CMD...: one run's wall seconds appended to $work/NAME.t
-		local name=$1 t0 t1
+	run1() { # NAME CMD...: one run's wall seconds appended to $work/NAME.t,
+		# its CPU seconds (user + system) to $work/NAME.cpu
+		local name=$1 t0 t1 TIMEFORMAT='%U %S' # bash's time: functions too
 		shift
 		rm -f "$work/out" "$work/out.json"
 		# The run before's 2 GiB of dirty pages written back first: else
 		# whichever run crosses the dirty limit is throttled for them.
 		sync
 		t0=$(date +%s.%N)
-		"$@" > "$work/out.json" 2> "$work/err" || {
+		{ time "$@" > "$work/out.json" 2> "$work/err"; } 2> "$work/time" || {
 			echo "bench/pid.sh: $name failed: $(head -c 300 "$work/err")" >&2
 			exit 1
 		}
 		t1=$(date +%s.%N)
 		echo "$t1 - $t0" | bc -l >> "$work/$name.t"
+		awk 'END { printf "%.2f\n", $1 + $2 }' "$work/time" >> "$work/$name.cpu"
 		if [ "$name" = sha256 ]; then
 			jq -r '[.stats.read_seconds, .stats.phases.file_sha256_seconds,
 				.stats.phases.file_sha256_thread_seconds] | @tsv' "$work/out.json" |
@@ -119,6 +124,7 @@ if [ "$mode" = dense ]; then
 		run1 gcore gdb -p "$tpid" -batch -ex "gcore $work/out"
 		[ -z "$gdb18_version" ] || run1 gcore18 gdb18 -p "$tpid" -batch -ex "gcore $work/out"
 		run1 sha256 "$K" pid "$tpid" -o "$work/out" --json
+		run1 ring env KCOREDUMP_COPY_PATH=0 "$K" pid "$tpid" -o "$work/out" --json
 		run1 none "$K" pid "$tpid" -o "$work/out" --json --hash none
 	done
 	# The kernel's core, REPS times, after the others (the lock is held
@@ -147,9 +153,10 @@ if [ "$mode" = dense ]; then
 		done
 	) || echo "bench/pid.sh: no kernel core row: $(head -c 300 "$work/kernel.skip")" >&2
 	med() { median < "$work/$1.t"; }
+	cpu() { printf '%.2f s' "$(median < "$work/$1.cpu")"; }
 	col() { awk -v c="$1" '{ print $c }' "$work/phases.t" | median; }
 	ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
-	g=$(med gcore) ks=$(med sha256) kn=$(med none) g18='' kc=''
+	g=$(med gcore) ks=$(med sha256) kr=$(med ring) kn=$(med none) g18='' kc=''
 	[ -z "$gdb18_version" ] || g18=$(med gcore18)
 	[ ! -s "$work/kernel.t" ] || kc=$(med kernel)
 	gsize=$(echo "scale=1; $(cat "$work/gcore.size") / 1048576" | bc -l)
@@ -165,16 +172,17 @@ Speed ratio: gcore's wall time / kcoredump's (above 1: kcoredump is
 faster).  Run at nice $(nice); the machine is shared with other jobs:
 compare the ratios of this run, not seconds between runs.
 
-| run | wall | speed vs gcore |
-|---|---:|---:|
-| gdb gcore | $(printf %.2f "$g") s | 1.00x |
-| kcoredump pid (default: the file's SHA-256, XXH3-128 per block) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x |
-| kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x |
+| run | wall | speed vs gcore | CPU (user + sys) |
+|---|---:|---:|---:|
+| gdb gcore | $(printf %.2f "$g") s | 1.00x | $(cpu gcore) |
+| kcoredump pid (default: the file's SHA-256, XXH3-128 per block; the copy path) | $(printf %.2f "$ks") s | $(ratio "$g" "$ks")x | $(cpu sha256) |
+| kcoredump pid, default, through the block pipeline (KCOREDUMP_COPY_PATH=0) | $(printf %.2f "$kr") s | $(ratio "$g" "$kr")x | $(cpu ring) |
+| kcoredump pid --hash none | $(printf %.2f "$kn") s | $(ratio "$g" "$kn")x | $(cpu none) |
 $(if [ -n "$g18" ]; then
-		echo "| gdb gcore, $gdb18_version (sid) | $(printf %.2f "$g18") s | $(ratio "$g" "$g18")x |"
+		echo "| gdb gcore, $gdb18_version (sid) | $(printf %.2f "$g18") s | $(ratio "$g" "$g18")x | $(cpu gcore18) |"
 	fi
 	if [ -n "$kc" ]; then
-		echo "| the kernel's own core (SIGABRT, core_pattern to a file there; $(echo "scale=1; $(cat "$work/kernel.size") / 1048576" | bc -l) MiB) | $(printf %.2f "$kc") s | $(ratio "$g" "$kc")x |"
+		echo "| the kernel's own core (SIGABRT, core_pattern to a file there; $(echo "scale=1; $(cat "$work/kernel.size") / 1048576" | bc -l) MiB) | $(printf %.2f "$kc") s | $(ratio "$g" "$kc")x | - |"
 	fi
 	if [ -n "$g18" ]; then
 		echo
@@ -194,12 +202,15 @@ SHA-256 after the read $(printf %.3f "$(col 2)") s, its thread hashing
 $(printf %.2f "$(col 3)") s alongside the read.
 EOF
 	jq -n --argjson reps "$reps" --argjson mib "$dense_mib" --argjson threads "$dense_threads" \
-		--arg g "$g" --arg ks "$ks" --arg kn "$kn" --arg g18 "$g18" --arg v18 "$gdb18_version" \
-		--arg kc "$kc" \
+		--arg g "$g" --arg ks "$ks" --arg kr "$kr" --arg kn "$kn" --arg g18 "$g18" --arg v18 "$gdb18_version" \
+		--arg kc "$kc" --argjson cpu "$(for n in gcore sha256 ring none; do
+			echo "{\"$n\": $(median < "$work/$n.cpu")}"; done | jq -s add)" \
 		'{reps: $reps, dense_mib: $mib, threads: $threads, gcore_s: ($g|tonumber),
 		  gcore_sid_s: (if $g18 == "" then null else ($g18|tonumber) end), gdb_sid: $v18,
-		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_hash_none_s: ($kn|tonumber),
-		  kernel_core_s: (if $kc == "" then null else ($kc|tonumber) end)}' \
+		  kcoredump_sha256_s: ($ks|tonumber), kcoredump_sha256_pipeline_s: ($kr|tonumber),
+		  kcoredump_hash_none_s: ($kn|tonumber),
+		  kernel_core_s: (if $kc == "" then null else ($kc|tonumber) end),
+		  cpu_s: $cpu}' \
 		> "$out/pid-dense.json"
 	cat "$out/pid-dense.md"
 	exit 0

@@ -133,6 +133,60 @@ check "-q: exit 7 (got $rc)" [ "$rc" = 7 ]
 check "-q: still one line on stderr saying it is incomplete" \
 	grep -q "incomplete: .* could not be read (the process exited" "$tmp/quiet.sum"
 
+# killed_in_file NAME MIB [VAR=VALUE...]: the same into a file, with the
+# environment given: kcoredump is stopped (SIGSTOP) once it has written
+# MIB MiB, the target killed (a zombie has no memory left to read), and
+# kcoredump let go on.  A file is the copy path's (one thread, 1 MiB
+# blocks); KCOREDUMP_COPY_PATH=0 the block pipeline's: both record what
+# they could not read the same way.
+killed_in_file()
+{
+	local name=$1 mib=$2
+	shift 2
+	start "$name" --dense 256 --sparse 0 --threads 2
+	env "$@" /usr/bin/python3 -c '
+import os, signal, subprocess, sys, time
+tpid, want = int(sys.argv[1]), int(sys.argv[2]) << 20
+out, err = open(sys.argv[3], "w"), open(sys.argv[4], "w")
+k = subprocess.Popen(sys.argv[5:], stdout=out, stderr=err)
+while k.poll() is None:
+    try:
+        io = open("/proc/%d/io" % k.pid).read()
+    except OSError:
+        continue
+    if int(io.split("wchar: ")[1].split()[0]) >= want:
+        k.send_signal(signal.SIGSTOP)
+        break
+    time.sleep(0.0002)
+else:
+    sys.exit(100)  # done before it got there
+os.kill(tpid, signal.SIGKILL)
+def state():
+    try:
+        return open("/proc/%d/stat" % tpid).read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"  # reaped
+while state() not in ("Z", "gone"):
+    time.sleep(0.001)
+k.send_signal(signal.SIGCONT)
+sys.exit(k.wait())
+' "$pid" "$mib" "$tmp/$name.sum" "$tmp/$name.err" \
+		"$kcoredump" pid "$pid" -o "$tmp/$name.core" --json --file-sha256
+	rc=$?
+	wait "$pid" 2>/dev/null
+}
+
+for how in copy ring; do
+	env=()
+	[ $how = ring ] && env=(KCOREDUMP_COPY_PATH=0)
+	killed_in_file "file-$how" 64 "${env[@]}"
+	report "file-$how" "$how, a file: killed after 64 MiB were written"
+	got=$(jq -r .file_sha256 "$tmp/file-$how.json" 2>/dev/null)
+	want=$(sha256sum "$tmp/file-$how.core" | cut -d' ' -f1)
+	check "$how, a file: the printed file SHA-256 is sha256sum's ($got)" \
+		[ "$got" = "$want" ]
+done
+
 # The race: 20 short dumps of targets killed at random moments, from
 # before the stop to the end of the copy.  Each exits 6 (gone before it
 # was captured), 7 (incomplete), or 0 with nothing unread.

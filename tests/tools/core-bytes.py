@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: MIT
-"""core-bytes.py A B [--allow VA]... [--allow-stack] [--strict VA]...:
-compare two ELF64 cores of the same program, run twice the same way (no
-ASLR), byte for byte: the same size, ELF header and program headers, and
-the same bytes everywhere but in the PT_NOTE segment (CPU times,
-registers) and in the PT_LOADs at the VAs given, or the highest user one
-with --allow-stack (the stack: the kernel's AT_RANDOM bytes differ per
-exec).  With --strict, only the PT_LOADs at those VAs must be the same;
+"""core-bytes.py A B [--allow VA]... [--allow-stack] [--strict VA]...
+[--trailer]: compare two ELF64 cores of the same program, run twice the
+same way (no ASLR), byte for byte: the same size, ELF header and program
+headers, and the same bytes everywhere but in the PT_NOTE segment (CPU
+times, registers) and in the PT_LOADs at the VAs given, or the highest
+user one with --allow-stack (the stack: the kernel's AT_RANDOM bytes
+differ per exec).  --trailer: what follows the last segment (our metadata
+trailer: times, the command line) is not compared, nor the sizes beyond
+it.  With --strict, only the PT_LOADs at those VAs must be the same;
 the other differences (what the process derived from AT_RANDOM: stack
 canary, pointer guard) are listed.  Holes
 (SEEK_HOLE) are known zeros, not read.  Prints the differing bytes per
@@ -48,8 +50,9 @@ def main():
     strict = {int(args[i + 1], 0) for i, a in enumerate(args)
               if a == "--strict"}
     stack = "--allow-stack" in args
+    trailer = "--trailer" in args
     paths = [a for i, a in enumerate(args)
-             if a not in ("--allow", "--allow-stack", "--strict")
+             if a not in ("--allow", "--allow-stack", "--strict", "--trailer")
              and (i == 0 or args[i - 1] not in ("--allow", "--strict"))]
     if len(paths) != 2:
         print(__doc__, file=sys.stderr)
@@ -58,6 +61,10 @@ def main():
     sa, sb = os.fstat(fa).st_size, os.fstat(fb).st_size
     eha, rawa, pa = phdrs(fa)
     ehb, rawb, pb = phdrs(fb)
+    if trailer:
+        phoff, = struct.unpack_from("<Q", eha, 32)
+        sa = min(sa, max([phoff + len(rawa)] + [p[2] + p[5] for p in pa]))
+        sb = min(sb, max([phoff + len(rawb)] + [p[2] + p[5] for p in pb]))
     bad = []
     if sa != sb:
         bad.append("sizes %d and %d" % (sa, sb))
@@ -80,6 +87,7 @@ def main():
     # The union of both files' data ranges: elsewhere both are zeros.
     ranges = []
     for s, e in sorted(data(fa, sa) + data(fb, sb)):
+        e = min(e, sa)
         if ranges and s <= ranges[-1][1]:
             ranges[-1] = (ranges[-1][0], max(ranges[-1][1], e))
         else:

@@ -39,7 +39,8 @@ bool kcore_dump_use_copy_path(const struct dump *d)
 	if (!d->opts->no_hash && d->opts->block_hash != KCORE_BLOCK_HASH_XXH3 &&
 	    !(env && !strcmp(env, "1")))
 		return false;
-	return d->w->in_place && !d->ops->encode && d->src->info.is_regular &&
+	return d->w->in_place && !d->ops->encode &&
+	       (d->src->info.is_regular || d->src->reads_like_file) &&
 	       !d->share_buf && !d->smear;
 }
 

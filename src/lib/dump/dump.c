@@ -16,8 +16,9 @@
  * reading (dump-read.c), the workers and the ordered ring
  * (dump-pipeline.c), the copy path (dump-copy.c).
  *
- * The copy path: a regular file copied into a plain sparse file whose
- * writer puts the bytes where the plan says (ELF), with --hash none or
+ * The copy path: a regular file (or a source read like one: a live
+ * process, kcore_source.reads_like_file) copied into a plain sparse file
+ * whose writer puts the bytes where the plan says (ELF), with --hash none or
  * the default XXH3-128 block digests, goes without the workers: small
  * blocks (COPY_CHUNK, or one hash block when hashed) read, their zero
  * pages found (and digested) and written one after the other on the

@@ -91,6 +91,11 @@ struct kcore_source {
 	unsigned char *image;	  /* synthetic ELF headers + notes, or NULL */
 	size_t image_size;
 	bool knows_holes; /* next_data tells holes from data */
+	/* Not a regular file, but read like one: a byte costs the same in
+	 * small blocks as in large ones, and it is read once, where and when
+	 * the dump asks (a live process, through /proc/PID/mem): the dump's
+	 * copy path may take it (dump-copy.c). */
+	bool reads_like_file;
 	/* The machine the caller named (kcore_open_opts.machine), for an
 	 * image whose headers name none. */
 	uint16_t given_machine;

@@ -561,6 +561,13 @@ kcore_source_open_process(int32_t pid, const struct kcore_process_opts *opts,
 	if (err)
 		goto fail;
 	src->knows_holes = true;
+	/* Its memory is read like a file: the dump may take its copy path
+	 * (one thread reads and writes small blocks, the file's SHA-256 on
+	 * its own thread beside it).  Through the ring, the 4 MiB blocks are
+	 * gone from the caches when the calling thread writes them: the
+	 * copy into the page cache took 2.2 s of CPU for a dense 2 GiB
+	 * process, 0.2 s from a 1 MiB block just read (perf). */
+	src->reads_like_file = true;
 	label_segments(src, b);
 	*ret = src;
 	return NULL;
