@@ -5,8 +5,11 @@
  * (file-hash.c) in file order, by reference, as a copy or as a count of
  * zeros; what the file's digest is once it is complete.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "dump-internal.h"
 #include "kcoredump/output.h"
@@ -197,6 +200,100 @@ void kcore_dump_job_unhashed(struct dump *d, struct job *j)
 	j->fh_ticket = 0;
 }
 
+/* The read-back's buffers: small enough to stay in the cache between
+ * the read and the hash, enough of them to keep the hashing thread fed. */
+#define READBACK_CHUNK (256u << 10)
+#define READBACK_BUFS  8
+
+/*
+ * Hand the file's bytes [*off, to) to the hashing thread: read into the
+ * next buffer, or as zeros (a hole) from a static page of them.  A cancel
+ * is seen between pieces; a piece waits for its buffer's last hash.
+ */
+static struct kcore_error *readback_run(struct dump *d,
+					struct kcore_file_hash *fh,
+					unsigned char *buf, uint64_t *ticket,
+					unsigned *i, uint64_t *off, uint64_t to,
+					bool zeros)
+{
+	static const unsigned char zero[64u << 10];
+	struct kcore_error *err = NULL;
+
+	while (!err && *off < to) {
+		uint64_t left = to - *off;
+		size_t cap = zeros ? sizeof(zero) : READBACK_CHUNK;
+		size_t n = left < cap ? (size_t)left : cap;
+		unsigned char *p = buf + (size_t)*i * READBACK_CHUNK;
+
+		if (d->opts->cancel && *d->opts->cancel)
+			return kcore_error_create(KCORE_ERR_INTERRUPTED, 0,
+						  d->out->tmp,
+						  "interrupted while hashing");
+		if (zeros) {
+			kcore_file_hash_add_ref(fh, zero, n);
+		} else {
+			kcore_file_hash_wait(fh, ticket[*i]);
+			err = kcore_pread_all(NULL, d->out->fd, d->out->tmp, p,
+					      n, *off, NULL);
+			if (!err)
+				ticket[*i] = kcore_file_hash_add_ref(fh, p, n);
+			*i = (*i + 1) % READBACK_BUFS;
+		}
+		*off += n;
+	}
+	return err;
+}
+
+/*
+ * The SHA-256 of a file written out of order, read back: read here,
+ * hashed on the hashing thread (file-hash.c), so that it takes about the
+ * time of SHA-256 alone, not that of the reads and SHA-256 one after the
+ * other on one CPU (as kcore_file_sha256() does).  Its holes, and what
+ * lies past its end (a sparse tail not yet truncated to size), are zeros.
+ */
+static struct kcore_error *readback(struct dump *d, uint64_t size,
+				    struct kcore_file_hash *fh)
+{
+	int fd = d->out->fd;
+	unsigned char *buf = malloc((size_t)READBACK_CHUNK * READBACK_BUFS);
+	uint64_t ticket[READBACK_BUFS] = { 0 };
+	uint64_t off = 0, end = size;
+	struct kcore_error *err = NULL;
+	struct stat st;
+	unsigned i = 0;
+
+	if (!buf)
+		return &kcore_error_nomem;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
+		end = (uint64_t)st.st_size;
+	while (!err && off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		off_t hole;
+
+		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
+		if (data < 0)
+			data = errno == ENXIO ? (off_t)end : (off_t)off;
+		if ((uint64_t)data > end)
+			data = (off_t)end;
+		hole = (uint64_t)data < end ? lseek(fd, data, SEEK_HOLE) : data;
+		if (hole < 0 || (uint64_t)hole > end || hole <= data)
+			hole = (off_t)end;
+		err = readback_run(d, fh, buf, ticket, &i, &off, (uint64_t)data,
+				   true);
+		if (!err)
+			err = readback_run(d, fh, buf, ticket, &i, &off,
+					   (uint64_t)hole, false);
+	}
+	if (!err)
+		err = readback_run(d, fh, buf, ticket, &i, &off, size, true);
+	if (!err)
+		kcore_file_hash_finish(fh, d->res->file_sha256);
+	/* The hashing thread lets go of the buffers before they are freed. */
+	kcore_file_hash_destroy(fh);
+	free(buf);
+	return err;
+}
+
 /*
  * The file's SHA-256 once it is complete, before it is published: what
  * the hashing thread made of the bytes as they were written, the last
@@ -209,6 +306,7 @@ void kcore_dump_job_unhashed(struct dump *d, struct job *j)
  */
 struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 {
+	struct kcore_file_hash *fh;
 	struct kcore_error *err;
 	uint64_t holes = size > d->data ? size - d->data : 0;
 
@@ -234,8 +332,15 @@ struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 		d->res->file_sha256_skipped = holes;
 		return NULL;
 	}
-	err = kcore_file_sha256(d->out->fd, d->out->tmp, size, d->opts->cancel,
-				d->res->file_sha256);
+	err = kcore_file_hash_start(&fh);
+	if (!err) {
+		err = readback(d, size, fh);
+	} else {
+		/* No thread: read and hash here. */
+		kcore_error_destroy(err);
+		err = kcore_file_sha256(d->out->fd, d->out->tmp, size,
+					d->opts->cancel, d->res->file_sha256);
+	}
 	d->res->has_file_sha256 = !err;
 	return err;
 }
