@@ -255,7 +255,11 @@ static struct kcore_error *readback(struct dump *d, uint64_t size,
 				    struct kcore_file_hash *fh)
 {
 	int fd = d->out->fd;
-	unsigned char *buf = malloc((size_t)READBACK_CHUNK * READBACK_BUFS);
+	size_t len = (size_t)READBACK_CHUNK * READBACK_BUFS;
+	/* A block buffer of the pipeline, done with (nothing hashes it
+	 * without d->fh) and faulted in already, else a new one. */
+	bool reuse = d->ring && d->nring && !d->fh && d->block >= len;
+	unsigned char *buf = reuse ? d->ring[0].b.buf : malloc(len);
 	uint64_t ticket[READBACK_BUFS] = { 0 };
 	uint64_t off = 0, end = size;
 	struct kcore_error *err = NULL;
@@ -290,7 +294,8 @@ static struct kcore_error *readback(struct dump *d, uint64_t size,
 		kcore_file_hash_finish(fh, d->res->file_sha256);
 	/* The hashing thread lets go of the buffers before they are freed. */
 	kcore_file_hash_destroy(fh);
-	free(buf);
+	if (!reuse)
+		free(buf);
 	return err;
 }
 
