@@ -5,7 +5,6 @@
  * (file-hash.c) in file order, by reference, as a copy or as a count of
  * zeros; what the file's digest is once it is complete.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -207,8 +206,9 @@ void kcore_dump_job_unhashed(struct dump *d, struct job *j)
 
 /*
  * Hand the file's bytes [*off, to) to the hashing thread: read into the
- * next buffer, or as zeros (a hole) from a static page of them.  A cancel
- * is seen between pieces; a piece waits for its buffer's last hash.
+ * next buffer, or as zeros (past the end of the file on disk) from a
+ * static run of them.  A cancel is seen between pieces; a piece waits
+ * for its buffer's last hash.
  */
 static struct kcore_error *readback_run(struct dump *d,
 					struct kcore_file_hash *fh,
@@ -245,49 +245,30 @@ static struct kcore_error *readback_run(struct dump *d,
 }
 
 /*
- * The SHA-256 of a file written out of order, read back: read here,
- * hashed on the hashing thread (file-hash.c), so that it takes about the
- * time of SHA-256 alone, not that of the reads and SHA-256 one after the
- * other on one CPU (as kcore_file_sha256() does).  Its holes, and what
- * lies past its end (a sparse tail not yet truncated to size), are zeros.
+ * The SHA-256 of a file written out of order and without holes before
+ * end (its size on disk; what lies past it, a tail not yet truncated to
+ * size, is zeros), read back: read here, hashed on the hashing thread
+ * (file-hash.c), so that it takes about the time of SHA-256 alone, not
+ * that of the reads and SHA-256 one after the other on one CPU.
  */
-static struct kcore_error *readback(struct dump *d, uint64_t size,
+static struct kcore_error *readback(struct dump *d, uint64_t end, uint64_t size,
 				    struct kcore_file_hash *fh)
 {
-	int fd = d->out->fd;
 	size_t len = (size_t)READBACK_CHUNK * READBACK_BUFS;
 	/* A block buffer of the pipeline, done with (nothing hashes it
 	 * without d->fh) and faulted in already, else a new one. */
 	bool reuse = d->ring && d->nring && !d->fh && d->block >= len;
 	unsigned char *buf = reuse ? d->ring[0].b.buf : malloc(len);
 	uint64_t ticket[READBACK_BUFS] = { 0 };
-	uint64_t off = 0, end = size;
-	struct kcore_error *err = NULL;
-	struct stat st;
+	uint64_t off = 0;
+	struct kcore_error *err;
 	unsigned i = 0;
 
-	if (!buf)
+	if (!buf) {
+		kcore_file_hash_destroy(fh);
 		return &kcore_error_nomem;
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
-		end = (uint64_t)st.st_size;
-	while (!err && off < end) {
-		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
-		off_t hole;
-
-		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
-		if (data < 0)
-			data = errno == ENXIO ? (off_t)end : (off_t)off;
-		if ((uint64_t)data > end)
-			data = (off_t)end;
-		hole = (uint64_t)data < end ? lseek(fd, data, SEEK_HOLE) : data;
-		if (hole < 0 || (uint64_t)hole > end || hole <= data)
-			hole = (off_t)end;
-		err = readback_run(d, fh, buf, ticket, &i, &off, (uint64_t)data,
-				   true);
-		if (!err)
-			err = readback_run(d, fh, buf, ticket, &i, &off,
-					   (uint64_t)hole, false);
 	}
+	err = readback_run(d, fh, buf, ticket, &i, &off, end, false);
 	if (!err)
 		err = readback_run(d, fh, buf, ticket, &i, &off, size, true);
 	if (!err)
@@ -297,6 +278,20 @@ static struct kcore_error *readback(struct dump *d, uint64_t size,
 	if (!reuse)
 		free(buf);
 	return err;
+}
+
+/* Where the file's bytes end on disk, if it has no holes before: else 0
+ * (no SEEK_HOLE: every byte is read either way). */
+static uint64_t dense_end(int fd, uint64_t size)
+{
+	struct stat st;
+	uint64_t end = size;
+	off_t hole;
+
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
+		end = (uint64_t)st.st_size;
+	hole = lseek(fd, 0, SEEK_HOLE);
+	return hole < 0 || (uint64_t)hole >= end ? end : 0;
 }
 
 /*
@@ -313,6 +308,7 @@ struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 {
 	struct kcore_file_hash *fh;
 	struct kcore_error *err;
+	uint64_t end;
 	uint64_t holes = size > d->data ? size - d->data : 0;
 
 	if (d->opts->no_hash)
@@ -337,15 +333,20 @@ struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 		d->res->file_sha256_skipped = holes;
 		return NULL;
 	}
-	err = kcore_file_hash_start(&fh);
-	if (!err) {
-		err = readback(d, size, fh);
-	} else {
-		/* No thread: read and hash here. */
-		kcore_error_destroy(err);
-		err = kcore_file_sha256(d->out->fd, d->out->tmp, size,
-					d->opts->cancel, d->res->file_sha256);
+	/* A file with holes (an incomplete ELF file), or no thread: read
+	 * and hashed here, the holes hashed as zeros without being read. */
+	end = dense_end(d->out->fd, size);
+	fh = NULL;
+	if (end) {
+		err = kcore_file_hash_start(&fh);
+		if (err) {
+			kcore_error_destroy(err);
+			fh = NULL;
+		}
 	}
+	err = fh ? readback(d, end, size, fh)
+		 : kcore_file_sha256(d->out->fd, d->out->tmp, size,
+				     d->opts->cancel, d->res->file_sha256);
 	d->res->has_file_sha256 = !err;
 	return err;
 }
