@@ -3,7 +3,8 @@
  * The output's SHA-256, on the fly (dump-internal.h): the writer's writes
  * to the output pass through hash_io and are handed to the hashing thread
  * (file-hash.c) in file order, by reference, as a copy or as a count of
- * zeros; what the file's digest is once it is complete.
+ * zeros; what the file's digest is once it is complete: a file written
+ * out of order is read back, its bytes handed to the hashing thread too.
  */
 #include <stdlib.h>
 #include <string.h>
