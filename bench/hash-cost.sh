@@ -72,7 +72,7 @@ off=$("$K" info --json "$work/dense.core" | jq -r '.segments[] | select(.type ==
 truncate -s $((off + (gib << 30))) "$work/dense.core"
 
 fifo=()
-sched="nice $(nice)"
+sched=$(bench_sched)
 if [ "${BENCH_FIFO:-0}" = 1 ]; then
 	fifo=(chrt -f 5)
 	sched="SCHED_FIFO (chrt -f 5)"

@@ -122,7 +122,7 @@ rows=(mdf-host mdf-sid mdf-sid-2 kcd-2 kcd-1 kcd-2-none)
 cpu=$(awk -F: '/model name/ { print $2; exit }' /proc/cpuinfo | sed 's/^ *//')
 alloc=$(du -B1 "$in" | cut -f1)
 {
-	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs (load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end);"
+	echo "Machine: $(nproc) CPUs ($cpu), shared with other jobs (load average $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end), at $(bench_sched);"
 	echo "input $(basename "$in"): $(($(size "$in") >> 20)) MiB logical, $((alloc >> 20)) MiB with data, on $(df --output=fstype "$in" | tail -1);"
 	echo "outputs on $(df --output=fstype "$work" | tail -1); medians of $reps runs; anchors makedumpfile $v_host (Debian 12) and $v_sid (Debian sid)."
 	echo "Ratios are makedumpfile $v_sid's wall time over the row's: above 1 the row is faster."

@@ -3,6 +3,22 @@
 # sizes.  Callers set $work; outputs are named $work/out.* and removed
 # before every run.
 
+# With sched_autogroup on (the kernel's default on desktops and on this
+# project's CI machines), nice ranks threads only within their session's
+# autogroup, and sessions share the CPUs equally: a bench under nice -n -19
+# still got one CPU of two while another session's job ran, so its two
+# threads took turns.  A bench run at a negative niceness (root) gives its
+# autogroup the same niceness; bench_sched says what it runs at.
+bench_autogroup=none
+bench_nice=$(nice)
+if [ "$bench_nice" -lt 0 ] && [ -w /proc/self/autogroup ]; then
+	if echo "$bench_nice" > /proc/self/autogroup 2> /dev/null; then
+		bench_autogroup=$bench_nice
+	fi
+fi
+# bench_sched: the niceness and the autogroup's, for a header.
+bench_sched() { echo "nice $(nice), autogroup nice $bench_autogroup"; }
+
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 # timeit N CMD...: wall seconds of each of N runs; prints the median.

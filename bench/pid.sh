@@ -169,7 +169,7 @@ $(df -T "$work" | awk 'NR == 2 { print $2 }') ($work); runs interleaved,
 medians of $reps, each run after a sync (the run before's written-back
 pages do not throttle it).  gcore: $(gdb --version | head -1), its core $gsize MiB.
 Speed ratio: gcore's wall time / kcoredump's (above 1: kcoredump is
-faster).  Run at nice $(nice); the machine is shared with other jobs:
+faster).  Run at $(bench_sched); the machine is shared with other jobs:
 compare the ratios of this run, not seconds between runs.
 
 | run | wall | speed vs gcore | CPU (user + sys) |

@@ -140,7 +140,7 @@ label() {
 	echo "Input: a process core of $(numfmt --to=iec "$apparent") apparent size, $(numfmt --to=iec "$ondisk") on disk"
 	echo "(${mib} MiB of data in 4 runs between ${hole} holes; 1/8 of the data"
 	echo "allocated zero pages), read from the page cache; outputs on"
-	echo "$(df -T "$work" | awk 'NR == 2 { print $2 }'). Medians of $reps interleaved runs each, at nice $(nice),"
+	echo "$(df -T "$work" | awk 'NR == 2 { print $2 }'). Medians of $reps interleaved runs each, at $(bench_sched),"
 	echo "load $(cut -d' ' -f1-3 /proc/loadavg) at the end. The machine is shared"
 	echo "with other jobs: compare the ratios of this one run, not the"
 	echo "seconds between runs. Speed ratio: cp's wall time / the tool's."
