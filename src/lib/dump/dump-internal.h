@@ -132,9 +132,11 @@ void kcore_dump_free_first(struct dump *d);
 bool kcore_dump_job_alloc(struct job *j, size_t slot, uint64_t buflen,
 			  uint64_t pages, uint64_t blocks);
 void kcore_dump_job_free(struct job *j);
-/* Zero pages and the digests of job j's hash blocks: the two parts, or
- * both (and the smear's hashes). */
-void kcore_dump_scan_job(struct dump *d, struct job *j);
+/* Zero pages and the digests of job j's hash blocks: the parts (a
+ * block's zero pages, which hash blocks hold data, their digests), or
+ * all of them (and the smear's hashes). */
+void kcore_dump_scan_pages(const struct dump *d, struct kcore_block *b);
+void kcore_dump_scan_blocks(struct dump *d, struct job *j);
 void kcore_dump_digest_job(const struct dump *d, struct job *j);
 void kcore_dump_process_job(struct dump *d, struct job *j);
 /* Job j's digests to its segment's hasher. */

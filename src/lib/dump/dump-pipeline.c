@@ -43,13 +43,9 @@ void kcore_dump_job_free(struct job *j)
 
 /* ---- workers ---- */
 
-/* The job's zero pages, and which of its hash blocks hold data (the last
- * one padded with the zeros its digest covers). */
-void kcore_dump_scan_job(struct dump *d, struct job *j)
+/* Block b's zero pages. */
+void kcore_dump_scan_pages(const struct dump *d, struct kcore_block *b)
 {
-	struct kcore_block *b = &j->b;
-	uint64_t blocks = (b->len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
-
 	for (uint64_t p = 0; p < b->pages; p++) {
 		uint64_t off = p * d->page;
 		uint64_t n = b->len - off < d->page ? b->len - off : d->page;
@@ -57,6 +53,14 @@ void kcore_dump_scan_job(struct dump *d, struct job *j)
 		/* A page not read is zeros already: not scanned again. */
 		b->zero[p] = b->hole[p] || kcore_is_zero(b->buf + off, n);
 	}
+}
+
+/* Which of the job's hash blocks hold data (its zero pages known), the
+ * last one padded with the zeros its digest covers. */
+void kcore_dump_scan_blocks(struct dump *d, struct job *j)
+{
+	struct kcore_block *b = &j->b;
+	uint64_t blocks = (b->len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
 	const struct kcore_plan_segment *seg = &d->plan->segs[b->seg];
 	/* The hashed content of a segment with p_memsz > p_filesz goes on
 	 * in zeros up to p_memsz: pad the last block (the buffer holds
@@ -104,7 +108,8 @@ void kcore_dump_digest_job(const struct dump *d, struct job *j)
 /* Zero pages and the digests of the job's hash blocks. */
 void kcore_dump_process_job(struct dump *d, struct job *j)
 {
-	kcore_dump_scan_job(d, j);
+	kcore_dump_scan_pages(d, &j->b);
+	kcore_dump_scan_blocks(d, j);
 	kcore_dump_digest_job(d, j);
 	if (d->smear)
 		kcore_smear_hash(d->smear, &j->b);
