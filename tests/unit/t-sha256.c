@@ -12,16 +12,15 @@
 #include <unistd.h>
 
 #include "kcoredump/dump.h"
+#include "pattern.h"
 #include "tap.h"
 
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t draws;
 
+/* Pseudo-random numbers: the fixtures' pattern words in turn. */
 static uint64_t next(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return kc_pattern_word(8 * draws++, 40);
 }
 
 static const struct {
@@ -107,8 +106,7 @@ static void random_buffer(bool have_nettle)
 	unsigned char *buf = malloc(len), ref[KCORE_DIGEST_LEN],
 		      got[KCORE_DIGEST_LEN];
 
-	for (size_t i = 0; i < len; i++)
-		buf[i] = (unsigned char)next();
+	kc_pattern_fill(buf, 0, len, 40);
 	for (size_t i = 0; i < 64; i++)
 		split[i] = 1 + (size_t)(next() % (i % 2 ? 97 : 300000)) * 2;
 	ok(digest(KCORE_SHA256_OPENSSL, buf, len, NULL, 0, ref),
