@@ -8,24 +8,20 @@
 # names it and leaves no output.
 #   sha256-impl.sh KCOREDUMP FIXDIR
 set -uo pipefail
-kcoredump=$(readlink -f "$1") fixdir=$(readlink -f "$2")
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
-. "$here/lib.sh"
-if ! command -v jq > /dev/null; then
-	echo "1..0 # SKIP jq is not installed"
-	exit 77
-fi
+. "$(dirname "$0")/lib.sh"
+command -v jq > /dev/null || { echo "1..0 # SKIP no jq" && exit 77; }
+kcoredump=$(readlink -f "$1")
+# A dense core: a sparse output with more holes than data is not
+# file-hashed by default.
+src=$(readlink -f "$2")/process-x86_64.core
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-k() { "$kcoredump" "$@"; }
-# A dense one: a sparse output with more holes than data is not
-# file-hashed by default.
-src=$fixdir/process-x86_64.core
 cd "$tmp" || exit 1
+k() { "$kcoredump" "$@"; }
 
 impls=(openssl)
-"$kcoredump" version | grep -q ', nettle ' && impls+=(nettle)
+k version | grep -q ', nettle ' && impls+=(nettle)
 for impl in "${impls[@]}"; do
 	KCOREDUMP_SHA256=$impl k dump -q "$src" -o "$impl.elf" --json > "$impl.json" 2> err
 	rc=$?
