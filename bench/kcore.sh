@@ -59,6 +59,8 @@ cat >> "$work/kcore-bench.sh" << 'GUEST'
 up() { cut -d' ' -f1 /proc/uptime; }
 uname -r > "$OUT/uname-r"
 nproc > "$OUT/nproc"
+# Which SHA-256 implementation kcoredump takes in the guest, timed there.
+"$KCOREDUMP" version | sed -n 's/^sha256: //p' > "$OUT/sha256"
 ms() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f\n", b - a }'; }
 # fifo_run NAME COMMAND...: COMMAND writes the RAM into /tmp/bench.fifo,
 # drain empties it; NAME.$i gets "bytes seconds" (start to the reader's
@@ -148,6 +150,7 @@ done > "$work/rows.json"
 jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	--argjson cpus "$(cat "$res/nproc")" --argjson reps "$reps" \
 	--arg lime "$lime_version" --arg check "$check" --arg icount "$icount" \
+	--arg sha256 "$(cat "$res/sha256")" \
 	--arg load "$load0 at the start, $load1 at the end" \
 	--slurpfile fifo "$work/fifo.json" \
 	--slurpfile bench "$res/bench.1.json" --slurpfile dump "$res/dump.1.json" '
@@ -161,6 +164,7 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	{ kernel: $kernel, mem: $mem, cpus: $cpus, reps: $reps,
 	  icount_shift: (if $icount == "" then null else ($icount | tonumber) end),
 	  lime_version: $lime, image_check: $check, host_load: $load,
+	  sha256: $sha256,
 	  fifo: (medians($fifo) | INDEX(.key) as $m |
 		 [{ key: "lime-sha256", name: "LiME \($lime) `insmod lime.ko path=FIFO format=lime digest=sha256`", vs: "lime-sha256" },
 		  { key: "kcd-lime", name: "`kcoredump dump --format lime -o FIFO` (default hashing: file SHA-256, block XXH3)", vs: "lime-sha256" },
@@ -177,6 +181,8 @@ jq -s --arg kernel "$(cat "$res/uname-r")" --arg mem "$mem" \
 	jq -r '"Linux \(.kernel), QEMU guest (TCG\(if .icount_shift then ", -icount shift=\(.icount_shift)" else "" end)) with \(.mem) RAM and \(.cpus) vCPUs (tests/vm rig), \(.bench.holes.ram_bytes / 1048576 | floor) MiB of RAM segments; medians of \(.reps) runs in one boot; the host'"'"'s load average (1, 5, 15 min): \(.host_load)."' "$out/$name.json"
 	echo
 	echo "## The anchor: LiME, both writing to a FIFO drained in the guest"
+	echo
+	jq -r '"kcoredump'"'"'s SHA-256 in the guest (`kcoredump version`): \(.sha256)."' "$out/$name.json"
 	echo
 	echo "| capture | bytes written | seconds (median) | all runs | vs LiME |"
 	echo "|---|---:|---:|---|---:|"

@@ -45,7 +45,7 @@ native=0
 # The C and C++ runtimes come with gcc natively, with crossbuild-essential
 # (libc6-dev-arm64-cross, libstdc++-12-dev-arm64-cross) otherwise.
 dev_pkgs=(libelf-dev libdw-dev libzstd-dev zlib1g-dev libdeflate-dev
-	liblzma-dev liblzo2-dev libsnappy-dev libssl-dev libbz2-dev
+	liblzma-dev liblzo2-dev libsnappy-dev libssl-dev nettle-dev libbz2-dev
 	libcap-dev libacl1-dev)
 if [[ $install_deps -eq 1 ]]; then
 	sudo=""

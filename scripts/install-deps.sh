@@ -23,6 +23,7 @@ esac
 pkgs=(
 	# build
 	cmake gcc make pkg-config libelf-dev libdw-dev libzstd-dev libxxhash-dev zlib1g-dev libdeflate-dev liblzma-dev
+	nettle-dev
 	liblzo2-dev libsnappy-dev libfuse3-dev
 	libssl-dev libcap-dev libacl1-dev
 	# the core handler's journal entries (sd_journal_sendv)
@@ -51,6 +52,7 @@ pkgs=(
 	# arm64: the cross-built static binary and the arm64 VM tier
 	crossbuild-essential-arm64 qemu-system-arm qemu-user gdb-multiarch
 	libelf-dev:arm64 libdw-dev:arm64 libzstd-dev:arm64 libxxhash-dev:arm64 zlib1g-dev:arm64
+	nettle-dev:arm64
 	libdeflate-dev:arm64 liblzma-dev:arm64 liblzo2-dev:arm64
 	libsnappy-dev:arm64 libssl-dev:arm64 libbz2-dev:arm64 libfuse3-dev:arm64
 	libcap-dev:arm64 libacl1-dev:arm64 libsystemd-dev:arm64

@@ -595,8 +595,41 @@ struct kcore_error *kcore_seg_hasher_add(struct kcore_seg_hasher *h,
 void kcore_seg_hasher_finish(struct kcore_seg_hasher *h,
 			     unsigned char out[KCORE_DIGEST_LEN]);
 void kcore_seg_hasher_destroy(struct kcore_seg_hasher *h);
+/* SHA-256 of data: a long input (64 KiB or more) through the
+ * implementation kcore_sha256_choose() picks. */
 void kcore_sha256(const void *data, size_t len,
 		  unsigned char out[KCORE_DIGEST_LEN]);
+
+/*
+ * The SHA-256 implementations: OpenSSL's libcrypto and nettle give the
+ * same digests at speeds that depend on the CPU (SHA-NI, AVX2) and on an
+ * emulator's (QEMU's TCG runs nettle's plain x86-64 code 3.7x as fast as
+ * OpenSSL's AVX2 code).  Long digests (a file's, 1 MiB blocks) take the
+ * one chosen once per process, the first time one is wanted: the faster
+ * of the two in a short timing (a fraction of a millisecond; OpenSSL
+ * unless nettle is 5 % faster), or the one KCOREDUMP_SHA256 names.
+ */
+enum kcore_sha256_impl {
+	KCORE_SHA256_OPENSSL,
+	KCORE_SHA256_NETTLE,
+	KCORE_SHA256_IMPL_NUM
+};
+struct kcore_sha256_choice {
+	enum kcore_sha256_impl impl;
+	const char *name; /* kcore_sha256_impl_name(impl) */
+	const char *why;  /* "timed", "KCOREDUMP_SHA256", "the only one" */
+	/* The timing's rates in MiB/s; 0 where not timed. */
+	double mib_per_s[KCORE_SHA256_IMPL_NUM];
+};
+const char *kcore_sha256_impl_name(enum kcore_sha256_impl impl);
+/* Whether this build has impl (nettle is optional at build time). */
+bool kcore_sha256_impl_available(enum kcore_sha256_impl impl);
+/* The choice, made now if it has not been; thread-safe.  An error (and
+ * still *ret: the timed choice) when KCOREDUMP_SHA256 names no
+ * implementation of this build. */
+struct kcore_error *kcore_sha256_choose(const struct kcore_sha256_choice **ret);
+/* The choice this process made, or NULL if it has made none. */
+const struct kcore_sha256_choice *kcore_sha256_chosen(void);
 /* Dump digest from segment digests in program header order. */
 void kcore_dump_digest(const unsigned char (*segs)[KCORE_DIGEST_LEN], size_t n,
 		       unsigned char out[KCORE_DIGEST_LEN]);
@@ -626,7 +659,12 @@ void kcore_hex(const unsigned char *bytes, size_t len, char *out);
  * SHA-256 has no shortcut for zeros).  cancel: as in kcore_dump_opts.
  */
 struct kcore_file_hasher;
+/* With the chosen SHA-256 implementation (kcore_sha256_choose(): its
+ * error if KCOREDUMP_SHA256 is bad), or with impl (tests). */
 struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret);
+struct kcore_error *
+kcore_file_hasher_create_with(enum kcore_sha256_impl impl,
+			      struct kcore_file_hasher **ret);
 void kcore_file_hasher_add(struct kcore_file_hasher *h, const void *data,
 			   size_t len);
 void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len);

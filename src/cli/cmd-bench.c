@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "kcoredump/json.h"
 #include "kcoredump/bench.h"
+#include "kcoredump/dump.h"
 
 enum {
 	OPT_BLOCK_SIZE = 2100,
@@ -281,6 +282,9 @@ table:
 	if (verbosity >= 0)
 		fprintf(f, "\n%zu measurements in %.1f s\n", r->nruns,
 			r->seconds);
+	if (verbosity >= 0 && kcore_sha256_chosen())
+		fprintf(f, "SHA-256 (zero and dump modes): %s\n",
+			kcore_sha256_chosen()->name);
 }
 
 static void render_json(FILE *f, const struct kcore_source_info *info,
@@ -318,6 +322,11 @@ static void render_json(FILE *f, const struct kcore_source_info *info,
 	kcore_json_string(&j, "compress", kcore_compress_name(o->compress));
 	kcore_json_object_end(&j);
 	kcore_json_string(&j, "warning", r->warning);
+	/* The SHA-256 implementation the zero and dump modes took (null:
+	 * none hashed). */
+	kcore_json_string(&j, "sha256_impl",
+			  kcore_sha256_chosen() ? kcore_sha256_chosen()->name
+						: NULL);
 	kcore_json_object_begin(&j, "classes");
 	for (int i = 0; i < KCORE_BENCH_CLASS_NUM; i++) {
 		const struct kcore_bench_class_info *ci = &r->classes[i];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "kcoredump/dump.h"
 #include "kcoredump/version.h"
 
 static const struct cli_option no_options[] = { { 0 } };
@@ -107,6 +108,31 @@ static int cmd_help(struct cli_ctx *ctx, int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* Which SHA-256 implementation long digests take here, and why. */
+static void print_sha256_choice(void)
+{
+	const struct kcore_sha256_choice *c;
+	struct kcore_error *err = kcore_sha256_choose(&c);
+
+	printf("sha256: %s (", c->name);
+	if (!strcmp(c->why, "timed"))
+		printf("the faster here: openssl %.0f MiB/s, nettle %.0f MiB/s",
+		       c->mib_per_s[KCORE_SHA256_OPENSSL],
+		       c->mib_per_s[KCORE_SHA256_NETTLE]);
+	else if (!strcmp(c->why, "KCOREDUMP_SHA256"))
+		printf("KCOREDUMP_SHA256");
+	else
+		printf("the only one built in");
+	printf(")\n");
+	if (err) {
+		char *msg = kcore_error_describe(err);
+
+		fprintf(stderr, "kcoredump: %s\n", msg ? msg : "out of memory");
+		free(msg);
+		kcore_error_destroy(err);
+	}
+}
+
 /* The version, then how this binary was built: a responder copying one
  * file to a host needs to see that it is static and what it carries. */
 static void print_version(void)
@@ -122,6 +148,7 @@ static void print_version(void)
 	for (size_t i = 0; i < n; i++)
 		printf("%s %s %s", i ? "," : "", v[i].name, v[i].version);
 	printf(", libfuse %s\n", cli_fuse_version());
+	print_sha256_choice();
 }
 
 static int cmd_version(struct cli_ctx *ctx, int argc, char **argv)

@@ -504,6 +504,10 @@ void cli_dump_stats_json(struct kcore_json *j,
 					    (1024.0 * 1024.0)
 				  : 0);
 	kcore_json_bool(j, "seek_data", st->seek_data);
+	/* Chosen once per process: null if no long SHA-256 was wanted. */
+	kcore_json_string(j, "sha256_impl",
+			  kcore_sha256_chosen() ? kcore_sha256_chosen()->name
+						: NULL);
 	cli_dump_time_json(j, st);
 	kcore_json_object_end(j);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The dump digest (SHA-256 through OpenSSL's libcrypto over block digests
- * that are XXH3-128, through libxxhash, or SHA-256).
+ * that are XXH3-128, through libxxhash, or SHA-256), and the SHA-256 of a
+ * file's bytes (through sha256.c's choice of OpenSSL or nettle).
  *
  * A segment's logical content (p_memsz bytes, holes read as zeros) is cut
  * into KCORE_HASH_BLOCK blocks.  For each block that is not all zero, in
@@ -24,6 +25,7 @@
 #include <xxhash.h>
 
 #include "kcoredump/dump.h"
+#include "sha256.h"
 
 /* Each method's names: the one reports print, the one options take (the
  * CLI's --hash, its help and completions), the note's hash= value, and the
@@ -171,14 +173,6 @@ void kcore_seg_hasher_destroy(struct kcore_seg_hasher *h)
 		return;
 	EVP_MD_CTX_free(h->ctx);
 	free(h);
-}
-
-void kcore_sha256(const void *data, size_t len,
-		  unsigned char out[KCORE_DIGEST_LEN])
-{
-	unsigned int n = KCORE_DIGEST_LEN;
-
-	EVP_Digest(data, len, out, &n, EVP_sha256(), NULL);
 }
 
 void kcore_dump_digest(const unsigned char (*segs)[KCORE_DIGEST_LEN], size_t n,
@@ -380,29 +374,41 @@ void kcore_content_hasher_destroy(struct kcore_content_hasher *c)
 
 /* ---- the SHA-256 of a file's bytes (what sha256sum prints) ---- */
 
+/* Through the SHA-256 implementation chosen for this CPU (sha256.c). */
 struct kcore_file_hasher {
-	EVP_MD_CTX *ctx;
+	struct sha256_long s;
 };
 
-struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret)
+struct kcore_error *
+kcore_file_hasher_create_with(enum kcore_sha256_impl impl,
+			      struct kcore_file_hasher **ret)
 {
 	struct kcore_file_hasher *h = calloc(1, sizeof(*h));
+	struct kcore_error *err;
 
 	if (!h)
 		return &kcore_error_nomem;
-	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
-		kcore_file_hasher_destroy(h);
-		return &kcore_error_nomem;
+	err = sha256_long_init_with(&h->s, impl);
+	if (err) {
+		free(h);
+		return err;
 	}
 	*ret = h;
 	return NULL;
 }
 
+struct kcore_error *kcore_file_hasher_create(struct kcore_file_hasher **ret)
+{
+	const struct kcore_sha256_choice *c;
+	struct kcore_error *err = kcore_sha256_choose(&c);
+
+	return err ? err : kcore_file_hasher_create_with(c->impl, ret);
+}
+
 void kcore_file_hasher_add(struct kcore_file_hasher *h, const void *data,
 			   size_t len)
 {
-	EVP_DigestUpdate(h->ctx, data, len);
+	sha256_long_update(&h->s, data, len);
 }
 
 void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len)
@@ -412,7 +418,7 @@ void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len)
 	while (len) {
 		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
 
-		EVP_DigestUpdate(h->ctx, zeros, n);
+		kcore_file_hasher_add(h, zeros, n);
 		len -= n;
 	}
 }
@@ -420,16 +426,14 @@ void kcore_file_hasher_add_zeros(struct kcore_file_hasher *h, uint64_t len)
 void kcore_file_hasher_finish(struct kcore_file_hasher *h,
 			      unsigned char out[KCORE_DIGEST_LEN])
 {
-	unsigned len = KCORE_DIGEST_LEN;
-
-	EVP_DigestFinal_ex(h->ctx, out, &len);
+	sha256_long_final(&h->s, out);
 }
 
 void kcore_file_hasher_destroy(struct kcore_file_hasher *h)
 {
 	if (!h)
 		return;
-	EVP_MD_CTX_free(h->ctx);
+	sha256_long_free(&h->s);
 	free(h);
 }
 
@@ -454,7 +458,7 @@ static struct kcore_error *file_zeros(struct kcore_file_hasher *h, uint64_t len,
 	while (!err && len) {
 		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
 
-		EVP_DigestUpdate(h->ctx, zeros, n);
+		kcore_file_hasher_add(h, zeros, n);
 		len -= n;
 		err = file_interrupted(cancel, path);
 	}

@@ -14,6 +14,10 @@
 #ifdef KCOREDUMP_HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
+#ifdef KCOREDUMP_HAVE_NETTLE
+#include <nettle/version.h>
+#include <stdio.h>
+#endif
 
 #include "kcoredump/version.h"
 
@@ -63,7 +67,10 @@ const char *kcore_build_libc_version(void)
 
 const struct kcore_library_version *kcore_library_versions(size_t *ret_count)
 {
-	static struct kcore_library_version v[10];
+	static struct kcore_library_version v[11];
+#ifdef KCOREDUMP_HAVE_NETTLE
+	static char nettle[24];
+#endif
 	size_t n = 0;
 
 	v[n++] = (struct kcore_library_version){ "elfutils",
@@ -74,6 +81,11 @@ const struct kcore_library_version *kcore_library_versions(size_t *ret_count)
 	v[n++] = (struct kcore_library_version){
 		"openssl", OpenSSL_version(OPENSSL_VERSION_STRING)
 	};
+#ifdef KCOREDUMP_HAVE_NETTLE
+	snprintf(nettle, sizeof(nettle), "%d.%d", nettle_version_major(),
+		 nettle_version_minor());
+	v[n++] = (struct kcore_library_version){ "nettle", nettle };
+#endif
 	v[n++] = (struct kcore_library_version){ "zlib", zlibVersion() };
 #ifdef KCOREDUMP_HAVE_LIBDEFLATE
 	v[n++] = (struct kcore_library_version){ "libdeflate",
