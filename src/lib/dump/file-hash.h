@@ -6,7 +6,8 @@
  * run of bytes once it is written: by reference (a buffer that stays
  * untouched until kcore_file_hash_wait() says the hash is past it: the
  * pipeline's blocks), as a copy (headers, compressed frames) or as a
- * count of zeros (the holes of a sparse file).  Nothing is read back.
+ * count of zeros (the holes of a sparse file).  Only a file written out
+ * of order (dump-file-sha256.c) is read back, and hashed here as it is.
  */
 #ifndef KCOREDUMP_FILE_HASH_H
 #define KCOREDUMP_FILE_HASH_H
