@@ -58,11 +58,13 @@ static struct kcore_error *copy_setup(struct dump *d)
 	d->copy = calloc(d->ncopy, sizeof(*d->copy));
 	if (!d->copy)
 		return &kcore_error_nomem;
-	for (size_t i = 0; i < d->ncopy; i++)
+	for (size_t i = 0; i < d->ncopy; i++) {
 		if (!kcore_dump_job_alloc(&d->copy[i], 0,
 					  kcore_round_up(len, KCORE_HASH_BLOCK),
 					  pages, 1))
 			return &kcore_error_nomem;
+		d->copy[i].dump = d; /* for digest_task() */
+	}
 	return NULL;
 }
 
@@ -164,7 +166,6 @@ static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
 	if (!d->opts->no_hash) {
 		kcore_dump_scan_blocks(d, j); /* pads to whole hash blocks */
 		if (hand_over) {
-			j->dump = d;
 			j->fh_ticket =
 				kcore_file_hash_add_task(d->fh, digest_task, j);
 		} else {

@@ -207,9 +207,8 @@ void kcore_dump_job_unhashed(struct dump *d, struct job *j)
 
 /*
  * Hand the file's bytes [*off, to) to the hashing thread: read into the
- * next buffer, or as zeros (past the end of the file on disk) from a
- * static run of them.  A cancel is seen between pieces; a piece waits
- * for its buffer's last hash.
+ * next buffer, or as zeros (past the end of the file on disk).  A cancel
+ * is seen between pieces; a piece read waits for its buffer's last hash.
  */
 static struct kcore_error *readback_run(struct dump *d,
 					struct kcore_file_hash *fh,
@@ -217,13 +216,12 @@ static struct kcore_error *readback_run(struct dump *d,
 					unsigned *i, uint64_t *off, uint64_t to,
 					bool zeros)
 {
-	static const unsigned char zero[64u << 10];
 	struct kcore_error *err = NULL;
 
 	while (!err && *off < to) {
 		uint64_t left = to - *off;
-		size_t cap = zeros ? sizeof(zero) : READBACK_CHUNK;
-		size_t n = left < cap ? (size_t)left : cap;
+		size_t n =
+			left < READBACK_CHUNK ? (size_t)left : READBACK_CHUNK;
 		unsigned char *p = buf + (size_t)*i * READBACK_CHUNK;
 
 		if (d->opts->cancel && *d->opts->cancel)
@@ -231,7 +229,7 @@ static struct kcore_error *readback_run(struct dump *d,
 						  d->out->tmp,
 						  "interrupted while hashing");
 		if (zeros) {
-			kcore_file_hash_add_ref(fh, zero, n);
+			kcore_file_hash_add_zeros(fh, n);
 		} else {
 			kcore_file_hash_wait(fh, ticket[*i]);
 			err = kcore_pread_all(NULL, d->out->fd, d->out->tmp, p,

@@ -88,7 +88,7 @@ void kcore_dump_scan_blocks(struct dump *d, struct job *j)
 }
 
 /* The digests of the job's hash blocks that hold data (after
- * kcore_dump_scan_job(); the buffer unchanged since). */
+ * kcore_dump_scan_blocks(); the buffer unchanged since). */
 void kcore_dump_digest_job(const struct dump *d, struct job *j)
 {
 	uint64_t blocks = (j->b.len + KCORE_HASH_BLOCK - 1) / KCORE_HASH_BLOCK;
