@@ -283,10 +283,14 @@ struct kcore_dump_stats {
 	uint64_t bytes_total;	/* bytes of output segments */
 	uint64_t bytes_to_read; /* data extents: what will be read */
 	uint64_t bytes_read;
-	uint64_t bytes_hole;	   /* skipped: holes in the source */
-	uint64_t bytes_excluded;   /* skipped: pages kcore_plan_exclude()
-				      left out (final stats only) */
-	uint64_t bytes_zero;	   /* read, found to be zero pages */
+	uint64_t bytes_hole;	 /* skipped: holes in the source */
+	uint64_t bytes_excluded; /* skipped: pages kcore_plan_exclude()
+				    left out (final stats only) */
+	uint64_t bytes_zero;	 /* read, found to be zero pages */
+	/* Of bytes_read, moved to the output by splice(2), never looked at
+	 * (--hash none into a pipe): their zero pages are not counted in
+	 * bytes_zero, they are data in the segments' data_bytes. */
+	uint64_t bytes_spliced;
 	uint64_t bytes_done;	   /* logical bytes processed (read + holes) */
 	uint64_t bytes_written;	   /* output bytes (after compression) */
 	uint64_t bytes_unreadable; /* zero-filled after read errors */

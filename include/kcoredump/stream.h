@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "io.h"
@@ -95,6 +96,19 @@ struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
 /* Append len zero bytes; whole zero frames cost no compression. */
 struct kcore_error *kcore_ostream_write_zeros(struct kcore_ostream *s,
 					      uint64_t len);
+/*
+ * Whether kcore_ostream_splice() can move bytes into the stream: a plain
+ * one (NONE) on a pipe, written with the system calls.
+ */
+bool kcore_ostream_can_splice(const struct kcore_ostream *s);
+/*
+ * Up to len bytes of fd from offset moved into the stream by splice(2),
+ * never copied through this process: the bytes moved (what a short
+ * source or a pipe's room allowed), or -1 with errno set (the source's
+ * error or the pipe's).  The caller writes what did not move.
+ */
+ssize_t kcore_ostream_splice(struct kcore_ostream *s, int fd, uint64_t offset,
+			     size_t len);
 /*
  * Compress what is pending, write the seek table or index and wait for
  * every byte to be written.  No writes are accepted afterwards.  After any

@@ -174,6 +174,11 @@ void cli_dump_summary_text(FILE *f, const struct kcore_plan *plan,
 		st->seek_data ? "SEEK_DATA/SEEK_HOLE" : "segment maps");
 	fprintf(f, "  zero pages:   %s\n",
 		cli_human_size(st->bytes_zero, c, sizeof(c)));
+	if (st->bytes_spliced)
+		fprintf(f,
+			"  spliced:      %s of it moved by splice(2), not "
+			"looked at (zero pages not counted)\n",
+			cli_human_size(st->bytes_spliced, c, sizeof(c)));
 	fprintf(f, "  written:      %s (%.1fx smaller than the logical size)\n",
 		cli_human_size(st->bytes_written, d, sizeof(d)), ratio);
 	fprintf(f, "  read errors:  %s in %zu range%s\n",

@@ -288,6 +288,7 @@ record_json(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 	kcore_json_u64(&j, "bytes_read", st->bytes_read);
 	kcore_json_u64(&j, "bytes_hole", st->bytes_hole);
 	kcore_json_u64(&j, "bytes_zero", st->bytes_zero);
+	kcore_json_u64(&j, "bytes_spliced", st->bytes_spliced);
 	kcore_json_u64(&j, "bytes_excluded", st->bytes_excluded);
 	kcore_json_u64(&j, "bytes_unreadable", st->bytes_unreadable);
 	kcore_json_object_end(&j);
@@ -386,6 +387,12 @@ record_text(FILE *f, const struct cli_ctx *ctx, const struct record_facts *x,
 		" holes, %" PRIu64 " zero, %" PRIu64 " excluded\n",
 		st->bytes_total, st->bytes_read, st->bytes_hole, st->bytes_zero,
 		st->bytes_excluded);
+	if (st->bytes_spliced)
+		fprintf(f,
+			"Spliced:       %" PRIu64 " of the bytes read moved by "
+			"splice(2), not looked at (their zero pages are not "
+			"counted)\n",
+			st->bytes_spliced);
 	if (kcore_dump_incomplete(r))
 		fprintf(f,
 			"Complete:      NO: %" PRIu64

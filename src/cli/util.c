@@ -492,6 +492,7 @@ void cli_dump_stats_json(struct kcore_json *j,
 	kcore_json_u64(j, "bytes_hole", st->bytes_hole);
 	kcore_json_u64(j, "bytes_excluded", st->bytes_excluded);
 	kcore_json_u64(j, "bytes_zero", st->bytes_zero);
+	kcore_json_u64(j, "bytes_spliced", st->bytes_spliced);
 	kcore_json_u64(j, "bytes_written", st->bytes_written);
 	kcore_json_u64(j, "bytes_unreadable", st->bytes_unreadable);
 	kcore_json_double(j, "seconds", st->elapsed);

@@ -5,8 +5,9 @@
  * it is cut into, from the bottom up: dump-file-sha256.c (the output's
  * SHA-256 as it is written), dump-read.c (reading the planned segments,
  * the volatile-first order, progress and cancel), dump-pipeline.c (the
- * workers and the ordered ring of blocks) and dump-copy.c (the copy
- * path).  A part calls only the ones before it.
+ * workers and the ordered ring of blocks), dump-copy.c (the copy
+ * path) and dump-splice.c (the splice path).  A part calls only the ones before
+ * it.
  */
 #ifndef KCOREDUMP_DUMP_INTERNAL_H
 #define KCOREDUMP_DUMP_INTERNAL_H
@@ -153,5 +154,11 @@ void kcore_dump_stop_workers(struct dump *d);
 bool kcore_dump_use_copy_path(const struct dump *d);
 /* Every segment on this thread. */
 struct kcore_error *kcore_dump_copy(struct dump *d);
+
+/* ---- dump-splice.c: the splice path ---- */
+
+bool kcore_dump_use_splice_path(const struct dump *d);
+/* Every segment moved to the output by splice(2), on this thread. */
+struct kcore_error *kcore_dump_splice(struct dump *d);
 
 #endif

@@ -31,6 +31,11 @@
  * KCOREDUMP_COPY_PATH in the environment: 0 never takes it (the tests
  * compare both), 1 takes it also with SHA-256 block digests
  * (kcore_dump_use_copy_path()).
+ *
+ * The splice path (dump-splice.c): with --hash none into a pipe, from an
+ * ELF file or /proc/kcore, the bytes go from the source to the pipe by
+ * splice(2), never through this process's memory.  KCOREDUMP_SPLICE=0
+ * in the environment never takes it (the tests compare).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -227,7 +232,7 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	struct kcore_dump_stats *st = &ret->stats;
 	struct kcore_error *err;
 	unsigned threads = thread_count(opts);
-	bool copy = false;
+	bool copy = false, splice = false;
 	uint64_t t;
 
 	memset(ret, 0, sizeof(*ret));
@@ -284,14 +289,17 @@ struct kcore_error *kcore_dump(struct kcore_source *src,
 	if (!err)
 		err = d.ops->begin(&d.ws, &d.w);
 	if (!err) {
-		copy = kcore_dump_use_copy_path(&d);
-		if (!copy)
+		splice = kcore_dump_use_splice_path(&d);
+		copy = !splice && kcore_dump_use_copy_path(&d);
+		if (!copy && !splice)
 			err = kcore_dump_start_workers(&d, threads);
 	}
 	st->phase = "reading";
 	if (!err)
 		err = kcore_dump_read_first(&d);
-	if (!err && copy) {
+	if (!err && splice) {
+		err = kcore_dump_splice(&d);
+	} else if (!err && copy) {
 		err = kcore_dump_copy(&d);
 	} else {
 		for (size_t i = 0; !err && i < plan->nsegs; i++)

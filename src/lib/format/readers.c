@@ -55,6 +55,14 @@ bool kcore_source_is_elf(const struct kcore_source *src)
 	return src->reader == &kcore_read_elf;
 }
 
+int kcore_source_splice_fd(const struct kcore_source *src)
+{
+	return src->reader == &kcore_read_elf && !src->image &&
+			       src->io == &kcore_io_default
+		       ? src->fd
+		       : -1;
+}
+
 static struct kcore_error *open_format(struct kcore_source *src, bool *found)
 {
 	unsigned char magic[64];

@@ -135,6 +135,14 @@ struct kcore_error *kcore_source_kernel_vmap(struct kcore_source *src,
 					     kcore_read_paddr_fn read_paddr,
 					     struct kcore_kernel_vmap *ret);
 
+/*
+ * The file descriptor whose offsets are the image's, when bytes may be
+ * moved from it by splice(2) instead of read (an ELF file or /proc/kcore,
+ * read with the system calls); -1 when the reader makes the bytes (a
+ * compressed, kdump or synthetic image) or reads through other I/O ops.
+ */
+int kcore_source_splice_fd(const struct kcore_source *src);
+
 /* Classify segments and fill the layout fields of the info. */
 struct kcore_error *kcore_classify_segments(struct kcore_source *src);
 /* Explain why opening path failed; live says it is the kernel's kcore. */

@@ -236,6 +236,14 @@ static struct kcore_error *elfw_block(struct kcore_writer *w,
 	return kcore_block_runs(w, b, kcore_write_run_in_place);
 }
 
+/* A segment's bytes go unchanged where its program header says. */
+static struct kcore_error *elfw_place(struct kcore_writer *w, size_t seg,
+				      uint64_t off, uint64_t *ret_offset)
+{
+	*ret_offset = w->ws->plan->segs[seg].out_offset + off;
+	return NULL;
+}
+
 /* Holes: file holes, or zeros before the next bytes of a stream. */
 static struct kcore_error *elfw_hole(struct kcore_writer *w, size_t seg,
 				     uint64_t off, uint64_t len)
@@ -340,6 +348,7 @@ const struct kcore_writer_ops kcore_write_elf = {
 	.begin = elfw_begin,
 	.block = elfw_block,
 	.hole = elfw_hole,
+	.place = elfw_place,
 	.finish = elfw_finish,
 	.destroy = elfw_destroy,
 };

@@ -91,6 +91,14 @@ static struct kcore_error *lime_block(struct kcore_writer *w,
 	return err ? err : kcore_block_runs(w, b, kcore_write_run_in_place);
 }
 
+/* A range's bytes go unchanged after its header. */
+static struct kcore_error *lime_place(struct kcore_writer *w, size_t seg,
+				      uint64_t off, uint64_t *ret_offset)
+{
+	*ret_offset = w->ws->plan->segs[seg].out_offset + off;
+	return headers_upto((struct lime_writer *)w, seg);
+}
+
 /* Holes: file holes, or zeros before the next bytes of a stream. */
 static struct kcore_error *lime_hole(struct kcore_writer *w, size_t seg,
 				     uint64_t off, uint64_t len)
@@ -122,6 +130,7 @@ const struct kcore_writer_ops kcore_write_lime = {
 	.begin = lime_begin,
 	.block = lime_block,
 	.hole = lime_hole,
+	.place = lime_place,
 	.finish = lime_finish,
 	.destroy = lime_destroy,
 };

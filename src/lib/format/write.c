@@ -27,6 +27,8 @@
 #define META_SLACK	     (128 + META_UNREADABLE * META_UNREADABLE_LINE)
 /* Room for one "read_time=" line of the time map, at its longest. */
 #define META_READ_TIME_LINE 160
+/* Bytes asked of one splice(2): a pipe takes at most its room anyway. */
+#define SPLICE_MAX (1u << 20)
 
 /* ---- where the digests are kept ---- */
 
@@ -103,6 +105,39 @@ struct kcore_error *kcore_sink_pwrite(struct kcore_sink *s, uint64_t offset,
 		err = kcore_ostream_write(s->os, buf, len);
 	s->pos += len;
 	return err;
+}
+
+bool kcore_sink_can_splice(const struct kcore_sink *s)
+{
+	return s->os && (!s->io || s->io == &kcore_io_default) &&
+	       kcore_ostream_can_splice(s->os);
+}
+
+struct kcore_error *kcore_sink_splice(struct kcore_sink *s, uint64_t offset,
+				      int fd, uint64_t src_off, uint64_t len,
+				      uint64_t *moved, int *why)
+{
+	struct kcore_error *err = kcore_sink_pad(s, offset);
+
+	*moved = 0;
+	*why = 0;
+	if (err)
+		return err;
+	while (*moved < len) {
+		uint64_t want = len - *moved;
+		ssize_t n = kcore_ostream_splice(
+			s->os, fd, src_off + *moved,
+			want < SPLICE_MAX ? (size_t)want : SPLICE_MAX);
+
+		if (n <= 0) {
+			*why = n < 0 ? errno
+				     : ENODATA; /* 0: the source ended */
+			break;
+		}
+		*moved += (uint64_t)n;
+		s->pos += (uint64_t)n;
+	}
+	return NULL;
 }
 
 uint64_t kcore_sink_bytes_out(const struct kcore_sink *s)
@@ -216,6 +251,11 @@ char *kcore_write_metadata(const struct kcore_writer *w, size_t *ret_len)
 		o->no_hash ? "none" : kcore_block_hash_note_name(o->block_hash),
 		KCORE_HASH_BLOCK,
 		kcore_digest_location_name(w->digest_location));
+	/* Bytes read by splice(2), not looked at: their zero pages are not
+	 * in bytes_zero and count as data.  Only in the final text (a
+	 * stream's trailer), where the slot's slack has room for it. */
+	if (st->bytes_spliced)
+		fprintf(f, "bytes_spliced=%020" PRIu64 "\n", st->bytes_spliced);
 	/* The boot the live kernel's memory is of: verify --live checks
 	 * that a dump is of this one. */
 	if (in->kind == KCORE_SOURCE_LIVE_KCORE) {

@@ -61,6 +61,19 @@ struct kcore_error *kcore_sink_init(struct kcore_sink *s,
 /* Bytes at offset: a stream writes zeros up to it (offset >= pos). */
 struct kcore_error *kcore_sink_pwrite(struct kcore_sink *s, uint64_t offset,
 				      const void *buf, size_t len);
+/* Whether kcore_sink_splice() can move bytes: a plain stream into a pipe
+ * (kcore_ostream_can_splice), written with the system calls. */
+bool kcore_sink_can_splice(const struct kcore_sink *s);
+/*
+ * The len bytes of fd at src_off moved to offset of the stream by
+ * splice(2) (zeros up to offset first): *moved says how many arrived.
+ * Short of len with no error, the splice failed (*why: its errno) and
+ * the caller writes the rest itself; an error is the output's (the
+ * zeros before).
+ */
+struct kcore_error *kcore_sink_splice(struct kcore_sink *s, uint64_t offset,
+				      int fd, uint64_t src_off, uint64_t len,
+				      uint64_t *moved, int *why);
 /* Zeros up to offset (a stream), nothing in a file. */
 struct kcore_error *kcore_sink_pad(struct kcore_sink *s, uint64_t offset);
 /* Output bytes so far (compressed for a stream). */
@@ -147,6 +160,12 @@ struct kcore_writer_ops {
 				     const struct kcore_block *b);
 	struct kcore_error *(*hole)(struct kcore_writer *w, size_t seg,
 				    uint64_t off, uint64_t len);
+	/* Where segment seg's byte off goes in the output, once what comes
+	 * before it is written (LiME's range headers): block() would write
+	 * the bytes there unchanged, so the splice path (dump-splice.c)
+	 * may move them there itself.  NULL: a format that changes them. */
+	struct kcore_error *(*place)(struct kcore_writer *w, size_t seg,
+				     uint64_t off, uint64_t *ret_offset);
 	struct kcore_error *(*finish)(struct kcore_writer *w,
 				      const struct kcore_dump_result *summary);
 	void (*destroy)(struct kcore_writer *w);

@@ -19,10 +19,13 @@
  * This file holds the entry points (create, write, write_zeros, finish,
  * destroy); stream-writer.h lists the parts it is cut into.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -97,6 +100,36 @@ static struct kcore_error *write_none(struct kcore_ostream *s, const void *buf,
 	if (!err)
 		s->bytes_out += len;
 	return err;
+}
+
+bool kcore_ostream_can_splice(const struct kcore_ostream *s)
+{
+	struct stat st;
+
+	return s->method == KCORE_COMPRESS_NONE && !s->dead && !s->finished &&
+	       s->io == &kcore_io_default && fstat(s->fd, &st) == 0 &&
+	       S_ISFIFO(st.st_mode);
+}
+
+ssize_t kcore_ostream_splice(struct kcore_ostream *s, int fd, uint64_t offset,
+			     size_t len)
+{
+	loff_t off = (loff_t)offset;
+	ssize_t n;
+
+	if (s->method != KCORE_COMPRESS_NONE || s->dead || s->finished ||
+	    offset > INT64_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	do
+		n = splice(fd, &off, s->fd, NULL, len, SPLICE_F_MOVE);
+	while (n < 0 && errno == EINTR);
+	if (n > 0) {
+		s->bytes_in += (uint64_t)n;
+		s->bytes_out += (uint64_t)n;
+	}
+	return n;
 }
 
 struct kcore_error *kcore_ostream_write(struct kcore_ostream *s,
