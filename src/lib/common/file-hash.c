@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The output file's SHA-256 on its own thread (file-hash.h).  A ring of
+ * A file's SHA-256 on its own thread (file-hash.h).  A ring of
  * runs, handed over in file order by the writing thread and hashed in that
  * order by this one: the writer never waits for SHA-256 unless the ring is
  * full, or it wants a referenced buffer back; SHA-256 never waits for a
@@ -14,15 +14,22 @@
  * every run.  Each thread stores its own flag or counter before it reads
  * the other's (sequentially consistent), so one of the two always sees
  * the other's: no wake-up is lost.
+ *
+ * A whole file is read back into it here (kcore_file_hash_read()): its
+ * data a piece at a time into a few buffers, each read while the thread
+ * hashes the ones before, its holes handed over as counts of zeros.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "file-hash.h"
+#include "kcoredump/io.h"
 
 #define RING	   256
 #define COPY_LIMIT (64u << 20)
@@ -248,6 +255,138 @@ void kcore_file_hash_finish(struct kcore_file_hash *h,
 double kcore_file_hash_busy(struct kcore_file_hash *h)
 {
 	return (double)__atomic_load_n(&h->busy_ns, __ATOMIC_RELAXED) / 1e9;
+}
+
+static struct kcore_error *interrupted(volatile sig_atomic_t *cancel,
+				       const char *path)
+{
+	if (cancel && *cancel)
+		return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, path,
+					  "interrupted while hashing");
+	return NULL;
+}
+
+/* The read-back's state: the buffer's pieces and the ticket of the run
+ * each was last handed over in. */
+struct readback {
+	struct kcore_file_hash *h;
+	int fd;
+	const char *path;
+	volatile sig_atomic_t *cancel;
+	unsigned char *buf;
+	uint64_t ticket[KCORE_FILE_HASH_PIECES];
+	unsigned next;
+};
+
+/* A hole: zeros, handed over a piece at a time so that a cancel is seen
+ * and the ring, not this loop, sets the pace. */
+static struct kcore_error *readback_zeros(struct readback *rb, uint64_t *off,
+					  uint64_t to)
+{
+	struct kcore_error *err = NULL;
+
+	while (!err && *off < to) {
+		uint64_t n = to - *off < KCORE_FILE_HASH_PIECE
+				     ? to - *off
+				     : KCORE_FILE_HASH_PIECE;
+
+		err = interrupted(rb->cancel, rb->path);
+		if (!err)
+			kcore_file_hash_add_zeros(rb->h, n);
+		*off += n;
+	}
+	return err;
+}
+
+/* Data: read into the next piece once the thread is done with it. */
+static struct kcore_error *readback_data(struct readback *rb, uint64_t *off,
+					 uint64_t to)
+{
+	struct kcore_error *err = NULL;
+
+	while (!err && *off < to) {
+		size_t n = to - *off < KCORE_FILE_HASH_PIECE
+				   ? (size_t)(to - *off)
+				   : KCORE_FILE_HASH_PIECE;
+		unsigned char *p =
+			rb->buf + (size_t)rb->next * KCORE_FILE_HASH_PIECE;
+
+		err = interrupted(rb->cancel, rb->path);
+		if (err)
+			break;
+		kcore_file_hash_wait(rb->h, rb->ticket[rb->next]);
+		err = kcore_pread_all(NULL, rb->fd, rb->path, p, n, *off, NULL);
+		if (!err)
+			rb->ticket[rb->next] =
+				kcore_file_hash_add_ref(rb->h, p, n);
+		rb->next = (rb->next + 1) % KCORE_FILE_HASH_PIECES;
+		*off += n;
+	}
+	return err;
+}
+
+struct kcore_error *kcore_file_hash_read(struct kcore_file_hash *h, int fd,
+					 const char *path, uint64_t size,
+					 volatile sig_atomic_t *cancel,
+					 unsigned char *buf)
+{
+	struct readback rb = {
+		.h = h, .fd = fd, .path = path, .cancel = cancel, .buf = buf
+	};
+	unsigned char *own = buf ? NULL : malloc(KCORE_FILE_HASH_READ_BUF);
+	struct kcore_error *err = NULL;
+	uint64_t off = 0, end = size, last = 0;
+	struct stat st;
+
+	if (!buf && !own)
+		return &kcore_error_nomem;
+	if (own)
+		rb.buf = own;
+	/* What lies past the end of the file (a sparse tail not yet
+	 * truncated to its length) is zeros. */
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
+		end = (uint64_t)st.st_size;
+	while (!err && off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		off_t hole;
+
+		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
+		if (data < 0)
+			data = errno == ENXIO ? (off_t)end : (off_t)off;
+		if ((uint64_t)data > end)
+			data = (off_t)end;
+		err = readback_zeros(&rb, &off, (uint64_t)data);
+		if (err || off >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end || hole <= data)
+			hole = (off_t)end;
+		err = readback_data(&rb, &off, (uint64_t)hole);
+	}
+	if (!err)
+		err = readback_zeros(&rb, &off, size);
+	/* The thread lets go of the pieces before they are reused or freed. */
+	for (unsigned i = 0; i < KCORE_FILE_HASH_PIECES; i++)
+		last = rb.ticket[i] > last ? rb.ticket[i] : last;
+	kcore_file_hash_wait(h, last);
+	free(own);
+	return err;
+}
+
+struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
+				      volatile sig_atomic_t *cancel,
+				      unsigned char out[KCORE_DIGEST_LEN])
+{
+	struct kcore_file_hash *h;
+	struct kcore_error *err = kcore_file_hash_start(&h);
+
+	if (err)
+		return err;
+	err = kcore_file_hash_read(h, fd, path, size, cancel, NULL);
+	if (!err)
+		kcore_file_hash_finish(h, out);
+	kcore_file_hash_destroy(h);
+	return err;
 }
 
 void kcore_file_hash_destroy(struct kcore_file_hash *h)
