@@ -33,6 +33,9 @@
 
 #define RING	   256
 #define COPY_LIMIT (64u << 20)
+/* A read-back's holes go over this much at a time (the ring holds 4 GiB
+ * of them at most: counts, no memory). */
+#define ZEROS_PIECE (16u << 20)
 
 struct run {
 	const unsigned char *p; /* NULL: zeros (or a task) */
@@ -257,6 +260,20 @@ double kcore_file_hash_busy(struct kcore_file_hash *h)
 	return (double)__atomic_load_n(&h->busy_ns, __ATOMIC_RELAXED) / 1e9;
 }
 
+/* Stop the thread at once (a long hole within 64 KiB), whatever is left
+ * unhashed: nothing it was handed is used any more. */
+static void halt(struct kcore_file_hash *h)
+{
+	if (!h->started)
+		return;
+	pthread_mutex_lock(&h->lock);
+	STORE(&h->stop, true);
+	pthread_cond_broadcast(&h->more);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	h->started = false;
+}
+
 static struct kcore_error *interrupted(volatile sig_atomic_t *cancel,
 				       const char *path)
 {
@@ -278,17 +295,16 @@ struct readback {
 	unsigned next;
 };
 
-/* A hole: zeros, handed over a piece at a time so that a cancel is seen
- * and the ring, not this loop, sets the pace. */
+/* A hole: zeros, handed over ZEROS_PIECE at a time, so that a cancel is
+ * seen between them and the ring, not this loop, sets the pace; long
+ * enough that the two threads do not wake each other for every piece. */
 static struct kcore_error *readback_zeros(struct readback *rb, uint64_t *off,
 					  uint64_t to)
 {
 	struct kcore_error *err = NULL;
 
 	while (!err && *off < to) {
-		uint64_t n = to - *off < KCORE_FILE_HASH_PIECE
-				     ? to - *off
-				     : KCORE_FILE_HASH_PIECE;
+		uint64_t n = to - *off < ZEROS_PIECE ? to - *off : ZEROS_PIECE;
 
 		err = interrupted(rb->cancel, rb->path);
 		if (!err)
@@ -365,10 +381,14 @@ struct kcore_error *kcore_file_hash_read(struct kcore_file_hash *h, int fd,
 	}
 	if (!err)
 		err = readback_zeros(&rb, &off, size);
-	/* The thread lets go of the pieces before they are reused or freed. */
+	/* The thread lets go of the pieces before they are reused or freed:
+	 * once it has hashed them, or, on an error, stopped. */
 	for (unsigned i = 0; i < KCORE_FILE_HASH_PIECES; i++)
 		last = rb.ticket[i] > last ? rb.ticket[i] : last;
-	kcore_file_hash_wait(h, last);
+	if (err)
+		halt(h);
+	else
+		kcore_file_hash_wait(h, last);
 	free(own);
 	return err;
 }
@@ -393,13 +413,7 @@ void kcore_file_hash_destroy(struct kcore_file_hash *h)
 {
 	if (!h)
 		return;
-	if (h->started) {
-		pthread_mutex_lock(&h->lock);
-		STORE(&h->stop, true);
-		pthread_cond_broadcast(&h->more);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->thread, NULL);
-	}
+	halt(h);
 	for (uint64_t i = h->done; i < h->added; i++)
 		free(h->ring[i % RING].owned);
 	kcore_file_hasher_destroy(h->sha);

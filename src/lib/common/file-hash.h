@@ -54,7 +54,8 @@ void kcore_file_hash_wait(struct kcore_file_hash *h, uint64_t ticket);
  * allocated), each hashed while the next is read, its holes (SEEK_DATA,
  * SEEK_HOLE) and what lies past its end on disk handed over as zeros,
  * not read.  A cancel is seen between pieces.  When it returns, nothing
- * handed over refers to buf. */
+ * handed over refers to buf; on an error the thread has stopped, its
+ * digest lost: h is only to be destroyed. */
 struct kcore_error *kcore_file_hash_read(struct kcore_file_hash *h, int fd,
 					 const char *path, uint64_t size,
 					 volatile sig_atomic_t *cancel,
