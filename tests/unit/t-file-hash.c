@@ -12,13 +12,17 @@
  * holes at its start, in its middle and at its end comes out as the
  * SHA-256 of its bytes, holes as zeros (sha256sum's), whole, cut short,
  * or longer than the file on disk; a cancel and a failed read come back
- * as errors naming the file (and the offset of the read). */
+ * as errors naming the file (and the offset of the read); where no
+ * thread can start, the same digests come out, hashed on the caller's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "file-hash.h"
@@ -237,6 +241,92 @@ static bool readback_into(int fd, const char *path, uint64_t size,
 	return buf && !err;
 }
 
+/* A thread that holds its stack until the process exits. */
+static void *hold(void *arg)
+{
+	char c;
+
+	while (read(*(int *)arg, &c, 1) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+/* In a child whose address space leaves no room for a thread's stack
+ * (but some for the read-back's buffer): runs and the sparse file hashed
+ * without the thread.  Exit 0: the digests match, 77: a thread starts
+ * all the same here, else 1. */
+static int no_thread_child(int fd, const char *path,
+			   const unsigned char want[KCORE_DIGEST_LEN])
+{
+	unsigned char got[KCORE_DIGEST_LEN], ref_d[KCORE_DIGEST_LEN], b[5000];
+	struct kcore_file_hasher *ref = NULL;
+	struct kcore_file_hash *h = NULL;
+	unsigned long pages = 0;
+	struct rlimit rl;
+	int never[2], held;
+	pthread_t t;
+	bool same;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f || fscanf(f, "%lu", &pages) != 1)
+		return 77;
+	fclose(f);
+	rl.rlim_cur = rl.rlim_max =
+		pages * (rlim_t)sysconf(_SC_PAGESIZE) + (3u << 20);
+	if (setrlimit(RLIMIT_AS, &rl) || pipe(never))
+		return 77;
+	/* The stacks of threads that have ended (glibc keeps them for the
+	 * next ones) taken, until no thread can start. */
+	for (held = 0; held < 64; held++)
+		if (pthread_create(&t, NULL, hold, &never[0]))
+			break;
+	if (held == 64)
+		return 77;
+	if (kcore_file_hash_start(&h) || kcore_file_hasher_create(&ref))
+		return 1;
+	fill(b, sizeof(b));
+	kcore_file_hasher_add(ref, b, sizeof(b));
+	kcore_file_hash_wait(h, kcore_file_hash_add_ref(h, b, sizeof(b)));
+	kcore_file_hasher_add_zeros(ref, 77777);
+	kcore_file_hash_add_zeros(h, 77777);
+	kcore_file_hasher_add(ref, b, 100);
+	if (kcore_file_hash_add_copy(h, b, 100))
+		return 1;
+	kcore_file_hash_finish(h, got);
+	kcore_file_hasher_finish(ref, ref_d);
+	same = !memcmp(got, ref_d, sizeof(got));
+	kcore_file_hash_destroy(h);
+	kcore_file_hasher_destroy(ref);
+	if (kcore_file_sha256(fd, path, SP_SIZE, NULL, got))
+		return 1;
+	return same && !memcmp(got, want, KCORE_DIGEST_LEN) ? 0 : 1;
+}
+
+static void no_thread(int fd, const char *path,
+		      const unsigned char want[KCORE_DIGEST_LEN])
+{
+#if defined(__SANITIZE_ADDRESS__)
+	(void)fd, (void)path, (void)want;
+	printf("# no thread: not tried under AddressSanitizer (its shadow "
+	       "needs the address space)\n");
+#else
+	int st = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(no_thread_child(fd, path, want));
+	if (pid < 0 || waitpid(pid, &st, 0) != pid) {
+		ok(0, "no thread: a child");
+	} else if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+		printf("# no thread: a thread starts here all the same\n");
+	} else {
+		ok(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		   "no thread (no room for its stack): the runs and the "
+		   "sparse file hashed on the caller's thread, the same");
+	}
+#endif
+}
+
 static void sparse_file(void)
 {
 	unsigned char *img = calloc(1, SP_IMG_LEN), *both = NULL;
@@ -277,6 +367,7 @@ static void sparse_file(void)
 	ok(readback_into(fd, path, SP_SIZE, img, 0, got) &&
 		   !memcmp(got, want, sizeof(got)),
 	   "sparse: read back into the caller's buffer, the same");
+	no_thread(fd, path, want);
 
 	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
 		plain_sha256(img, cuts[i], want);

@@ -121,18 +121,25 @@ static bool next_run(struct kcore_file_hash *h, uint64_t done)
 	return !LOAD(&h->stop);
 }
 
+/* Run r hashed (or its task run) and timed, its copy freed. */
+static void hash_timed(struct kcore_file_hash *h, const struct run *r)
+{
+	uint64_t t0 = now_ns();
+
+	hash_run(h, r);
+	free(r->owned);
+	__atomic_add_fetch(&h->busy_ns, now_ns() - t0, __ATOMIC_RELAXED);
+}
+
 static void *hash_main(void *arg)
 {
 	struct kcore_file_hash *h = arg;
 
 	for (uint64_t done = 0; next_run(h, done);) {
 		struct run r = h->ring[done % RING];
-		uint64_t t0 = now_ns(), want;
+		uint64_t want;
 
-		hash_run(h, &r);
-		free(r.owned);
-		__atomic_add_fetch(&h->busy_ns, now_ns() - t0,
-				   __ATOMIC_RELAXED);
+		hash_timed(h, &r);
 		if (r.owned)
 			__atomic_sub_fetch(&h->copied, r.len, __ATOMIC_SEQ_CST);
 		STORE(&h->done, ++done);
@@ -154,15 +161,10 @@ struct kcore_error *kcore_file_hash_start(struct kcore_file_hash **ret)
 	pthread_cond_init(&h->more, NULL);
 	pthread_cond_init(&h->done_cv, NULL);
 	err = kcore_file_hasher_create(&h->sha);
-	if (!err) {
-		int e = pthread_create(&h->thread, NULL, hash_main, h);
-
-		if (e)
-			err = kcore_error_create(KCORE_ERR_OS, e, NULL,
-						 "cannot start the file "
-						 "hashing thread");
-		h->started = !e;
-	}
+	/* No thread (out of threads or memory for its stack): every run
+	 * is hashed as it is handed over, by the adding thread. */
+	if (!err)
+		h->started = !pthread_create(&h->thread, NULL, hash_main, h);
 	if (err) {
 		kcore_file_hash_destroy(h);
 		return err;
@@ -189,6 +191,12 @@ static uint64_t push(struct kcore_file_hash *h, struct run r)
 {
 	uint64_t added = h->added;
 
+	if (!h->started) { /* no thread: hashed here, at once */
+		hash_timed(h, &r);
+		STORE(&h->done, added + 1);
+		STORE(&h->added, added + 1);
+		return added + 1;
+	}
 	if (added - LOAD(&h->done) == RING)
 		wait_done(h, added - RING + 1);
 	while (r.owned && LOAD(&h->copied) &&

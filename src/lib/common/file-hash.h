@@ -22,7 +22,8 @@
 
 struct kcore_file_hash;
 
-/* Start the hashing thread. */
+/* Start the hashing thread (if it cannot start, the runs are hashed
+ * as they are handed over, on the adding thread). */
 struct kcore_error *kcore_file_hash_start(struct kcore_file_hash **ret);
 /* len bytes at p, which must stay as they are until kcore_file_hash_wait()
  * with the ticket returned has come back. */
