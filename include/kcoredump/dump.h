@@ -658,7 +658,8 @@ void kcore_hex(const unsigned char *bytes, size_t len, char *out);
 /*
  * The SHA-256 of a file's bytes, what sha256sum prints (unlike the digests
  * above, which cover logical content whatever the format): a hasher fed in
- * order, and the hash of size bytes of an open file, whose holes are
+ * order, and the hash of size bytes of an open file, read on the calling
+ * thread while another hashes what was read before, whose holes are
  * hashed as zeros without being read (the cost of hashing them remains:
  * SHA-256 has no shortcut for zeros).  cancel: as in kcore_dump_opts.
  */

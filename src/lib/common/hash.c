@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The dump digest (SHA-256 through OpenSSL's libcrypto over block digests
- * that are XXH3-128, through libxxhash, or SHA-256), and the SHA-256 of a
- * file's bytes (through sha256.c's choice of OpenSSL or nettle).
+ * that are XXH3-128, through libxxhash, or SHA-256), and the hasher of a
+ * file's bytes (through sha256.c's choice of OpenSSL or nettle; a whole
+ * file read back and hashed on a thread of its own is file-hash.c's).
  *
  * A segment's logical content (p_memsz bytes, holes read as zeros) is cut
  * into KCORE_HASH_BLOCK blocks.  For each block that is not all zero, in
@@ -16,12 +17,9 @@
  * Block digests are computed on the worker threads; only the small
  * records pass through the ordered combination.
  */
-#include <errno.h>
 #include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <xxhash.h>
 
 #include "kcoredump/dump.h"
@@ -435,90 +433,4 @@ void kcore_file_hasher_destroy(struct kcore_file_hasher *h)
 		return;
 	sha256_long_free(&h->s);
 	free(h);
-}
-
-static struct kcore_error *file_interrupted(volatile sig_atomic_t *cancel,
-					    const char *path)
-{
-	if (cancel && *cancel)
-		return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, path,
-					  "interrupted while hashing");
-	return NULL;
-}
-
-/* A hole's zeros, hashed as bytes (a file's SHA-256 has no shortcut for
- * them): a signal stops it between 64 KiB steps. */
-static struct kcore_error *file_zeros(struct kcore_file_hasher *h, uint64_t len,
-				      volatile sig_atomic_t *cancel,
-				      const char *path)
-{
-	static const unsigned char zeros[64 * 1024];
-	struct kcore_error *err = NULL;
-
-	while (!err && len) {
-		size_t n = len < sizeof(zeros) ? (size_t)len : sizeof(zeros);
-
-		kcore_file_hasher_add(h, zeros, n);
-		len -= n;
-		err = file_interrupted(cancel, path);
-	}
-	return err;
-}
-
-struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
-				      volatile sig_atomic_t *cancel,
-				      unsigned char out[KCORE_DIGEST_LEN])
-{
-	struct kcore_file_hasher *h;
-	struct kcore_error *err = kcore_file_hasher_create(&h);
-	size_t cap = 4u << 20;
-	unsigned char *buf = err ? NULL : malloc(cap);
-	uint64_t off = 0, end = size;
-	struct stat st;
-
-	if (!err && !buf)
-		err = &kcore_error_nomem;
-	/* What lies past the end of the file (a sparse tail not yet
-	 * truncated to its length) is zeros. */
-	if (!err && fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
-		end = (uint64_t)st.st_size;
-	while (!err && off < end) {
-		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
-		off_t hole;
-
-		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
-		if (data < 0)
-			data = errno == ENXIO ? (off_t)end : (off_t)off;
-		if ((uint64_t)data > end)
-			data = (off_t)end;
-		err = file_zeros(h, (uint64_t)data - off, cancel, path);
-		off = (uint64_t)data;
-		if (err || off >= end)
-			break;
-		hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > end || hole <= data)
-			hole = (off_t)end;
-		while (!err && off < (uint64_t)hole) {
-			size_t want = (uint64_t)hole - off < cap
-					      ? (size_t)((uint64_t)hole - off)
-					      : cap;
-
-			err = file_interrupted(cancel, path);
-			if (err)
-				break;
-			err = kcore_pread_all(NULL, fd, path, buf, want, off,
-					      NULL);
-			if (!err)
-				kcore_file_hasher_add(h, buf, want);
-			off += want;
-		}
-	}
-	if (!err)
-		err = file_zeros(h, size - (off < size ? off : size), cancel,
-				 path);
-	if (!err)
-		kcore_file_hasher_finish(h, out);
-	free(buf);
-	kcore_file_hasher_destroy(h);
-	return err;
 }

@@ -8,8 +8,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "dump-internal.h"
 #include "kcoredump/output.h"
@@ -200,114 +198,20 @@ void kcore_dump_job_unhashed(struct dump *d, struct job *j)
 	j->fh_ticket = 0;
 }
 
-/* The read-back's buffers: small enough to stay in the cache between
- * the read and the hash, enough of them to keep the hashing thread fed. */
-#define READBACK_CHUNK (256u << 10)
-#define READBACK_BUFS  8
-
-/*
- * Hand the file's bytes [*off, to) to the hashing thread: read into the
- * next buffer, or as zeros (past the end of the file on disk).  A cancel
- * is seen between pieces; a piece read waits for its buffer's last hash.
- */
-static struct kcore_error *readback_run(struct dump *d,
-					struct kcore_file_hash *fh,
-					unsigned char *buf, uint64_t *ticket,
-					unsigned *i, uint64_t *off, uint64_t to,
-					bool zeros)
-{
-	struct kcore_error *err = NULL;
-
-	while (!err && *off < to) {
-		uint64_t left = to - *off;
-		size_t n =
-			left < READBACK_CHUNK ? (size_t)left : READBACK_CHUNK;
-		unsigned char *p = buf + (size_t)*i * READBACK_CHUNK;
-
-		if (d->opts->cancel && *d->opts->cancel)
-			return kcore_error_create(KCORE_ERR_INTERRUPTED, 0,
-						  d->out->tmp,
-						  "interrupted while hashing");
-		if (zeros) {
-			kcore_file_hash_add_zeros(fh, n);
-		} else {
-			kcore_file_hash_wait(fh, ticket[*i]);
-			err = kcore_pread_all(NULL, d->out->fd, d->out->tmp, p,
-					      n, *off, NULL);
-			if (!err)
-				ticket[*i] = kcore_file_hash_add_ref(fh, p, n);
-			*i = (*i + 1) % READBACK_BUFS;
-		}
-		*off += n;
-	}
-	return err;
-}
-
-/*
- * The SHA-256 of a file written out of order and without holes before
- * end (its size on disk; what lies past it, a tail not yet truncated to
- * size, is zeros), read back: read here, hashed on the hashing thread
- * (file-hash.c), so that it takes about the time of SHA-256 alone, not
- * that of the reads and SHA-256 one after the other on one CPU.
- */
-static struct kcore_error *readback(struct dump *d, uint64_t end, uint64_t size,
-				    struct kcore_file_hash *fh)
-{
-	size_t len = (size_t)READBACK_CHUNK * READBACK_BUFS;
-	/* A block buffer of the pipeline, done with (nothing hashes it
-	 * without d->fh) and faulted in already, else a new one. */
-	bool reuse = d->ring && d->nring && !d->fh && d->block >= len;
-	unsigned char *buf = reuse ? d->ring[0].b.buf : malloc(len);
-	uint64_t ticket[READBACK_BUFS] = { 0 };
-	uint64_t off = 0;
-	struct kcore_error *err;
-	unsigned i = 0;
-
-	if (!buf) {
-		kcore_file_hash_destroy(fh);
-		return &kcore_error_nomem;
-	}
-	err = readback_run(d, fh, buf, ticket, &i, &off, end, false);
-	if (!err)
-		err = readback_run(d, fh, buf, ticket, &i, &off, size, true);
-	if (!err)
-		kcore_file_hash_finish(fh, d->res->file_sha256);
-	/* The hashing thread lets go of the buffers before they are freed. */
-	kcore_file_hash_destroy(fh);
-	if (!reuse)
-		free(buf);
-	return err;
-}
-
-/* Where the file's bytes end on disk, if it has no holes before: else 0
- * (no SEEK_HOLE: every byte is read either way). */
-static uint64_t dense_end(int fd, uint64_t size)
-{
-	struct stat st;
-	uint64_t end = size;
-	off_t hole;
-
-	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
-		end = (uint64_t)st.st_size;
-	hole = lseek(fd, 0, SEEK_HOLE);
-	return hole < 0 || (uint64_t)hole >= end ? end : 0;
-}
-
 /*
  * The file's SHA-256 once it is complete, before it is published: what
  * the hashing thread made of the bytes as they were written, the last
  * hole of a sparse file added.  Only a file written out of order (a
  * kdump file: its header, bitmaps and page descriptors, final at the end,
  * lie before the pages; an ELF file found incomplete, whose e_flags are
- * marked at the end) is read back, its holes hashed as zeros without
- * being read.  A sparse file whose holes outweigh its data (and 64 MiB)
- * is not hashed unless --file-sha256: the summary says so.
+ * marked at the end) is read back (kcore_file_hash_read()), its holes
+ * hashed as zeros without being read.  A sparse file whose holes outweigh its
+ * data (and 64 MiB) is not hashed unless --file-sha256: the summary says so.
  */
 struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 {
-	struct kcore_file_hash *fh;
 	struct kcore_error *err;
-	uint64_t end;
+	unsigned char *buf;
 	uint64_t holes = size > d->data ? size - d->data : 0;
 
 	if (d->opts->no_hash)
@@ -332,20 +236,25 @@ struct kcore_error *kcore_dump_file_digest(struct dump *d, uint64_t size)
 		d->res->file_sha256_skipped = holes;
 		return NULL;
 	}
-	/* A file with holes (an incomplete ELF file), or no thread: read
-	 * and hashed here, the holes hashed as zeros without being read. */
-	end = dense_end(d->out->fd, size);
-	fh = NULL;
-	if (end) {
-		err = kcore_file_hash_start(&fh);
-		if (err) {
-			kcore_error_destroy(err);
-			fh = NULL;
-		}
-	}
-	err = fh ? readback(d, end, size, fh)
-		 : kcore_file_sha256(d->out->fd, d->out->tmp, size,
-				     d->opts->cancel, d->res->file_sha256);
+	/* Read back on a thread of its own, not what was hashed as it was
+	 * written (out of order), into a block buffer of the pipeline, done
+	 * with once that thread has stopped, and faulted in already. */
+	kcore_file_hash_destroy(d->fh);
+	d->fh = NULL;
+	for (size_t i = 0; d->ring && i < d->nring; i++)
+		d->ring[i].fh_ticket = 0; /* the old thread's */
+	for (size_t i = 0; d->copy && i < d->ncopy; i++)
+		d->copy[i].fh_ticket = 0;
+	err = kcore_file_hash_start(&d->fh);
+	if (err)
+		return err;
+	buf = d->ring && d->nring && d->block >= KCORE_FILE_HASH_READ_BUF
+		      ? d->ring[0].b.buf
+		      : NULL;
+	err = kcore_file_hash_read(d->fh, d->out->fd, d->out->tmp, size,
+				   d->opts->cancel, buf);
+	if (!err)
+		kcore_file_hash_finish(d->fh, d->res->file_sha256);
 	d->res->has_file_sha256 = !err;
 	return err;
 }

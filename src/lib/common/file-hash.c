@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The output file's SHA-256 on its own thread (file-hash.h).  A ring of
+ * A file's SHA-256 on its own thread (file-hash.h).  A ring of
  * runs, handed over in file order by the writing thread and hashed in that
  * order by this one: the writer never waits for SHA-256 unless the ring is
  * full, or it wants a referenced buffer back; SHA-256 never waits for a
@@ -14,18 +14,28 @@
  * every run.  Each thread stores its own flag or counter before it reads
  * the other's (sequentially consistent), so one of the two always sees
  * the other's: no wake-up is lost.
+ *
+ * A whole file is read back into it here (kcore_file_hash_read()): its
+ * data a piece at a time into a few buffers, each read while the thread
+ * hashes the ones before, its holes handed over as counts of zeros.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "file-hash.h"
+#include "kcoredump/io.h"
 
 #define RING	   256
 #define COPY_LIMIT (64u << 20)
+/* A read-back's holes go over this much at a time (the ring holds 4 GiB
+ * of them at most: counts, no memory). */
+#define ZEROS_PIECE (16u << 20)
 
 struct run {
 	const unsigned char *p; /* NULL: zeros (or a task) */
@@ -111,18 +121,25 @@ static bool next_run(struct kcore_file_hash *h, uint64_t done)
 	return !LOAD(&h->stop);
 }
 
+/* Run r hashed (or its task run) and timed, its copy freed. */
+static void hash_timed(struct kcore_file_hash *h, const struct run *r)
+{
+	uint64_t t0 = now_ns();
+
+	hash_run(h, r);
+	free(r->owned);
+	__atomic_add_fetch(&h->busy_ns, now_ns() - t0, __ATOMIC_RELAXED);
+}
+
 static void *hash_main(void *arg)
 {
 	struct kcore_file_hash *h = arg;
 
 	for (uint64_t done = 0; next_run(h, done);) {
 		struct run r = h->ring[done % RING];
-		uint64_t t0 = now_ns(), want;
+		uint64_t want;
 
-		hash_run(h, &r);
-		free(r.owned);
-		__atomic_add_fetch(&h->busy_ns, now_ns() - t0,
-				   __ATOMIC_RELAXED);
+		hash_timed(h, &r);
 		if (r.owned)
 			__atomic_sub_fetch(&h->copied, r.len, __ATOMIC_SEQ_CST);
 		STORE(&h->done, ++done);
@@ -144,15 +161,10 @@ struct kcore_error *kcore_file_hash_start(struct kcore_file_hash **ret)
 	pthread_cond_init(&h->more, NULL);
 	pthread_cond_init(&h->done_cv, NULL);
 	err = kcore_file_hasher_create(&h->sha);
-	if (!err) {
-		int e = pthread_create(&h->thread, NULL, hash_main, h);
-
-		if (e)
-			err = kcore_error_create(KCORE_ERR_OS, e, NULL,
-						 "cannot start the file "
-						 "hashing thread");
-		h->started = !e;
-	}
+	/* No thread (out of threads or memory for its stack): every run
+	 * is hashed as it is handed over, by the adding thread. */
+	if (!err)
+		h->started = !pthread_create(&h->thread, NULL, hash_main, h);
 	if (err) {
 		kcore_file_hash_destroy(h);
 		return err;
@@ -179,6 +191,12 @@ static uint64_t push(struct kcore_file_hash *h, struct run r)
 {
 	uint64_t added = h->added;
 
+	if (!h->started) { /* no thread: hashed here, at once */
+		hash_timed(h, &r);
+		STORE(&h->done, added + 1);
+		STORE(&h->added, added + 1);
+		return added + 1;
+	}
 	if (added - LOAD(&h->done) == RING)
 		wait_done(h, added - RING + 1);
 	while (r.owned && LOAD(&h->copied) &&
@@ -250,17 +268,160 @@ double kcore_file_hash_busy(struct kcore_file_hash *h)
 	return (double)__atomic_load_n(&h->busy_ns, __ATOMIC_RELAXED) / 1e9;
 }
 
+/* Stop the thread at once (a long hole within 64 KiB), whatever is left
+ * unhashed: nothing it was handed is used any more. */
+static void halt(struct kcore_file_hash *h)
+{
+	if (!h->started)
+		return;
+	pthread_mutex_lock(&h->lock);
+	STORE(&h->stop, true);
+	pthread_cond_broadcast(&h->more);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	h->started = false;
+}
+
+static struct kcore_error *interrupted(volatile sig_atomic_t *cancel,
+				       const char *path)
+{
+	if (cancel && *cancel)
+		return kcore_error_create(KCORE_ERR_INTERRUPTED, 0, path,
+					  "interrupted while hashing");
+	return NULL;
+}
+
+/* The read-back's state: the buffer's pieces and the ticket of the run
+ * each was last handed over in. */
+struct readback {
+	struct kcore_file_hash *h;
+	int fd;
+	const char *path;
+	volatile sig_atomic_t *cancel;
+	unsigned char *buf;
+	uint64_t ticket[KCORE_FILE_HASH_PIECES];
+	unsigned next;
+};
+
+/* A hole: zeros, handed over ZEROS_PIECE at a time, so that a cancel is
+ * seen between them and the ring, not this loop, sets the pace; long
+ * enough that the two threads do not wake each other for every piece. */
+static struct kcore_error *readback_zeros(struct readback *rb, uint64_t *off,
+					  uint64_t to)
+{
+	struct kcore_error *err = NULL;
+
+	while (!err && *off < to) {
+		uint64_t n = to - *off < ZEROS_PIECE ? to - *off : ZEROS_PIECE;
+
+		err = interrupted(rb->cancel, rb->path);
+		if (!err)
+			kcore_file_hash_add_zeros(rb->h, n);
+		*off += n;
+	}
+	return err;
+}
+
+/* Data: read into the next piece once the thread is done with it. */
+static struct kcore_error *readback_data(struct readback *rb, uint64_t *off,
+					 uint64_t to)
+{
+	struct kcore_error *err = NULL;
+
+	while (!err && *off < to) {
+		size_t n = to - *off < KCORE_FILE_HASH_PIECE
+				   ? (size_t)(to - *off)
+				   : KCORE_FILE_HASH_PIECE;
+		unsigned char *p =
+			rb->buf + (size_t)rb->next * KCORE_FILE_HASH_PIECE;
+
+		err = interrupted(rb->cancel, rb->path);
+		if (err)
+			break;
+		kcore_file_hash_wait(rb->h, rb->ticket[rb->next]);
+		err = kcore_pread_all(NULL, rb->fd, rb->path, p, n, *off, NULL);
+		if (!err)
+			rb->ticket[rb->next] =
+				kcore_file_hash_add_ref(rb->h, p, n);
+		rb->next = (rb->next + 1) % KCORE_FILE_HASH_PIECES;
+		*off += n;
+	}
+	return err;
+}
+
+struct kcore_error *kcore_file_hash_read(struct kcore_file_hash *h, int fd,
+					 const char *path, uint64_t size,
+					 volatile sig_atomic_t *cancel,
+					 unsigned char *buf)
+{
+	struct readback rb = {
+		.h = h, .fd = fd, .path = path, .cancel = cancel, .buf = buf
+	};
+	unsigned char *own = buf ? NULL : malloc(KCORE_FILE_HASH_READ_BUF);
+	struct kcore_error *err = NULL;
+	uint64_t off = 0, end = size, last = 0;
+	struct stat st;
+
+	if (!buf && !own)
+		return &kcore_error_nomem;
+	if (own)
+		rb.buf = own;
+	/* What lies past the end of the file (a sparse tail not yet
+	 * truncated to its length) is zeros. */
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size < end)
+		end = (uint64_t)st.st_size;
+	while (!err && off < end) {
+		off_t data = lseek(fd, (off_t)off, SEEK_DATA);
+		off_t hole;
+
+		/* No SEEK_DATA: read everything; ENXIO: no data after off. */
+		if (data < 0)
+			data = errno == ENXIO ? (off_t)end : (off_t)off;
+		if ((uint64_t)data > end)
+			data = (off_t)end;
+		err = readback_zeros(&rb, &off, (uint64_t)data);
+		if (err || off >= end)
+			break;
+		hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end || hole <= data)
+			hole = (off_t)end;
+		err = readback_data(&rb, &off, (uint64_t)hole);
+	}
+	if (!err)
+		err = readback_zeros(&rb, &off, size);
+	/* The thread lets go of the pieces before they are reused or freed:
+	 * once it has hashed them, or, on an error, stopped. */
+	for (unsigned i = 0; i < KCORE_FILE_HASH_PIECES; i++)
+		last = rb.ticket[i] > last ? rb.ticket[i] : last;
+	if (err)
+		halt(h);
+	else
+		kcore_file_hash_wait(h, last);
+	free(own);
+	return err;
+}
+
+struct kcore_error *kcore_file_sha256(int fd, const char *path, uint64_t size,
+				      volatile sig_atomic_t *cancel,
+				      unsigned char out[KCORE_DIGEST_LEN])
+{
+	struct kcore_file_hash *h;
+	struct kcore_error *err = kcore_file_hash_start(&h);
+
+	if (err)
+		return err;
+	err = kcore_file_hash_read(h, fd, path, size, cancel, NULL);
+	if (!err)
+		kcore_file_hash_finish(h, out);
+	kcore_file_hash_destroy(h);
+	return err;
+}
+
 void kcore_file_hash_destroy(struct kcore_file_hash *h)
 {
 	if (!h)
 		return;
-	if (h->started) {
-		pthread_mutex_lock(&h->lock);
-		STORE(&h->stop, true);
-		pthread_cond_broadcast(&h->more);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->thread, NULL);
-	}
+	halt(h);
 	for (uint64_t i = h->done; i < h->added; i++)
 		free(h->ring[i % RING].owned);
 	kcore_file_hasher_destroy(h->sha);
