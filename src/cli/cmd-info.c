@@ -8,6 +8,158 @@
 #include "cli.h"
 #include "info-model.h"
 
+#ifndef NT_TASKSTRUCT
+#define NT_TASKSTRUCT 4
+#endif
+
+struct meta_key {
+	const char *key;
+	size_t index;
+};
+
+static int cmp_meta_key(const void *a, const void *b)
+{
+	const struct meta_key *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	if (c)
+		return c;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * Our metadata note's fields beside its lines: which is the first of its
+ * key (the keys sorted, n log n: a note's fields are untrusted and many;
+ * ties by position), which is a count, and the time map's extent.
+ */
+static struct kcore_error *decode_meta(const struct kcore_source *src,
+				       struct info_note *n)
+{
+	struct kcore_metadata *md = &n->meta.md;
+	struct kcore_error *err = kcore_note_metadata(src, n->note, md);
+	struct info_meta_field *fields;
+	struct meta_key *keys;
+	size_t count;
+
+	if (err)
+		return err;
+	count = md->nfields ? md->nfields : 1;
+	fields = calloc(count, sizeof(*fields));
+	keys = calloc(count, sizeof(*keys));
+	if (!fields || !keys) {
+		free(fields);
+		free(keys);
+		kcore_metadata_deinit(md);
+		return &kcore_error_nomem;
+	}
+	for (size_t i = 0; i < md->nfields; i++)
+		keys[i] = (struct meta_key){ md->fields[i].key, i };
+	qsort(keys, md->nfields, sizeof(*keys), cmp_meta_key);
+	for (size_t i = 0; i < md->nfields; i++)
+		fields[keys[i].index].first =
+			!i || strcmp(keys[i - 1].key, keys[i].key) != 0;
+	free(keys);
+	for (size_t i = 0; i < md->nfields; i++) {
+		const struct kcore_metadata_field *f = &md->fields[i];
+		const char *v = strstr(f->value, "end_us=");
+		unsigned long long t;
+
+		fields[i].is_number = info_meta_number(
+			f->value, strlen(f->value), &fields[i].number);
+		if (strcmp(f->key, "read_time") != 0)
+			continue;
+		n->meta.read_cells++;
+		if (v && sscanf(v, "end_us=%llu", &t) == 1 &&
+		    t > n->meta.read_end_us)
+			n->meta.read_end_us = t;
+	}
+	n->meta.fields = fields;
+	return NULL;
+}
+
+static bool is_meta_note(const struct kcore_note *note)
+{
+	const char *t = kcore_note_type_name(note->name, note->type);
+
+	return t && !strcmp(t, "KCOREDUMP_METADATA");
+}
+
+/* A note's kind, and its fields where info shows them. */
+static struct kcore_error *decode_note(const struct kcore_source *src,
+				       struct info_note *n)
+{
+	const struct kcore_note *note = n->note;
+	bool core = strcmp(note->name, "CORE") == 0;
+
+	if (core && note->type == NT_PRSTATUS) {
+		n->kind = INFO_NOTE_PRSTATUS;
+		return kcore_note_prstatus(src, note, &n->prstatus);
+	} else if (core && note->type == NT_PRPSINFO) {
+		n->kind = INFO_NOTE_PRPSINFO;
+		return kcore_note_prpsinfo(src, note, &n->prpsinfo);
+	} else if (core && note->type == NT_SIGINFO) {
+		n->kind = INFO_NOTE_SIGINFO;
+		return kcore_note_siginfo(src, note, &n->siginfo);
+	} else if (core && note->type == NT_AUXV) {
+		n->kind = INFO_NOTE_AUXV;
+		return kcore_note_auxv(src, note, &n->auxv.entries,
+				       &n->auxv.count);
+	} else if (core && note->type == NT_FILE) {
+		n->kind = INFO_NOTE_FILE;
+		return kcore_note_file(src, note, &n->file);
+	} else if (core && note->type == NT_TASKSTRUCT) {
+		n->kind = INFO_NOTE_TASKSTRUCT;
+	} else if (strcmp(note->name, "VMCOREINFO") == 0) {
+		n->kind = INFO_NOTE_VMCOREINFO;
+	} else if (is_meta_note(note)) {
+		n->kind = INFO_NOTE_METADATA;
+		return decode_meta(src, n);
+	}
+	return NULL;
+}
+
+/* Every note decoded once; one that does not decode keeps why. */
+static struct kcore_error *collect_notes(struct info_model *m)
+{
+	m->nnotes = kcore_source_nnotes(m->src);
+	m->notes = calloc(m->nnotes ? m->nnotes : 1, sizeof(*m->notes));
+	if (!m->notes)
+		return &kcore_error_nomem;
+	for (size_t i = 0; i < m->nnotes; i++) {
+		struct info_note *n = &m->notes[i];
+		struct kcore_error *err;
+
+		n->note = kcore_source_note(m->src, i);
+		err = decode_note(m->src, n);
+		if (err) {
+			n->failed = true;
+			n->error = kcore_error_describe(err);
+			kcore_error_destroy(err);
+		}
+	}
+	return NULL;
+}
+
+static void free_notes(struct info_note *notes, size_t count)
+{
+	for (size_t i = 0; notes && i < count; i++) {
+		struct info_note *n = &notes[i];
+
+		free(n->error);
+		if (n->failed)
+			continue;
+		if (n->kind == INFO_NOTE_AUXV) {
+			free(n->auxv.entries);
+		} else if (n->kind == INFO_NOTE_FILE) {
+			free(n->file.entries);
+		} else if (n->kind == INFO_NOTE_METADATA) {
+			kcore_metadata_deinit(&n->meta.md);
+			free(n->meta.fields);
+		}
+	}
+	free(notes);
+}
+
 static struct kcore_error *collect(struct info_model *m, bool holes,
 				   bool modules, unsigned module_flags)
 {
@@ -52,7 +204,7 @@ static struct kcore_error *collect(struct info_model *m, bool holes,
 			kcore_error_destroy(err);
 		}
 	}
-	return NULL;
+	return m->show_notes ? collect_notes(m) : NULL;
 }
 
 static const struct cli_option info_options[] = {
@@ -187,6 +339,7 @@ static int cmd_info(struct cli_ctx *ctx, int argc, char **argv)
 	kcore_modules_free(m.modules, m.nmodules);
 	free(m.modules_error);
 	free(m.holes);
+	free_notes(m.notes, m.nnotes);
 	kcore_source_destroy(m.src);
 	return status;
 }

@@ -11,10 +11,6 @@
 #include "info-model.h"
 #include "kcoredump/json.h"
 
-#ifndef NT_TASKSTRUCT
-#define NT_TASKSTRUCT 4
-#endif
-
 /* The "segment=" and "unreadable=" lines: "[N ]k=v k=v ... label=rest"
  * (a segment line starts with its index). */
 static void json_meta_record(struct kcore_json *j, const char *line)
@@ -48,72 +44,28 @@ static void json_meta_record(struct kcore_json *j, const char *line)
 	kcore_json_object_end(j);
 }
 
-struct meta_key {
-	const char *key;
-	size_t index;
-};
-
-static int cmp_meta_key(const void *a, const void *b)
-{
-	const struct meta_key *x = a, *y = b;
-	int c = strcmp(x->key, y->key);
-
-	if (c)
-		return c;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-/*
- * Which fields are the first of their key: the keys sorted (n log n; a
- * note's fields are untrusted and many), ties by position.  NULL when
- * out of memory.
- */
-static bool *meta_firsts(const struct kcore_metadata *md)
-{
-	struct meta_key *keys =
-		calloc(md->nfields ? md->nfields : 1, sizeof(*keys));
-	bool *first = calloc(md->nfields ? md->nfields : 1, sizeof(*first));
-
-	if (!keys || !first) {
-		free(keys);
-		free(first);
-		return NULL;
-	}
-	for (size_t i = 0; i < md->nfields; i++)
-		keys[i] = (struct meta_key){ md->fields[i].key, i };
-	qsort(keys, md->nfields, sizeof(*keys), cmp_meta_key);
-	for (size_t i = 0; i < md->nfields; i++)
-		first[keys[i].index] =
-			!i || strcmp(keys[i - 1].key, keys[i].key) != 0;
-	free(keys);
-	return first;
-}
-
 /* Our metadata note, decoded: scalars as members, the repeated segment
  * and unreadable lines as arrays. */
-static struct kcore_error *json_meta(struct kcore_json *j,
-				     const struct kcore_metadata *md)
+static void json_meta(struct kcore_json *j, const struct info_note *n)
 {
 	/* The keys that repeat: arrays of the same name. */
 	static const char *const lists[] = { "segment", "unreadable",
 					     "read_time", "read_phase" };
-	bool *first = meta_firsts(md);
+	const struct kcore_metadata *md = &n->meta.md;
 
-	if (!first)
-		return &kcore_error_nomem;
 	kcore_json_object_begin(j, "metadata");
 	for (size_t i = 0; i < md->nfields; i++) {
 		const struct kcore_metadata_field *f = &md->fields[i];
+		const struct info_meta_field *fi = &n->meta.fields[i];
 		bool listed = false;
-		uint64_t n;
 
 		for (size_t l = 0; l < 4; l++)
 			listed |= !strcmp(f->key, lists[l]);
 		/* A repeated scalar: the first counts. */
-		if (!first[i] || listed)
+		if (!fi->first || listed)
 			continue;
-		if (info_meta_number(f->value, strlen(f->value), &n))
-			kcore_json_u64(j, f->key, n);
+		if (fi->is_number)
+			kcore_json_u64(j, f->key, fi->number);
 		else
 			kcore_json_string(j, f->key, f->value);
 	}
@@ -125,8 +77,6 @@ static struct kcore_error *json_meta(struct kcore_json *j,
 		kcore_json_array_end(j);
 	}
 	kcore_json_object_end(j);
-	free(first);
-	return NULL;
 }
 
 /* ---- JSON ---- */
@@ -257,154 +207,143 @@ static void json_timeval(struct kcore_json *j, const char *key,
 	kcore_json_object_end(j);
 }
 
-static void json_note_body(struct kcore_json *j, const struct info_model *m,
-			   const struct kcore_note *note)
+static void json_prstatus(struct kcore_json *j, const struct kcore_prstatus *st)
 {
-	struct kcore_error *err = NULL;
-	bool core = strcmp(note->name, "CORE") == 0;
+	kcore_json_object_begin(j, "prstatus");
+	kcore_json_i64(j, "pid", st->pid);
+	kcore_json_i64(j, "ppid", st->ppid);
+	kcore_json_i64(j, "pgrp", st->pgrp);
+	kcore_json_i64(j, "sid", st->sid);
+	kcore_json_i64(j, "signal", st->cursig);
+	kcore_json_string(j, "signal_name", kcore_signal_name(st->cursig));
+	kcore_json_i64(j, "si_signo", st->signo);
+	kcore_json_i64(j, "si_code", st->code);
+	kcore_json_i64(j, "si_errno", st->err);
+	kcore_json_hex(j, "sigpend", st->sigpend);
+	kcore_json_hex(j, "sighold", st->sighold);
+	json_timeval(j, "utime", &st->utime);
+	json_timeval(j, "stime", &st->stime);
+	json_timeval(j, "cutime", &st->cutime);
+	json_timeval(j, "cstime", &st->cstime);
+	kcore_json_object_begin(j, "registers");
+	for (unsigned i = 0; i < st->nregs; i++)
+		kcore_json_hex(j, st->reg_names[i], st->regs[i]);
+	kcore_json_object_end(j);
+	kcore_json_i64(j, "fpvalid", st->fpvalid);
+	kcore_json_object_end(j);
+}
 
-	if (core && note->type == NT_PRSTATUS) {
-		struct kcore_prstatus st;
+static void json_prpsinfo(struct kcore_json *j, const struct kcore_prpsinfo *ps)
+{
+	char sname[2] = { ps->sname, 0 };
 
-		err = kcore_note_prstatus(m->src, note, &st);
-		if (!err) {
-			kcore_json_object_begin(j, "prstatus");
-			kcore_json_i64(j, "pid", st.pid);
-			kcore_json_i64(j, "ppid", st.ppid);
-			kcore_json_i64(j, "pgrp", st.pgrp);
-			kcore_json_i64(j, "sid", st.sid);
-			kcore_json_i64(j, "signal", st.cursig);
-			kcore_json_string(j, "signal_name",
-					  kcore_signal_name(st.cursig));
-			kcore_json_i64(j, "si_signo", st.signo);
-			kcore_json_i64(j, "si_code", st.code);
-			kcore_json_i64(j, "si_errno", st.err);
-			kcore_json_hex(j, "sigpend", st.sigpend);
-			kcore_json_hex(j, "sighold", st.sighold);
-			json_timeval(j, "utime", &st.utime);
-			json_timeval(j, "stime", &st.stime);
-			json_timeval(j, "cutime", &st.cutime);
-			json_timeval(j, "cstime", &st.cstime);
-			kcore_json_object_begin(j, "registers");
-			for (unsigned i = 0; i < st.nregs; i++)
-				kcore_json_hex(j, st.reg_names[i], st.regs[i]);
-			kcore_json_object_end(j);
-			kcore_json_i64(j, "fpvalid", st.fpvalid);
-			kcore_json_object_end(j);
-		}
-	} else if (core && note->type == NT_PRPSINFO) {
-		struct kcore_prpsinfo ps;
+	kcore_json_object_begin(j, "prpsinfo");
+	kcore_json_i64(j, "state", ps->state);
+	kcore_json_string(j, "sname", sname);
+	kcore_json_i64(j, "zomb", ps->zomb);
+	kcore_json_i64(j, "nice", ps->nice);
+	kcore_json_hex(j, "flag", ps->flag);
+	kcore_json_u64(j, "uid", ps->uid);
+	kcore_json_u64(j, "gid", ps->gid);
+	kcore_json_i64(j, "pid", ps->pid);
+	kcore_json_i64(j, "ppid", ps->ppid);
+	kcore_json_i64(j, "pgrp", ps->pgrp);
+	kcore_json_i64(j, "sid", ps->sid);
+	kcore_json_string(j, "fname", ps->fname);
+	kcore_json_string(j, "psargs", ps->psargs);
+	kcore_json_object_end(j);
+}
 
-		err = kcore_note_prpsinfo(m->src, note, &ps);
-		if (!err) {
-			char sname[2] = { ps.sname, 0 };
-
-			kcore_json_object_begin(j, "prpsinfo");
-			kcore_json_i64(j, "state", ps.state);
-			kcore_json_string(j, "sname", sname);
-			kcore_json_i64(j, "zomb", ps.zomb);
-			kcore_json_i64(j, "nice", ps.nice);
-			kcore_json_hex(j, "flag", ps.flag);
-			kcore_json_u64(j, "uid", ps.uid);
-			kcore_json_u64(j, "gid", ps.gid);
-			kcore_json_i64(j, "pid", ps.pid);
-			kcore_json_i64(j, "ppid", ps.ppid);
-			kcore_json_i64(j, "pgrp", ps.pgrp);
-			kcore_json_i64(j, "sid", ps.sid);
-			kcore_json_string(j, "fname", ps.fname);
-			kcore_json_string(j, "psargs", ps.psargs);
-			kcore_json_object_end(j);
-		}
-	} else if (core && note->type == NT_SIGINFO) {
-		struct kcore_siginfo si;
-
-		err = kcore_note_siginfo(m->src, note, &si);
-		if (!err) {
-			kcore_json_object_begin(j, "siginfo");
-			kcore_json_i64(j, "signo", si.signo);
-			kcore_json_string(j, "signal_name",
-					  kcore_signal_name(si.signo));
-			kcore_json_i64(j, "code", si.code);
-			kcore_json_i64(j, "errno", si.err);
-			if (si.has_addr)
-				kcore_json_hex(j, "addr", si.addr);
-			if (si.has_sender) {
-				kcore_json_i64(j, "sender_pid", si.pid);
-				kcore_json_u64(j, "sender_uid", si.uid);
-			}
-			kcore_json_object_end(j);
-		}
-	} else if (core && note->type == NT_AUXV) {
-		struct kcore_auxv_entry *av;
-		size_t n;
-
-		err = kcore_note_auxv(m->src, note, &av, &n);
-		if (!err) {
-			kcore_json_array_begin(j, "auxv");
-			for (size_t i = 0; i < n; i++) {
-				kcore_json_object_begin(j, NULL);
-				kcore_json_u64(j, "type", av[i].type);
-				kcore_json_string(j, "name",
-						  kcore_auxv_name(av[i].type));
-				kcore_json_hex(j, "value", av[i].value);
-				kcore_json_object_end(j);
-			}
-			kcore_json_array_end(j);
-			free(av);
-		}
-	} else if (core && note->type == NT_FILE) {
-		struct kcore_file_table ft;
-
-		err = kcore_note_file(m->src, note, &ft);
-		if (!err) {
-			kcore_json_object_begin(j, "file");
-			kcore_json_u64(j, "page_size", ft.page_size);
-			kcore_json_u64(j, "count", ft.count);
-			kcore_json_array_begin(j, "mappings");
-			for (size_t i = 0; i < ft.count; i++) {
-				kcore_json_object_begin(j, NULL);
-				kcore_json_hex(j, "start", ft.entries[i].start);
-				kcore_json_hex(j, "end", ft.entries[i].end);
-				kcore_json_hex(j, "offset",
-					       ft.entries[i].offset);
-				kcore_json_string(j, "path",
-						  ft.entries[i].name);
-				kcore_json_object_end(j);
-			}
-			kcore_json_array_end(j);
-			kcore_json_object_end(j);
-			free(ft.entries);
-		}
-	} else if (core && note->type == NT_TASKSTRUCT) {
-		kcore_json_object_begin(j, "taskstruct");
-		kcore_json_u64(j, "size", note->descsz);
-		kcore_json_object_end(j);
-	} else if (info_is_meta_note(note)) {
-		struct kcore_metadata md;
-
-		err = kcore_note_metadata(m->src, note, &md);
-		if (!err) {
-			err = json_meta(j, &md);
-			kcore_metadata_deinit(&md);
-		}
+static void json_siginfo(struct kcore_json *j, const struct kcore_siginfo *si)
+{
+	kcore_json_object_begin(j, "siginfo");
+	kcore_json_i64(j, "signo", si->signo);
+	kcore_json_string(j, "signal_name", kcore_signal_name(si->signo));
+	kcore_json_i64(j, "code", si->code);
+	kcore_json_i64(j, "errno", si->err);
+	if (si->has_addr)
+		kcore_json_hex(j, "addr", si->addr);
+	if (si->has_sender) {
+		kcore_json_i64(j, "sender_pid", si->pid);
+		kcore_json_u64(j, "sender_uid", si->uid);
 	}
-	if (err) {
-		char *msg = kcore_error_describe(err);
+	kcore_json_object_end(j);
+}
 
+static void json_auxv(struct kcore_json *j, const struct kcore_auxv_entry *av,
+		      size_t n)
+{
+	kcore_json_array_begin(j, "auxv");
+	for (size_t i = 0; i < n; i++) {
+		kcore_json_object_begin(j, NULL);
+		kcore_json_u64(j, "type", av[i].type);
+		kcore_json_string(j, "name", kcore_auxv_name(av[i].type));
+		kcore_json_hex(j, "value", av[i].value);
+		kcore_json_object_end(j);
+	}
+	kcore_json_array_end(j);
+}
+
+static void json_file(struct kcore_json *j, const struct kcore_file_table *ft)
+{
+	kcore_json_object_begin(j, "file");
+	kcore_json_u64(j, "page_size", ft->page_size);
+	kcore_json_u64(j, "count", ft->count);
+	kcore_json_array_begin(j, "mappings");
+	for (size_t i = 0; i < ft->count; i++) {
+		kcore_json_object_begin(j, NULL);
+		kcore_json_hex(j, "start", ft->entries[i].start);
+		kcore_json_hex(j, "end", ft->entries[i].end);
+		kcore_json_hex(j, "offset", ft->entries[i].offset);
+		kcore_json_string(j, "path", ft->entries[i].name);
+		kcore_json_object_end(j);
+	}
+	kcore_json_array_end(j);
+	kcore_json_object_end(j);
+}
+
+static void json_note_body(struct kcore_json *j, const struct info_note *n)
+{
+	if (n->failed) {
 		kcore_json_string(j, "decode_error",
-				  msg ? msg : "out of memory");
-		free(msg);
-		kcore_error_destroy(err);
+				  n->error ? n->error : "out of memory");
+		return;
+	}
+	switch (n->kind) {
+	case INFO_NOTE_PRSTATUS:
+		json_prstatus(j, &n->prstatus);
+		break;
+	case INFO_NOTE_PRPSINFO:
+		json_prpsinfo(j, &n->prpsinfo);
+		break;
+	case INFO_NOTE_SIGINFO:
+		json_siginfo(j, &n->siginfo);
+		break;
+	case INFO_NOTE_AUXV:
+		json_auxv(j, n->auxv.entries, n->auxv.count);
+		break;
+	case INFO_NOTE_FILE:
+		json_file(j, &n->file);
+		break;
+	case INFO_NOTE_TASKSTRUCT:
+		kcore_json_object_begin(j, "taskstruct");
+		kcore_json_u64(j, "size", n->note->descsz);
+		kcore_json_object_end(j);
+		break;
+	case INFO_NOTE_METADATA:
+		json_meta(j, n);
+		break;
+	case INFO_NOTE_VMCOREINFO:
+	case INFO_NOTE_OTHER:
+		break;
 	}
 }
 
 static void json_notes(struct kcore_json *j, const struct info_model *m)
 {
-	size_t n = kcore_source_nnotes(m->src);
-
 	kcore_json_array_begin(j, "notes");
-	for (size_t i = 0; i < n; i++) {
-		const struct kcore_note *note = kcore_source_note(m->src, i);
+	for (size_t i = 0; i < m->nnotes; i++) {
+		const struct kcore_note *note = m->notes[i].note;
 
 		kcore_json_object_begin(j, NULL);
 		kcore_json_u64(j, "index", i);
@@ -415,7 +354,7 @@ static void json_notes(struct kcore_json *j, const struct info_model *m)
 		kcore_json_u64(j, "size", note->descsz);
 		kcore_json_hex(j, "offset", note->offset);
 		kcore_json_u64(j, "segment", note->segment);
-		json_note_body(j, m, note);
+		json_note_body(j, &m->notes[i]);
 		kcore_json_object_end(j);
 	}
 	kcore_json_array_end(j);

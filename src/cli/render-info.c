@@ -270,164 +270,135 @@ bool info_meta_number(const char *v, size_t len, uint64_t *ret)
 	return true;
 }
 
-bool info_is_meta_note(const struct kcore_note *note)
-{
-	const char *t = kcore_note_type_name(note->name, note->type);
-
-	return t && !strcmp(t, "KCOREDUMP_METADATA");
-}
-
 /* The time map's lines: how many, over how long (info --read-time
  * answers for one address; --json lists them). */
-static void text_read_times(FILE *f, const struct kcore_metadata *md)
+static void text_read_times(FILE *f, const struct info_note *n)
 {
-	uint64_t last = 0, cells = 0;
-
-	for (size_t i = 0; i < md->nfields; i++) {
-		const char *v = strstr(md->fields[i].value, "end_us=");
-		unsigned long long t;
-
-		if (strcmp(md->fields[i].key, "read_time") != 0)
-			continue;
-		cells++;
-		if (v && sscanf(v, "end_us=%llu", &t) == 1 && t > last)
-			last = t;
-	}
-	if (cells)
+	if (n->meta.read_cells)
 		fprintf(f,
 			"      %-24s %" PRIu64 " cells read over %.6f s "
 			"(info --read-time ADDR)\n",
-			"read_time", cells, (double)last / 1e6);
+			"read_time", n->meta.read_cells,
+			(double)n->meta.read_end_us / 1e6);
 }
 
-static void text_meta(FILE *f, const struct kcore_metadata *md)
+static void text_meta(FILE *f, const struct info_note *n)
 {
+	const struct kcore_metadata *md = &n->meta.md;
 	bool times = false;
 
 	for (size_t i = 0; i < md->nfields; i++) {
 		const struct kcore_metadata_field *fl = &md->fields[i];
-		uint64_t n;
 
 		if (!strcmp(fl->key, "read_time")) {
 			if (!times)
-				text_read_times(f, md);
+				text_read_times(f, n);
 			times = true;
 			continue;
 		}
 		fprintf(f, "      %-24s ", cli_esc(fl->key));
-		if (info_meta_number(fl->value, strlen(fl->value), &n))
-			fprintf(f, "%" PRIu64 "\n", n);
+		if (n->meta.fields[i].is_number)
+			fprintf(f, "%" PRIu64 "\n", n->meta.fields[i].number);
 		else
 			fprintf(f, "%s\n", cli_esc(fl->value));
 	}
 }
 
-static void text_note_body(FILE *f, const struct info_model *m,
-			   const struct kcore_note *note)
+static void text_prpsinfo(FILE *f, const struct kcore_prpsinfo *ps)
 {
-	struct kcore_error *err = NULL;
-	bool core = strcmp(note->name, "CORE") == 0;
+	fprintf(f,
+		"      comm \"%s\", args \"%s\", state %c, "
+		"uid %u, gid %u, pid %d, ppid %d\n",
+		cli_esc(ps->fname), cli_esc(ps->psargs),
+		ps->sname > ' ' && ps->sname < 0x7f ? ps->sname : '?', ps->uid,
+		ps->gid, ps->pid, ps->ppid);
+}
 
-	if (core && note->type == NT_PRSTATUS) {
-		struct kcore_prstatus st;
+static void text_siginfo(FILE *f, const struct kcore_siginfo *si)
+{
+	const char *sig = kcore_signal_name(si->signo);
 
-		err = kcore_note_prstatus(m->src, note, &st);
-		if (!err)
-			text_prstatus(f, m, &st);
-	} else if (core && note->type == NT_PRPSINFO) {
-		struct kcore_prpsinfo ps;
+	fprintf(f, "      signal %d%s%s%s, code %d, errno %d", si->signo,
+		sig ? " (" : "", sig ? sig : "", sig ? ")" : "", si->code,
+		si->err);
+	if (si->has_addr)
+		fprintf(f, ", fault address 0x%" PRIx64, si->addr);
+	if (si->has_sender)
+		fprintf(f, ", sent by pid %d uid %u", si->pid, si->uid);
+	fputc('\n', f);
+}
 
-		err = kcore_note_prpsinfo(m->src, note, &ps);
-		if (!err)
-			fprintf(f,
-				"      comm \"%s\", args \"%s\", state %c, "
-				"uid %u, gid %u, pid %d, ppid %d\n",
-				cli_esc(ps.fname), cli_esc(ps.psargs),
-				ps.sname > ' ' && ps.sname < 0x7f ? ps.sname
-								  : '?',
-				ps.uid, ps.gid, ps.pid, ps.ppid);
-	} else if (core && note->type == NT_SIGINFO) {
-		struct kcore_siginfo si;
+static void text_auxv(FILE *f, const struct kcore_auxv_entry *av, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *name = kcore_auxv_name(av[i].type);
 
-		err = kcore_note_siginfo(m->src, note, &si);
-		if (!err) {
-			const char *sig = kcore_signal_name(si.signo);
-
-			fprintf(f, "      signal %d%s%s%s, code %d, errno %d",
-				si.signo, sig ? " (" : "", sig ? sig : "",
-				sig ? ")" : "", si.code, si.err);
-			if (si.has_addr)
-				fprintf(f, ", fault address 0x%" PRIx64,
-					si.addr);
-			if (si.has_sender)
-				fprintf(f, ", sent by pid %d uid %u", si.pid,
-					si.uid);
-			fputc('\n', f);
-		}
-	} else if (core && note->type == NT_AUXV) {
-		struct kcore_auxv_entry *av;
-		size_t n;
-
-		err = kcore_note_auxv(m->src, note, &av, &n);
-		for (size_t i = 0; !err && i < n; i++) {
-			const char *name = kcore_auxv_name(av[i].type);
-
-			if (name)
-				fprintf(f, "      %-22s", name);
-			else
-				fprintf(f, "      AT_%-19" PRIu64, av[i].type);
-			if (kcore_auxv_is_address(av[i].type))
-				fprintf(f, "0x%" PRIx64 "\n", av[i].value);
-			else
-				fprintf(f, "%" PRIu64 "\n", av[i].value);
-		}
-		if (!err)
-			free(av);
-	} else if (core && note->type == NT_FILE) {
-		struct kcore_file_table ft;
-
-		err = kcore_note_file(m->src, note, &ft);
-		if (!err) {
-			fprintf(f,
-				"      %zu mapped files, page size %" PRIu64
-				"\n",
-				ft.count, ft.page_size);
-			for (size_t i = 0; i < ft.count; i++)
-				fprintf(f,
-					"      0x%016" PRIx64 "-0x%016" PRIx64
-					" offset 0x%-8" PRIx64 " %s\n",
-					ft.entries[i].start, ft.entries[i].end,
-					ft.entries[i].offset,
-					cli_esc(ft.entries[i].name));
-			free(ft.entries);
-		}
-	} else if (strcmp(note->name, "VMCOREINFO") == 0) {
-		fprintf(f, "      (decoded below)\n");
-	} else if (info_is_meta_note(note)) {
-		struct kcore_metadata md;
-
-		err = kcore_note_metadata(m->src, note, &md);
-		if (!err) {
-			text_meta(f, &md);
-			kcore_metadata_deinit(&md);
-		}
+		if (name)
+			fprintf(f, "      %-22s", name);
+		else
+			fprintf(f, "      AT_%-19" PRIu64, av[i].type);
+		if (kcore_auxv_is_address(av[i].type))
+			fprintf(f, "0x%" PRIx64 "\n", av[i].value);
+		else
+			fprintf(f, "%" PRIu64 "\n", av[i].value);
 	}
-	if (err) {
-		char *msg = kcore_error_describe(err);
+}
 
-		fprintf(f, "      not decoded: %s\n", msg ? cli_esc(msg) : "?");
-		free(msg);
-		kcore_error_destroy(err);
+static void text_file(FILE *f, const struct kcore_file_table *ft)
+{
+	fprintf(f, "      %zu mapped files, page size %" PRIu64 "\n", ft->count,
+		ft->page_size);
+	for (size_t i = 0; i < ft->count; i++)
+		fprintf(f,
+			"      0x%016" PRIx64 "-0x%016" PRIx64
+			" offset 0x%-8" PRIx64 " %s\n",
+			ft->entries[i].start, ft->entries[i].end,
+			ft->entries[i].offset, cli_esc(ft->entries[i].name));
+}
+
+static void text_note_body(FILE *f, const struct info_model *m,
+			   const struct info_note *n)
+{
+	if (n->failed) {
+		fprintf(f, "      not decoded: %s\n",
+			n->error ? cli_esc(n->error) : "?");
+		return;
+	}
+	switch (n->kind) {
+	case INFO_NOTE_PRSTATUS:
+		text_prstatus(f, m, &n->prstatus);
+		break;
+	case INFO_NOTE_PRPSINFO:
+		text_prpsinfo(f, &n->prpsinfo);
+		break;
+	case INFO_NOTE_SIGINFO:
+		text_siginfo(f, &n->siginfo);
+		break;
+	case INFO_NOTE_AUXV:
+		text_auxv(f, n->auxv.entries, n->auxv.count);
+		break;
+	case INFO_NOTE_FILE:
+		text_file(f, &n->file);
+		break;
+	case INFO_NOTE_VMCOREINFO:
+		fprintf(f, "      (decoded below)\n");
+		break;
+	case INFO_NOTE_METADATA:
+		text_meta(f, n);
+		break;
+	case INFO_NOTE_TASKSTRUCT:
+	case INFO_NOTE_OTHER:
+		break;
 	}
 }
 
 static void text_notes(FILE *f, const struct info_model *m)
 {
-	size_t n = kcore_source_nnotes(m->src);
+	size_t n = m->nnotes;
 
 	fprintf(f, "\nNotes (%zu):\n", n);
 	for (size_t i = 0; i < n; i++) {
-		const struct kcore_note *note = kcore_source_note(m->src, i);
+		const struct kcore_note *note = m->notes[i].note;
 		const char *tname =
 			kcore_note_type_name(note->name, note->type);
 
@@ -438,7 +409,7 @@ static void text_notes(FILE *f, const struct info_model *m)
 			fprintf(f, "type 0x%x", note->type);
 		fprintf(f, ", %zu bytes at offset 0x%" PRIx64 "\n",
 			note->descsz, note->offset);
-		text_note_body(f, m, note);
+		text_note_body(f, m, &m->notes[i]);
 	}
 }
 

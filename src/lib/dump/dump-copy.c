@@ -178,18 +178,12 @@ static struct kcore_error *copy_block(struct dump *d, size_t si, uint64_t off,
 	return kcore_dump_cancelled(d);
 }
 
-/* What the writer is not given: counted as the pipeline counts them. */
+/* What the writer is not given (counted by the walk). */
 static struct kcore_error *copy_hole(struct dump *d, size_t si, uint64_t off,
 				     uint64_t len)
 {
-	d->res->stats.bytes_hole += len;
-	d->res->stats.bytes_done += len;
-	if (!len)
-		return NULL;
-	struct kcore_error *err = kcore_dump_cancelled(d);
+	struct kcore_error *err = d->ops->hole(d->w, si, off, len);
 
-	if (!err)
-		err = d->ops->hole(d->w, si, off, len);
 	if (!err)
 		kcore_dump_hash_written_upto(d, si, off + len);
 	return err;
@@ -198,24 +192,8 @@ static struct kcore_error *copy_hole(struct dump *d, size_t si, uint64_t off,
 /* kcore_dump_segment()'s walk, block by block on this thread. */
 static struct kcore_error *copy_segment(struct dump *d, size_t si)
 {
-	const struct kcore_plan_segment *seg = &d->plan->segs[si];
-	uint64_t chunk = d->copy_chunk, off = 0;
-
-	kcore_extents_rewind(&d->ext);
-	while (off < seg->size) {
-		uint64_t start, end;
-		bool data = kcore_dump_next_block(d, si, off, chunk, chunk,
-						  &start, &end);
-		struct kcore_error *err = copy_hole(d, si, off, start - off);
-
-		if (err || !data)
-			return err;
-		err = copy_block(d, si, start, end - start);
-		if (err)
-			return err;
-		off = end;
-	}
-	return NULL;
+	return kcore_dump_walk_segment(d, si, d->copy_chunk, d->copy_chunk,
+				       copy_block, copy_hole);
 }
 
 struct kcore_error *kcore_dump_copy(struct dump *d)

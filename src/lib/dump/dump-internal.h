@@ -122,6 +122,19 @@ struct kcore_error *kcore_dump_cancelled(struct dump *d);
 bool kcore_dump_next_block(struct dump *d, size_t si, uint64_t off,
 			   uint64_t align, uint64_t block, uint64_t *ret_start,
 			   uint64_t *ret_end);
+/* Segment si's bytes [off, off + len), handed on by the walk below. */
+typedef struct kcore_error *kcore_dump_span_fn(struct dump *d, size_t si,
+					       uint64_t off, uint64_t len);
+/*
+ * Segment si front to back, as both the pipeline and the copy path take
+ * it: each block with data (at most block long, starting at a multiple of
+ * align) to data; each run of holes before one, or at the end, counted in
+ * the stats (done, and holes) and, unless empty or cancelled, to hole.
+ */
+struct kcore_error *kcore_dump_walk_segment(struct dump *d, size_t si,
+					    uint64_t align, uint64_t block,
+					    kcore_dump_span_fn *data,
+					    kcore_dump_span_fn *hole);
 /* The volatile-first order: which parts are read first, reading them,
  * freeing what the address-order pass did not take. */
 struct kcore_error *kcore_dump_plan_first(struct dump *d);

@@ -231,7 +231,8 @@ static struct kcore_error *submit(struct dump *d, size_t si, uint64_t off,
 }
 
 /* Segment bytes [off, off + len) that are not read, in order with the
- * blocks: one hole for the writer, joined to the one before it. */
+ * blocks (counted by the walk): one hole for the writer, joined to the
+ * one before it. */
 static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 				       uint64_t len)
 {
@@ -240,14 +241,6 @@ static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 				: NULL;
 	struct kcore_error *err;
 
-	d->res->stats.bytes_hole += len;
-	d->res->stats.bytes_done += len;
-	if (!len)
-		return NULL;
-	/* A dump of holes only must still see a signal. */
-	err = kcore_dump_cancelled(d);
-	if (err)
-		return err;
 	if (j && j->gap && j->b.seg == si && j->b.off + j->b.len == off) {
 		j->b.len += len;
 		return NULL;
@@ -268,26 +261,15 @@ struct kcore_error *kcore_dump_segment(struct dump *d, size_t si)
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	uint64_t off = 0;
 
+	if (!seg->shared)
+		return kcore_dump_walk_segment(d, si, KCORE_HASH_BLOCK,
+					       d->block, submit, submit_hole);
 	/* Its source's holes were its share_seg's: every block is copied. */
-	while (seg->shared && off < seg->size) {
+	while (off < seg->size) {
 		uint64_t end =
 			off + d->block < seg->size ? off + d->block : seg->size;
 		struct kcore_error *err = submit(d, si, off, end - off);
 
-		if (err)
-			return err;
-		off = end;
-	}
-	kcore_extents_rewind(&d->ext);
-	while (off < seg->size) {
-		uint64_t start, end;
-		bool data = kcore_dump_next_block(d, si, off, KCORE_HASH_BLOCK,
-						  d->block, &start, &end);
-		struct kcore_error *err = submit_hole(d, si, off, start - off);
-
-		if (err || !data)
-			return err;
-		err = submit(d, si, start, end - start);
 		if (err)
 			return err;
 		off = end;

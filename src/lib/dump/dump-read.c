@@ -316,6 +316,38 @@ bool kcore_dump_next_block(struct dump *d, size_t si, uint64_t off,
 	return true;
 }
 
+struct kcore_error *kcore_dump_walk_segment(struct dump *d, size_t si,
+					    uint64_t align, uint64_t block,
+					    kcore_dump_span_fn *data,
+					    kcore_dump_span_fn *hole)
+{
+	uint64_t size = d->plan->segs[si].size, off = 0;
+
+	kcore_extents_rewind(&d->ext);
+	while (off < size) {
+		uint64_t start, end;
+		bool more = kcore_dump_next_block(d, si, off, align, block,
+						  &start, &end);
+		uint64_t len = start - off;
+		struct kcore_error *err = NULL;
+
+		d->res->stats.bytes_hole += len;
+		d->res->stats.bytes_done += len;
+		/* A dump of holes only must still see a signal. */
+		if (len)
+			err = kcore_dump_cancelled(d);
+		if (!err && len)
+			err = hole(d, si, off, len);
+		if (err || !more)
+			return err;
+		err = data(d, si, start, end - start);
+		if (err)
+			return err;
+		off = end;
+	}
+	return NULL;
+}
+
 /* ---- the volatile-first order ---- */
 
 /*
