@@ -63,6 +63,11 @@ struct dump {
 	struct first *first;		 /* per read phase (volatile-first) */
 	uint64_t copy_chunk;		 /* the copy path's block */
 	struct job *copy;		 /* its jobs, used in turn */
+	/* The splice path: the source's file, whether splice(2) refused
+	 * it (buffers from then on), the buffer. */
+	int splice_fd;
+	bool splice_off;
+	struct job splice_buf;
 	size_t ncopy, copy_next;
 	/* The jobs, one per slot of the worker pool (common/pool.c). */
 	struct job *ring;

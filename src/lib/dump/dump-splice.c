@@ -38,18 +38,12 @@ bool kcore_dump_use_splice_path(const struct dump *d)
 	       kcore_sink_can_splice(&d->w->sink);
 }
 
-struct splicer {
-	int fd;
-	bool off;	/* splice(2) refused this source: buffers only */
-	struct job job; /* the buffer */
-};
-
 /* Segment bytes [off, off + len) through the buffer: read (or taken from a
  * read phase), their zero pages found, written. */
-static struct kcore_error *buffered(struct dump *d, struct splicer *sp,
-				    size_t si, uint64_t off, uint64_t len)
+static struct kcore_error *buffered(struct dump *d, size_t si, uint64_t off,
+				    uint64_t len)
 {
-	struct kcore_block *b = &sp->job.b;
+	struct kcore_block *b = &d->splice_buf.b;
 
 	while (len) {
 		uint64_t n = len < SPLICE_CHUNK ? len : SPLICE_CHUNK;
@@ -59,7 +53,7 @@ static struct kcore_error *buffered(struct dump *d, struct splicer *sp,
 		b->off = off;
 		b->len = n;
 		b->pages = (n + d->page - 1) / d->page;
-		kcore_dump_fill_job(d, &sp->job);
+		kcore_dump_fill_job(d, &d->splice_buf);
 		kcore_dump_scan_pages(d, b);
 		err = d->ops->block(d->w, b);
 		if (err)
@@ -98,21 +92,18 @@ static bool buffer_them(const struct dump *d, size_t si, uint64_t start,
 	return false;
 }
 
-/* A hole of the source (or excluded pages) in segment si: counted, and
- * the writer told (a stream writes its zeros before the next bytes). */
-static struct kcore_error *hole(struct dump *d, size_t si, uint64_t off,
-				uint64_t len)
+/* A hole of the source (or excluded pages) in segment si: the writer
+ * told (a stream writes its zeros before the next bytes). */
+static struct kcore_error *splice_hole(struct dump *d, size_t si, uint64_t off,
+				       uint64_t len)
 {
-	if (!len)
-		return NULL;
-	d->res->stats.bytes_hole += len;
 	return d->ops->hole(d->w, si, off, len);
 }
 
 /* Data [pos, end) of segment si, one range of the source: spliced, and
  * what did not move through the buffer. */
-static struct kcore_error *splice_run(struct dump *d, struct splicer *sp,
-				      size_t si, uint64_t pos, uint64_t end)
+static struct kcore_error *splice_run(struct dump *d, size_t si, uint64_t pos,
+				      uint64_t end)
 {
 	struct kcore_plan_segment *seg = &d->plan->segs[si];
 	struct kcore_dump_stats *st = &d->res->stats;
@@ -122,7 +113,7 @@ static struct kcore_error *splice_run(struct dump *d, struct splicer *sp,
 
 	if (!err)
 		err = kcore_sink_splice(
-			&d->w->sink, at, sp->fd,
+			&d->w->sink, at, d->splice_fd,
 			kcore_extent_source(seg, pos, NULL, NULL), end - pos,
 			&moved, &why);
 	if (err)
@@ -139,25 +130,28 @@ static struct kcore_error *splice_run(struct dump *d, struct splicer *sp,
 	 * it): buffers from now on.  Else a read error, most likely: the
 	 * buffer's reads find the pages and record them. */
 	if (why == EINVAL || why == ENOSYS || why == EOPNOTSUPP)
-		sp->off = true;
-	return buffered(d, sp, si, pos + moved, end - pos - moved);
+		d->splice_off = true;
+	return buffered(d, si, pos + moved, end - pos - moved);
 }
 
 /* Segment bytes [start, end): spliced run by run, holes passed. */
-static struct kcore_error *splice_chunk(struct dump *d, struct splicer *sp,
-					size_t si, uint64_t start, uint64_t end)
+static struct kcore_error *splice_chunk(struct dump *d, size_t si,
+					uint64_t start, uint64_t end)
 {
 	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	uint64_t pos = start;
 
 	while (pos < end) {
 		uint64_t ds, de, rend, avail;
-		struct kcore_error *err;
+		struct kcore_error *err = NULL;
 
 		kcore_extent_next(&d->ext, si, pos, &ds, &de);
 		if (ds > end)
 			ds = end;
-		err = hole(d, si, pos, ds - pos);
+		if (ds > pos) {
+			d->res->stats.bytes_hole += ds - pos;
+			err = splice_hole(d, si, pos, ds - pos);
+		}
 		if (err || ds == end)
 			return err;
 		if (de > end)
@@ -166,8 +160,8 @@ static struct kcore_error *splice_chunk(struct dump *d, struct splicer *sp,
 		kcore_extent_source(seg, ds, &rend, &avail);
 		if (rend < de)
 			de = rend;
-		err = sp->off ? buffered(d, sp, si, ds, de - ds)
-			      : splice_run(d, sp, si, ds, de);
+		err = d->splice_off ? buffered(d, si, ds, de - ds)
+				    : splice_run(d, si, ds, de);
 		if (err)
 			return err;
 		pos = de;
@@ -175,43 +169,33 @@ static struct kcore_error *splice_chunk(struct dump *d, struct splicer *sp,
 	return NULL;
 }
 
-static struct kcore_error *splice_segment(struct dump *d, struct splicer *sp,
-					  size_t si)
+/* A block of segment si with data, from the walk. */
+static struct kcore_error *splice_block(struct dump *d, size_t si, uint64_t off,
+					uint64_t len)
 {
-	uint64_t size = d->plan->segs[si].size, off = 0;
+	struct kcore_error *err = buffer_them(d, si, off, off + len)
+					  ? buffered(d, si, off, len)
+					  : splice_chunk(d, si, off, off + len);
 
-	kcore_extents_rewind(&d->ext);
-	while (off < size) {
-		uint64_t start, end;
-		bool data = kcore_dump_next_block(d, si, off, SPLICE_CHUNK,
-						  SPLICE_CHUNK, &start, &end);
-		struct kcore_error *err = hole(d, si, off, start - off);
-
-		if (!err && data)
-			err = buffer_them(d, si, start, end)
-				      ? buffered(d, sp, si, start, end - start)
-				      : splice_chunk(d, sp, si, start, end);
-		d->res->stats.bytes_done += (data ? end : start) - off;
-		if (!err)
-			err = kcore_dump_cancelled(d);
-		if (err || !data)
-			return err;
+	d->res->stats.bytes_done += len;
+	if (!err)
+		err = kcore_dump_cancelled(d);
+	if (!err)
 		kcore_dump_progress(d, false);
-		off = end;
-	}
-	return NULL;
+	return err;
 }
 
 struct kcore_error *kcore_dump_splice(struct dump *d)
 {
-	struct splicer sp = { .fd = kcore_source_splice_fd(d->src) };
 	struct kcore_error *err = NULL;
 
-	if (!kcore_dump_job_alloc(&sp.job, 0, SPLICE_CHUNK,
+	d->splice_fd = kcore_source_splice_fd(d->src);
+	if (!kcore_dump_job_alloc(&d->splice_buf, 0, SPLICE_CHUNK,
 				  SPLICE_CHUNK / d->page + 1, 1))
 		err = &kcore_error_nomem;
 	for (size_t i = 0; !err && i < d->plan->nsegs; i++)
-		err = splice_segment(d, &sp, i);
-	kcore_dump_job_free(&sp.job);
+		err = kcore_dump_walk_segment(d, i, SPLICE_CHUNK, SPLICE_CHUNK,
+					      splice_block, splice_hole);
+	kcore_dump_job_free(&d->splice_buf);
 	return err;
 }
