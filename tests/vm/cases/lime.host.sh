@@ -10,7 +10,7 @@
 source "$VM_HERE/lib/host-common.sh"
 d=$1
 guest_rc_ok "$d"
-for f in lime kcd; do
+for f in lime kcd kcd-none; do
 	if "$KCOREDUMP" info --json "$d/$f.lime" > "$d/$f-info.json" 2> "$d/$f-info.err"; then
 		jqcheck "$f.lime: kcoredump info reads it as LiME" "$d/$f-info.json" \
 			'.. | objects | select(has("format")) | .format | ascii_downcase | test("lime")'
@@ -53,6 +53,69 @@ for line in open(f"{d}/iomem"):
         ram.append((int(a, 16), int(b, 16)))
 lime, kcd = ranges(f"{d}/lime.lime"), ranges(f"{d}/kcd.lime")
 bad = 0
+# The splice path's image (--hash none): the default one's ranges, and
+# its memory (below).
+none = ranges(f"{d}/kcd-none.lime")
+if none == kcd:
+    print(f"ok - the --hash none (splice) image has the default one's {len(kcd)} ranges")
+else:
+    print(f"not ok - the --hash none image's ranges {none[:4]} are not {kcd[:4]}")
+    bad = 1
+def image_map(rs):
+    """Physical address -> file offset of a LiME file's ranges."""
+    out, off = [], 0
+    for st, e in rs:
+        out.append((st, e, off + 32))
+        off += 32 + e - st + 1
+    return out
+
+def page_at(f, m, pa):
+    for st, e, off in m:
+        if st <= pa and pa + 4095 <= e:
+            f.seek(off + pa - st)
+            return f.read(4096)
+    return None
+
+# The kernel's code and read-only data do not change: every page of them
+# must be the same in both (bytes moved to the wrong offset would match
+# none of them).  Pages with data elsewhere are mostly the same; free
+# memory changes as the captures themselves pass pages through pipes.
+text = []
+for line in open(f"{d}/iomem"):
+    name = line.split(" : ")[-1].strip()
+    if name in ("Kernel code", "Kernel rodata"):
+        a_, b_ = line.split(" : ")[0].strip().split("-")
+        text.append((int(a_, 16), int(b_, 16)))
+same = pages = 0
+ma, mb = image_map(kcd), image_map(none)
+with open(f"{d}/kcd.lime", "rb") as a, open(f"{d}/kcd-none.lime", "rb") as b:
+    for st, e in text:
+        for pa in range(st - st % 4096, e, 4096):
+            pa_, pb_ = page_at(a, ma, pa), page_at(b, mb, pa)
+            if pa_ is None or pb_ is None:
+                continue
+            pages += 1
+            same += pa_ == pb_
+if pages and same >= 0.99 * pages:
+    print(f"ok - {same} of the {pages} pages of kernel code and rodata are the same in both images")
+else:
+    print(f"not ok - only {same} of the {pages} pages of kernel code and rodata are the same in both images")
+    bad = 1
+same = data = 0
+zero = bytes(4096)
+with open(f"{d}/kcd.lime", "rb") as a, open(f"{d}/kcd-none.lime", "rb") as b:
+    while True:
+        pa, pb = a.read(4096), b.read(4096)
+        if not pa or not pb:
+            break
+        if pa != zero and pb != zero:
+            data += 1
+            same += pa == pb
+if data and same >= 0.5 * data:
+    print(f"ok - {same} of the {data} pages with data in both images are the same")
+else:
+    print(f"not ok - only {same} of the {data} pages with data in both images are the same")
+    bad = 1
 if lime == ram:
     print(f"ok - LiME's {len(lime)} ranges are /proc/iomem's System RAM")
 else:
@@ -66,5 +129,7 @@ else:
     bad = 1
 sys.exit(bad)
 PY
-rm -f "$d/lime.lime" "$d/kcd.lime"
+jqcheck "the --hash none image was spliced (stats.bytes_spliced > 0)" "$d/kcd-none.json" \
+	'.stats.bytes_spliced > 0'
+rm -f "$d/lime.lime" "$d/kcd.lime" "$d/kcd-none.lime"
 exit $fail

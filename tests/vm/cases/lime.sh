@@ -8,7 +8,9 @@
 # checks both files open with `kcoredump info` as LiME, that each one's
 # SHA-256 (LiME's own, kcoredump's summary) is the file's, and that
 # LiME's ranges are the System RAM of /proc/iomem with kcoredump's
-# inside them.  bench/kcore.sh runs this case after its timed rows.
+# inside them, and that kcoredump's --hash none image (the splice path)
+# holds the same ranges and, page for page, the default one's memory.
+# bench/kcore.sh runs this case after its timed rows.
 set -eu
 ko=/tools/lime.ko
 [ -f "$ko" ] || { echo "not ok - no $ko (run.sh --tool \"\$(tests/vm/fetch-lime.sh)\")"; exit 1; }
@@ -34,3 +36,14 @@ rd=$!
 wait "$rd" || rc=$?
 [ "$rc" -eq 0 ] || { echo "not ok - kcoredump dump --format lime (or its reader) exited $rc"; exit 1; }
 echo "ok - kcoredump wrote $(stat -c %s "$OUT/kcd.lime") bytes"
+# --hash none: the splice path (the bytes moved from /proc/kcore into the
+# FIFO by splice(2)).
+rm -f /tmp/lime-check.fifo
+mkfifo /tmp/lime-check.fifo
+dd if=/tmp/lime-check.fifo of="$OUT/kcd-none.lime" bs=1M iflag=fullblock 2> "$OUT/kcd-none-dd.log" &
+rd=$!
+"$KCOREDUMP" dump --format lime --hash none --special-output \
+	-o /tmp/lime-check.fifo --json > "$OUT/kcd-none.json" || rc=$?
+wait "$rd" || rc=$?
+[ "$rc" -eq 0 ] || { echo "not ok - kcoredump dump --format lime --hash none (or its reader) exited $rc"; exit 1; }
+echo "ok - kcoredump --hash none wrote $(stat -c %s "$OUT/kcd-none.lime") bytes"
