@@ -63,9 +63,8 @@ struct dump {
 	struct first *first;		 /* per read phase (volatile-first) */
 	uint64_t copy_chunk;		 /* the copy path's block */
 	struct job *copy;		 /* its jobs, used in turn */
-	/* The splice path: the source's file, whether splice(2) refused
-	 * it (buffers from then on), the buffer. */
-	int splice_fd;
+	/* The splice path: whether splice(2) refused the source (buffers
+	 * from then on), the buffer. */
 	bool splice_off;
 	struct job splice_buf;
 	size_t ncopy, copy_next;
@@ -131,10 +130,12 @@ bool kcore_dump_next_block(struct dump *d, size_t si, uint64_t off,
 typedef struct kcore_error *kcore_dump_span_fn(struct dump *d, size_t si,
 					       uint64_t off, uint64_t len);
 /*
- * Segment si front to back, as both the pipeline and the copy path take
- * it: each block with data (at most block long, starting at a multiple of
- * align) to data; each run of holes before one, or at the end, counted in
- * the stats (done, and holes) and, unless empty or cancelled, to hole.
+ * Segment si front to back, as the pipeline, the copy path and the splice
+ * path take it: each block with data (at most block long, starting at a
+ * multiple of align) to data; each run of holes before one, or at the end,
+ * counted in the stats (done, and holes) and, unless empty or cancelled,
+ * to hole.  A shared segment has no holes of its own: all of it goes to
+ * data, block by block.
  */
 struct kcore_error *kcore_dump_walk_segment(struct dump *d, size_t si,
 					    uint64_t align, uint64_t block,

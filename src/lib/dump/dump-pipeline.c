@@ -258,21 +258,6 @@ static struct kcore_error *submit_hole(struct dump *d, size_t si, uint64_t off,
 
 struct kcore_error *kcore_dump_segment(struct dump *d, size_t si)
 {
-	const struct kcore_plan_segment *seg = &d->plan->segs[si];
-	uint64_t off = 0;
-
-	if (!seg->shared)
-		return kcore_dump_walk_segment(d, si, KCORE_HASH_BLOCK,
-					       d->block, submit, submit_hole);
-	/* Its source's holes were its share_seg's: every block is copied. */
-	while (off < seg->size) {
-		uint64_t end =
-			off + d->block < seg->size ? off + d->block : seg->size;
-		struct kcore_error *err = submit(d, si, off, end - off);
-
-		if (err)
-			return err;
-		off = end;
-	}
-	return NULL;
+	return kcore_dump_walk_segment(d, si, KCORE_HASH_BLOCK, d->block,
+				       submit, submit_hole);
 }

@@ -321,8 +321,18 @@ struct kcore_error *kcore_dump_walk_segment(struct dump *d, size_t si,
 					    kcore_dump_span_fn *data,
 					    kcore_dump_span_fn *hole)
 {
-	uint64_t size = d->plan->segs[si].size, off = 0;
+	const struct kcore_plan_segment *seg = &d->plan->segs[si];
+	uint64_t size = seg->size, off = 0;
 
+	/* Its source's holes were its share_seg's: every block is copied. */
+	while (seg->shared && off < size) {
+		uint64_t end = off + block < size ? off + block : size;
+		struct kcore_error *err = data(d, si, off, end - off);
+
+		if (err)
+			return err;
+		off = end;
+	}
 	kcore_extents_rewind(&d->ext);
 	while (off < size) {
 		uint64_t start, end;

@@ -113,7 +113,7 @@ static struct kcore_error *splice_run(struct dump *d, size_t si, uint64_t pos,
 
 	if (!err)
 		err = kcore_sink_splice(
-			&d->w->sink, at, d->splice_fd,
+			&d->w->sink, at, kcore_source_splice_fd(d->src),
 			kcore_extent_source(seg, pos, NULL, NULL), end - pos,
 			&moved, &why);
 	if (err)
@@ -138,11 +138,10 @@ static struct kcore_error *splice_run(struct dump *d, size_t si, uint64_t pos,
 static struct kcore_error *splice_chunk(struct dump *d, size_t si,
 					uint64_t start, uint64_t end)
 {
-	const struct kcore_plan_segment *seg = &d->plan->segs[si];
 	uint64_t pos = start;
 
 	while (pos < end) {
-		uint64_t ds, de, rend, avail;
+		uint64_t ds, de;
 		struct kcore_error *err = NULL;
 
 		kcore_extent_next(&d->ext, si, pos, &ds, &de);
@@ -156,10 +155,8 @@ static struct kcore_error *splice_chunk(struct dump *d, size_t si,
 			return err;
 		if (de > end)
 			de = end;
-		/* One range of the source: extents never cross one. */
-		kcore_extent_source(seg, ds, &rend, &avail);
-		if (rend < de)
-			de = rend;
+		/* An extent lies in one range of the source (extent.h), so
+		 * [ds, de) is at one source offset on. */
 		err = d->splice_off ? buffered(d, si, ds, de - ds)
 				    : splice_run(d, si, ds, de);
 		if (err)
@@ -189,7 +186,6 @@ struct kcore_error *kcore_dump_splice(struct dump *d)
 {
 	struct kcore_error *err = NULL;
 
-	d->splice_fd = kcore_source_splice_fd(d->src);
 	if (!kcore_dump_job_alloc(&d->splice_buf, 0, SPLICE_CHUNK,
 				  SPLICE_CHUNK / d->page + 1, 1))
 		err = &kcore_error_nomem;

@@ -109,8 +109,7 @@ struct kcore_error *kcore_sink_pwrite(struct kcore_sink *s, uint64_t offset,
 
 bool kcore_sink_can_splice(const struct kcore_sink *s)
 {
-	return s->os && (!s->io || s->io == &kcore_io_default) &&
-	       kcore_ostream_can_splice(s->os);
+	return s->os && kcore_ostream_can_splice(s->os);
 }
 
 struct kcore_error *kcore_sink_splice(struct kcore_sink *s, uint64_t offset,

@@ -61,8 +61,8 @@ struct kcore_error *kcore_sink_init(struct kcore_sink *s,
 /* Bytes at offset: a stream writes zeros up to it (offset >= pos). */
 struct kcore_error *kcore_sink_pwrite(struct kcore_sink *s, uint64_t offset,
 				      const void *buf, size_t len);
-/* Whether kcore_sink_splice() can move bytes: a plain stream into a pipe
- * (kcore_ostream_can_splice), written with the system calls. */
+/* Whether kcore_sink_splice() can move bytes: a plain stream into a pipe,
+ * written with the system calls (kcore_ostream_can_splice). */
 bool kcore_sink_can_splice(const struct kcore_sink *s);
 /*
  * The len bytes of fd at src_off moved to offset of the stream by
