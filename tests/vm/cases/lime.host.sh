@@ -32,8 +32,16 @@ jqcheck "kcoredump's SHA-256 is the file's" "$d/kcd.json" \
 import struct, sys
 d = sys.argv[1]
 MAGIC = 0x4C694D45
+bad = 0
+
+def verdict(good, ok_text, bad_text):
+    global bad
+    print(f"ok - {ok_text}" if good else f"not ok - {bad_text}")
+    if not good:
+        bad = 1
 
 def ranges(path):
+    """A LiME file's ranges: (start, end inclusive, file offset of the data)."""
     out = []
     with open(path, "rb") as f:
         while True:
@@ -43,67 +51,54 @@ def ranges(path):
             magic, ver, s, e = struct.unpack("<IIQQ", h[:24])
             if len(h) < 32 or magic != MAGIC or ver != 1 or e < s:
                 sys.exit(f"not ok - {path}: bad LiME header at offset {f.tell() - len(h)}")
-            out.append((s, e))
+            out.append((s, e, f.tell()))
             f.seek(e - s + 1, 1)
 
-ram = []
-for line in open(f"{d}/iomem"):
-    if line[0] != " " and line.rstrip().endswith(": System RAM"):
-        a, b = line.split(" : ")[0].split("-")
-        ram.append((int(a, 16), int(b, 16)))
-lime, kcd = ranges(f"{d}/lime.lime"), ranges(f"{d}/kcd.lime")
-bad = 0
-# The splice path's image (--hash none): the default one's ranges, and
-# its memory (below).
-none = ranges(f"{d}/kcd-none.lime")
-if none == kcd:
-    print(f"ok - the --hash none (splice) image has the default one's {len(kcd)} ranges")
-else:
-    print(f"not ok - the --hash none image's ranges {none[:4]} are not {kcd[:4]}")
-    bad = 1
-def image_map(rs):
-    """Physical address -> file offset of a LiME file's ranges."""
-    out, off = [], 0
-    for st, e in rs:
-        out.append((st, e, off + 32))
-        off += 32 + e - st + 1
-    return out
+def spans(rs):
+    return [(s, e) for s, e, _ in rs]
 
-def page_at(f, m, pa):
-    for st, e, off in m:
-        if st <= pa and pa + 4095 <= e:
-            f.seek(off + pa - st)
+def page_at(f, rs, pa):
+    for s, e, off in rs:
+        if s <= pa and pa + 4095 <= e:
+            f.seek(off + pa - s)
             return f.read(4096)
     return None
 
+# /proc/iomem: (nested, name, start, end).
+iomem = []
+for line in open(f"{d}/iomem"):
+    span, name = line.split(" : ", 1)
+    a, b = span.strip().split("-")
+    iomem.append((line[0] == " ", name.strip(), int(a, 16), int(b, 16)))
+ram = [(a, b) for nested, name, a, b in iomem if not nested and name == "System RAM"]
+text = [(a, b) for _, name, a, b in iomem if name in ("Kernel code", "Kernel rodata")]
+lime, kcd = ranges(f"{d}/lime.lime"), ranges(f"{d}/kcd.lime")
+# The splice path's image (--hash none): the default one's ranges, and
+# its memory.
+none = ranges(f"{d}/kcd-none.lime")
+verdict(spans(none) == spans(kcd),
+        f"the --hash none (splice) image has the default one's {len(kcd)} ranges",
+        f"the --hash none image's ranges {spans(none)[:4]} are not {spans(kcd)[:4]}")
 # The kernel's code and read-only data do not change: every page of them
 # must be the same in both (bytes moved to the wrong offset would match
 # none of them).  Pages with data elsewhere are mostly the same; free
 # memory changes as the captures themselves pass pages through pipes.
-text = []
-for line in open(f"{d}/iomem"):
-    name = line.split(" : ")[-1].strip()
-    if name in ("Kernel code", "Kernel rodata"):
-        a_, b_ = line.split(" : ")[0].strip().split("-")
-        text.append((int(a_, 16), int(b_, 16)))
 same = pages = 0
-ma, mb = image_map(kcd), image_map(none)
 with open(f"{d}/kcd.lime", "rb") as a, open(f"{d}/kcd-none.lime", "rb") as b:
-    for st, e in text:
-        for pa in range(st - st % 4096, e, 4096):
-            pa_, pb_ = page_at(a, ma, pa), page_at(b, mb, pa)
+    for s, e in text:
+        for pa in range(s - s % 4096, e, 4096):
+            pa_, pb_ = page_at(a, kcd, pa), page_at(b, none, pa)
             if pa_ is None or pb_ is None:
                 continue
             pages += 1
             same += pa_ == pb_
-if pages and same >= 0.99 * pages:
-    print(f"ok - {same} of the {pages} pages of kernel code and rodata are the same in both images")
-else:
-    print(f"not ok - only {same} of the {pages} pages of kernel code and rodata are the same in both images")
-    bad = 1
-same = data = 0
-zero = bytes(4096)
-with open(f"{d}/kcd.lime", "rb") as a, open(f"{d}/kcd-none.lime", "rb") as b:
+    verdict(pages and same >= 0.99 * pages,
+            f"{same} of the {pages} pages of kernel code and rodata are the same in both images",
+            f"only {same} of the {pages} pages of kernel code and rodata are the same in both images")
+    same = data = 0
+    zero = bytes(4096)
+    a.seek(0)
+    b.seek(0)
     while True:
         pa, pb = a.read(4096), b.read(4096)
         if not pa or not pb:
@@ -111,22 +106,16 @@ with open(f"{d}/kcd.lime", "rb") as a, open(f"{d}/kcd-none.lime", "rb") as b:
         if pa != zero and pb != zero:
             data += 1
             same += pa == pb
-if data and same >= 0.5 * data:
-    print(f"ok - {same} of the {data} pages with data in both images are the same")
-else:
-    print(f"not ok - only {same} of the {data} pages with data in both images are the same")
-    bad = 1
-if lime == ram:
-    print(f"ok - LiME's {len(lime)} ranges are /proc/iomem's System RAM")
-else:
-    print(f"not ok - LiME's ranges {lime[:4]} are not System RAM {ram[:4]}")
-    bad = 1
-outside = [r for r in kcd if not any(s <= r[0] and r[1] <= e for s, e in lime)]
-if kcd and not outside:
-    print(f"ok - kcoredump's {len(kcd)} ranges lie inside LiME's")
-else:
-    print(f"not ok - kcoredump's ranges outside LiME's: {outside[:4]} (of {len(kcd)})")
-    bad = 1
+    verdict(data and same >= 0.5 * data,
+            f"{same} of the {data} pages with data in both images are the same",
+            f"only {same} of the {data} pages with data in both images are the same")
+verdict(spans(lime) == ram,
+        f"LiME's {len(lime)} ranges are /proc/iomem's System RAM",
+        f"LiME's ranges {spans(lime)[:4]} are not System RAM {ram[:4]}")
+outside = [r for r in spans(kcd) if not any(s <= r[0] and r[1] <= e for s, e in spans(lime))]
+verdict(kcd and not outside,
+        f"kcoredump's {len(kcd)} ranges lie inside LiME's",
+        f"kcoredump's ranges outside LiME's: {outside[:4]} (of {len(kcd)})")
 sys.exit(bad)
 PY
 jqcheck "the --hash none image was spliced (stats.bytes_spliced > 0)" "$d/kcd-none.json" \
